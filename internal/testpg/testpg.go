@@ -1,0 +1,62 @@
+// Package testpg gives tests their own PostgreSQL schema on the server named
+// by QUARRY_TEST_POSTGRES_URL (or QUARRY_TEST_PGVECTOR_URL for a server with
+// pgvector, such as PGlite). Without the variable the test is skipped, except
+// under CI=true where a missing service is a failure.
+package testpg
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"testing"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // driver
+)
+
+// Schema creates a fresh schema on the server in env var envVar and returns
+// a connection URL whose search_path points at it. The schema is dropped when
+// the test ends.
+func Schema(t testing.TB, envVar string) string {
+	t.Helper()
+	base := os.Getenv(envVar)
+	if base == "" {
+		if os.Getenv("CI") == "true" && envVar == "QUARRY_TEST_POSTGRES_URL" {
+			t.Fatalf("%s is not set: CI requires PostgreSQL", envVar)
+		}
+		t.Skipf("%s not set", envVar)
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "qt_" + hex.EncodeToString(b)
+	db, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	ctx := context.Background()
+	if _, err := db.ExecContext(ctx, `CREATE SCHEMA `+schema); err != nil {
+		_ = db.Close()
+		t.Fatalf("create schema: %v", err)
+	}
+	_ = db.Close()
+	t.Cleanup(func() {
+		db, err := sql.Open("pgx", base)
+		if err != nil {
+			return
+		}
+		defer db.Close()
+		db.SetMaxOpenConns(1)
+		_, _ = db.ExecContext(context.Background(), `DROP SCHEMA `+schema+` CASCADE`)
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema+",public")
+	u.RawQuery = q.Encode()
+	return u.String()
+}

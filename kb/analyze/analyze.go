@@ -1,0 +1,140 @@
+// Package analyze turns text into search terms and detects its language.
+//
+// Latin-script words are lower-cased, stop words dropped and the rest
+// Snowball-stemmed (English). Hangul, Han and Kana runs, which whitespace does
+// not split into words, become overlapping character bigrams: a Korean query
+// and passage rarely share a whole word (한글을 / 한글의) but do share bigrams
+// (한글), so BM25 over bigrams finds them.
+package analyze
+
+import (
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/abadojack/whatlanggo"
+	"github.com/kljensen/snowball/english"
+)
+
+// stemCache memoises stems: corpora repeat words far more than they add new ones.
+var stemCache sync.Map
+
+func stem(w string) string {
+	if s, ok := stemCache.Load(w); ok {
+		return s.(string)
+	}
+	s := english.Stem(w, false)
+	stemCache.Store(w, s)
+	return s
+}
+
+func isCJK(r rune) bool {
+	return unicode.Is(unicode.Hangul, r) || unicode.Is(unicode.Han, r) ||
+		unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r)
+}
+
+// Terms returns the search terms of text in order, duplicates kept.
+func Terms(text string) []string {
+	var out []string
+	TermsFunc(text, func(t string) { out = append(out, t) })
+	return out
+}
+
+// TermsFunc calls fn for each search term of text.
+func TermsFunc(text string, fn func(string)) {
+	var word strings.Builder
+	var cjk []rune
+	flushWord := func() {
+		if word.Len() == 0 {
+			return
+		}
+		w := word.String()
+		word.Reset()
+		if len(w) > 64 || english.IsStopWord(w) {
+			return
+		}
+		if s := stem(w); s != "" {
+			fn(s)
+		}
+	}
+	flushCJK := func() {
+		switch len(cjk) {
+		case 0:
+			return
+		case 1:
+			fn(string(cjk))
+		default:
+			for i := 0; i+1 < len(cjk); i++ {
+				fn(string(cjk[i : i+2]))
+			}
+		}
+		cjk = cjk[:0]
+	}
+	for _, r := range text {
+		switch {
+		case isCJK(r):
+			flushWord()
+			cjk = append(cjk, r)
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			flushCJK()
+			word.WriteRune(unicode.ToLower(r))
+		case r == '\'' || r == '’':
+			// keep contractions together for the stemmer ("don't")
+			if word.Len() > 0 {
+				word.WriteRune('\'')
+			}
+		default:
+			flushWord()
+			flushCJK()
+		}
+	}
+	flushWord()
+	flushCJK()
+}
+
+// Language returns an ISO 639-1 code for text ("ko", "en", …) or "und" when
+// it cannot tell.
+func Language(text string) string {
+	var letters, hangul, kana, han int
+	sample := text
+	if len(sample) > 4000 {
+		cut := 4000
+		for cut > 0 && !utf8.RuneStart(sample[cut]) {
+			cut--
+		}
+		sample = sample[:cut]
+	}
+	for _, r := range sample {
+		if !unicode.IsLetter(r) {
+			continue
+		}
+		letters++
+		switch {
+		case unicode.Is(unicode.Hangul, r):
+			hangul++
+		case unicode.Is(unicode.Hiragana, r), unicode.Is(unicode.Katakana, r):
+			kana++
+		case unicode.Is(unicode.Han, r):
+			han++
+		}
+	}
+	if letters < 3 {
+		return "und"
+	}
+	switch {
+	case float64(hangul)/float64(letters) > 0.3:
+		return "ko"
+	case float64(kana)/float64(letters) > 0.1:
+		return "ja"
+	case float64(han)/float64(letters) > 0.3:
+		return "zh"
+	}
+	info := whatlanggo.Detect(sample)
+	if info.Lang == whatlanggo.Eng && info.Confidence > 0.05 || info.IsReliable() {
+		if code := info.Lang.Iso6391(); code != "" {
+			return code
+		}
+	}
+	return "und"
+}

@@ -1,0 +1,190 @@
+// Package postgres is the scale-out store backend on PostgreSQL through pgx.
+// Where `CREATE EXTENSION vector` works it keeps a pgvector copy of each
+// embedding with a per-knowledge-base HNSW index (m=16, ef_construction=64)
+// and answers vector queries natively; otherwise callers search exactly in
+// process.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+
+	"github.com/quarryhq/quarry/store"
+	"github.com/quarryhq/quarry/store/sqlstore"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Options tune the connection pool.
+type Options struct {
+	// MaxConns caps open connections; 0 means the database/sql default.
+	// PGlite serves one connection at a time.
+	MaxConns int
+	Logger   *slog.Logger
+}
+
+// Store is the PostgreSQL backend.
+type Store struct {
+	*sqlstore.DB
+	pgvector bool
+}
+
+var (
+	_ store.Store          = (*Store)(nil)
+	_ store.VectorSearcher = (*Store)(nil)
+)
+
+// Open connects, applies migrations and enables pgvector when it can.
+func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	if opts.MaxConns > 0 {
+		db.SetMaxOpenConns(opts.MaxConns)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open postgres: %w", redactErr(err))
+	}
+	s := &Store{}
+	s.DB = sqlstore.New(db, sqlstore.Dialect{
+		Name:              "postgres",
+		Dollar:            true,
+		IsUniqueViolation: isUnique,
+		AfterChunkInsert:  s.copyVector,
+	})
+	if err := s.Migrate(ctx, migrations, "migrations"); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	s.pgvector = s.enableVector(ctx)
+	opts.Logger.Debug("postgres store open", "pgvector", s.pgvector)
+	return s, nil
+}
+
+// HasPGVector reports whether native vector search is available.
+func (s *Store) HasPGVector() bool { return s.pgvector }
+
+func (s *Store) enableVector(ctx context.Context) bool {
+	if _, err := s.SQL.ExecContext(ctx, `CREATE EXTENSION IF NOT EXISTS vector`); err != nil {
+		return false
+	}
+	if _, err := s.SQL.ExecContext(ctx, `ALTER TABLE chunks ADD COLUMN IF NOT EXISTS embedding_vec vector`); err != nil {
+		return false
+	}
+	return true
+}
+
+func isUnique(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
+// redactErr keeps connection errors from echoing a password.
+func redactErr(err error) error {
+	msg := err.Error()
+	if i := strings.Index(msg, "://"); i >= 0 {
+		if j := strings.Index(msg[i:], "@"); j > 0 {
+			return errors.New(msg[:i+3] + "***" + msg[i+j:])
+		}
+	}
+	return err
+}
+
+// KBCreate creates the knowledge base and, with pgvector, its HNSW index.
+func (s *Store) KBCreate(ctx context.Context, p store.KBCreateParams) (*store.KB, error) {
+	kb, err := s.DB.KBCreate(ctx, p)
+	if err != nil || !s.pgvector || kb.Dimension <= 0 {
+		return kb, err
+	}
+	id := strconv.FormatInt(kb.ID, 10)
+	dim := strconv.Itoa(kb.Dimension)
+	stmt := `CREATE INDEX IF NOT EXISTS chunks_vec_kb` + id + ` ON chunks USING hnsw ((embedding_vec::vector(` + dim + `)) vector_cosine_ops)
+		WITH (m = 16, ef_construction = 64) WHERE kb_id = ` + id
+	if _, err := s.SQL.ExecContext(ctx, stmt); err != nil {
+		return nil, fmt.Errorf("kb create %q: hnsw index: %w", p.Name, err)
+	}
+	return kb, nil
+}
+
+// KBDelete drops the knowledge base and its HNSW index.
+func (s *Store) KBDelete(ctx context.Context, name string) error {
+	kb, err := s.KBGet(ctx, name)
+	if err != nil {
+		return err
+	}
+	if err := s.DB.KBDelete(ctx, name); err != nil {
+		return err
+	}
+	if s.pgvector {
+		if _, err := s.SQL.ExecContext(ctx, `DROP INDEX IF EXISTS chunks_vec_kb`+strconv.FormatInt(kb.ID, 10)); err != nil {
+			return fmt.Errorf("kb delete %q: drop index: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func vectorLiteral(v []float32) string {
+	var b strings.Builder
+	b.Grow(len(v) * 10)
+	b.WriteByte('[')
+	for i, f := range v {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatFloat(float64(f), 'g', -1, 32))
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+func (s *Store) copyVector(ctx context.Context, tx *sql.Tx, chunkID int64, c store.Chunk) error {
+	if !s.pgvector {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE chunks SET embedding_vec = $1::vector WHERE id = $2`, vectorLiteral(c.Embedding), chunkID)
+	return err
+}
+
+// ChunkVectorSearch returns the K chunks nearest by cosine through the
+// knowledge base's HNSW index. It fails when pgvector is not available.
+func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]store.VectorHit, error) {
+	if !s.pgvector {
+		return nil, errors.New("chunk vector search: pgvector is not installed")
+	}
+	if q.Dimension != len(q.Vector) || q.Dimension <= 0 {
+		return nil, fmt.Errorf("chunk vector search: %w", &store.ValidationError{Field: "vector", Rule: fmt.Sprintf("must have %d dimensions, got %d", q.Dimension, len(q.Vector))})
+	}
+	dim := strconv.Itoa(q.Dimension)
+	expr := `embedding_vec::vector(` + dim + `)`
+	query := `SELECT id, 1 - (` + expr + ` <=> $1::vector(` + dim + `)) FROM chunks WHERE kb_id = ` + strconv.FormatInt(q.KBID, 10) +
+		` AND embedding_vec IS NOT NULL ORDER BY ` + expr + ` <=> $1::vector(` + dim + `) LIMIT $2`
+	rows, err := s.SQL.QueryContext(ctx, query, vectorLiteral(q.Vector), q.K)
+	if err != nil {
+		return nil, fmt.Errorf("chunk vector search: %w", err)
+	}
+	defer rows.Close()
+	var hits []store.VectorHit
+	for rows.Next() {
+		var h store.VectorHit
+		if err := rows.Scan(&h.ChunkID, &h.Score); err != nil {
+			return nil, fmt.Errorf("chunk vector search: %w", err)
+		}
+		hits = append(hits, h)
+	}
+	return hits, rows.Err()
+}

@@ -1,0 +1,197 @@
+// Package store defines Quarry's persistent entities and the Store interface
+// every backend implements. Methods are named entity-first (KBCreate,
+// SourcePut, CrawlLogList) and take *Params structs where arguments grow.
+// Backends live in sub-packages named after what they wrap: store/sqlite (the
+// embedded default) and store/postgres (scale-out). One conformance suite,
+// store/storetest, runs against both.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Sentinel errors callers branch on.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrExists   = errors.New("already exists")
+)
+
+// KB is a knowledge base: a named collection of sources and their chunks,
+// tied to the embedder that produced its vectors.
+type KB struct {
+	ID          int64     `json:"id"`
+	Name        string    `json:"name"`
+	Description string    `json:"description,omitempty"`
+	Embedder    string    `json:"embedder"`
+	Dimension   int       `json:"dimension"`
+	CreatedAt   time.Time `json:"created_at"`
+	// Version increases on every change to the KB's sources or chunks, so
+	// in-memory indexes know when to reload.
+	Version int64 `json:"version"`
+}
+
+// Source is one document in a knowledge base: a crawled page or an ingested
+// file or corpus record (seed 003 §3).
+type Source struct {
+	ID           int64             `json:"id"`
+	KBID         int64             `json:"kb_id"`
+	URL          string            `json:"url"`
+	DocID        string            `json:"doc_id,omitempty"`
+	Title        string            `json:"title"`
+	Content      string            `json:"content"`
+	Language     string            `json:"language"`
+	LastModified *time.Time        `json:"last_modified,omitempty"`
+	CrawledAt    time.Time         `json:"crawled_at"`
+	IsStale      bool              `json:"is_stale"`
+	Metadata     map[string]string `json:"metadata,omitempty"`
+	ContentHash  string            `json:"content_hash"`
+	ETag         string            `json:"etag,omitempty"`
+	FailCount    int               `json:"fail_count"`
+}
+
+// Chunk is a piece of a source's content, at most 512 tokens (seed 003 §4).
+type Chunk struct {
+	ID         int64     `json:"id"`
+	SourceID   int64     `json:"source_id"`
+	KBID       int64     `json:"kb_id"`
+	ChunkIndex int       `json:"chunk_index"`
+	Text       string    `json:"text"`
+	TokenCount int       `json:"token_count"`
+	Language   string    `json:"language"`
+	Embedding  []float32 `json:"-"`
+	// Terms is the analyzed form of the chunk (title included), space
+	// separated, used to rebuild the BM25 index without re-analyzing.
+	Terms string `json:"-"`
+}
+
+// IndexedChunk is a chunk with the fields of its source that search needs.
+type IndexedChunk struct {
+	Chunk
+	SourceURL   string
+	SourceTitle string
+	DocID       string
+	IsStale     bool
+}
+
+// CrawlLog records one crawl run (seed 003 §5).
+type CrawlLog struct {
+	ID              int64      `json:"id"`
+	KBID            int64      `json:"kb_id"`
+	URL             string     `json:"url"`
+	Status          string     `json:"status"`
+	PagesCrawled    int        `json:"pages_crawled"`
+	PagesUpdated    int        `json:"pages_updated"`
+	PagesFailed     int        `json:"pages_failed"`
+	ErrorMessage    string     `json:"error_message,omitempty"`
+	DurationSeconds float64    `json:"duration_seconds"`
+	StartedAt       time.Time  `json:"started_at"`
+	FinishedAt      *time.Time `json:"finished_at,omitempty"`
+}
+
+// Crawl log statuses.
+const (
+	CrawlRunning = "running"
+	CrawlSuccess = "success"
+	CrawlFailed  = "failed"
+)
+
+// KBCreateParams creates a knowledge base.
+type KBCreateParams struct {
+	Name        string
+	Description string
+	Embedder    string
+	Dimension   int
+}
+
+// KBStats counts a knowledge base's contents.
+type KBStats struct {
+	Sources int `json:"sources"`
+	Chunks  int `json:"chunks"`
+	Stale   int `json:"stale"`
+	Tokens  int `json:"tokens"`
+}
+
+// SourcePut writes a source and, when Chunks is non-nil, replaces all of its
+// chunks. A source is matched by (KBID, URL).
+type SourcePut struct {
+	Source Source
+	Chunks []Chunk
+}
+
+// CrawlLogUpdateParams finishes or updates a crawl log.
+type CrawlLogUpdateParams struct {
+	ID              int64
+	Status          string
+	PagesCrawled    int
+	PagesUpdated    int
+	PagesFailed     int
+	ErrorMessage    string
+	DurationSeconds float64
+	FinishedAt      *time.Time
+}
+
+// VectorQuery asks a backend with native vector search for nearest chunks.
+type VectorQuery struct {
+	KBID      int64
+	Dimension int
+	Vector    []float32
+	K         int
+}
+
+// VectorHit is a chunk id with its cosine similarity.
+type VectorHit struct {
+	ChunkID int64
+	Score   float64
+}
+
+// Store is everything Quarry persists. Each call is atomic: a method that
+// writes several rows does so in one transaction.
+type Store interface {
+	KBCreate(ctx context.Context, p KBCreateParams) (*KB, error)
+	KBGet(ctx context.Context, name string) (*KB, error)
+	KBList(ctx context.Context) ([]KB, error)
+	KBDelete(ctx context.Context, name string) error
+	KBStats(ctx context.Context, kbID int64) (KBStats, error)
+	KBVersion(ctx context.Context, kbID int64) (int64, error)
+
+	// SourceGet returns the source with this URL in the KB, ErrNotFound if none.
+	SourceGet(ctx context.Context, kbID int64, url string) (*Source, error)
+	// SourceList lists a KB's sources without their content.
+	SourceList(ctx context.Context, kbID int64) ([]Source, error)
+	// SourcePutBatch writes sources (and replaces their chunks) in one
+	// transaction and returns their ids in order.
+	SourcePutBatch(ctx context.Context, kbID int64, puts []SourcePut) ([]int64, error)
+	SourceDelete(ctx context.Context, kbID int64, url string) error
+	// SourceMarkFailure counts a failed fetch; at threshold failures in a row
+	// the source becomes stale. It returns whether it is stale now.
+	SourceMarkFailure(ctx context.Context, kbID int64, url string, threshold int) (bool, error)
+
+	// ChunkScan calls fn for every chunk of the KB with its source fields,
+	// in chunk id order.
+	ChunkScan(ctx context.Context, kbID int64, fn func(IndexedChunk) error) error
+	ChunkGet(ctx context.Context, id int64) (*IndexedChunk, error)
+
+	CrawlLogCreate(ctx context.Context, kbID int64, url string, startedAt time.Time) (*CrawlLog, error)
+	CrawlLogUpdate(ctx context.Context, p CrawlLogUpdateParams) error
+	CrawlLogList(ctx context.Context, kbID int64, limit int) ([]CrawlLog, error)
+	CrawlLogPurge(ctx context.Context, olderThan time.Time) (int, error)
+
+	Close() error
+}
+
+// VectorSearcher is implemented by backends with a native vector index
+// (PostgreSQL with pgvector).
+type VectorSearcher interface {
+	ChunkVectorSearch(ctx context.Context, q VectorQuery) ([]VectorHit, error)
+}
+
+// ValidationError names the field and the rule it broke.
+type ValidationError struct {
+	Field string
+	Rule  string
+}
+
+func (e *ValidationError) Error() string { return fmt.Sprintf("%s: %s", e.Field, e.Rule) }

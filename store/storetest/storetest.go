@@ -1,0 +1,277 @@
+// Package storetest is the conformance suite every store.Store backend runs.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/quarryhq/quarry/store"
+)
+
+// Opener returns a fresh, empty store for one test; it registers its own cleanup.
+type Opener func(t *testing.T) store.Store
+
+// Exercise runs the conformance suite against a backend.
+func Exercise(t *testing.T, open Opener) {
+	t.Helper()
+	ctx := context.Background()
+
+	t.Run("KBLifecycle", func(t *testing.T) {
+		s := open(t)
+		kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: "notes", Embedder: "hash-v1", Dimension: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kb.ID == 0 || kb.CreatedAt.IsZero() {
+			t.Fatalf("kb not filled: %+v", kb)
+		}
+		if _, err := s.KBCreate(ctx, store.KBCreateParams{Name: "notes", Embedder: "hash-v1", Dimension: 8}); !errors.Is(err, store.ErrExists) {
+			t.Fatalf("duplicate create: got %v, want ErrExists", err)
+		}
+		got, err := s.KBGet(ctx, "notes")
+		if err != nil || got.ID != kb.ID || got.Embedder != "hash-v1" || got.Dimension != 8 {
+			t.Fatalf("get: %+v %v", got, err)
+		}
+		if !got.CreatedAt.Equal(kb.CreatedAt.Truncate(time.Microsecond)) && got.CreatedAt.Sub(kb.CreatedAt).Abs() > time.Millisecond {
+			t.Fatalf("created_at round trip: %v vs %v", got.CreatedAt, kb.CreatedAt)
+		}
+		if _, err := s.KBCreate(ctx, store.KBCreateParams{Name: "another", Embedder: "hash-v1", Dimension: 8}); err != nil {
+			t.Fatal(err)
+		}
+		list, err := s.KBList(ctx)
+		if err != nil || len(list) != 2 || list[0].Name != "another" {
+			t.Fatalf("list: %+v %v", list, err)
+		}
+		if err := s.KBDelete(ctx, "notes"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.KBGet(ctx, "notes"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("get after delete: %v", err)
+		}
+		if err := s.KBDelete(ctx, "notes"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("delete twice: %v", err)
+		}
+	})
+
+	t.Run("SourcesAndChunks", func(t *testing.T) {
+		s := open(t)
+		kb := mustKB(t, s, "docs")
+		v0, _ := s.KBVersion(ctx, kb.ID)
+		lm := time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
+		ids, err := s.SourcePutBatch(ctx, kb.ID, []store.SourcePut{
+			{Source: src("file:///a.md", "A", "alpha text", &lm), Chunks: chunks(2, 4)},
+			{Source: src("file:///b.md", "B", "beta text", nil), Chunks: chunks(3, 4)},
+		})
+		if err != nil || len(ids) != 2 {
+			t.Fatalf("put: %v %v", ids, err)
+		}
+		if v1, _ := s.KBVersion(ctx, kb.ID); v1 <= v0 {
+			t.Fatalf("version did not increase: %d -> %d", v0, v1)
+		}
+		got, err := s.SourceGet(ctx, kb.ID, "file:///a.md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Title != "A" || got.Content != "alpha text" || got.Language != "en" || got.Metadata["keywords"] != "k1, k2" ||
+			got.LastModified == nil || !got.LastModified.Equal(lm) || got.ContentHash != "h-file:///a.md" {
+			t.Fatalf("source round trip: %+v", got)
+		}
+		st, err := s.KBStats(ctx, kb.ID)
+		if err != nil || st.Sources != 2 || st.Chunks != 5 || st.Stale != 0 || st.Tokens != 50 {
+			t.Fatalf("stats: %+v %v", st, err)
+		}
+		var scanned []store.IndexedChunk
+		if err := s.ChunkScan(ctx, kb.ID, func(c store.IndexedChunk) error { scanned = append(scanned, c); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if len(scanned) != 5 || scanned[0].SourceURL != "file:///a.md" || scanned[0].SourceTitle != "A" || len(scanned[0].Embedding) != 4 || scanned[0].Terms != "term0" {
+			t.Fatalf("scan: %+v", scanned)
+		}
+		c, err := s.ChunkGet(ctx, scanned[4].ID)
+		if err != nil || c.SourceURL != "file:///b.md" || c.ChunkIndex != 2 || c.Embedding[3] != 3.5 {
+			t.Fatalf("chunk get: %+v %v", c, err)
+		}
+
+		// Replacing b's chunks leaves a's alone.
+		if _, err := s.SourcePutBatch(ctx, kb.ID, []store.SourcePut{{Source: src("file:///b.md", "B2", "beta v2", nil), Chunks: chunks(1, 4)}}); err != nil {
+			t.Fatal(err)
+		}
+		st, _ = s.KBStats(ctx, kb.ID)
+		if st.Sources != 2 || st.Chunks != 3 {
+			t.Fatalf("after replace: %+v", st)
+		}
+
+		// A batch that breaks a rule is rolled back whole: nothing half-written.
+		bad := []store.SourcePut{
+			{Source: src("file:///c.md", "C", "gamma", nil), Chunks: chunks(1, 4)},
+			{Source: src("file:///d.md", "D", "delta", nil), Chunks: append(chunks(1, 4), chunks(1, 4)...)},
+		}
+		if _, err := s.SourcePutBatch(ctx, kb.ID, bad); err == nil {
+			t.Fatal("duplicate chunk_index accepted")
+		}
+		if _, err := s.SourcePutBatch(ctx, kb.ID, []store.SourcePut{{Source: src("", "E", "x", nil)}}); err == nil {
+			t.Fatal("empty url accepted")
+		}
+		st, _ = s.KBStats(ctx, kb.ID)
+		if st.Sources != 2 || st.Chunks != 3 {
+			t.Fatalf("failed batch left rows behind: %+v", st)
+		}
+
+		list, err := s.SourceList(ctx, kb.ID)
+		if err != nil || len(list) != 2 || list[1].Title != "B2" || list[1].Content != "" {
+			t.Fatalf("source list: %+v %v", list, err)
+		}
+		if err := s.SourceDelete(ctx, kb.ID, "file:///a.md"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SourceGet(ctx, kb.ID, "file:///a.md"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("get deleted: %v", err)
+		}
+		st, _ = s.KBStats(ctx, kb.ID)
+		if st.Sources != 1 || st.Chunks != 1 {
+			t.Fatalf("after delete: %+v", st)
+		}
+		// Deleting the KB removes its sources and chunks.
+		if err := s.KBDelete(ctx, "docs"); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		_ = s.ChunkScan(ctx, kb.ID, func(store.IndexedChunk) error { n++; return nil })
+		if n != 0 {
+			t.Fatalf("%d chunks survived kb delete", n)
+		}
+	})
+
+	t.Run("StaleAfterThreeFailures", func(t *testing.T) {
+		s := open(t)
+		kb := mustKB(t, s, "site")
+		if _, err := s.SourcePutBatch(ctx, kb.ID, []store.SourcePut{{Source: src("https://x.test/p", "P", "page", nil), Chunks: chunks(1, 4)}}); err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i <= 3; i++ {
+			stale, err := s.SourceMarkFailure(ctx, kb.ID, "https://x.test/p", 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stale != (i == 3) {
+				t.Fatalf("failure %d: stale=%v", i, stale)
+			}
+		}
+		st, _ := s.KBStats(ctx, kb.ID)
+		if st.Stale != 1 || st.Sources != 1 || st.Chunks != 1 {
+			t.Fatalf("stale source must be kept: %+v", st)
+		}
+		if _, err := s.SourceMarkFailure(ctx, kb.ID, "https://x.test/missing", 3); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("missing source: %v", err)
+		}
+	})
+
+	t.Run("CrawlLogs", func(t *testing.T) {
+		s := open(t)
+		kb := mustKB(t, s, "crawl")
+		old := time.Now().Add(-100 * 24 * time.Hour)
+		recent := time.Now().Add(-time.Hour)
+		l1, err := s.CrawlLogCreate(ctx, kb.ID, "https://x.test/", old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l2, err := s.CrawlLogCreate(ctx, kb.ID, "https://x.test/", recent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fin := recent.Add(90 * time.Second)
+		if err := s.CrawlLogUpdate(ctx, store.CrawlLogUpdateParams{ID: l2.ID, Status: store.CrawlSuccess, PagesCrawled: 10, PagesUpdated: 2, PagesFailed: 1, DurationSeconds: 90, FinishedAt: &fin}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CrawlLogUpdate(ctx, store.CrawlLogUpdateParams{ID: l1.ID, Status: "done"}); err == nil {
+			t.Fatal("bad status accepted")
+		}
+		logs, err := s.CrawlLogList(ctx, kb.ID, 10)
+		if err != nil || len(logs) != 2 {
+			t.Fatalf("list: %+v %v", logs, err)
+		}
+		if logs[0].ID != l2.ID || logs[0].Status != store.CrawlSuccess || logs[0].PagesCrawled != 10 || logs[0].FinishedAt == nil || logs[1].Status != store.CrawlRunning {
+			t.Fatalf("newest first with fields: %+v", logs)
+		}
+		n, err := s.CrawlLogPurge(ctx, time.Now().Add(-90*24*time.Hour))
+		if err != nil || n != 1 {
+			t.Fatalf("purge: %d %v", n, err)
+		}
+		logs, _ = s.CrawlLogList(ctx, kb.ID, 10)
+		if len(logs) != 1 || logs[0].ID != l2.ID {
+			t.Fatalf("after purge: %+v", logs)
+		}
+	})
+}
+
+func mustKB(t *testing.T, s store.Store, name string) *store.KB {
+	t.Helper()
+	kb, err := s.KBCreate(context.Background(), store.KBCreateParams{Name: name, Embedder: "hash-v1", Dimension: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kb
+}
+
+func src(url, title, content string, lm *time.Time) store.Source {
+	return store.Source{URL: url, Title: title, Content: content, Language: "en", LastModified: lm, CrawledAt: time.Now(),
+		Metadata: map[string]string{"keywords": "k1, k2"}, ContentHash: "h-" + url}
+}
+
+func chunks(n, dim int) []store.Chunk {
+	out := make([]store.Chunk, n)
+	for i := range out {
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = float32(i) + 0.5*float32(j)
+		}
+		v[0] = 1
+		out[i] = store.Chunk{ChunkIndex: i, Text: "chunk text", TokenCount: 10, Language: "en", Embedding: v, Terms: "term" + string(rune('0'+i))}
+	}
+	return out
+}
+
+// ExerciseVector checks native vector search: nearest chunks by cosine, best first.
+func ExerciseVector(t *testing.T, s interface {
+	store.Store
+	store.VectorSearcher
+}) {
+	t.Helper()
+	ctx := context.Background()
+	kb := mustKB(t, s, "vec")
+	vecs := [][]float32{{1, 0, 0, 0}, {0.9, 0.1, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {-1, 0, 0, 0}}
+	var puts []store.SourcePut
+	for i, v := range vecs {
+		puts = append(puts, store.SourcePut{
+			Source: src("https://v.test/"+string(rune('a'+i)), "V", "v", nil),
+			Chunks: []store.Chunk{{ChunkIndex: 0, Text: "v", TokenCount: 1, Embedding: v}},
+		})
+	}
+	ids, err := s.SourcePutBatch(ctx, kb.ID, puts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits, err := s.ChunkVectorSearch(ctx, store.VectorQuery{KBID: kb.ID, Dimension: 4, Vector: []float32{1, 0.05, 0, 0}, K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 3 {
+		t.Fatalf("hits: %+v", hits)
+	}
+	var got []string
+	for _, h := range hits {
+		c, err := s.ChunkGet(ctx, h.ChunkID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, c.SourceURL)
+	}
+	if got[0] != "https://v.test/a" && got[0] != "https://v.test/b" || got[2] != "https://v.test/c" || hits[0].Score < hits[2].Score {
+		t.Fatalf("order: %v %+v (ids %v)", got, hits, ids)
+	}
+	if _, err := s.ChunkVectorSearch(ctx, store.VectorQuery{KBID: kb.ID, Dimension: 4, Vector: []float32{1, 0}, K: 3}); err == nil {
+		t.Fatal("wrong dimension accepted")
+	}
+}
