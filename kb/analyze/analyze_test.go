@@ -36,7 +36,7 @@ func TestLanguage(t *testing.T) {
 	t.Parallel()
 	tests := map[string]string{
 		"The knowledge base crawls a website and answers questions about it.": "en",
-		"인터넷 서비스는 언제 개통되었나요? 설치 기사가 방문합니다.":                               "ko",
+		"인터넷 서비스는 언제 개통되었나요? 설치 기사가 방문합니다.":                                   "ko",
 		"!!":  "und",
 		"123": "und",
 	}

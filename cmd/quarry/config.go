@@ -1,0 +1,142 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"gopkg.in/yaml.v3"
+)
+
+// Config is everything Quarry reads from flags, QUARRY_* environment
+// variables and the config file, in that order of precedence.
+type Config struct {
+	DataDir      string `yaml:"data_dir"`
+	DatabaseURL  string `yaml:"database_url"`
+	LogLevel     string `yaml:"log_level"`
+	Embedder     string `yaml:"embedder"`
+	EmbedModel   string `yaml:"embed_model"`
+	EmbedBaseURL string `yaml:"embed_base_url"`
+	EmbedDim     int    `yaml:"embed_dim"`
+	// EmbedAPIKey comes from the environment only (QUARRY_EMBED_API_KEY or
+	// OPENAI_API_KEY), never from flags or files that end up in shells'
+	// history or repositories.
+	EmbedAPIKey string `yaml:"-"`
+	// embedderSet records that the user chose an embedder explicitly.
+	embedderSet bool
+}
+
+type setting struct {
+	flag, env, yaml string
+	usage           string
+	ptr             any
+}
+
+func (c *Config) settings() []setting {
+	return []setting{
+		{"data-dir", "QUARRY_DATA_DIR", "data_dir", "directory for the embedded database (default $XDG_DATA_HOME/quarry)", &c.DataDir},
+		{"database-url", "QUARRY_DATABASE_URL", "database_url", "postgres:// URL to use PostgreSQL instead of embedded SQLite", &c.DatabaseURL},
+		{"log-level", "QUARRY_LOG_LEVEL", "log_level", "debug, info, warn or error", &c.LogLevel},
+		{"embedder", "QUARRY_EMBEDDER", "embedder", "hash (offline) or openai (any OpenAI-compatible /v1/embeddings server)", &c.Embedder},
+		{"embed-model", "QUARRY_EMBED_MODEL", "embed_model", "embedding model for --embedder openai", &c.EmbedModel},
+		{"embed-base-url", "QUARRY_EMBED_BASE_URL", "embed_base_url", "base URL up to /v1 for --embedder openai", &c.EmbedBaseURL},
+		{"embed-dim", "QUARRY_EMBED_DIM", "embed_dim", "embedding dimension (hash default 384; openai: sent as dimensions)", &c.EmbedDim},
+	}
+}
+
+func (c *Config) registerFlags(fs *pflag.FlagSet) {
+	fs.String("config", "", "config file (YAML; default $XDG_CONFIG_HOME/quarry/config.yaml)")
+	for _, s := range c.settings() {
+		switch p := s.ptr.(type) {
+		case *string:
+			fs.String(s.flag, "", s.usage+" [$"+s.env+"]")
+		case *int:
+			_ = p
+			fs.Int(s.flag, 0, s.usage+" [$"+s.env+"]")
+		}
+	}
+}
+
+// load fills c from the config file, then the environment, then flags.
+func (c *Config) load(fs *pflag.FlagSet) error {
+	path, _ := fs.GetString("config")
+	explicit := path != ""
+	if path == "" {
+		path = os.Getenv("QUARRY_CONFIG")
+		explicit = path != ""
+	}
+	if path == "" {
+		if dir, err := os.UserConfigDir(); err == nil {
+			path = filepath.Join(dir, "quarry", "config.yaml")
+		}
+	}
+	if path != "" {
+		data, err := os.ReadFile(path)
+		switch {
+		case err == nil:
+			if err := yaml.Unmarshal(data, c); err != nil {
+				return fmt.Errorf("config file %s: %w", path, err)
+			}
+		case explicit || !errors.Is(err, os.ErrNotExist):
+			return fmt.Errorf("config file: %w", err)
+		}
+	}
+	fileEmbedder := c.Embedder != ""
+	for _, s := range c.settings() {
+		v, ok := os.LookupEnv(s.env)
+		if fs.Changed(s.flag) {
+			v, ok = fs.Lookup(s.flag).Value.String(), true
+		}
+		if !ok {
+			continue
+		}
+		switch p := s.ptr.(type) {
+		case *string:
+			*p = v
+		case *int:
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				return fmt.Errorf("%s: must be an integer, got %q", s.flag, v)
+			}
+			*p = n
+		}
+	}
+	c.embedderSet = fileEmbedder || os.Getenv("QUARRY_EMBEDDER") != "" || fs.Changed("embedder")
+	c.EmbedAPIKey = os.Getenv("QUARRY_EMBED_API_KEY")
+	if c.EmbedAPIKey == "" {
+		c.EmbedAPIKey = os.Getenv("OPENAI_API_KEY")
+	}
+	if c.EmbedBaseURL == "" {
+		c.EmbedBaseURL = os.Getenv("OPENAI_BASE_URL")
+	}
+	if c.DataDir == "" {
+		base := os.Getenv("XDG_DATA_HOME")
+		if base == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return fmt.Errorf("data dir: %w (set --data-dir or QUARRY_DATA_DIR)", err)
+			}
+			base = filepath.Join(home, ".local", "share")
+		}
+		c.DataDir = filepath.Join(base, "quarry")
+	}
+	if c.LogLevel == "" {
+		c.LogLevel = "warn"
+	}
+	if c.Embedder == "" {
+		c.Embedder = "hash"
+	}
+	switch c.Embedder {
+	case "hash", "openai":
+	default:
+		return fmt.Errorf("embedder: must be hash or openai, got %q", c.Embedder)
+	}
+	if c.EmbedDim < 0 {
+		return fmt.Errorf("embed-dim: must not be negative, got %d", c.EmbedDim)
+	}
+	return nil
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/quarryhq/quarry/corpus"
+	"github.com/quarryhq/quarry/eval"
+	"github.com/quarryhq/quarry/kb"
+)
+
+func (a *app) evalCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "eval", Short: "Evaluate retrieval quality"}
+	cmd.AddCommand(a.evalRetrievalCmd())
+	return cmd
+}
+
+func (a *app) evalRetrievalCmd() *cobra.Command {
+	var f searchFlags
+	var kbName, queriesPath, qrelsPath string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "retrieval --kb NAME --queries Q.jsonl --qrels QRELS.tsv",
+		Short: "nDCG, recall and MRR at k over BEIR queries and qrels (document level)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if kbName == "" || queriesPath == "" || qrelsPath == "" {
+				return usageError{fmt.Errorf("--kb, --queries and --qrels are required")}
+			}
+			if f.k < 1 || f.k > 100 {
+				return usageError{fmt.Errorf("k: must be between 1 and 100, got %d", f.k)}
+			}
+			queries, err := readFile(queriesPath, corpus.ReadQueries)
+			if err != nil {
+				return err
+			}
+			qrels, err := readFile(qrelsPath, corpus.ReadQrels)
+			if err != nil {
+				return err
+			}
+			svc, err := a.service(ctx)
+			if err != nil {
+				return err
+			}
+			k, err := svc.Get(ctx, kbName)
+			if err != nil {
+				return err
+			}
+			emb, err := a.embedderFor(k)
+			if err != nil {
+				return err
+			}
+			q := f.query("")
+			q.K = 300 // enough chunks for 100 distinct documents
+			search := func(ctx context.Context, text string) ([]string, error) {
+				q.Text = text
+				res, err := svc.Search(ctx, kbName, emb, q)
+				if err != nil {
+					return nil, err
+				}
+				return DocRanking(res), nil
+			}
+			// Warm the index so load time is not counted as query latency.
+			if _, err := search(ctx, "warm up"); err != nil {
+				return err
+			}
+			r, err := eval.Retrieval(ctx, search, queries, qrels, f.k)
+			if err != nil {
+				return err
+			}
+			r.Mode = f.mode
+			if asJSON {
+				return writeJSON(a.stdout, r)
+			}
+			fmt.Fprintf(a.stdout, "%s on %s, %d queries: nDCG@%d %.4f  recall@%d %.4f  MRR@%d %.4f  recall@100 %.4f  p50 %.2f ms  p99 %.2f ms\n",
+				r.Mode, kbName, r.Queries, r.K, r.NDCG, r.K, r.Recall, r.K, r.MRR, r.RecallAt100, r.P50ms, r.P99ms)
+			return nil
+		},
+	}
+	f.register(cmd, 10)
+	cmd.Flags().StringVar(&kbName, "kb", "", "knowledge base to search")
+	cmd.Flags().StringVar(&queriesPath, "queries", "", "BEIR queries JSON Lines (_id, text)")
+	cmd.Flags().StringVar(&qrelsPath, "qrels", "", "BEIR qrels TSV (query-id corpus-id score, with header)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	return cmd
+}
+
+// DocRanking turns ranked chunks into ranked documents: a document's score
+// is its best chunk's, so its first appearance fixes its rank.
+func DocRanking(res []kb.Result) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range res {
+		id := r.DocID
+		if id == "" {
+			id = r.SourceURL
+		}
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func readFile[T any](path string, parse func(io.Reader) (T, error)) (T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer f.Close()
+	v, err := parse(f)
+	if err != nil {
+		return v, fmt.Errorf("%s: %w", path, err)
+	}
+	return v, nil
+}

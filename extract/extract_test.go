@@ -1,0 +1,147 @@
+package extract
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// minimalPDF builds a one-page PDF; with text it has a text layer.
+func minimalPDF(text string) []byte {
+	content := ""
+	if text != "" {
+		content = fmt.Sprintf("BT /F1 12 Tf 72 720 Td (%s) Tj ET", text)
+	}
+	objs := []string{
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content),
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+	}
+	var b strings.Builder
+	b.WriteString("%PDF-1.4\n")
+	offs := make([]int, len(objs))
+	for i, o := range objs {
+		offs[i] = b.Len()
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
+	}
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
+	for _, o := range offs {
+		fmt.Fprintf(&b, "%010d 00000 n \n", o)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
+	return []byte(b.String())
+}
+
+func TestPDF(t *testing.T) {
+	t.Parallel()
+	doc, err := PDF(minimalPDF("Solid state batteries store energy."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(doc.Text, "Solid state batteries") {
+		t.Fatalf("text = %q", doc.Text)
+	}
+	if _, err := PDF(minimalPDF("")); !errors.Is(err, ErrNoTextLayer) {
+		t.Fatalf("no text layer: %v", err)
+	}
+	if _, err := PDF([]byte("%PDF-1.4\n1 0 obj garbage")); err == nil {
+		t.Fatal("truncated pdf accepted")
+	}
+	if _, err := PDF([]byte("hello")); err == nil || !strings.Contains(err.Error(), "%PDF-") {
+		t.Fatalf("non-pdf: %v", err)
+	}
+}
+
+func TestHTML(t *testing.T) {
+	t.Parallel()
+	page := `<!doctype html><html lang="en"><head><title>Crawler guide</title>
+<meta name="description" content="How the crawler works"><meta name="keywords" content="crawl, stale">
+<style>body{color:red}</style><script>alert(1)</script></head>
+<body><nav>Home | About</nav><h1>Crawler</h1><p>The crawler re-crawls every five minutes.</p>
+<p>Pages that fail three times are marked stale and kept.</p></body></html>`
+	doc, err := HTML([]byte(page), "https://docs.example.com/crawler")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Title != "Crawler guide" || doc.Description != "How the crawler works" || doc.Keywords != "crawl, stale" || doc.Language != "en" {
+		t.Fatalf("meta: %+v", doc)
+	}
+	if !strings.Contains(doc.Text, "marked stale and kept") || strings.Contains(doc.Text, "alert") || strings.Contains(doc.Text, "color:red") {
+		t.Fatalf("text: %q", doc.Text)
+	}
+	// Latin-1 declared charset is decoded, not garbled.
+	latin := []byte("<html><head><meta charset=\"iso-8859-1\"><title>Caf\xe9</title></head><body><p>Cr\xe8me br\xfbl\xe9e</p></body></html>")
+	doc, err = HTML(latin, "")
+	if err != nil || doc.Title != "Café" || !strings.Contains(doc.Text, "Crème brûlée") {
+		t.Fatalf("latin-1: %+v %v", doc, err)
+	}
+	if _, err := HTML([]byte("\x00\x01\x02binary"), ""); err == nil {
+		t.Fatal("binary accepted")
+	}
+}
+
+func TestFileBadInput(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		name, want string
+		data       []byte
+	}{
+		{"empty.md", "empty", nil},
+		{"bin.txt", "binary", []byte("abc\x00\x01\x02")},
+		{"latin1.txt", "UTF-8", []byte("caf\xe9 cr\xe8me and more text")},
+		{"scan.pdf", "text layer", minimalPDF("")},
+		{"blob.xyz", "unsupported", []byte{0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0}},
+	}
+	for _, tt := range tests {
+		_, err := File(write(tt.name, tt.data))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v, want it to mention %q", tt.name, err, tt.want)
+		}
+	}
+	// A truncated final rune is tolerated.
+	if _, err := File(write("trunc.txt", []byte("한글 text\xed\x95"))); err != nil {
+		t.Errorf("truncated rune: %v", err)
+	}
+	doc, err := File(write("guide.md", []byte("---\nx: 1\n---\n# Guide\n\nSee [the docs](http://x) and **bold** text.\n")))
+	if err != nil || doc.Title != "Guide" || !strings.Contains(doc.Text, "See the docs and bold text.") {
+		t.Fatalf("markdown: %+v %v", doc, err)
+	}
+}
+
+func FuzzHTML(f *testing.F) {
+	f.Add([]byte(`<html><head><title>t</title></head><body><p>hello</p></body></html>`))
+	f.Add([]byte(`<meta charset="shift_jis"><p>\x82\xa0</p>`))
+	f.Add([]byte(`<<<>>><p <div>`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		doc, err := HTML(data, "https://example.com/")
+		if err != nil {
+			return
+		}
+		if strings.Contains(doc.Text, "<script") && !strings.Contains(string(data), "&lt;script") && strings.Contains(string(data), "<script") {
+			// script bodies must never leak as text markup
+			t.Fatalf("script leaked: %q", doc.Text)
+		}
+	})
+}
+
+func FuzzPDF(f *testing.F) {
+	f.Add(minimalPDF("hello"))
+	f.Add([]byte("%PDF-1.7\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, _ = PDF(data) // must not panic or hang
+	})
+}

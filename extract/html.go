@@ -1,0 +1,155 @@
+package extract
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"codeberg.org/readeck/go-readability/v2"
+	"github.com/PuerkitoBio/goquery"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/charset"
+)
+
+var spaces = regexp.MustCompile(`[ \t\f\v\x{a0}]+`)
+var blankLines = regexp.MustCompile(`\n\s*\n\s*(\n\s*)*`)
+
+// HTML extracts the readable text of a page with its title, description,
+// keywords, language and published date. Non-UTF-8 pages are decoded by
+// their declared or sniffed charset.
+func HTML(data []byte, pageURL string) (Doc, error) {
+	if bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 {
+		return Doc{}, errors.New("content is binary (NUL bytes), not HTML")
+	}
+	r, err := charset.NewReader(bytes.NewReader(data), "text/html")
+	if err != nil {
+		return Doc{}, fmt.Errorf("html charset: %w", err)
+	}
+	root, err := html.Parse(r)
+	if err != nil {
+		return Doc{}, fmt.Errorf("html parse: %w", err)
+	}
+	gq := goquery.NewDocumentFromNode(root)
+	doc := Doc{Format: "html"}
+	doc.Title = clean(gq.Find("title").First().Text())
+	meta := func(sel string) string {
+		v, _ := gq.Find(sel).First().Attr("content")
+		return clean(v)
+	}
+	doc.Description = firstNonEmpty(meta(`meta[name="description" i]`), meta(`meta[property="og:description"]`))
+	doc.Keywords = meta(`meta[name="keywords" i]`)
+	doc.Published = firstNonEmpty(meta(`meta[property="article:published_time"]`), meta(`meta[name="date" i]`))
+	doc.Language, _ = gq.Find("html").First().Attr("lang")
+	if doc.Title == "" {
+		doc.Title = firstNonEmpty(meta(`meta[property="og:title"]`), clean(gq.Find("h1").First().Text()))
+	}
+
+	var u *url.URL
+	if pageURL != "" {
+		u, _ = url.Parse(pageURL)
+	}
+	// Readability mutates the tree; give it its own copy.
+	text := ""
+	parser := readability.NewParser()
+	if art, err := parser.Parse(bytes.NewReader(mustUTF8(data)), u); err == nil && art.Node != nil {
+		var b strings.Builder
+		if art.RenderText(&b) == nil {
+			text = normalize(b.String())
+		}
+		if doc.Title == "" {
+			doc.Title = clean(art.Title())
+		}
+		if doc.Published == "" {
+			if t, err := art.PublishedTime(); err == nil {
+				doc.Published = t.UTC().Format("2006-01-02T15:04:05Z")
+			}
+		}
+	}
+	// Readability gives up on short or list-like pages; fall back to the body.
+	if len(text) < 200 {
+		gq.Find("script, style, noscript, template, svg, nav, header, footer").Remove()
+		body := blockText(gq.Find("body"))
+		if len(body) > len(text) {
+			text = body
+		}
+	}
+	doc.Text = text
+	if strings.TrimSpace(doc.Text) == "" && doc.Title == "" {
+		return doc, errors.New("html has no readable text")
+	}
+	return doc, nil
+}
+
+func mustUTF8(data []byte) []byte {
+	r, err := charset.NewReader(bytes.NewReader(data), "text/html")
+	if err != nil {
+		return data
+	}
+	var b bytes.Buffer
+	if _, err := b.ReadFrom(r); err != nil {
+		return data
+	}
+	return b.Bytes()
+}
+
+// blockText renders a selection's text with newlines between blocks.
+func blockText(sel *goquery.Selection) string {
+	var b strings.Builder
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+			return
+		}
+		block := n.Type == html.ElementNode && isBlock(n.Data)
+		if block {
+			b.WriteString("\n\n")
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+		if block {
+			b.WriteString("\n\n")
+		}
+	}
+	for _, n := range sel.Nodes {
+		walk(n)
+	}
+	return normalize(b.String())
+}
+
+func isBlock(tag string) bool {
+	switch tag {
+	case "p", "div", "section", "article", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "table", "tr", "br", "main", "dd", "dt":
+		return true
+	}
+	return false
+}
+
+func normalize(s string) string {
+	s = strings.ToValidUTF8(s, "")
+	s = spaces.ReplaceAllString(s, " ")
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimSpace(l)
+	}
+	s = strings.Join(lines, "\n")
+	s = blankLines.ReplaceAllString(s, "\n\n")
+	return strings.TrimSpace(s)
+}
+
+func clean(s string) string {
+	return strings.TrimSpace(spaces.ReplaceAllString(strings.ReplaceAll(strings.ToValidUTF8(s, ""), "\n", " "), " "))
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

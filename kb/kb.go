@@ -1,0 +1,106 @@
+// Package kb is Quarry's knowledge-base service: it creates knowledge bases,
+// ingests files, folders and BEIR corpora (extract → chunk → analyse →
+// embed → store), and answers BM25, vector and hybrid searches from an
+// in-process index it loads from the store and reloads when the store's
+// version for that knowledge base changes.
+package kb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"sync"
+
+	"github.com/quarryhq/quarry/embed"
+	"github.com/quarryhq/quarry/store"
+)
+
+// Service is the knowledge-base service.
+type Service struct {
+	store  store.Store
+	logger *slog.Logger
+
+	mu      sync.Mutex
+	indexes map[int64]*memIndex
+}
+
+// New returns a service over st.
+func New(st store.Store, logger *slog.Logger) *Service {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{store: st, logger: logger, indexes: map[int64]*memIndex{}}
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// ValidateName checks a knowledge base name: 1–64 letters, digits, '-', '_'
+// or '.', starting with a letter or digit; no path characters.
+func ValidateName(name string) error {
+	if !nameRE.MatchString(name) || name == "." || name == ".." {
+		return &store.ValidationError{Field: "name", Rule: fmt.Sprintf("%q must be 1-64 letters, digits, '-', '_' or '.', starting with a letter or digit (no '/', '\\' or spaces)", name)}
+	}
+	return nil
+}
+
+// Create makes an empty knowledge base bound to emb.
+func (s *Service) Create(ctx context.Context, name, description string, emb embed.Embedder) (*store.KB, error) {
+	if err := ValidateName(name); err != nil {
+		return nil, err
+	}
+	dim := emb.Dimension()
+	if dim == 0 {
+		// Learn the dimension from the provider with one probe.
+		v, err := emb.Embed(ctx, []string{"dimension probe"})
+		if err != nil {
+			return nil, fmt.Errorf("kb create %q: probe embedder: %w", name, err)
+		}
+		dim = len(v[0])
+	}
+	return s.store.KBCreate(ctx, store.KBCreateParams{Name: name, Description: description, Embedder: emb.Name(), Dimension: dim})
+}
+
+// Get returns a knowledge base by name.
+func (s *Service) Get(ctx context.Context, name string) (*store.KB, error) {
+	if err := ValidateName(name); err != nil {
+		return nil, err
+	}
+	return s.store.KBGet(ctx, name)
+}
+
+// Delete removes a knowledge base and everything in it.
+func (s *Service) Delete(ctx context.Context, name string) error {
+	if err := ValidateName(name); err != nil {
+		return err
+	}
+	kb, err := s.store.KBGet(ctx, name)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	delete(s.indexes, kb.ID)
+	s.mu.Unlock()
+	return s.store.KBDelete(ctx, name)
+}
+
+// EmbedderMismatchError is returned when a knowledge base is used with an
+// embedder other than the one that built it.
+type EmbedderMismatchError struct {
+	KB, Want, Got string
+}
+
+func (e *EmbedderMismatchError) Error() string {
+	return fmt.Sprintf("knowledge base %q was embedded with %s; it cannot be searched or extended with %s (configure that embedder, or create a new knowledge base)", e.KB, e.Want, e.Got)
+}
+
+func checkEmbedder(kb *store.KB, emb embed.Embedder) error {
+	if emb == nil {
+		return errors.New("no embedder configured")
+	}
+	if emb.Name() != kb.Embedder || (emb.Dimension() != 0 && emb.Dimension() != kb.Dimension) {
+		return &EmbedderMismatchError{KB: kb.Name, Want: kb.Embedder, Got: emb.Name()}
+	}
+	return nil
+}
