@@ -57,6 +57,11 @@ func Schema(t testing.TB, envVar string) string {
 	}
 	q := u.Query()
 	q.Set("search_path", schema+",public")
+	if envVar == "QUARRY_TEST_PGVECTOR_URL" && q.Get("default_query_exec_mode") == "" {
+		// PGlite keeps one backend session across client connections, so
+		// pgx's named statement cache collides; use unnamed statements.
+		q.Set("default_query_exec_mode", "exec")
+	}
 	u.RawQuery = q.Encode()
 	return u.String()
 }

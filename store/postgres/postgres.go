@@ -16,7 +16,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/sqlstore"
@@ -49,10 +50,20 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	db, err := sql.Open("pgx", url)
+	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("open postgres: %w", err)
+		return nil, fmt.Errorf("open postgres: %w", redactErr(err))
 	}
+	// Apply search_path per session too: proxies and PGlite's socket server
+	// ignore startup parameters.
+	searchPath := cfg.RuntimeParams["search_path"]
+	db := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(func(ctx context.Context, c *pgx.Conn) error {
+		if searchPath == "" {
+			return nil
+		}
+		_, err := c.Exec(ctx, "SELECT set_config('search_path', $1, false)", searchPath)
+		return err
+	}))
 	if opts.MaxConns > 0 {
 		db.SetMaxOpenConns(opts.MaxConns)
 	}

@@ -1,0 +1,277 @@
+package kb_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/quarryhq/quarry/corpus"
+	"github.com/quarryhq/quarry/embed"
+	"github.com/quarryhq/quarry/eval"
+	"github.com/quarryhq/quarry/index"
+	"github.com/quarryhq/quarry/internal/testpg"
+	"github.com/quarryhq/quarry/kb"
+	"github.com/quarryhq/quarry/store"
+	"github.com/quarryhq/quarry/store/postgres"
+	"github.com/quarryhq/quarry/store/sqlite"
+)
+
+// backends runs fn against SQLite always and PostgreSQL when configured.
+func backends(t *testing.T, fn func(t *testing.T, st store.Store)) {
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "q.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		fn(t, st)
+	})
+	for _, pg := range []struct {
+		name, env string
+		conns     int
+	}{{"postgres", "QUARRY_TEST_POSTGRES_URL", 0}, {"pgvector", "QUARRY_TEST_PGVECTOR_URL", 1}} {
+		t.Run(pg.name, func(t *testing.T) {
+			if pg.conns == 0 {
+				t.Parallel() // PGlite serves one connection: keep it serial
+			}
+			url := testpg.Schema(t, pg.env)
+			st, err := postgres.Open(context.Background(), url, postgres.Options{MaxConns: pg.conns})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = st.Close() })
+			if pg.conns == 1 && !st.HasPGVector() {
+				t.Fatalf("%s server has no pgvector", pg.env)
+			}
+			fn(t, st)
+		})
+	}
+}
+
+func write(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestIngestAndSearch(t *testing.T) {
+	backends(t, func(t *testing.T, st store.Store) {
+		ctx := context.Background()
+		svc := kb.New(st, nil)
+		emb := embed.Hash{}
+		if _, err := svc.Create(ctx, "notes", "", emb); err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		write(t, dir, "docs/crawler.md", "# Crawler\n\nThe crawler handles stale pages by re-crawling them every five minutes. A page that fails three times is marked stale and kept.\n")
+		write(t, dir, "docs/ask.txt", "Answers come from the top five chunks in the question's language.\n")
+		write(t, dir, "docs/page.html", "<html><head><title>Billing</title><meta name=\"keywords\" content=\"invoice\"></head><body><p>Invoices are sent monthly by email to the account owner.</p></body></html>")
+		write(t, dir, "docs/.hidden.md", "secret notes that must not be ingested")
+		write(t, dir, "docs/empty.md", "")
+		write(t, dir, "docs/binary.txt", "\x00\x01\x02\x03")
+		jsonl := write(t, dir, "corpus.jsonl", `{"_id":"d1","title":"Solid-state batteries","text":"Solid-state batteries use a solid electrolyte instead of a liquid one."}
+{"_id":"d2","title":"broken"
+{"_id":"d1","title":"dup","text":"duplicate id"}
+{"_id":"d3","text":"Lithium metal anodes raise energy density.","url":"https://example.org/lithium"}
+`)
+		rep, err := svc.AddPaths(ctx, "notes", []string{filepath.Join(dir, "docs"), jsonl, filepath.Join(dir, "missing.pdf")}, kb.AddOptions{Embedder: emb})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Added != 5 || rep.Unchanged != 0 || len(rep.Failed) != 5 {
+			t.Fatalf("report: %+v", rep)
+		}
+		reasons := ""
+		for _, p := range rep.Failed {
+			reasons += p.Origin + ": " + p.Reason + "\n"
+		}
+		for _, want := range []string{"empty.md: file is empty", "binary.txt: content is binary", "corpus.jsonl:2: invalid JSON", `corpus.jsonl:3: duplicate _id "d1" (first on line 1)`, "missing.pdf: stat"} {
+			if !strings.Contains(reasons, want) {
+				t.Errorf("failed list lacks %q:\n%s", want, reasons)
+			}
+		}
+
+		res, err := svc.Search(ctx, "notes", emb, kb.Query{Text: "how does the crawler handle stale pages", K: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) == 0 || res[0].Title != "Crawler" || !strings.HasPrefix(res[0].SourceURL, "file://") || res[0].ChunkID == 0 || res[0].Score <= 0 {
+			t.Fatalf("search: %+v", res)
+		}
+		res, _ = svc.Search(ctx, "notes", emb, kb.Query{Text: "solid electrolyte", K: 1, Mode: kb.ModeBM25})
+		if len(res) != 1 || res[0].SourceURL != "kb://notes/d1" || res[0].DocID != "d1" {
+			t.Fatalf("jsonl doc: %+v", res)
+		}
+		res, _ = svc.Search(ctx, "notes", emb, kb.Query{Text: "lithium anodes", K: 1, Mode: kb.ModeVector})
+		if len(res) != 1 || res[0].SourceURL != "https://example.org/lithium" {
+			t.Fatalf("url kept: %+v", res)
+		}
+		// Source filter.
+		res, _ = svc.Search(ctx, "notes", emb, kb.Query{Text: "crawler invoices batteries", K: 10, Source: "kb://"})
+		for _, r := range res {
+			if !strings.HasPrefix(r.SourceURL, "kb://") {
+				t.Fatalf("source filter let %s through", r.SourceURL)
+			}
+		}
+
+		// Adding the same inputs again changes nothing; changing one file
+		// replaces only its own chunks.
+		before, _ := st.KBStats(ctx, mustKB(t, svc, "notes").ID)
+		rep, err = svc.AddPaths(ctx, "notes", []string{filepath.Join(dir, "docs"), jsonl}, kb.AddOptions{Embedder: emb})
+		if err != nil || rep.Added != 0 || rep.Updated != 0 || rep.Unchanged != 5 {
+			t.Fatalf("re-add: %+v %v", rep, err)
+		}
+		write(t, dir, "docs/ask.txt", "Answers now come from the top seven chunks.\n")
+		rep, err = svc.AddPaths(ctx, "notes", []string{filepath.Join(dir, "docs")}, kb.AddOptions{Embedder: emb})
+		if err != nil || rep.Updated != 1 || rep.Unchanged != 2 {
+			t.Fatalf("changed file: %+v %v", rep, err)
+		}
+		after, _ := st.KBStats(ctx, mustKB(t, svc, "notes").ID)
+		if after.Sources != before.Sources || after.Chunks != before.Chunks {
+			t.Fatalf("stats changed: %+v -> %+v", before, after)
+		}
+		res, _ = svc.Search(ctx, "notes", emb, kb.Query{Text: "seven chunks", K: 1, Mode: kb.ModeBM25})
+		if len(res) != 1 || !strings.Contains(res[0].Text, "seven") {
+			t.Fatalf("index not refreshed after update: %+v", res)
+		}
+	})
+}
+
+func mustKB(t *testing.T, svc *kb.Service, name string) *store.KB {
+	t.Helper()
+	k, err := svc.Get(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func TestBadInput(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "q.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	svc := kb.New(st, nil)
+	for _, name := range []string{"../etc", "a/b", `a\b`, "", ".hidden", "with space", strings.Repeat("x", 65)} {
+		var ve *store.ValidationError
+		if _, err := svc.Create(ctx, name, "", embed.Hash{}); !errors.As(err, &ve) || ve.Field != "name" {
+			t.Errorf("name %q: %v", name, err)
+		}
+	}
+	if _, err := svc.Create(ctx, "kb1", "", embed.Hash{}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		q     kb.Query
+		field string
+	}{
+		{kb.Query{Text: "", K: 5}, "query"},
+		{kb.Query{Text: "   ", K: 5}, "query"},
+		{kb.Query{Text: strings.Repeat("a", 10001), K: 5}, "query"},
+		{kb.Query{Text: "ok", K: 0}, "k"},
+		{kb.Query{Text: "ok", K: 5, Mode: "fuzzy"}, "mode"},
+		{kb.Query{Text: "ok", K: 5, Fusion: "max"}, "fusion"},
+	}
+	for _, tt := range tests {
+		var ve *store.ValidationError
+		if _, err := svc.Search(ctx, "kb1", embed.Hash{}, tt.q); !errors.As(err, &ve) || ve.Field != tt.field {
+			t.Errorf("query %+v: got %v, want a %s error", tt.q.Mode, err, tt.field)
+		}
+	}
+	if _, err := svc.Search(ctx, "kb1", embed.Hash{}, kb.Query{Text: strings.Repeat("a", 10000), K: 5}); err != nil {
+		t.Errorf("10,000 characters must be accepted: %v", err)
+	}
+	if _, err := svc.Search(ctx, "nope", embed.Hash{}, kb.Query{Text: "x", K: 5}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("missing kb: %v", err)
+	}
+	var mm *kb.EmbedderMismatchError
+	if _, err := svc.Search(ctx, "kb1", embed.Hash{Dim: 128}, kb.Query{Text: "x", K: 5}); !errors.As(err, &mm) {
+		t.Errorf("other embedder: %v", err)
+	}
+	if _, err := svc.AddPaths(ctx, "kb1", []string{"."}, kb.AddOptions{Embedder: embed.Hash{Dim: 128}}); !errors.As(err, &mm) {
+		t.Errorf("ingest with other embedder: %v", err)
+	}
+}
+
+// TestKoreanRetrieval measures MRR on a small Korean set whose queries and
+// passages differ in particles and endings, against whitespace BM25.
+func TestKoreanRetrieval(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "q.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	svc := kb.New(st, nil)
+	emb := embed.Hash{}
+	if _, err := svc.Create(ctx, "ko", "", emb); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.AddPaths(ctx, "ko", []string{"testdata/korean/corpus.jsonl"}, kb.AddOptions{Embedder: emb}); err != nil {
+		t.Fatal(err)
+	}
+	qf, _ := os.Open("testdata/korean/queries.jsonl")
+	queries, err := corpus.ReadQueries(qf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rf, _ := os.Open("testdata/korean/qrels.tsv")
+	qrels, err := corpus.ReadQrels(rf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{kb.ModeBM25, kb.ModeHybrid} {
+		r, err := eval.Retrieval(ctx, func(ctx context.Context, q string) ([]string, error) {
+			res, err := svc.Search(ctx, "ko", emb, kb.Query{Text: q, K: 10, Mode: mode, Language: "ko"})
+			var ids []string
+			for _, x := range res {
+				ids = append(ids, x.DocID)
+			}
+			return ids, err
+		}, queries, qrels, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("Korean %s MRR@10 = %.3f over %d queries", mode, r.MRR, r.Queries)
+		if r.MRR < 0.85 {
+			t.Errorf("Korean %s MRR@10 = %.3f, want >= 0.85", mode, r.MRR)
+		}
+	}
+
+	// Whitespace tokens, the baseline this design beats.
+	ws := index.NewBM25(1.2, 0.75)
+	var ids []string
+	cf, _ := os.Open("testdata/korean/corpus.jsonl")
+	_, _ = corpus.ReadDocs(cf, func(d corpus.Doc) error {
+		ws.Add(len(ids), strings.Fields(d.Title+" "+d.Text))
+		ids = append(ids, d.ID)
+		return nil
+	})
+	var mrr float64
+	for _, q := range queries {
+		var ranked []string
+		for _, h := range ws.Search(strings.Fields(q.Text), 10, nil) {
+			ranked = append(ranked, ids[h.Doc])
+		}
+		mrr += eval.MRR(ranked, qrels[q.ID], 10)
+	}
+	mrr /= float64(len(queries))
+	t.Logf("Korean whitespace-BM25 MRR@10 = %.3f", mrr)
+	if mrr >= 0.85 {
+		t.Errorf("whitespace baseline unexpectedly strong (%.3f): the test set no longer tests particles", mrr)
+	}
+}
