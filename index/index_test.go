@@ -1,0 +1,101 @@
+package index
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func TestBM25Ranking(t *testing.T) {
+	t.Parallel()
+	x := NewBM25(1.2, 0.75)
+	x.Add(0, []string{"crawler", "stale", "page"})
+	x.Add(1, []string{"invoice", "email"})
+	x.Add(2, []string{"crawler", "schedule", "crawler"})
+	hits := x.Search([]string{"crawler", "stale"}, 10, nil)
+	if len(hits) != 2 || hits[0].Doc != 0 || hits[1].Doc != 2 {
+		t.Fatalf("hits %+v", hits)
+	}
+	if hits := x.Search([]string{"crawler"}, 10, func(d int) bool { return d != 2 }); len(hits) != 1 || hits[0].Doc != 0 {
+		t.Fatalf("filter: %+v", hits)
+	}
+	if hits := x.Search([]string{"absent"}, 10, nil); len(hits) != 0 {
+		t.Fatalf("absent term matched: %+v", hits)
+	}
+}
+
+// clustered makes n unit vectors around c cluster centres, like real
+// embeddings (uniform random vectors have no neighbours worth finding).
+// Queries are drawn from the same centres as the data.
+func clustered(r *rand.Rand, n, nq, dim, c int, noise float64) (data, queries [][]float32) {
+	centres := make([][]float32, c)
+	for i := range centres {
+		centres[i] = randUnit(r, dim, nil, 0)
+	}
+	sample := func(n int) [][]float32 {
+		out := make([][]float32, n)
+		for i := range out {
+			out[i] = randUnit(r, dim, centres[r.IntN(c)], noise)
+		}
+		return out
+	}
+	return sample(n), sample(nq)
+}
+
+func randUnit(r *rand.Rand, dim int, centre []float32, noise float64) []float32 {
+	v := make([]float32, dim)
+	var s float64
+	for j := range v {
+		x := r.NormFloat64()
+		if centre != nil {
+			x = float64(centre[j])*math.Sqrt(float64(dim)) + noise*x
+		}
+		v[j] = float32(x)
+		s += x * x
+	}
+	for j := range v {
+		v[j] /= float32(math.Sqrt(s))
+	}
+	return v
+}
+
+func recallAt(v *Vectors, queries [][]float32, k int) float64 {
+	var hit, total int
+	for _, q := range queries {
+		want := v.SearchExact(q, k, nil)
+		got, _ := v.Search(q, k, nil)
+		for _, w := range want {
+			total++
+			if slices.ContainsFunc(got, func(h Hit) bool { return h.Doc == w.Doc }) {
+				hit++
+			}
+		}
+	}
+	return float64(hit) / float64(total)
+}
+
+func TestQuantisedRecall(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(1, 2))
+	data, queries := clustered(r, 30000, 50, 256, 300, 1.5)
+	v := NewVectors(256)
+	for _, d := range data {
+		if err := v.Add(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := v.Add(make([]float32, 3)); err == nil {
+		t.Fatal("wrong dimension accepted")
+	}
+	v.ExactBelow = 0
+	if rec := recallAt(v, queries, 10); rec < 0.95 {
+		t.Fatalf("recall@10 against exact = %.3f, want >= 0.95", rec)
+	}
+	// Growing the index after codes were built keeps results correct.
+	_ = v.Add(queries[0])
+	got, _ := v.Search(queries[0], 1, nil)
+	if got[0].Doc != v.Len()-1 {
+		t.Fatalf("new vector not found: %+v", got)
+	}
+}
