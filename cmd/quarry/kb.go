@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/quarryhq/quarry/kb"
+	"github.com/quarryhq/quarry/store"
 )
 
 func writeJSON(w io.Writer, v any) error {
@@ -58,7 +60,7 @@ func (a *app) kbCreateCmd() *cobra.Command {
 }
 
 func (a *app) kbAddCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, create bool
 	cmd := &cobra.Command{
 		Use:   "add NAME PATH...",
 		Short: "Ingest files, folders and BEIR JSON Lines corpora (Markdown, text, HTML, PDF, .jsonl)",
@@ -70,6 +72,13 @@ func (a *app) kbAddCmd() *cobra.Command {
 				return err
 			}
 			k, err := svc.Get(ctx, args[0])
+			if create && errors.Is(err, store.ErrNotFound) {
+				emb, eerr := a.configuredEmbedder()
+				if eerr != nil {
+					return usageError{eerr}
+				}
+				k, err = svc.Create(ctx, args[0], "", emb)
+			}
 			if err != nil {
 				return err
 			}
@@ -110,6 +119,7 @@ func (a *app) kbAddCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().BoolVar(&create, "create", false, "create the knowledge base first if it does not exist")
 	return cmd
 }
 

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// run executes the CLI in-process with its own data dir and returns stdout,
+// stderr and the error.
+func run(t *testing.T, dataDir string, args ...string) (string, string, error) {
+	t.Helper()
+	dir := t.TempDir()
+	out, _ := os.Create(filepath.Join(dir, "out"))
+	errf, _ := os.Create(filepath.Join(dir, "err"))
+	defer out.Close()
+	defer errf.Close()
+	a := &app{stdout: out, stderr: errf}
+	root := a.rootCmd()
+	root.SetArgs(append([]string{"--data-dir", dataDir, "--config", filepath.Join("testdata", "config.yaml")}, args...))
+	err := root.ExecuteContext(context.Background())
+	o, _ := os.ReadFile(out.Name())
+	e, _ := os.ReadFile(errf.Name())
+	return string(o), string(e), err
+}
+
+func TestCLIEndToEnd(t *testing.T) {
+	data := t.TempDir()
+	ko := filepath.Join("..", "..", "kb", "testdata", "korean")
+	if _, _, err := run(t, data, "kb", "create", "ko"); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, data, "kb", "add", "ko", filepath.Join(ko, "corpus.jsonl"), "--json")
+	if err != nil || !strings.Contains(out, `"added": 12`) {
+		t.Fatalf("add: %s %v", out, err)
+	}
+	out, _, err = run(t, data, "kb", "search", "ko", "인터넷은 언제 개통했나요", "--k", "2", "--json")
+	var res []map[string]any
+	if err != nil || json.Unmarshal([]byte(out), &res) != nil || len(res) != 2 || res[0]["source_url"] != "kb://ko/k2" {
+		t.Fatalf("search: %s %v", out, err)
+	}
+	for _, k := range []string{"chunk_id", "source_url", "title", "score", "text"} {
+		if _, ok := res[0][k]; !ok {
+			t.Fatalf("result lacks %s: %v", k, res[0])
+		}
+	}
+	out, _, err = run(t, data, "kb", "stats", "ko", "--json")
+	if err != nil || !strings.Contains(out, `"sources": 12`) || !strings.Contains(out, `"stale": 0`) {
+		t.Fatalf("stats: %s %v", out, err)
+	}
+	out, _, err = run(t, data, "eval", "retrieval", "--kb", "ko", "--queries", filepath.Join(ko, "queries.jsonl"),
+		"--qrels", filepath.Join(ko, "qrels.tsv"), "--k", "10", "--json")
+	var ev map[string]any
+	if err != nil || json.Unmarshal([]byte(out), &ev) != nil {
+		t.Fatalf("eval: %s %v", out, err)
+	}
+	for _, k := range []string{"ndcg", "recall", "mrr", "recall_at_100", "k", "queries", "mode", "p50_ms", "p99_ms"} {
+		if _, ok := ev[k]; !ok {
+			t.Fatalf("eval output lacks %s: %s", k, out)
+		}
+	}
+	if ev["queries"].(float64) != 12 || ev["mrr"].(float64) < 0.85 {
+		t.Fatalf("eval figures: %s", out)
+	}
+	out, _, err = run(t, data, "kb", "list", "--json")
+	if err != nil || !strings.Contains(out, `"name": "ko"`) {
+		t.Fatalf("list: %s %v", out, err)
+	}
+
+	// Bad input names the field and the rule.
+	bad := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"kb", "search", "ko", "x", "--k", "0"}, "k: must be between 1 and 1000"},
+		{[]string{"kb", "search", "ko", strings.Repeat("a", 10001)}, "query: must be at most 10000 characters"},
+		{[]string{"kb", "create", "../evil"}, "name:"},
+		{[]string{"kb", "search", "missing", "x"}, `knowledge base "missing": not found`},
+		{[]string{"kb", "search", "ko", "x", "--mode", "fuzzy"}, "mode: must be bm25, vector or hybrid"},
+		{[]string{"kb", "search", "ko", "x", "--embedder", "hash", "--embed-dim", "64"}, "was embedded with hash-v1/384"},
+		{[]string{"eval", "retrieval", "--kb", "ko", "--queries", "q", "--qrels", "r", "--k", "0"}, "k: must be between 1 and 100"},
+	}
+	for _, b := range bad {
+		_, _, err := run(t, data, b.args...)
+		if err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%v: err = %v, want %q", b.args, err, b.want)
+		}
+	}
+
+	if _, _, err := run(t, data, "kb", "rm", "ko"); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, _ := run(t, data, "kb", "list", "--json"); strings.TrimSpace(out) != "[]" {
+		t.Fatalf("after rm: %s", out)
+	}
+}
+
+func TestConfigPrecedence(t *testing.T) {
+	t.Setenv("QUARRY_LOG_LEVEL", "info")
+	t.Setenv("QUARRY_EMBED_DIM", "128")
+	a := &app{stdout: os.Stdout, stderr: os.Stderr}
+	root := a.rootCmd()
+	fs := root.PersistentFlags()
+	_ = fs.Parse([]string{"--config", filepath.Join("testdata", "config.yaml"), "--embed-dim", "64"})
+	if err := a.cfg.load(fs); err != nil {
+		t.Fatal(err)
+	}
+	// file says log_level debug, env info (env wins); env dim 128, flag 64 (flag wins);
+	// file sets embed_model, nothing overrides it.
+	if a.cfg.LogLevel != "info" || a.cfg.EmbedDim != 64 || a.cfg.EmbedModel != "from-file" {
+		t.Fatalf("config: %+v", a.cfg)
+	}
+	t.Setenv("QUARRY_EMBEDDER", "bogus")
+	if err := (&Config{}).load(fs); err == nil || !strings.Contains(err.Error(), "embedder: must be hash or openai") {
+		t.Fatalf("bad embedder: %v", err)
+	}
+}
