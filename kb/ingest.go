@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/quarryhq/quarry/corpus"
 	"github.com/quarryhq/quarry/embed"
@@ -342,6 +343,9 @@ func embedText(title, text string) string {
 }
 
 func buildSource(d Document, copt chunk.Options) (store.SourcePut, error) {
+	if n := utf8.RuneCountInString(d.URL); n == 0 || n > 500 {
+		return store.SourcePut{}, fmt.Errorf("source URL must be 1-500 characters, got %d", n)
+	}
 	text := chunk.Sanitize(d.Text)
 	title := strings.TrimSpace(chunk.Sanitize(d.Title))
 	if r := []rune(title); len(r) > 500 {

@@ -23,12 +23,7 @@ import (
 func backends(t *testing.T, fn func(t *testing.T, st store.Store)) {
 	t.Run("sqlite", func(t *testing.T) {
 		t.Parallel()
-		st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "q.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		fn(t, st)
+		fn(t, openSQLite(t))
 	})
 	for _, pg := range []struct {
 		name, env string
@@ -50,6 +45,16 @@ func backends(t *testing.T, fn func(t *testing.T, st store.Store)) {
 			fn(t, st)
 		})
 	}
+}
+
+func openSQLite(t *testing.T) store.Store {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "q.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
 }
 
 func write(t *testing.T, dir, name, content string) string {
@@ -159,12 +164,7 @@ func mustKB(t *testing.T, svc *kb.Service, name string) *store.KB {
 func TestBadInput(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "q.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	svc := kb.New(st, nil)
+	svc := kb.New(openSQLite(t), nil)
 	for _, name := range []string{"../etc", "a/b", `a\b`, "", ".hidden", "with space", strings.Repeat("x", 65)} {
 		var ve *store.ValidationError
 		if _, err := svc.Create(ctx, name, "", embed.Hash{}); !errors.As(err, &ve) || ve.Field != "name" {
@@ -211,12 +211,7 @@ func TestBadInput(t *testing.T) {
 func TestKoreanRetrieval(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "q.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	svc := kb.New(st, nil)
+	svc := kb.New(openSQLite(t), nil)
 	emb := embed.Hash{}
 	if _, err := svc.Create(ctx, "ko", "", emb); err != nil {
 		t.Fatal(err)

@@ -43,15 +43,7 @@ func (a *app) evalRetrievalCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			svc, err := a.service(ctx)
-			if err != nil {
-				return err
-			}
-			k, err := svc.Get(ctx, kbName)
-			if err != nil {
-				return err
-			}
-			emb, err := a.embedderFor(k)
+			svc, emb, err := a.openKB(ctx, kbName, false)
 			if err != nil {
 				return err
 			}

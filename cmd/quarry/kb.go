@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/quarryhq/quarry/kb"
-	"github.com/quarryhq/quarry/store"
 )
 
 func writeJSON(w io.Writer, v any) error {
@@ -67,22 +65,7 @@ func (a *app) kbAddCmd() *cobra.Command {
 		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			svc, err := a.service(ctx)
-			if err != nil {
-				return err
-			}
-			k, err := svc.Get(ctx, args[0])
-			if create && errors.Is(err, store.ErrNotFound) {
-				emb, eerr := a.configuredEmbedder()
-				if eerr != nil {
-					return usageError{eerr}
-				}
-				k, err = svc.Create(ctx, args[0], "", emb)
-			}
-			if err != nil {
-				return err
-			}
-			emb, err := a.embedderFor(k)
+			svc, emb, err := a.openKB(ctx, args[0], create)
 			if err != nil {
 				return err
 			}
@@ -254,15 +237,7 @@ func (a *app) kbSearchCmd() *cobra.Command {
 		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			svc, err := a.service(ctx)
-			if err != nil {
-				return err
-			}
-			k, err := svc.Get(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			emb, err := a.embedderFor(k)
+			svc, emb, err := a.openKB(ctx, args[0], false)
 			if err != nil {
 				return err
 			}

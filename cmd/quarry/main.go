@@ -128,6 +128,31 @@ func (a *app) service(ctx context.Context) (*kb.Service, error) {
 	return kb.New(st, a.logger), nil
 }
 
+// openKB opens the service and a knowledge base with its embedder. With
+// create, a missing knowledge base is created with the configured embedder.
+func (a *app) openKB(ctx context.Context, name string, create bool) (*kb.Service, embed.Embedder, error) {
+	svc, err := a.service(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	k, err := svc.Get(ctx, name)
+	if create && errors.Is(err, store.ErrNotFound) {
+		emb, eerr := a.configuredEmbedder()
+		if eerr != nil {
+			return nil, nil, usageError{eerr}
+		}
+		k, err = svc.Create(ctx, name, "", emb)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	emb, err := a.embedderFor(k)
+	if err != nil {
+		return nil, nil, err
+	}
+	return svc, emb, nil
+}
+
 // configuredEmbedder builds the embedder the configuration names.
 func (a *app) configuredEmbedder() (embed.Embedder, error) {
 	switch a.cfg.Embedder {

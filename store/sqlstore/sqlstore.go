@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/quarryhq/quarry/store"
 )
@@ -414,8 +415,8 @@ func validateSource(src store.Source) error {
 	switch {
 	case src.URL == "":
 		return &store.ValidationError{Field: "url", Rule: "must not be empty"}
-	case len(src.URL) > 2048:
-		return &store.ValidationError{Field: "url", Rule: "must be at most 2048 bytes"}
+	case utf8.RuneCountInString(src.URL) > 500:
+		return &store.ValidationError{Field: "url", Rule: "must be at most 500 characters (seed 003)"}
 	case len([]rune(src.Title)) > 500:
 		return &store.ValidationError{Field: "title", Rule: "must be at most 500 characters"}
 	}

@@ -4,6 +4,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,6 +114,9 @@ func Exercise(t *testing.T, open Opener) {
 		}
 		if _, err := s.SourcePutBatch(ctx, kb.ID, []store.SourcePut{{Source: src("", "E", "x", nil)}}); err == nil {
 			t.Fatal("empty url accepted")
+		}
+		if _, err := s.SourcePutBatch(ctx, kb.ID, []store.SourcePut{{Source: src("https://x.test/"+strings.Repeat("p", 500), "E", "x", nil)}}); err == nil {
+			t.Fatal("url over 500 characters accepted")
 		}
 		st, _ = s.KBStats(ctx, kb.ID)
 		if st.Sources != 2 || st.Chunks != 3 {

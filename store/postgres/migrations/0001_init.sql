@@ -11,7 +11,7 @@ CREATE TABLE knowledge_bases (
 CREATE TABLE sources (
     id            BIGSERIAL PRIMARY KEY,
     kb_id         BIGINT NOT NULL REFERENCES knowledge_bases(id) ON DELETE CASCADE,
-    url           TEXT NOT NULL CHECK (length(url) BETWEEN 1 AND 2048),
+    url           TEXT NOT NULL CHECK (length(url) BETWEEN 1 AND 500),
     doc_id        TEXT NOT NULL DEFAULT '',
     title         TEXT NOT NULL DEFAULT '',
     content       TEXT NOT NULL DEFAULT '',
