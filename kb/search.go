@@ -125,6 +125,8 @@ type memIndex struct {
 	chunks  []store.IndexedChunk // Embedding cleared; vectors live in vec
 	bm25    *index.BM25
 	vec     *index.Vectors
+	// pos maps a chunk id to its position, for native vector hits.
+	pos map[int64]int
 }
 
 func (s *Service) load(ctx context.Context, kb *store.KB) (*memIndex, error) {
@@ -137,7 +139,7 @@ func (s *Service) load(ctx context.Context, kb *store.KB) (*memIndex, error) {
 	if m, ok := s.indexes[kb.ID]; ok && m.version == v {
 		return m, nil
 	}
-	m := &memIndex{version: v, bm25: index.NewBM25(BM25K1, BM25B), vec: index.NewVectors(kb.Dimension)}
+	m := &memIndex{version: v, bm25: index.NewBM25(BM25K1, BM25B), vec: index.NewVectors(kb.Dimension), pos: map[int64]int{}}
 	err = s.store.ChunkScan(ctx, kb.ID, func(c store.IndexedChunk) error {
 		id := len(m.chunks)
 		m.bm25.Add(id, strings.Fields(c.Terms))
@@ -145,6 +147,7 @@ func (s *Service) load(ctx context.Context, kb *store.KB) (*memIndex, error) {
 			return fmt.Errorf("chunk %d: %w", c.ID, err)
 		}
 		c.Embedding, c.Terms = nil, ""
+		m.pos[c.ID] = id
 		m.chunks = append(m.chunks, c)
 		return nil
 	})
@@ -234,13 +237,9 @@ func (s *Service) vectorSearch(ctx context.Context, kb *store.KB, m *memIndex, q
 		if err != nil {
 			return nil, err
 		}
-		pos := make(map[int64]int, len(m.chunks))
-		for i, c := range m.chunks {
-			pos[c.ID] = i
-		}
 		var out []index.Hit
 		for _, h := range hits {
-			if i, ok := pos[h.ChunkID]; ok && keep(i) {
+			if i, ok := m.pos[h.ChunkID]; ok && keep(i) {
 				out = append(out, index.Hit{Doc: i, Score: h.Score})
 			}
 		}

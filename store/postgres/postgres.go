@@ -184,7 +184,17 @@ func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]s
 	expr := `embedding_vec::vector(` + dim + `)`
 	query := `SELECT id, 1 - (` + expr + ` <=> $1::vector(` + dim + `)) FROM chunks WHERE kb_id = ` + strconv.FormatInt(q.KBID, 10) +
 		` AND embedding_vec IS NOT NULL ORDER BY ` + expr + ` <=> $1::vector(` + dim + `) LIMIT $2`
-	rows, err := s.SQL.QueryContext(ctx, query, vectorLiteral(q.Vector), q.K)
+	// HNSW returns at most ef_search rows (default 40): raise it for this
+	// query so deep candidate lists for fusion are complete.
+	tx, err := s.SQL.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("chunk vector search: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, `SELECT set_config('hnsw.ef_search', $1, true)`, strconv.Itoa(min(1000, max(40, q.K)))); err != nil {
+		return nil, fmt.Errorf("chunk vector search: ef_search: %w", err)
+	}
+	rows, err := tx.QueryContext(ctx, query, vectorLiteral(q.Vector), q.K)
 	if err != nil {
 		return nil, fmt.Errorf("chunk vector search: %w", err)
 	}
