@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // minimalPDF builds a one-page PDF; with text it has a text layer.
@@ -141,7 +142,8 @@ func FuzzHTML(f *testing.F) {
 func FuzzPDF(f *testing.F) {
 	f.Add(minimalPDF("hello"))
 	f.Add([]byte("%PDF-1.7\n"))
+	PDFTimeout = 2 * time.Second
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _ = PDF(data) // must not panic or hang
+		_, _ = PDF(data) // must not panic, and must return within PDFTimeout
 	})
 }

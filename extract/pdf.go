@@ -24,7 +24,7 @@ func PDF(data []byte) (doc Doc, err error) {
 	doc.Format = "pdf"
 	text, perr := pdftotext(data)
 	if perr != nil || strings.TrimSpace(text) == "" {
-		text, err = goPDF(data)
+		text, err = goPDFWithin(data, PDFTimeout)
 		if err != nil {
 			if perr != nil && !errors.Is(perr, exec.ErrNotFound) {
 				return Doc{}, fmt.Errorf("pdf: %v; pdftotext: %v", err, perr)
@@ -56,6 +56,30 @@ func pdftotext(data []byte) (string, error) {
 		return "", fmt.Errorf("pdftotext: %w: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	return strings.ReplaceAll(out.String(), "\f", "\n\n"), nil
+}
+
+// PDFTimeout bounds the pure-Go reader, which can spin on some malformed
+// files; past it the file is reported as unreadable.
+var PDFTimeout = 20 * time.Second
+
+func goPDFWithin(data []byte, d time.Duration) (string, error) {
+	type result struct {
+		text string
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		t, err := goPDF(data)
+		ch <- result{t, err}
+	}()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case r := <-ch:
+		return r.text, r.err
+	case <-timer.C:
+		return "", fmt.Errorf("malformed pdf: reading took longer than %s", d)
+	}
 }
 
 func goPDF(data []byte) (text string, err error) {
