@@ -179,6 +179,8 @@ type Store interface {
 	CrawlLogList(ctx context.Context, kbID int64, limit int) ([]CrawlLog, error)
 	CrawlLogPurge(ctx context.Context, olderThan time.Time) (int, error)
 
+	ResearchStore
+
 	Close() error
 }
 
@@ -195,3 +197,35 @@ type ValidationError struct {
 }
 
 func (e *ValidationError) Error() string { return fmt.Sprintf("%s: %s", e.Field, e.Rule) }
+
+// Research is a stored research run: summary columns for listing and the
+// whole state (the research engine's checkpoint) as JSON.
+type Research struct {
+	ID        string    `json:"id"`
+	Question  string    `json:"question"`
+	Status    string    `json:"status"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	State     []byte    `json:"-"`
+}
+
+// ResearchEvent is one stored event of a research, in sequence order.
+type ResearchEvent struct {
+	Seq  int64     `json:"seq"`
+	Type string    `json:"type"`
+	At   time.Time `json:"at"`
+	Data []byte    `json:"data"`
+}
+
+// ResearchStore persists researches and their event logs.
+type ResearchStore interface {
+	// ResearchSave inserts or replaces a research and appends events (their
+	// Seq must be new) in one transaction: a checkpoint is all or nothing.
+	ResearchSave(ctx context.Context, r Research, events []ResearchEvent) error
+	// ResearchGet returns a research with its state, ErrNotFound if none.
+	ResearchGet(ctx context.Context, id string) (*Research, error)
+	// ResearchList returns the newest researches first, without state.
+	ResearchList(ctx context.Context, limit int) ([]Research, error)
+	// ResearchEvents returns the events after seq, in order.
+	ResearchEvents(ctx context.Context, id string, afterSeq int64) ([]ResearchEvent, error)
+}

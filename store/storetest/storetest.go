@@ -4,6 +4,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -206,6 +207,55 @@ func Exercise(t *testing.T, open Opener) {
 		logs, _ = s.CrawlLogList(ctx, kb.ID, 10)
 		if len(logs) != 1 || logs[0].ID != l2.ID {
 			t.Fatalf("after purge: %+v", logs)
+		}
+	})
+
+	t.Run("Researches", func(t *testing.T) {
+		s := open(t)
+		t0 := time.Now().Add(-time.Minute).UTC()
+		r := store.Research{ID: "r-1", Question: "why?", Status: "processing", CreatedAt: t0, UpdatedAt: t0, State: []byte(`{"step":1,"text":"a\u0000b"}`)}
+		ev := func(seq int64) store.ResearchEvent {
+			return store.ResearchEvent{Seq: seq, Type: "status", At: t0, Data: []byte(`{"seq":` + fmt.Sprint(seq) + `}`)}
+		}
+		if err := s.ResearchSave(ctx, r, []store.ResearchEvent{ev(1), ev(2)}); err != nil {
+			t.Fatal(err)
+		}
+		r.Status, r.State, r.UpdatedAt = "completed", []byte(`{"step":2}`), t0.Add(time.Second)
+		if err := s.ResearchSave(ctx, r, []store.ResearchEvent{ev(3)}); err != nil {
+			t.Fatal(err)
+		}
+		// A checkpoint that repeats an event is refused whole: the state
+		// is not half-written.
+		bad := r
+		bad.State = []byte(`{"step":3}`)
+		if err := s.ResearchSave(ctx, bad, []store.ResearchEvent{ev(4), ev(3)}); !errors.Is(err, store.ErrExists) {
+			t.Fatalf("duplicate event seq: %v", err)
+		}
+		got, err := s.ResearchGet(ctx, "r-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != "completed" || string(got.State) != `{"step":2}` || !got.CreatedAt.Equal(t0.Truncate(time.Microsecond)) && got.CreatedAt.Sub(t0).Abs() > time.Millisecond {
+			t.Fatalf("get: %+v %s", got, got.State)
+		}
+		evs, err := s.ResearchEvents(ctx, "r-1", 1)
+		if err != nil || len(evs) != 2 || evs[0].Seq != 2 || evs[1].Seq != 3 || string(evs[1].Data) != `{"seq":3}` {
+			t.Fatalf("events after 1: %+v %v", evs, err)
+		}
+		r2 := store.Research{ID: "r-2", Question: "how?", Status: "pending", CreatedAt: t0.Add(time.Second), UpdatedAt: t0, State: []byte(`{}`)}
+		if err := s.ResearchSave(ctx, r2, nil); err != nil {
+			t.Fatal(err)
+		}
+		list, err := s.ResearchList(ctx, 10)
+		if err != nil || len(list) != 2 || list[0].ID != "r-2" || list[1].ID != "r-1" || list[0].State != nil {
+			t.Fatalf("list newest first without state: %+v %v", list, err)
+		}
+		if _, err := s.ResearchGet(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("missing: %v", err)
+		}
+		r2.Status = "done"
+		if err := s.ResearchSave(ctx, r2, nil); err == nil {
+			t.Fatal("bad status accepted")
 		}
 	})
 }

@@ -1,0 +1,77 @@
+package research
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Marker is one citation marker found in a text: [cite:S1], [cite:S1,S4],
+// or the bare [S2] some models write.
+type Marker struct {
+	Start, End int // byte offsets of the marker in the text
+	IDs        []string
+}
+
+var markerRE = regexp.MustCompile(`\[(?:cite:[^\[\]]{0,200}|S[0-9]{1,6}(?:\s*[,;]\s*S[0-9]{1,6})*)\]`)
+
+// ParseMarkers finds the citation markers in text. IDs inside a marker are
+// split on commas, semicolons and spaces; "cite:" prefixes are dropped.
+func ParseMarkers(text string) []Marker {
+	var out []Marker
+	for _, loc := range markerRE.FindAllStringIndex(text, -1) {
+		inner := strings.TrimPrefix(text[loc[0]+1:loc[1]-1], "cite:")
+		var ids []string
+		for _, f := range strings.FieldsFunc(inner, func(r rune) bool { return r == ',' || r == ';' || r == ' ' || r == '\t' || r == '\n' }) {
+			f = strings.TrimPrefix(strings.TrimSpace(f), "cite:")
+			if f != "" {
+				ids = append(ids, f)
+			}
+		}
+		out = append(out, Marker{Start: loc[0], End: loc[1], IDs: ids})
+	}
+	return out
+}
+
+// citer numbers sources in order of first citation.
+type citer struct {
+	known   map[string]*Source
+	numbers map[string]int
+	order   []string
+	dropped int
+}
+
+func newCiter(known map[string]*Source) *citer {
+	return &citer{known: known, numbers: map[string]int{}}
+}
+
+// render replaces markers with numbered citations [n]. An id that names no
+// source read in this research is dropped, never rendered: citations cannot
+// point at anything the research did not read.
+func (c *citer) render(text string) string {
+	ms := ParseMarkers(text)
+	if len(ms) == 0 {
+		return text
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range ms {
+		b.WriteString(text[last:m.Start])
+		last = m.End
+		for _, id := range m.IDs {
+			if _, ok := c.known[id]; !ok {
+				c.dropped++
+				continue
+			}
+			n, ok := c.numbers[id]
+			if !ok {
+				c.order = append(c.order, id)
+				n = len(c.order)
+				c.numbers[id] = n
+			}
+			b.WriteString("[" + strconv.Itoa(n) + "]")
+		}
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}

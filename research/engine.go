@@ -1,0 +1,92 @@
+package research
+
+import (
+	"context"
+
+	"github.com/quarryhq/quarry/llm"
+)
+
+// Engine does the thinking of a research: planning, analysis and writing.
+// LLMEngine asks a language model; research/offline is extractive.
+type Engine interface {
+	// Name labels the engine in reports ("offline", "openai:gpt-4o").
+	Name() string
+	Plan(ctx context.Context, in PlanInput) (*PlanOutput, llm.Usage, error)
+	Analyze(ctx context.Context, in AnalyzeInput) (*Analysis, llm.Usage, error)
+	Write(ctx context.Context, in WriteInput) (*Draft, llm.Usage, error)
+}
+
+// PlanInput asks for a plan.
+type PlanInput struct {
+	Question string
+	Sources  []string
+	Effort   Effort
+}
+
+// PlanOutput is a plan with its prioritised root sub-questions.
+type PlanOutput struct {
+	Plan         Plan
+	SubQuestions []PlannedQuestion
+}
+
+// PlannedQuestion is a sub-question as planned: its text and the search
+// queries to run for it (the text itself when none).
+type PlannedQuestion struct {
+	Text     string
+	Priority int
+	Queries  []string
+}
+
+// AnalyzeInput is one round's new material.
+type AnalyzeInput struct {
+	Question string
+	// SubQuestions are this round's, with their results.
+	SubQuestions []SubQuestion
+	// Sources holds every source of the research by id; the round's new
+	// ones are named in SubQuestions' SourceIDs.
+	Sources   map[string]*Source
+	Learnings []Learning
+	Round     int
+	// MaxDirections caps the directions asked for.
+	MaxDirections int
+	// CharsPerSource caps how much of each source the engine may read.
+	CharsPerSource int
+}
+
+// Analysis is the reflect agent's output (seed 002 §2, 000 §3).
+type Analysis struct {
+	Learnings  []Learning  `json:"learnings"`
+	Directions []Direction `json:"directions"`
+	IsComplete bool        `json:"is_complete"`
+	Confidence float64     `json:"confidence"`
+	Relevance  float64     `json:"relevance"`
+	Quality    float64     `json:"quality"`
+}
+
+// Direction is a question still open, with the sub-question it follows.
+type Direction struct {
+	Text     string   `json:"text"`
+	ParentID string   `json:"parent_id,omitempty"`
+	Queries  []string `json:"queries,omitempty"`
+	Score    float64  `json:"score,omitempty"`
+}
+
+// WriteInput is everything the writer may use.
+type WriteInput struct {
+	Question     string
+	Plan         *Plan
+	SubQuestions []SubQuestion
+	Sources      map[string]*Source
+	Learnings    []Learning
+	// MaxTokens caps the writer's reply (budget reserve); 0 = default.
+	MaxTokens int
+	// CharsPerSource caps how much of each source the writer may read.
+	CharsPerSource int
+}
+
+// Draft is a written report whose sentences cite sources as [cite:S<n>].
+type Draft struct {
+	Title    string    `json:"title"`
+	Summary  string    `json:"summary"`
+	Sections []Section `json:"sections"`
+}

@@ -1,0 +1,418 @@
+package research
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/quarryhq/quarry/search"
+)
+
+// loop runs plan → (execute → analyze → decide)* until the research is
+// complete, the depth is spent or a budget stops it.
+func (x *run) loop(ctx context.Context) error {
+	r := x.r
+	effort := r.Options.Effort()
+	if r.Plan == nil {
+		if err := x.plan(ctx, effort); err != nil {
+			return err
+		}
+	}
+	for {
+		if r.StopReason != "" {
+			return nil
+		}
+		depth := len(r.Rounds) - 1
+		if depth < 0 || r.Rounds[depth].Decided {
+			depth++
+			if !x.hasPending(depth) {
+				r.StopReason = orDefault(r.StopReason, "no open sub-questions")
+				return nil
+			}
+			r.Rounds = append(r.Rounds, Round{Depth: depth})
+		}
+		round := &r.Rounds[depth]
+		if x.hasPending(depth) || x.hasUnmerged(depth) {
+			if err := x.execute(ctx, depth, effort); err != nil {
+				return err
+			}
+		}
+		if !round.Analyzed {
+			if err := x.analyze(ctx, depth, effort); err != nil {
+				return err
+			}
+		}
+		x.decide(depth, effort)
+		if err := x.checkpoint(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+func (x *run) hasPending(depth int) bool {
+	for _, sq := range x.r.SubQuestions {
+		if sq.Depth == depth && sq.Status == SubPending {
+			return true
+		}
+	}
+	return false
+}
+
+func (x *run) hasUnmerged(depth int) bool {
+	for _, sq := range x.r.SubQuestions {
+		if sq.Depth == depth && sq.Hits != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (x *run) plan(ctx context.Context, effort Effort) error {
+	r := x.r
+	t0 := x.rn.now()
+	x.setStatus(StatusProcessing, StagePlanning)
+	x.agent(AgentPlanner, AgentThinking, 0, "planning: "+r.Question, "")
+	x.message("user", AgentPlanner, MsgRequest, r.Question)
+	if !x.budget.allow(estimatePlanTokens) {
+		return errTokenBudget
+	}
+	out, usage, err := x.rn.Engine.Plan(ctx, PlanInput{Question: r.Question, Sources: r.Options.Sources, Effort: effort})
+	x.addUsage(StagePlanning, usage)
+	x.timed(StagePlanning, t0)
+	if err != nil {
+		x.emit(Event{Type: EventAgent, Agent: &AgentState{Agent: AgentPlanner, Status: AgentFailed, Error: err.Error()}})
+		return fmt.Errorf("plan: %w", err)
+	}
+	seen := map[string]bool{}
+	var qs []PlannedQuestion
+	for _, pq := range out.SubQuestions {
+		k := normalize(pq.Text)
+		if k == "" || seen[k] {
+			continue
+		}
+		seen[k] = true
+		qs = append(qs, pq)
+	}
+	sort.SliceStable(qs, func(i, j int) bool { return qs[i].Priority < qs[j].Priority })
+	if len(qs) > effort.MaxSub {
+		qs = qs[:effort.MaxSub]
+	}
+	if len(qs) == 0 {
+		qs = []PlannedQuestion{{Text: r.Question}}
+	}
+	plan := out.Plan
+	r.Plan = &plan
+	for i, pq := range qs {
+		// Priorities are unique: their order, from 1.
+		r.SubQuestions = append(r.SubQuestions, SubQuestion{ID: "Q" + strconv.Itoa(i+1), Text: pq.Text, Priority: i + 1, Status: SubPending, Queries: pq.Queries})
+	}
+	x.agent(AgentPlanner, AgentCompleted, 1, "", fmt.Sprintf("%d sub-questions, %d steps", len(qs), len(plan.Steps)))
+	x.message(AgentPlanner, AgentResearcher, MsgRequest, fmt.Sprintf("research %d sub-questions: %s", len(qs), joinTexts(r.SubQuestions)))
+	return x.checkpoint(ctx)
+}
+
+func joinTexts(sqs []SubQuestion) string {
+	var b strings.Builder
+	for i, sq := range sqs {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(sq.ID + " " + sq.Text)
+	}
+	return b.String()
+}
+
+// execute searches every pending sub-question at depth, concurrently. Each
+// finished sub-question is checkpointed, so a resume redoes none of them.
+// Results are merged into the research's sources in priority order after
+// all have finished, so source ids do not depend on timing.
+func (x *run) execute(ctx context.Context, depth int, effort Effort) error {
+	r := x.r
+	t0 := x.rn.now()
+	defer x.timed(StageExecuting, t0)
+	x.setStatus(StatusProcessing, StageExecuting)
+	var idx []int
+	for i, sq := range r.SubQuestions {
+		if sq.Depth == depth && sq.Status == SubPending {
+			idx = append(idx, i)
+		}
+	}
+	conc := x.rn.Concurrency
+	if conc <= 0 {
+		conc = 4
+	}
+	sem := make(chan struct{}, conc)
+	var wg sync.WaitGroup
+	done := 0
+	for _, i := range idx {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			x.mu.Lock()
+			sq := r.SubQuestions[i]
+			progress := float64(done) / float64(len(idx))
+			x.mu.Unlock()
+			x.agent(AgentResearcher, AgentWorking, progress, "searching: "+sq.Text, "")
+			res, failures := x.searchAll(ctx, sq, effort.PerSearch)
+			if ctx.Err() != nil {
+				return
+			}
+			x.mu.Lock()
+			done++
+			progress = float64(done) / float64(len(idx))
+			s := &r.SubQuestions[i]
+			s.Status, s.Hits = SubDone, res
+			if len(res) == 0 && failures > 0 {
+				s.Status, s.Error = SubFailed, "every source failed"
+			}
+			x.mu.Unlock()
+			x.agent(AgentResearcher, AgentWorking, progress, "", fmt.Sprintf("%s: %d results", sq.ID, len(res)))
+			if err := x.checkpoint(ctx); err != nil {
+				x.logger.Error("checkpoint", "err", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for i := range r.SubQuestions {
+		if sq := &r.SubQuestions[i]; sq.Depth == depth && sq.Hits != nil {
+			x.merge(sq, sq.Hits)
+			sq.Hits = nil
+		}
+	}
+	x.agent(AgentResearcher, AgentCompleted, 1, "", fmt.Sprintf("%d sources read so far", len(r.Sources)))
+	x.message(AgentResearcher, AgentReflector, MsgResponse, fmt.Sprintf("round %d: %d sub-questions searched, %d sources in total", depth, len(idx), len(r.Sources)))
+	return x.checkpoint(ctx)
+}
+
+// searchAll runs a sub-question's queries on every source. A failing source
+// is a warning, not a failed research.
+func (x *run) searchAll(ctx context.Context, sq SubQuestion, k int) ([]search.Result, int) {
+	queries := sq.Queries
+	if len(queries) == 0 {
+		queries = []string{sq.Text}
+	}
+	var out []search.Result
+	failures := 0
+	for _, q := range queries {
+		for _, src := range x.rn.Sources {
+			res, err := src.Search(ctx, q, k)
+			if err != nil {
+				if ctx.Err() != nil {
+					return out, failures
+				}
+				failures++
+				x.warn(fmt.Sprintf("source %s failed for %q: %v", src.Name(), q, err))
+				continue
+			}
+			out = append(out, res...)
+		}
+	}
+	return out, failures
+}
+
+// merge adds a sub-question's results to the research's sources. A URL
+// already read is never read again; a new passage of it (another chunk of
+// the same document) is appended while there is room.
+func (x *run) merge(sq *SubQuestion, res []search.Result) {
+	r := x.r
+	byURL := make(map[string]int, len(r.Sources))
+	for i, s := range r.Sources {
+		byURL[s.URL] = i
+	}
+	seen := map[string]bool{}
+	for _, h := range res {
+		if h.URL == "" {
+			continue
+		}
+		i, ok := byURL[h.URL]
+		if !ok {
+			s := Source{ID: "S" + strconv.Itoa(len(r.Sources)+1), URL: h.URL, Title: h.Title, Domain: search.Domain(h.URL), Kind: h.Kind,
+				Credibility: h.Credibility, AccessedAt: x.rn.now(), Published: h.Published, Content: clip(h.Content, MaxContentChars)}
+			if s.Title == "" {
+				s.Title = s.URL
+			}
+			r.Sources = append(r.Sources, s)
+			i = len(r.Sources) - 1
+			byURL[h.URL] = i
+			x.emit(Event{Type: EventSource, Source: &Source{ID: s.ID, URL: s.URL, Title: s.Title, Domain: s.Domain, Kind: s.Kind, Credibility: s.Credibility, AccessedAt: s.AccessedAt}})
+		} else if s := &r.Sources[i]; !strings.Contains(s.Content, h.Content) && len(s.Content)+len(h.Content)+2 <= MaxContentChars {
+			s.Content += "\n\n" + h.Content
+		}
+		if id := r.Sources[i].ID; !seen[id] {
+			seen[id] = true
+			sq.SourceIDs = append(sq.SourceIDs, id)
+		}
+	}
+}
+
+// clip cuts s to at most n bytes at a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}
+
+func (x *run) analyze(ctx context.Context, depth int, effort Effort) error {
+	r := x.r
+	t0 := x.rn.now()
+	defer x.timed(StageExecuting, t0)
+	var sqs []SubQuestion
+	for _, sq := range r.SubQuestions {
+		if sq.Depth == depth {
+			sqs = append(sqs, sq)
+		}
+	}
+	x.agent(AgentReflector, AgentThinking, 0, fmt.Sprintf("analyzing round %d", depth), "")
+	in := AnalyzeInput{Question: r.Question, SubQuestions: sqs, Sources: x.sourceMap(), Learnings: r.Learnings, Round: depth,
+		MaxDirections: childBreadth(effort), CharsPerSource: 1500}
+	if x.budget.max > 0 {
+		// Shrink what the analyst reads to fit what the budget allows.
+		room := x.budget.room() - analyzeOutputTokens
+		if room < 1000 {
+			return errTokenBudget
+		}
+		n := max(1, countNew(sqs))
+		in.CharsPerSource = min(in.CharsPerSource, room*3/n)
+	}
+	a, usage, err := x.rn.Engine.Analyze(ctx, in)
+	x.addUsage("analyzing", usage)
+	if err != nil {
+		x.emit(Event{Type: EventAgent, Agent: &AgentState{Agent: AgentReflector, Status: AgentFailed, Error: err.Error()}})
+		return fmt.Errorf("analyze round %d: %w", depth, err)
+	}
+	kept := 0
+	for _, l := range a.Learnings {
+		l.SourceIDs = x.knownIDs(l.SourceIDs)
+		if len(l.SourceIDs) == 0 || strings.TrimSpace(l.Text) == "" {
+			continue // a learning must cite what it came from
+		}
+		l.Round = depth
+		r.Learnings = append(r.Learnings, l)
+		kept++
+		ll := l
+		x.emit(Event{Type: EventLearning, Learning: &ll})
+	}
+	if dropped := len(a.Learnings) - kept; dropped > 0 {
+		x.warn(fmt.Sprintf("round %d: %d learnings dropped for citing no source read in this research", depth, dropped))
+	}
+	if len(r.Learnings) > MaxLearnings {
+		r.Learnings = append([]Learning(nil), r.Learnings[len(r.Learnings)-MaxLearnings:]...)
+	}
+	round := &r.Rounds[depth]
+	round.Analyzed, round.Analysis = true, a
+	x.agent(AgentReflector, AgentCompleted, 1, "", fmt.Sprintf("%d learnings, %d directions, complete=%v, confidence %.2f", kept, len(a.Directions), a.IsComplete, a.Confidence))
+	return x.checkpoint(ctx)
+}
+
+func countNew(sqs []SubQuestion) int {
+	n := 0
+	for _, sq := range sqs {
+		n += len(sq.SourceIDs)
+	}
+	return n
+}
+
+// childBreadth is how many follow-up sub-questions a round may open: half
+// the breadth, at least two (seed 002 narrows breadth as it goes deeper).
+func childBreadth(e Effort) int { return max(2, (e.MaxSub+1)/2) }
+
+// decide stops when the analysis says the question is answered with enough
+// confidence or the depth is spent; otherwise it opens the best directions
+// as child sub-questions.
+func (x *run) decide(depth int, effort Effort) {
+	r := x.r
+	round := &r.Rounds[depth]
+	if round.Decided {
+		return
+	}
+	round.Decided = true
+	a := round.Analysis
+	switch {
+	case a.IsComplete && a.Confidence >= r.Options.Confidence:
+		r.StopReason = fmt.Sprintf("complete with confidence %.2f after round %d", a.Confidence, depth)
+	case depth >= effort.Depth:
+		r.StopReason = fmt.Sprintf("depth %d reached", effort.Depth)
+	}
+	if r.StopReason != "" {
+		x.message(AgentReflector, "", MsgNotification, "stopping: "+r.StopReason)
+		return
+	}
+	existing := map[string]bool{normalize(r.Question): true}
+	ids := map[string]bool{}
+	for _, sq := range r.SubQuestions {
+		existing[normalize(sq.Text)] = true
+		ids[sq.ID] = true
+	}
+	dirs := append([]Direction(nil), a.Directions...)
+	sort.SliceStable(dirs, func(i, j int) bool { return dirs[i].Score > dirs[j].Score })
+	opened := 0
+	for _, d := range dirs {
+		if opened == childBreadth(effort) {
+			break
+		}
+		k := normalize(d.Text)
+		if k == "" || existing[k] {
+			continue // no repeats, so no cycles
+		}
+		existing[k] = true
+		parent := d.ParentID
+		if !ids[parent] {
+			parent = ""
+		}
+		id := "Q" + strconv.Itoa(len(r.SubQuestions)+1)
+		r.SubQuestions = append(r.SubQuestions, SubQuestion{ID: id, Text: d.Text, Priority: len(r.SubQuestions) + 1, Depth: depth + 1, ParentID: parent, Status: SubPending, Queries: d.Queries})
+		opened++
+	}
+	if opened == 0 {
+		r.StopReason = "no new directions"
+		x.message(AgentReflector, "", MsgNotification, "stopping: no new directions")
+		return
+	}
+	x.message(AgentReflector, AgentResearcher, MsgRequest, fmt.Sprintf("follow %d directions at depth %d", opened, depth+1))
+}
+
+func (x *run) sourceMap() map[string]*Source {
+	m := make(map[string]*Source, len(x.r.Sources))
+	for i := range x.r.Sources {
+		m[x.r.Sources[i].ID] = &x.r.Sources[i]
+	}
+	return m
+}
+
+func (x *run) knownIDs(ids []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, id := range ids {
+		id = strings.TrimSpace(id)
+		n := sourceNum(id)
+		if n >= 1 && n <= len(x.r.Sources) && !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// sourceNum parses "S12" as 12; anything else is 0.
+func sourceNum(id string) int {
+	if len(id) < 2 || id[0] != 'S' {
+		return 0
+	}
+	n, err := strconv.Atoi(id[1:])
+	if err != nil || n < 1 || strconv.Itoa(n) != id[1:] {
+		return 0
+	}
+	return n
+}

@@ -1,0 +1,127 @@
+package offline_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quarryhq/quarry/embed"
+	"github.com/quarryhq/quarry/kb"
+	"github.com/quarryhq/quarry/research"
+	"github.com/quarryhq/quarry/research/offline"
+	"github.com/quarryhq/quarry/search"
+	"github.com/quarryhq/quarry/search/kbsource"
+	"github.com/quarryhq/quarry/store/sqlite"
+)
+
+const hotpotDir = "../../../shared/data/hotpotqa"
+
+type hotpotQuestion struct {
+	ID            string   `json:"_id"`
+	Question      string   `json:"question"`
+	Type          string   `json:"type"`
+	SupportingIDs []string `json:"supporting_ids"`
+}
+
+// BenchmarkHotpotQA runs the 40 HotpotQA dev questions offline over the
+// mini-corpus and reports how many gold supporting paragraphs are among
+// each report's references, per paragraph and both at once, at depth 0
+// (one round), the standard level and comprehensive:
+//
+//	go test ./research/offline -run '^$' -bench HotpotQA -benchtime 1x
+func BenchmarkHotpotQA(b *testing.B) {
+	qs := loadHotpot(b)
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "q.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	svc := kb.New(st, nil)
+	emb := embed.Hash{}
+	if _, err := svc.Create(ctx, "hotpot", "", emb); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := svc.AddPaths(ctx, "hotpot", []string{filepath.Join(hotpotDir, "corpus.jsonl")}, kb.AddOptions{Embedder: emb}); err != nil {
+		b.Fatal(err)
+	}
+	rn := &research.Runner{Engine: offline.Engine{}, Sources: []search.Source{kbsource.New(svc, "hotpot", emb)}, Store: st}
+	// Warm the index once so the first question does not pay for loading.
+	if _, err := svc.Search(ctx, "hotpot", emb, kb.Query{Text: "warm", K: 1}); err != nil {
+		b.Fatal(err)
+	}
+	for _, cfg := range []struct {
+		name string
+		opts research.Options
+	}{
+		{"depth0", research.Options{Breadth: 6, Depth: 0, DepthSet: true}},
+		{"standard", research.Options{Level: research.LevelStandard}},
+		{"comprehensive", research.Options{Level: research.LevelComprehensive}},
+	} {
+		b.Run(cfg.name, func(b *testing.B) {
+			for range b.N {
+				var found, both, refs int
+				var worst time.Duration
+				t0 := time.Now()
+				for _, q := range qs {
+					opts := cfg.opts
+					opts.Sources = []string{"kb:hotpot"}
+					t1 := time.Now()
+					r, err := rn.Start(ctx, q.Question, opts)
+					if err != nil {
+						b.Fatal(err)
+					}
+					worst = max(worst, time.Since(t1))
+					got := map[string]bool{}
+					for _, ref := range r.Report.References {
+						got[ref.URL[strings.LastIndexByte(ref.URL, '/')+1:]] = true
+					}
+					refs += len(r.Report.References)
+					n := 0
+					for _, id := range q.SupportingIDs {
+						if got[id] {
+							n++
+						}
+					}
+					found += n
+					if n == len(q.SupportingIDs) {
+						both++
+					}
+					if os.Getenv("HOTPOT_VERBOSE") != "" && n < len(q.SupportingIDs) {
+						fmt.Printf("MISS %s %q gold=%v refs=%d\n", cfg.name, q.Question, q.SupportingIDs, len(r.Report.References))
+					}
+				}
+				elapsed := time.Since(t0)
+				b.ReportMetric(float64(found)/float64(2*len(qs)), "para_recall")
+				b.ReportMetric(float64(both)/float64(len(qs)), "both_recall")
+				b.ReportMetric(float64(refs)/float64(len(qs)), "refs/research")
+				b.ReportMetric(float64(elapsed.Milliseconds())/float64(len(qs)), "ms/research")
+				b.ReportMetric(float64(worst.Milliseconds()), "max_ms")
+			}
+		})
+	}
+}
+
+func loadHotpot(tb testing.TB) []hotpotQuestion {
+	f, err := os.Open(filepath.Join(hotpotDir, "questions_dev.jsonl"))
+	if err != nil {
+		tb.Skipf("HotpotQA data not found beside the checkout: %v", err)
+	}
+	defer f.Close()
+	var qs []hotpotQuestion
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var q hotpotQuestion
+		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
+			tb.Fatal(err)
+		}
+		qs = append(qs, q)
+	}
+	return qs
+}

@@ -1,0 +1,220 @@
+package offline
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
+
+	"github.com/quarryhq/quarry/kb/analyze"
+)
+
+// sentences splits text into sentences: at . ! ? followed by a space and a
+// capital, digit or quote (not after an initial or a common abbreviation),
+// at CJK full stops, at Korean sentence endings and at line breaks.
+func sentences(text string) []string {
+	var out []string
+	add := func(s string) {
+		s = strings.Join(strings.Fields(s), " ")
+		if utf8.RuneCountInString(s) >= 12 {
+			out = append(out, s)
+		}
+	}
+	start := 0
+	rs := []rune(text)
+	pos := make([]int, len(rs)+1)
+	b := 0
+	for i, r := range rs {
+		pos[i] = b
+		b += utf8.RuneLen(r)
+	}
+	pos[len(rs)] = b
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		cut := -1
+		switch {
+		case r == '\n' && i+1 < len(rs) && rs[i+1] == '\n':
+			cut = i
+		case r == '。' || r == '！' || r == '？':
+			cut = i + 1
+		case r == '.' || r == '!' || r == '?':
+			j := i + 1
+			for j < len(rs) && strings.ContainsRune(`"')]”’`, rs[j]) {
+				j++
+			}
+			if j >= len(rs) || !unicode.IsSpace(rs[j]) {
+				continue
+			}
+			k := j
+			for k < len(rs) && unicode.IsSpace(rs[k]) {
+				k++
+			}
+			if k < len(rs) && !(unicode.IsUpper(rs[k]) || unicode.IsDigit(rs[k]) || strings.ContainsRune(`"'“‘(`, rs[k]) || isHangul(rs[k])) {
+				continue
+			}
+			if r == '.' && abbreviation(rs[:i]) {
+				continue
+			}
+			cut = j
+		}
+		if cut >= 0 {
+			add(text[pos[start]:pos[cut]])
+			start = cut
+		}
+	}
+	add(text[pos[start]:])
+	return out
+}
+
+func isHangul(r rune) bool { return unicode.Is(unicode.Hangul, r) }
+
+var abbrevs = map[string]bool{"mr": true, "mrs": true, "ms": true, "dr": true, "st": true, "jr": true, "sr": true, "vs": true, "no": true, "inc": true, "ltd": true, "co": true, "corp": true, "prof": true, "gen": true, "col": true, "lt": true, "mt": true, "ft": true, "fig": true, "al": true, "e.g": true, "i.e": true, "u.s": true, "u.k": true, "jan": true, "feb": true, "aug": true, "sept": true, "oct": true, "nov": true, "dec": true}
+
+// abbreviation reports whether the word before a period is an initial or a
+// known abbreviation.
+func abbreviation(before []rune) bool {
+	i := len(before)
+	for i > 0 && !unicode.IsSpace(before[i-1]) && before[i-1] != '(' {
+		i--
+	}
+	w := strings.ToLower(string(before[i:]))
+	if utf8.RuneCountInString(w) == 1 && unicode.IsLetter(before[len(before)-1]) {
+		return true // an initial: "John F. Kennedy"
+	}
+	return abbrevs[w]
+}
+
+// termSet is the set of analysed terms of text.
+func termSet(text string) map[string]bool {
+	m := map[string]bool{}
+	analyze.TermsFunc(text, func(t string) { m[t] = true })
+	return m
+}
+
+// questionWords open questions and are not facets.
+var questionWords = map[string]bool{"which": true, "what": true, "who": true, "whom": true, "whose": true, "when": true, "where": true, "why": true, "how": true, "is": true, "are": true, "was": true, "were": true, "did": true, "does": true, "do": true, "the": true, "a": true, "an": true, "in": true, "this": true, "that": true, "these": true, "both": true, "and": true, "or": true, "of": true}
+
+// keywords returns the content words of text in order, lower-cased,
+// without stop words and question words, each once.
+func keywords(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range words(text) {
+		lw := strings.ToLower(w)
+		if english.IsStopWord(lw) || questionWords[lw] || seen[lw] || utf8.RuneCountInString(lw) < 2 && !isCJKWord(lw) {
+			continue
+		}
+		seen[lw] = true
+		out = append(out, lw)
+	}
+	return out
+}
+
+func isCJKWord(w string) bool {
+	r, _ := utf8.DecodeRuneInString(w)
+	return unicode.Is(unicode.Hangul, r) || unicode.Is(unicode.Han, r)
+}
+
+// words splits text into words: letters and digits, with inner hyphens,
+// apostrophes and periods kept ("F.C.", "Jolie-Pitt", "O'Neil").
+func words(text string) []string {
+	var out []string
+	var cur []rune
+	flush := func() {
+		w := strings.Trim(string(cur), "-'.’")
+		if w != "" {
+			out = append(out, w)
+		}
+		cur = cur[:0]
+	}
+	for _, r := range text {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
+			cur = append(cur, r)
+		case (r == '-' || r == '\'' || r == '’' || r == '.') && len(cur) > 0:
+			cur = append(cur, r)
+		default:
+			flush()
+		}
+	}
+	flush()
+	return out
+}
+
+// connectors may sit inside a name: "University of Kansas", "Ludwig van
+// Beethoven".
+var connectors = map[string]bool{"of": true, "the": true, "de": true, "van": true, "von": true, "der": true, "la": true, "le": true, "du": true, "del": true, "da": true, "and": true, "&": true}
+
+// leading capitalised words that start sentences rather than names.
+var notNames = map[string]bool{"The": true, "A": true, "An": true, "In": true, "On": true, "At": true, "It": true, "He": true, "She": true, "They": true, "This": true, "That": true, "These": true, "Those": true, "His": true, "Her": true, "Its": true, "Their": true, "After": true, "Before": true, "During": true, "As": true, "By": true, "For": true, "From": true, "With": true, "Which": true, "What": true, "Who": true, "When": true, "Where": true, "Why": true, "How": true, "Is": true, "Are": true, "Was": true, "Were": true, "Did": true, "Does": true, "Do": true, "Both": true, "Although": true, "However": true, "Since": true, "While": true, "If": true, "There": true, "Also": true, "Some": true, "Many": true, "Most": true, "One": true, "Two": true, "Other": true, "Following": true, "According": true, "Despite": true, "Between": true, "Among": true, "Under": true, "Over": true, "Through": true, "Later": true, "Then": true}
+
+// names returns the capitalised multi- or single-word names in text
+// ("Giuseppe Verdi", "University of Kansas"), and quoted titles.
+func names(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(n string) {
+		n = strings.Trim(n, " ,;:-'’.")
+		if utf8.RuneCountInString(n) < 3 || seen[n] {
+			return
+		}
+		seen[n] = true
+		out = append(out, n)
+	}
+	// Quoted titles first: "Bimmer", “Leviathan”.
+	for _, q := range []struct{ open, close string }{{`"`, `"`}, {"“", "”"}} {
+		rest := text
+		for {
+			i := strings.Index(rest, q.open)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(q.open):]
+			j := strings.Index(rest, q.close)
+			if j < 0 {
+				break
+			}
+			if inner := rest[:j]; utf8.RuneCountInString(inner) <= 80 && strings.TrimSpace(inner) != "" {
+				add(inner)
+			}
+			rest = rest[j+len(q.close):]
+		}
+	}
+	ws := words(text)
+	for i := 0; i < len(ws); {
+		if !capitalised(ws[i]) || notNames[ws[i]] {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(ws) {
+			if capitalised(ws[j]) && !notNames[ws[j]] || isNumber(ws[j]) && j > i {
+				j++
+				continue
+			}
+			if connectors[ws[j]] && j+1 < len(ws) && capitalised(ws[j+1]) {
+				j += 2
+				continue
+			}
+			break
+		}
+		add(strings.Join(ws[i:j], " "))
+		i = j
+	}
+	return out
+}
+
+func capitalised(w string) bool {
+	r, _ := utf8.DecodeRuneInString(w)
+	return unicode.IsUpper(r)
+}
+
+func isNumber(w string) bool {
+	for _, r := range w {
+		if !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return w != ""
+}

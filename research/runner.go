@@ -1,0 +1,301 @@
+package research
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/quarryhq/quarry/llm"
+	"github.com/quarryhq/quarry/search"
+	"github.com/quarryhq/quarry/store"
+)
+
+// Runner runs researches. Engine thinks; Sources are searched; every step
+// is checkpointed to Store with the events it produced.
+type Runner struct {
+	Engine Engine
+	// Fallback writes the report when Engine's writer fails or the budget
+	// leaves it no room (the offline engine); the report says so.
+	Fallback Engine
+	Sources  []search.Source
+	Store    store.ResearchStore
+	Logger   *slog.Logger
+	// OnEvent, when set, receives every event as it happens.
+	OnEvent func(Event)
+	// Concurrency bounds simultaneous searches (default 4).
+	Concurrency int
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Start validates the question and options, creates a research and runs it
+// to the end. The research is returned (and stored) also when it failed.
+func (rn *Runner) Start(ctx context.Context, question string, opts Options) (*Research, error) {
+	q, err := Validate(question, &opts)
+	if err != nil {
+		return nil, err
+	}
+	now := rn.now()
+	r := &Research{ID: uuid.NewString(), Question: q, Status: StatusPending, Options: opts, Engine: rn.Engine.Name(), CreatedAt: now, UpdatedAt: now}
+	x := rn.newRun(r, 0)
+	x.emit(Event{Type: EventStatus, Status: &StatusChange{Status: StatusPending}})
+	if err := x.checkpoint(ctx); err != nil {
+		return nil, err
+	}
+	return x.run(ctx)
+}
+
+// Resume continues a stored research from its last checkpoint. Finished
+// steps are not redone. A completed research is returned as it is.
+func (rn *Runner) Resume(ctx context.Context, id string) (*Research, error) {
+	r, err := Load(ctx, rn.Store, id)
+	if err != nil {
+		return nil, err
+	}
+	if r.Status == StatusCompleted {
+		return r, nil
+	}
+	evs, err := rn.Store.ResearchEvents(ctx, id, 0)
+	if err != nil {
+		return nil, err
+	}
+	var seq int64
+	if len(evs) > 0 {
+		seq = evs[len(evs)-1].Seq
+	}
+	r.Error = ""
+	x := rn.newRun(r, seq)
+	x.warn(fmt.Sprintf("resumed at stage %s", orDefault(r.Stage, StagePlanning)))
+	return x.run(ctx)
+}
+
+// Load reads a stored research.
+func Load(ctx context.Context, st store.ResearchStore, id string) (*Research, error) {
+	rec, err := st.ResearchGet(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var r Research
+	if err := json.Unmarshal(rec.State, &r); err != nil {
+		return nil, fmt.Errorf("research %s: stored state: %w", id, err)
+	}
+	return &r, nil
+}
+
+func (rn *Runner) now() time.Time {
+	if rn.Now != nil {
+		return rn.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// run is one execution of a research (a start or a resume).
+type run struct {
+	rn     *Runner
+	logger *slog.Logger
+
+	saveMu  sync.Mutex // serialises checkpoints
+	mu      sync.Mutex
+	r       *Research
+	seq     int64
+	pending []Event
+	budget  budget
+	started time.Time
+}
+
+func (rn *Runner) newRun(r *Research, seq int64) *run {
+	lg := rn.Logger
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	if r.Usage.Stages == nil {
+		r.Usage.Stages = map[string]llm.Usage{}
+	}
+	if r.Timings.Stages == nil {
+		r.Timings.Stages = map[string]float64{}
+	}
+	return &run{rn: rn, logger: lg.With("research", r.ID), r: r, seq: seq, budget: newBudget(r.Options.MaxTokens, r.Usage.Total()), started: rn.now()}
+}
+
+// emit records an event for the next checkpoint and streams it now.
+func (x *run) emit(e Event) {
+	x.mu.Lock()
+	x.seq++
+	e.ResearchID, e.Seq, e.At = x.r.ID, x.seq, x.rn.now()
+	x.pending = append(x.pending, e)
+	x.mu.Unlock()
+	if x.rn.OnEvent != nil {
+		x.rn.OnEvent(e)
+	}
+}
+
+func (x *run) agent(name, status string, progress float64, task, result string) {
+	x.emit(Event{Type: EventAgent, Agent: &AgentState{Agent: name, Status: status, Progress: progress, Task: task, Result: result}})
+}
+
+func (x *run) message(from, to, kind, content string) {
+	x.emit(Event{Type: EventMessage, Message: &AgentMessage{From: from, To: to, Kind: kind, Content: content}})
+}
+
+func (x *run) warn(msg string) {
+	x.mu.Lock()
+	x.r.Warnings = append(x.r.Warnings, msg)
+	x.mu.Unlock()
+	x.logger.Warn("research", "warning", msg)
+	x.emit(Event{Type: EventWarning, Warning: msg})
+}
+
+func (x *run) setStatus(status, stage string) {
+	x.mu.Lock()
+	x.r.Status, x.r.Stage = status, stage
+	x.mu.Unlock()
+	x.emit(Event{Type: EventStatus, Status: &StatusChange{Status: status, Stage: stage}})
+}
+
+// checkpoint stores the research and the events since the last one, in one
+// transaction. It runs even when ctx is cancelled, so an interrupted
+// research keeps what it found.
+func (x *run) checkpoint(ctx context.Context) error {
+	x.saveMu.Lock()
+	defer x.saveMu.Unlock()
+	x.mu.Lock()
+	x.r.UpdatedAt = x.rn.now()
+	state, err := json.Marshal(x.r)
+	if err != nil {
+		x.mu.Unlock()
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	rec := store.Research{ID: x.r.ID, Question: x.r.Question, Status: x.r.Status, CreatedAt: x.r.CreatedAt, UpdatedAt: x.r.UpdatedAt, State: state}
+	evs := make([]store.ResearchEvent, 0, len(x.pending))
+	for _, e := range x.pending {
+		data, err := json.Marshal(e)
+		if err != nil {
+			x.mu.Unlock()
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+		evs = append(evs, store.ResearchEvent{Seq: e.Seq, Type: e.Type, At: e.At, Data: data})
+	}
+	x.pending = nil
+	x.mu.Unlock()
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := x.rn.Store.ResearchSave(sctx, rec, evs); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
+
+// addUsage records one engine call's usage against a stage and the budget.
+func (x *run) addUsage(stage string, u llm.Usage) {
+	if u.Calls == 0 && u.Total() == 0 {
+		return
+	}
+	x.mu.Lock()
+	x.r.Usage.Usage = x.r.Usage.Usage.Add(u)
+	x.r.Usage.Stages[stage] = x.r.Usage.Stages[stage].Add(u)
+	x.budget.used = x.r.Usage.Total()
+	total := x.r.Usage.Usage
+	x.mu.Unlock()
+	x.emit(Event{Type: EventUsage, Usage: &total})
+}
+
+func (x *run) timed(stage string, t0 time.Time) {
+	x.mu.Lock()
+	x.r.Timings.Stages[stage] += x.rn.now().Sub(t0).Seconds()
+	x.mu.Unlock()
+}
+
+// run drives the research from wherever its state says it is.
+func (x *run) run(ctx context.Context) (*Research, error) {
+	r := x.r
+	loopCtx, writeCtx, cancel := x.deadlines(ctx)
+	defer cancel()
+	x.setStatus(StatusProcessing, orDefault(r.Stage, StagePlanning))
+	err := x.loop(loopCtx)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		// Interrupted by the caller (Ctrl-C): keep everything, resumable.
+		return x.fail(ctx, fmt.Errorf("interrupted: %w (resume with the research id %s)", ctx.Err(), r.ID))
+	case errors.Is(err, errTimeBudget) || loopCtx.Err() != nil:
+		r.StopReason = "time budget reached"
+		x.warn(fmt.Sprintf("time budget of %s reached; writing the report from what was found", r.Options.Timeout))
+	case errors.Is(err, errTokenBudget):
+		r.StopReason = "token budget reached"
+		x.warn(fmt.Sprintf("token budget reached (%d of %d tokens); writing the report from what was found", x.budget.used, x.budget.max))
+	default:
+		return x.fail(ctx, err)
+	}
+	if err := x.write(writeCtx); err != nil {
+		if ctx.Err() != nil {
+			return x.fail(ctx, fmt.Errorf("interrupted: %w (resume with the research id %s)", ctx.Err(), r.ID))
+		}
+		return x.fail(ctx, err)
+	}
+	r.Timings.Total += x.rn.now().Sub(x.started).Seconds()
+	x.setStatus(StatusCompleted, StageCompleted)
+	if err := x.checkpoint(ctx); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+func (x *run) fail(ctx context.Context, err error) (*Research, error) {
+	x.r.Error = err.Error()
+	x.r.Timings.Total += x.rn.now().Sub(x.started).Seconds()
+	x.setStatus(StatusFailed, StageFailed)
+	if cerr := x.checkpoint(ctx); cerr != nil {
+		x.logger.Error("checkpoint after failure", "err", cerr)
+	}
+	return x.r, err
+}
+
+var (
+	errTimeBudget  = errors.New("time budget reached")
+	errTokenBudget = errors.New("token budget reached")
+)
+
+// deadlines splits the time budget: the loop may use 75% of what is left,
+// the rest is the writer's reserve.
+func (x *run) deadlines(ctx context.Context) (loopCtx, writeCtx context.Context, cancel func()) {
+	t := x.r.Options.Timeout
+	if t <= 0 {
+		return ctx, ctx, func() {}
+	}
+	left := t - time.Duration(x.r.Timings.Total*float64(time.Second))
+	if left < time.Second {
+		left = time.Second
+	}
+	writeCtx, c1 := context.WithTimeout(ctx, left)
+	loopCtx, c2 := context.WithTimeout(ctx, left*3/4)
+	return loopCtx, writeCtx, func() { c2(); c1() }
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// normalize is the comparison key of a sub-question text.
+func normalize(s string) string {
+	return strings.Join(strings.Fields(strings.ToLower(strings.Trim(s, " ?.!"))), " ")
+}
+
+func sortedIDs(m map[string]*Source) []string {
+	ids := make([]string, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return sourceNum(ids[i]) < sourceNum(ids[j]) })
+	return ids
+}

@@ -1,0 +1,180 @@
+// Package research is Quarry's research engine: the iterative loop of plan →
+// execute → analyze → decide → write (SPEC §1) over any set of search
+// sources, with token and time budgets that keep a reserve for the report,
+// typed events for every agent, and checkpoints after every step so a run
+// can be resumed. The thinking is done by an Engine: one backed by a
+// language model (LLMEngine) or the offline extractive engine
+// (research/offline). The package never imports a provider, a database
+// driver or net/http.
+package research
+
+import (
+	"time"
+
+	"github.com/quarryhq/quarry/llm"
+	"github.com/quarryhq/quarry/search"
+)
+
+// Query statuses (seed 000).
+const (
+	StatusPending    = "pending"
+	StatusProcessing = "processing"
+	StatusCompleted  = "completed"
+	StatusFailed     = "failed"
+)
+
+// Stages (seed 001).
+const (
+	StagePlanning     = "planning"
+	StageExecuting    = "executing"
+	StageVerifying    = "verifying"
+	StageSynthesizing = "synthesizing"
+	StageCompleted    = "completed"
+	StageFailed       = "failed"
+)
+
+// Research is one research run: its input, everything it found, and its
+// report. It is also the checkpoint: stored whole after every step.
+type Research struct {
+	ID           string        `json:"id"`
+	Question     string        `json:"question"`
+	Status       string        `json:"status"`
+	Stage        string        `json:"stage"`
+	Options      Options       `json:"options"`
+	Engine       string        `json:"engine"`
+	Plan         *Plan         `json:"plan,omitempty"`
+	SubQuestions []SubQuestion `json:"sub_questions"`
+	Sources      []Source      `json:"sources"`
+	Learnings    []Learning    `json:"learnings"`
+	Rounds       []Round       `json:"rounds"`
+	Report       *Report       `json:"report,omitempty"`
+	Usage        UsageReport   `json:"usage"`
+	Timings      Timings       `json:"timings"`
+	Warnings     []string      `json:"warnings,omitempty"`
+	StopReason   string        `json:"stop_reason,omitempty"`
+	Error        string        `json:"error,omitempty"`
+	CreatedAt    time.Time     `json:"created_at"`
+	UpdatedAt    time.Time     `json:"updated_at"`
+}
+
+// Plan is the planning agent's output (seed 000 §5, 001 §2–3).
+type Plan struct {
+	Strategy         string   `json:"strategy"`
+	Keywords         []string `json:"keywords"`
+	Steps            []Step   `json:"steps"`
+	EstimatedSeconds int      `json:"estimated_seconds"`
+}
+
+// Step is one numbered search step of a plan.
+type Step struct {
+	Number      int      `json:"number"`
+	Description string   `json:"description"`
+	Sources     []string `json:"sources"`
+	Keywords    []string `json:"keywords"`
+}
+
+// Sub-question statuses.
+const (
+	SubPending = "pending"
+	SubDone    = "done"
+	SubFailed  = "failed"
+)
+
+// SubQuestion is one question the research pursues (seed 001 §3). Root
+// sub-questions have depth 0; a child follows a direction its parent's
+// round found and has depth parent+1.
+type SubQuestion struct {
+	ID       string   `json:"id"`
+	Text     string   `json:"text"`
+	Priority int      `json:"priority"`
+	Depth    int      `json:"depth"`
+	ParentID string   `json:"parent_id,omitempty"`
+	Status   string   `json:"status"`
+	Queries  []string `json:"queries,omitempty"`
+	// SourceIDs are the sources its searches returned, in rank order.
+	SourceIDs []string `json:"source_ids,omitempty"`
+	Error     string   `json:"error,omitempty"`
+	// Hits are its search results between the search and their merge into
+	// the research's sources (kept in checkpoints only).
+	Hits []search.Result `json:"hits,omitempty"`
+}
+
+// Source is a document read during the research. Citations may only point
+// at these.
+type Source struct {
+	ID          string     `json:"id"`
+	URL         string     `json:"url"`
+	Title       string     `json:"title"`
+	Domain      string     `json:"domain"`
+	Kind        string     `json:"kind"`
+	Credibility float64    `json:"credibility"`
+	AccessedAt  time.Time  `json:"accessed_at"`
+	Published   *time.Time `json:"published,omitempty"`
+	// Content is the text read, at most MaxContentChars.
+	Content string `json:"content,omitempty"`
+}
+
+// MaxContentChars is kept per source (seed 001 §4).
+const MaxContentChars = 10000
+
+// Learning is something the research learned, with the sources that say it.
+type Learning struct {
+	Text      string   `json:"text"`
+	SourceIDs []string `json:"source_ids"`
+	// SubQuestionID is the sub-question whose results it came from.
+	SubQuestionID string  `json:"sub_question_id,omitempty"`
+	Round         int     `json:"round"`
+	Score         float64 `json:"score,omitempty"`
+}
+
+// MaxLearnings is how many of the most recent learnings are kept (seed 002).
+const MaxLearnings = 20
+
+// Round records one pass of execute → analyze → decide.
+type Round struct {
+	Depth    int       `json:"depth"`
+	Analyzed bool      `json:"analyzed"`
+	Analysis *Analysis `json:"analysis,omitempty"`
+	Decided  bool      `json:"decided"`
+}
+
+// Report is the written result. Markdown is the rendered report with
+// numbered citations; Sections keep the internal [cite:S<n>] markers.
+type Report struct {
+	Title      string      `json:"title"`
+	Summary    string      `json:"summary"`
+	Sections   []Section   `json:"sections"`
+	References []Reference `json:"references"`
+	Markdown   string      `json:"markdown"`
+	Engine     string      `json:"engine"`
+	// Notes are printed under the report (offline engine label, budget
+	// stops, dropped citations).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Section is one part of the report body.
+type Section struct {
+	Heading string `json:"heading"`
+	Body    string `json:"body"`
+}
+
+// Reference is one numbered entry of the references list.
+type Reference struct {
+	Number     int       `json:"number"`
+	SourceID   string    `json:"source_id"`
+	URL        string    `json:"url"`
+	Title      string    `json:"title"`
+	AccessedAt time.Time `json:"accessed_at"`
+}
+
+// UsageReport is token usage overall and per stage.
+type UsageReport struct {
+	llm.Usage
+	Stages map[string]llm.Usage `json:"stages,omitempty"`
+}
+
+// Timings are wall-clock seconds per stage and in total.
+type Timings struct {
+	Stages map[string]float64 `json:"stages,omitempty"`
+	Total  float64            `json:"total_seconds"`
+}

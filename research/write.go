@@ -1,0 +1,115 @@
+package research
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// write runs the writer and renders its draft.
+func (x *run) write(ctx context.Context) error {
+	r := x.r
+	t0 := x.rn.now()
+	defer x.timed(StageSynthesizing, t0)
+	x.setStatus(StatusProcessing, StageSynthesizing)
+	x.agent(AgentWriter, AgentThinking, 0, "writing the report", "")
+	in := WriteInput{Question: r.Question, Plan: r.Plan, SubQuestions: r.SubQuestions, Sources: x.sourceMap(), Learnings: r.Learnings, CharsPerSource: 1200}
+	eng := x.rn.Engine
+	var notes []string
+	if x.budget.max > 0 {
+		left := x.budget.left()
+		in.MaxTokens = min(4096, left/3)
+		n := max(1, len(r.Sources))
+		in.CharsPerSource = min(in.CharsPerSource, max(0, (left-in.MaxTokens-1500)*3/n))
+		if in.MaxTokens < 500 && x.rn.Fallback != nil {
+			eng = x.rn.Fallback
+			notes = append(notes, fmt.Sprintf("The token budget left %d tokens for writing, too few for %s; this report was assembled extractively from the cited sources.", left, x.rn.Engine.Name()))
+		}
+	}
+	draft, usage, err := eng.Write(ctx, in)
+	x.addUsage(StageSynthesizing, usage)
+	if err != nil && x.rn.Fallback != nil && eng != x.rn.Fallback && ctx.Err() == nil || err != nil && x.rn.Fallback != nil && eng != x.rn.Fallback && isDeadline(ctx) {
+		x.warn(fmt.Sprintf("%s could not write the report (%v); writing it extractively", eng.Name(), err))
+		notes = append(notes, fmt.Sprintf("%s could not write this report (%v); it was assembled extractively from the cited sources.", eng.Name(), err))
+		eng = x.rn.Fallback
+		draft, usage, err = eng.Write(context.WithoutCancel(ctx), in)
+		x.addUsage(StageSynthesizing, usage)
+	}
+	if err != nil {
+		x.emit(Event{Type: EventAgent, Agent: &AgentState{Agent: AgentWriter, Status: AgentFailed, Error: err.Error()}})
+		return fmt.Errorf("write: %w", err)
+	}
+	rep := x.render(draft, eng.Name(), notes)
+	r.Report = rep
+	x.agent(AgentWriter, AgentCompleted, 1, "", fmt.Sprintf("%d sections, %d references", len(rep.Sections), len(rep.References)))
+	x.emit(Event{Type: EventReport, Report: &ReportReady{Title: rep.Title, Sections: len(rep.Sections), References: len(rep.References)}})
+	return nil
+}
+
+func isDeadline(ctx context.Context) bool {
+	return ctx.Err() == context.DeadlineExceeded
+}
+
+// render turns a draft into the report: numbered citations, references
+// only to sources read in this research, and notes.
+func (x *run) render(d *Draft, engine string, notes []string) *Report {
+	r := x.r
+	c := newCiter(x.sourceMap())
+	rep := &Report{Title: strings.TrimSpace(d.Title), Engine: engine}
+	if rep.Title == "" {
+		rep.Title = r.Question
+	}
+	rep.Summary = c.render(strings.TrimSpace(d.Summary))
+	for _, s := range d.Sections {
+		body := strings.TrimSpace(s.Body)
+		if body == "" {
+			continue
+		}
+		rep.Sections = append(rep.Sections, Section{Heading: strings.TrimSpace(s.Heading), Body: c.render(body)})
+	}
+	for i, id := range c.order {
+		s := c.known[id]
+		rep.References = append(rep.References, Reference{Number: i + 1, SourceID: id, URL: s.URL, Title: s.Title, AccessedAt: s.AccessedAt})
+	}
+	if engine == "offline" {
+		notes = append([]string{"Written by Quarry's offline extractive engine: no language model was used. Every sentence is quoted from the source it cites; nothing was generated."}, notes...)
+	}
+	if c.dropped > 0 {
+		notes = append(notes, fmt.Sprintf("%d citation(s) to sources not read in this research were removed.", c.dropped))
+	}
+	if r.StopReason != "" && strings.Contains(r.StopReason, "budget") {
+		notes = append(notes, "The research stopped early: "+r.StopReason+".")
+	}
+	rep.Notes = notes
+	rep.Markdown = Markdown(rep)
+	return rep
+}
+
+// Markdown renders a report: title, notes, executive summary, sections and
+// the references list.
+func Markdown(rep *Report) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n", oneLine(rep.Title))
+	for _, n := range rep.Notes {
+		fmt.Fprintf(&b, "> %s\n", oneLine(n))
+	}
+	if len(rep.Notes) > 0 {
+		b.WriteString("\n")
+	}
+	if rep.Summary != "" {
+		fmt.Fprintf(&b, "## Executive summary\n\n%s\n\n", rep.Summary)
+	}
+	for _, s := range rep.Sections {
+		fmt.Fprintf(&b, "## %s\n\n%s\n\n", oneLine(s.Heading), s.Body)
+	}
+	b.WriteString("## References\n\n")
+	if len(rep.References) == 0 {
+		b.WriteString("No sources were cited.\n")
+	}
+	for _, ref := range rep.References {
+		fmt.Fprintf(&b, "[%d] %s — %s (accessed %s)\n", ref.Number, oneLine(ref.Title), ref.URL, ref.AccessedAt.Format("2006-01-02"))
+	}
+	return b.String()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,100 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/quarryhq/quarry/store"
+)
+
+// ResearchSave upserts a research and appends its new events in one
+// transaction.
+func (s *DB) ResearchSave(ctx context.Context, r store.Research, events []store.ResearchEvent) error {
+	tx, err := s.dialect.BeginWrite(ctx, s.SQL)
+	if err != nil {
+		return fmt.Errorf("research save %s: %w", r.ID, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	_, err = tx.ExecContext(ctx, s.q(`INSERT INTO researches (id, question, status, created_at, updated_at, state) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET question = excluded.question, status = excluded.status, updated_at = excluded.updated_at, state = excluded.state`),
+		r.ID, r.Question, r.Status, s.tm(r.CreatedAt), s.tm(r.UpdatedAt), string(r.State))
+	if err != nil {
+		return fmt.Errorf("research save %s: %w", r.ID, err)
+	}
+	for _, e := range events {
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO research_events (research_id, seq, type, at, data) VALUES (?, ?, ?, ?, ?)`),
+			r.ID, e.Seq, e.Type, s.tm(e.At), string(e.Data)); err != nil {
+			if s.uniqueErr(err) {
+				return fmt.Errorf("research save %s: event %d: %w", r.ID, e.Seq, store.ErrExists)
+			}
+			return fmt.Errorf("research save %s: event %d: %w", r.ID, e.Seq, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("research save %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// ResearchGet returns a research with its state.
+func (s *DB) ResearchGet(ctx context.Context, id string) (*store.Research, error) {
+	var r store.Research
+	var created, updated scanTime
+	var state string
+	err := s.SQL.QueryRowContext(ctx, s.q(`SELECT id, question, status, created_at, updated_at, state FROM researches WHERE id = ?`), id).
+		Scan(&r.ID, &r.Question, &r.Status, &created, &updated, &state)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("research %q: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("research get %q: %w", id, err)
+	}
+	r.CreatedAt, r.UpdatedAt, r.State = created.T, updated.T, []byte(state)
+	return &r, nil
+}
+
+// ResearchList returns the newest researches first, without state.
+func (s *DB) ResearchList(ctx context.Context, limit int) ([]store.Research, error) {
+	if limit <= 0 {
+		limit = 50
+	}
+	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT id, question, status, created_at, updated_at FROM researches ORDER BY created_at DESC, id LIMIT ?`), limit)
+	if err != nil {
+		return nil, fmt.Errorf("research list: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Research
+	for rows.Next() {
+		var r store.Research
+		var created, updated scanTime
+		if err := rows.Scan(&r.ID, &r.Question, &r.Status, &created, &updated); err != nil {
+			return nil, fmt.Errorf("research list: %w", err)
+		}
+		r.CreatedAt, r.UpdatedAt = created.T, updated.T
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// ResearchEvents returns a research's events after seq.
+func (s *DB) ResearchEvents(ctx context.Context, id string, afterSeq int64) ([]store.ResearchEvent, error) {
+	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT seq, type, at, data FROM research_events WHERE research_id = ? AND seq > ? ORDER BY seq`), id, afterSeq)
+	if err != nil {
+		return nil, fmt.Errorf("research events %q: %w", id, err)
+	}
+	defer rows.Close()
+	var out []store.ResearchEvent
+	for rows.Next() {
+		var e store.ResearchEvent
+		var at scanTime
+		var data string
+		if err := rows.Scan(&e.Seq, &e.Type, &at, &data); err != nil {
+			return nil, fmt.Errorf("research events %q: %w", id, err)
+		}
+		e.At, e.Data = at.T, []byte(data)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
