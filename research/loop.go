@@ -283,8 +283,9 @@ func (x *run) analyze(ctx context.Context, depth int, effort Effort) error {
 		if room < 1000 {
 			return errTokenBudget
 		}
+		// Half the room, so one structured-output retry still fits.
 		n := max(1, countNew(sqs))
-		in.CharsPerSource = min(in.CharsPerSource, room*3/n)
+		in.CharsPerSource = min(in.CharsPerSource, max(0, room/2-800)*3/n)
 	}
 	a, usage, err := x.rn.Engine.Analyze(ctx, in)
 	x.addUsage("analyzing", usage)

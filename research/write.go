@@ -2,6 +2,7 @@ package research
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -20,7 +21,8 @@ func (x *run) write(ctx context.Context) error {
 		left := x.budget.left()
 		in.MaxTokens = min(4096, left/3)
 		n := max(1, len(r.Sources))
-		in.CharsPerSource = min(in.CharsPerSource, max(0, (left-in.MaxTokens-1500)*3/n))
+		// Half of what is left, so one structured-output retry still fits.
+		in.CharsPerSource = min(in.CharsPerSource, max(0, left/2-in.MaxTokens-1000)*3/n)
 		if in.MaxTokens < 500 && x.rn.Fallback != nil {
 			eng = x.rn.Fallback
 			notes = append(notes, fmt.Sprintf("The token budget left %d tokens for writing, too few for %s; this report was assembled extractively from the cited sources.", left, x.rn.Engine.Name()))
@@ -28,7 +30,7 @@ func (x *run) write(ctx context.Context) error {
 	}
 	draft, usage, err := eng.Write(ctx, in)
 	x.addUsage(StageSynthesizing, usage)
-	if err != nil && x.rn.Fallback != nil && eng != x.rn.Fallback && ctx.Err() == nil || err != nil && x.rn.Fallback != nil && eng != x.rn.Fallback && isDeadline(ctx) {
+	if err != nil && x.rn.Fallback != nil && eng != x.rn.Fallback && !errors.Is(ctx.Err(), context.Canceled) {
 		x.warn(fmt.Sprintf("%s could not write the report (%v); writing it extractively", eng.Name(), err))
 		notes = append(notes, fmt.Sprintf("%s could not write this report (%v); it was assembled extractively from the cited sources.", eng.Name(), err))
 		eng = x.rn.Fallback
@@ -44,10 +46,6 @@ func (x *run) write(ctx context.Context) error {
 	x.agent(AgentWriter, AgentCompleted, 1, "", fmt.Sprintf("%d sections, %d references", len(rep.Sections), len(rep.References)))
 	x.emit(Event{Type: EventReport, Report: &ReportReady{Title: rep.Title, Sections: len(rep.Sections), References: len(rep.References)}})
 	return nil
-}
-
-func isDeadline(ctx context.Context) bool {
-	return ctx.Err() == context.DeadlineExceeded
 }
 
 // render turns a draft into the report: numbered citations, references

@@ -216,7 +216,13 @@ func (Engine) Analyze(_ context.Context, in research.AnalyzeInput) (*research.An
 						order = append(order, n)
 						dirParent[n] = sq.ID
 					}
-					dirScore[n] += w * (s.score + 0.1)
+					// A one-word name ("University") is a weaker lead
+					// than a full one ("University of Kansas").
+					nw := w
+					if !strings.Contains(n, " ") {
+						nw /= 2
+					}
+					dirScore[n] += nw * (s.score + 0.1)
 				}
 			}
 		}

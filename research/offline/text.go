@@ -101,7 +101,7 @@ func keywords(text string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, w := range words(text) {
-		lw := strings.ToLower(w)
+		lw := strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(w), "'s"), "’s")
 		if english.IsStopWord(lw) || questionWords[lw] || seen[lw] || utf8.RuneCountInString(lw) < 2 && !isCJKWord(lw) {
 			continue
 		}

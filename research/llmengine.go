@@ -1,0 +1,147 @@
+package research
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/quarryhq/quarry/llm"
+)
+
+// LLMEngine thinks with a language model through structured output.
+type LLMEngine struct {
+	Provider llm.Provider
+	// Temperature for every call (nil = the provider's default).
+	Temperature *float64
+}
+
+var _ Engine = (*LLMEngine)(nil)
+
+// Name implements Engine.
+func (e *LLMEngine) Name() string { return e.Provider.Name() }
+
+const systemPrompt = "You are one agent of Quarry, a research assistant that answers from evidence. Be precise and terse. Answer with one JSON object that matches the given schema and nothing else."
+
+type planReply struct {
+	Strategy string   `json:"strategy" jsonschema:"how the research will go about the question, in one or two sentences"`
+	Keywords []string `json:"keywords" jsonschema:"search keywords"`
+	Steps    []struct {
+		Number      int      `json:"number"`
+		Description string   `json:"description"`
+		Sources     []string `json:"sources"`
+		Keywords    []string `json:"keywords"`
+	} `json:"steps" jsonschema:"numbered search steps"`
+	SubQuestions []struct {
+		Text     string   `json:"text"`
+		Priority int      `json:"priority" jsonschema:"1 = most important; unique"`
+		Queries  []string `json:"queries" jsonschema:"1-2 search queries for this sub-question"`
+	} `json:"sub_questions"`
+	EstimatedSeconds int `json:"estimated_seconds"`
+}
+
+// Plan implements Engine.
+func (e *LLMEngine) Plan(ctx context.Context, in PlanInput) (*PlanOutput, llm.Usage, error) {
+	prompt := fmt.Sprintf("Plan research on this question.\n\nQuestion: %s\nSources available: %s\n\nGive %d to %d prioritised sub-questions that together answer it, each with 1-2 search queries, and one numbered search step per sub-question.",
+		in.Question, strings.Join(in.Sources, ", "), in.Effort.MinSub, in.Effort.MaxSub)
+	rep, usage, err := llm.Structured[planReply](ctx, e.Provider, "research_plan", e.req(prompt, 1500))
+	if err != nil {
+		return nil, usage, err
+	}
+	out := &PlanOutput{Plan: Plan{Strategy: rep.Strategy, Keywords: rep.Keywords, EstimatedSeconds: rep.EstimatedSeconds}}
+	for _, s := range rep.Steps {
+		out.Plan.Steps = append(out.Plan.Steps, Step{Number: s.Number, Description: s.Description, Sources: s.Sources, Keywords: s.Keywords})
+	}
+	for _, sq := range rep.SubQuestions {
+		out.SubQuestions = append(out.SubQuestions, PlannedQuestion{Text: strings.TrimSpace(sq.Text), Priority: sq.Priority, Queries: nonEmpty(sq.Queries)})
+	}
+	return out, usage, nil
+}
+
+type analysisReply struct {
+	Learnings []struct {
+		Text      string   `json:"text" jsonschema:"one fact or insight, self-contained"`
+		SourceIDs []string `json:"source_ids" jsonschema:"ids (S1, S2, ...) of the sources that say it"`
+	} `json:"learnings"`
+	Directions []struct {
+		Text     string   `json:"text" jsonschema:"an open question worth researching next"`
+		ParentID string   `json:"parent_id" jsonschema:"id (Q1, ...) of the sub-question it follows from"`
+		Queries  []string `json:"queries"`
+	} `json:"directions"`
+	IsComplete bool    `json:"is_complete" jsonschema:"true when the original question is fully answered"`
+	Confidence float64 `json:"confidence" jsonschema:"0-1"`
+	Relevance  float64 `json:"relevance" jsonschema:"0-1: how relevant the new data is"`
+	Quality    float64 `json:"quality" jsonschema:"0-1: how trustworthy the new data is"`
+}
+
+// Analyze implements Engine.
+func (e *LLMEngine) Analyze(ctx context.Context, in AnalyzeInput) (*Analysis, llm.Usage, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Analyze the research results and extract: 1. key learnings (facts and insights, each citing its source ids); 2. new directions (questions that remain unanswered, at most %d); 3. whether the original question is fully answered, with a confidence 0-1.\n\nOriginal question: %s\n\nPrevious learnings:\n", max(1, in.MaxDirections), in.Question)
+	for _, l := range in.Learnings {
+		fmt.Fprintf(&b, "- %s [%s]\n", l.Text, strings.Join(l.SourceIDs, ","))
+	}
+	b.WriteString("\nNew data:\n")
+	for _, sq := range in.SubQuestions {
+		fmt.Fprintf(&b, "\n## %s %s\n", sq.ID, sq.Text)
+		for _, id := range sq.SourceIDs {
+			if s := in.Sources[id]; s != nil {
+				fmt.Fprintf(&b, "[%s] %s (%s)\n%s\n", s.ID, s.Title, s.URL, clip(s.Content, in.CharsPerSource))
+			}
+		}
+	}
+	rep, usage, err := llm.Structured[analysisReply](ctx, e.Provider, "research_analysis", e.req(b.String(), analyzeOutputTokens))
+	if err != nil {
+		return nil, usage, err
+	}
+	a := &Analysis{IsComplete: rep.IsComplete, Confidence: clamp01(rep.Confidence), Relevance: clamp01(rep.Relevance), Quality: clamp01(rep.Quality)}
+	for _, l := range rep.Learnings {
+		a.Learnings = append(a.Learnings, Learning{Text: strings.TrimSpace(l.Text), SourceIDs: l.SourceIDs})
+	}
+	for i, d := range rep.Directions {
+		a.Directions = append(a.Directions, Direction{Text: strings.TrimSpace(d.Text), ParentID: d.ParentID, Queries: nonEmpty(d.Queries), Score: float64(len(rep.Directions) - i)})
+	}
+	return a, usage, nil
+}
+
+// Write implements Engine.
+func (e *LLMEngine) Write(ctx context.Context, in WriteInput) (*Draft, llm.Usage, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Write a research report that answers the question from the sources below. Every sentence that states a fact ends with a citation marker naming its source, like [cite:S3] or [cite:S3,S7]. Cite only the ids listed below; never invent a source or a URL. Give a title, an executive summary (up to 300 words) and sections with headings.\n\nQuestion: %s\n", in.Question)
+	if in.Plan != nil && in.Plan.Strategy != "" {
+		fmt.Fprintf(&b, "Strategy: %s\n", in.Plan.Strategy)
+	}
+	b.WriteString("\nLearnings:\n")
+	for _, l := range in.Learnings {
+		fmt.Fprintf(&b, "- %s [%s]\n", l.Text, strings.Join(l.SourceIDs, ","))
+	}
+	b.WriteString("\nSources:\n")
+	for _, id := range sortedIDs(in.Sources) {
+		s := in.Sources[id]
+		fmt.Fprintf(&b, "[%s] %s (%s)\n%s\n\n", s.ID, s.Title, s.URL, clip(s.Content, in.CharsPerSource))
+	}
+	maxTok := in.MaxTokens
+	if maxTok == 0 {
+		maxTok = 4096
+	}
+	d, usage, err := llm.Structured[Draft](ctx, e.Provider, "research_report", e.req(b.String(), maxTok))
+	if err != nil {
+		return nil, usage, err
+	}
+	return &d, usage, nil
+}
+
+func (e *LLMEngine) req(prompt string, maxTokens int) llm.Request {
+	return llm.Request{System: systemPrompt, Messages: []llm.Message{{Role: llm.RoleUser, Content: prompt}}, MaxTokens: maxTokens, Temperature: e.Temperature}
+}
+
+func clamp01(f float64) float64 { return max(0, min(1, f)) }
+
+func nonEmpty(xs []string) []string {
+	var out []string
+	for _, x := range xs {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
