@@ -2,7 +2,7 @@ package research
 
 // Token estimates for calls whose prompt the runner does not build.
 const (
-	estimatePlanTokens  = 2500
+	estimatePlanTokens  = 1800
 	analyzeOutputTokens = 2000
 	// writeReserveMin and writeReserveMax bound the tokens kept back for
 	// the report: a third of the budget, within these.

@@ -43,7 +43,7 @@ type planReply struct {
 func (e *LLMEngine) Plan(ctx context.Context, in PlanInput) (*PlanOutput, llm.Usage, error) {
 	prompt := fmt.Sprintf("Plan research on this question.\n\nQuestion: %s\nSources available: %s\n\nGive %d to %d prioritised sub-questions that together answer it, each with 1-2 search queries, and one numbered search step per sub-question.",
 		in.Question, strings.Join(in.Sources, ", "), in.Effort.MinSub, in.Effort.MaxSub)
-	rep, usage, err := llm.Structured[planReply](ctx, e.Provider, "research_plan", e.req(prompt, 1500))
+	rep, usage, err := llm.Structured[planReply](ctx, e.Provider, "research_plan", e.req(prompt, 1200))
 	if err != nil {
 		return nil, usage, err
 	}

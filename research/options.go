@@ -116,7 +116,7 @@ func Validate(question string, o *Options) (string, error) {
 
 // MinTokenBudget is the smallest --max-tokens that leaves room to plan and
 // write a report.
-const MinTokenBudget = 4000
+const MinTokenBudget = 8000
 
 // Effort resolves validated options. Levels (seed 001): quick 3–5
 // sub-questions, standard 5–7, both depth 1; comprehensive 7–10, depth 2.

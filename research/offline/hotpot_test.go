@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry/embed"
+	"github.com/quarryhq/quarry/llm"
+	"github.com/quarryhq/quarry/llm/llmtest"
 	"github.com/quarryhq/quarry/kb"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/research/offline"
@@ -124,4 +126,66 @@ func loadHotpot(tb testing.TB) []hotpotQuestion {
 		qs = append(qs, q)
 	}
 	return qs
+}
+
+// BenchmarkHotpotQACost runs the research loop with a scripted model (it
+// plans six sub-questions, opens three directions per round and never
+// declares the question complete, so every level runs its full depth) over
+// the HotpotQA corpus and reports LLM calls and prompt/completion tokens
+// per research (the fake counts 4 characters as a token, close to cl100k
+// on English):
+//
+//	go test ./research/offline -run '^$' -bench HotpotQACost -benchtime 1x
+func BenchmarkHotpotQACost(b *testing.B) {
+	qs := loadHotpot(b)[:10]
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "q.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	svc := kb.New(st, nil)
+	emb := embed.Hash{}
+	if _, err := svc.Create(ctx, "hotpot", "", emb); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := svc.AddPaths(ctx, "hotpot", []string{filepath.Join(hotpotDir, "corpus.jsonl")}, kb.AddOptions{Embedder: emb}); err != nil {
+		b.Fatal(err)
+	}
+	for _, level := range []string{research.LevelQuick, research.LevelStandard, research.LevelComprehensive} {
+		b.Run(level, func(b *testing.B) {
+			for range b.N {
+				var calls, in, out int
+				for qi, q := range qs {
+					n := 0
+					fake := &llmtest.Fake{Model: "m", Reply: func(_ int, req llm.Request) (string, error) {
+						switch req.Schema.Name {
+						case "research_plan":
+							var sqs []string
+							for i, w := range strings.Fields(q.Question)[:min(6, len(strings.Fields(q.Question)))] {
+								sqs = append(sqs, fmt.Sprintf(`{"text":%q,"priority":%d,"queries":[%q]}`, q.Question+" "+w, i+1, w+" "+q.Question))
+							}
+							return `{"strategy":"s","keywords":["k"],"steps":[],"sub_questions":[` + strings.Join(sqs, ",") + `],"estimated_seconds":60}`, nil
+						case "research_analysis":
+							n++
+							return fmt.Sprintf(`{"learnings":[{"text":"a learning of about twenty words that states what the sources say about the question in one sentence","source_ids":["S1"]}],"directions":[{"text":"direction %d-%d a","parent_id":"Q1","queries":[%q]},{"text":"direction %d-%d b","parent_id":"Q1","queries":[%q]},{"text":"direction %d-%d c","parent_id":"Q2","queries":[%q]}],"is_complete":false,"confidence":0.3,"relevance":0.5,"quality":0.5}`, qi, n, q.Question+" a", qi, n, q.Question+" b", qi, n, q.Question+" c"), nil
+						default:
+							return `{"title":"t","summary":"` + strings.Repeat("A summary sentence that cites its source [cite:S1]. ", 20) + `","sections":[{"heading":"h","body":"` + strings.Repeat("A body sentence that cites a source [cite:S2]. ", 60) + `"}]}`, nil
+						}
+					}}
+					rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Sources: []search.Source{kbsource.New(svc, "hotpot", emb)}, Store: st}
+					r, err := rn.Start(ctx, q.Question, research.Options{Sources: []string{"kb:hotpot"}, Level: level})
+					if err != nil {
+						b.Fatal(err)
+					}
+					calls += r.Usage.Calls
+					in += r.Usage.InputTokens
+					out += r.Usage.OutputTokens
+				}
+				b.ReportMetric(float64(calls)/float64(len(qs)), "llm_calls/research")
+				b.ReportMetric(float64(in)/float64(len(qs)), "prompt_tokens/research")
+				b.ReportMetric(float64(out)/float64(len(qs)), "completion_tokens/research")
+			}
+		})
+	}
 }

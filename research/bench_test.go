@@ -1,0 +1,52 @@
+package research_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/quarryhq/quarry/llm/llmtest"
+	"github.com/quarryhq/quarry/research"
+	"github.com/quarryhq/quarry/search"
+)
+
+// BenchmarkCriticalPath runs researches against a fake model that answers
+// after a fixed latency and a fake source with its own latency, and prints
+// the wall time beside the critical path: the calls that must run in
+// sequence (plan, then per round the slowest search and the analysis, then
+// the report). Searches within a round run concurrently.
+//
+//	go test ./research -run '^$' -bench CriticalPath -benchtime 5x
+func BenchmarkCriticalPath(b *testing.B) {
+	const llmLatency, searchLatency = 40 * time.Millisecond, 25 * time.Millisecond
+	for _, level := range []string{research.LevelQuick, research.LevelStandard, research.LevelComprehensive} {
+		b.Run(level, func(b *testing.B) {
+			st := openStore(b)
+			var wall, critical time.Duration
+			var calls, in, out int
+			for range b.N {
+				fake := &llmtest.Fake{Model: "m", Latency: llmLatency, Reply: replyBySchema(analysis0, analysis0, analysis1)}
+				rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Sources: []search.Source{&fakeSource{name: "web", latency: searchLatency}}, Store: st, Concurrency: 8}
+				t0 := time.Now()
+				r, err := rn.Start(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: level})
+				if err != nil {
+					b.Fatal(err)
+				}
+				wall += time.Since(t0)
+				// Every sub-question has one query, so a round's searches
+				// take one search latency when run concurrently.
+				rounds := time.Duration(len(r.Rounds))
+				critical += llmLatency + rounds*(searchLatency+llmLatency) + llmLatency
+				calls, in, out = r.Usage.Calls, r.Usage.InputTokens, r.Usage.OutputTokens
+			}
+			b.ReportMetric(float64(wall.Milliseconds())/float64(b.N), "wall_ms")
+			b.ReportMetric(float64(critical.Milliseconds())/float64(b.N), "critical_ms")
+			b.ReportMetric(float64(wall)/float64(critical), "wall/critical")
+			b.ReportMetric(float64(calls), "llm_calls")
+			b.ReportMetric(float64(in), "prompt_tokens")
+			b.ReportMetric(float64(out), "completion_tokens")
+			_ = fmt.Sprint()
+		})
+	}
+}

@@ -1,0 +1,56 @@
+package research_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/quarryhq/quarry/research"
+)
+
+func TestParseMarkers(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want [][]string
+	}{
+		{"A [cite:S1].", [][]string{{"S1"}}},
+		{"A [cite:S1,S4] b [cite: S2; S3]", [][]string{{"S1", "S4"}, {"S2", "S3"}}},
+		{"bare [S7] and [S8, S9]", [][]string{{"S7"}, {"S8", "S9"}}},
+		{"not a cite [1] or [see S1] or [cite:S1", nil},
+		{"empty [cite:]", [][]string{nil}},
+	}
+	for _, tt := range tests {
+		got := research.ParseMarkers(tt.in)
+		if len(got) != len(tt.want) {
+			t.Fatalf("ParseMarkers(%q) = %+v, want %v", tt.in, got, tt.want)
+		}
+		for i, m := range got {
+			if strings.Join(m.IDs, "|") != strings.Join(tt.want[i], "|") {
+				t.Errorf("ParseMarkers(%q)[%d] = %v, want %v", tt.in, i, m.IDs, tt.want[i])
+			}
+			if tt.in[m.Start] != '[' || tt.in[m.End-1] != ']' {
+				t.Errorf("offsets %d..%d do not frame a marker in %q", m.Start, m.End, tt.in)
+			}
+		}
+	}
+}
+
+func FuzzParseMarkers(f *testing.F) {
+	for _, s := range []string{"A [cite:S1].", "[S1, S2]", "[cite:[S1]]", "[[cite:S1]", "[cite:S1;;S2 ,]", "x[cite:\x00]"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		prev := 0
+		for _, m := range research.ParseMarkers(s) {
+			if m.Start < prev || m.End <= m.Start || m.End > len(s) || s[m.Start] != '[' || s[m.End-1] != ']' {
+				t.Fatalf("bad marker %+v in %q", m, s)
+			}
+			prev = m.End
+			for _, id := range m.IDs {
+				if id == "" || strings.ContainsAny(id, ",; \t\n[]") {
+					t.Fatalf("bad id %q in %q", id, s)
+				}
+			}
+		}
+	})
+}

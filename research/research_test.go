@@ -1,0 +1,442 @@
+package research_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/quarryhq/quarry/llm"
+	"github.com/quarryhq/quarry/llm/llmtest"
+	"github.com/quarryhq/quarry/research"
+	"github.com/quarryhq/quarry/research/offline"
+	"github.com/quarryhq/quarry/search"
+	"github.com/quarryhq/quarry/store"
+	"github.com/quarryhq/quarry/store/sqlite"
+)
+
+// fakeSource answers every query with n documents named after it.
+type fakeSource struct {
+	name    string
+	latency time.Duration
+	fail    bool
+	// block, when set, makes queries containing it wait for ctx's end.
+	block string
+	// pad lengthens every document to about this many bytes.
+	pad   int
+	calls atomic.Int64
+	mu    sync.Mutex
+	seen  []string
+}
+
+func (f *fakeSource) Name() string { return f.name }
+
+func (f *fakeSource) Search(ctx context.Context, q string, k int) ([]search.Result, error) {
+	f.calls.Add(1)
+	f.mu.Lock()
+	f.seen = append(f.seen, q)
+	f.mu.Unlock()
+	if f.block != "" && strings.Contains(q, f.block) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	if f.latency > 0 {
+		select {
+		case <-time.After(f.latency):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if f.fail {
+		return nil, errors.New("connection refused")
+	}
+	var out []search.Result
+	for i := range min(k, 2) {
+		slug := strings.ReplaceAll(strings.ToLower(q), " ", "-")
+		out = append(out, search.Result{URL: fmt.Sprintf("https://%s.test/%s/%d", f.name, slug, i), Title: q + " " + fmt.Sprint(i),
+			Content: fmt.Sprintf("%s is documented here. Fact %d about %s: the value is %d.", q, i, q, 40+i) + strings.Repeat(" More detail follows here.", f.pad/26), Kind: "web", Credibility: 0.5})
+	}
+	return out, nil
+}
+
+func (f *fakeSource) queries() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.seen...)
+}
+
+func openStore(t testing.TB) store.Store {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+const (
+	planJSON     = `{"strategy":"look it up","keywords":["alpha"],"steps":[{"number":1,"description":"search","sources":["web"],"keywords":["alpha"]}],"sub_questions":[{"text":"alpha origins","priority":2,"queries":["alpha origins"]},{"text":"alpha uses","priority":1,"queries":["alpha uses"]}],"estimated_seconds":30}`
+	analysis0    = `{"learnings":[{"text":"Alpha is documented.","source_ids":["S1"]},{"text":"Invented.","source_ids":["S99"]}],"directions":[{"text":"alpha history","parent_id":"Q1","queries":["alpha history"]}],"is_complete":false,"confidence":0.4,"relevance":0.8,"quality":0.5}`
+	analysis1    = `{"learnings":[{"text":"History known.","source_ids":["S5"]}],"directions":[],"is_complete":true,"confidence":0.9,"relevance":0.9,"quality":0.6}`
+	reportJSON   = `{"title":"Alpha","summary":"Alpha is documented [cite:S1]. A made-up claim [cite:S42].","sections":[{"heading":"Uses","body":"The value is 40 [cite:S1,S3]."}]}`
+	proseNotJSON = "I think alpha is great, but I will not give JSON."
+)
+
+// replyBySchema answers each structured call by the schema it asks for.
+func replyBySchema(analyses ...string) func(int, llm.Request) (string, error) {
+	var mu sync.Mutex
+	n := 0
+	return func(_ int, req llm.Request) (string, error) {
+		switch req.Schema.Name {
+		case "research_plan":
+			return planJSON, nil
+		case "research_analysis":
+			mu.Lock()
+			defer mu.Unlock()
+			a := analyses[min(n, len(analyses)-1)]
+			n++
+			return a, nil
+		case "research_report":
+			return reportJSON, nil
+		}
+		return "", fmt.Errorf("unexpected schema %s", req.Schema.Name)
+	}
+}
+
+func TestResearchWithLLM(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	fake := &llmtest.Fake{Model: "m", Reply: replyBySchema(analysis0, analysis1)}
+	src := &fakeSource{name: "web"}
+	var events []research.Event
+	var mu sync.Mutex
+	rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Fallback: offline.Engine{}, Sources: []search.Source{src}, Store: st,
+		OnEvent: func(e research.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }}
+	r, err := rn.Start(context.Background(), "  What is alpha?  ", research.Options{Sources: []string{"web"}, Level: research.LevelQuick})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != research.StatusCompleted || r.Question != "What is alpha?" || r.Engine != "fake:m" {
+		t.Fatalf("status %s question %q engine %s", r.Status, r.Question, r.Engine)
+	}
+	// Plan: priorities reordered and made unique; queries kept.
+	if len(r.SubQuestions) != 3 || r.SubQuestions[0].Text != "alpha uses" || r.SubQuestions[0].Priority != 1 || r.SubQuestions[1].Priority != 2 {
+		t.Fatalf("sub-questions: %+v", r.SubQuestions)
+	}
+	child := r.SubQuestions[2]
+	if child.Depth != 1 || child.ParentID != "Q1" || child.Text != "alpha history" || child.Status != research.SubDone {
+		t.Fatalf("child: %+v", child)
+	}
+	if !strings.Contains(r.StopReason, "complete with confidence 0.90") {
+		t.Fatalf("stop reason %q", r.StopReason)
+	}
+	// The learning citing S99 (never read) was dropped.
+	for _, l := range r.Learnings {
+		if l.Text == "Invented." {
+			t.Fatal("learning citing an unread source kept")
+		}
+	}
+	// Citations resolve only to sources read; [cite:S42] is removed.
+	md := r.Report.Markdown
+	if len(r.Report.References) != 2 || r.Report.References[0].SourceID != "S1" || r.Report.References[1].SourceID != "S3" {
+		t.Fatalf("references: %+v", r.Report.References)
+	}
+	for _, want := range []string{"# Alpha", "## Executive summary", "Alpha is documented [1].", "A made-up claim .", "The value is 40 [1][2].", "## References", "[2] ", "citation(s) to sources not read in this research were removed"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "S42") || strings.Contains(md, "[cite:") {
+		t.Errorf("markers leaked:\n%s", md)
+	}
+	// Usage: plan, two analyses, one report.
+	if r.Usage.Calls != 4 || r.Usage.Stages["planning"].Calls != 1 || r.Usage.Stages["analyzing"].Calls != 2 || r.Usage.Stages["synthesizing"].Calls != 1 {
+		t.Fatalf("usage: %+v", r.Usage)
+	}
+	// Every query was searched once.
+	if got := src.calls.Load(); got != 3 {
+		t.Fatalf("searches: %d (%v)", got, src.queries())
+	}
+	// Events: statuses through completed, agents, messages, sources.
+	types := map[string]int{}
+	for _, e := range events {
+		types[e.Type]++
+	}
+	for _, ty := range []string{research.EventStatus, research.EventAgent, research.EventMessage, research.EventSource, research.EventLearning, research.EventUsage, research.EventReport} {
+		if types[ty] == 0 {
+			t.Errorf("no %s event", ty)
+		}
+	}
+	if last := events[len(events)-1]; last.Type != research.EventStatus || last.Status.Status != research.StatusCompleted {
+		t.Errorf("last event %+v", last)
+	}
+	// Persisted: the state and the whole event log, in order.
+	stored, err := research.Load(context.Background(), st, r.ID)
+	if err != nil || stored.Status != research.StatusCompleted || stored.Report.Markdown != md {
+		t.Fatalf("stored: %v", err)
+	}
+	evs, err := st.ResearchEvents(context.Background(), r.ID, 0)
+	if err != nil || len(evs) != len(events) {
+		t.Fatalf("stored %d events, streamed %d (%v)", len(evs), len(events), err)
+	}
+	for i, e := range evs {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("event %d has seq %d", i, e.Seq)
+		}
+	}
+	// The analysis prompt carries source ids and texts.
+	var sawAnalysis bool
+	for _, req := range fake.Requests() {
+		if req.Schema.Name == "research_analysis" {
+			sawAnalysis = true
+			if !strings.Contains(req.Messages[0].Content, "[S1]") || !strings.Contains(req.Messages[0].Content, "is documented here") {
+				t.Errorf("analysis prompt lacks sources:\n%s", req.Messages[0].Content)
+			}
+		}
+	}
+	if !sawAnalysis {
+		t.Error("no analysis request")
+	}
+}
+
+func TestResearchValidation(t *testing.T) {
+	t.Parallel()
+	rn := &research.Runner{Engine: offline.Engine{}, Store: openStore(t)}
+	tests := []struct {
+		q     string
+		opts  research.Options
+		field string
+	}{
+		{"", research.Options{Sources: []string{"web"}}, "question"},
+		{"   \n ", research.Options{Sources: []string{"web"}}, "question"},
+		{strings.Repeat("x", 2001), research.Options{Sources: []string{"web"}}, "question"},
+		{"q", research.Options{}, "source"},
+		{"q", research.Options{Sources: []string{"web"}, Level: "deep"}, "level"},
+		{"q", research.Options{Sources: []string{"web"}, Breadth: 21}, "breadth"},
+		{"q", research.Options{Sources: []string{"web"}, Breadth: -1}, "breadth"},
+		{"q", research.Options{Sources: []string{"web"}, Depth: 6, DepthSet: true}, "depth"},
+		{"q", research.Options{Sources: []string{"web"}, MaxTokens: 7999}, "max-tokens"},
+		{"q", research.Options{Sources: []string{"web"}, Confidence: 1.5}, "confidence"},
+	}
+	for _, tt := range tests {
+		_, err := rn.Start(context.Background(), tt.q, tt.opts)
+		var ve *store.ValidationError
+		if !errors.As(err, &ve) || ve.Field != tt.field {
+			t.Errorf("Start(%.20q, %+v) = %v; want a validation error on %s", tt.q, tt.opts, err, tt.field)
+		}
+	}
+	if _, err := rn.Start(context.Background(), strings.Repeat("x", 2000), research.Options{Sources: []string{"web"}, Breadth: 1, Depth: 0, DepthSet: true}); err != nil {
+		t.Errorf("2,000 characters is allowed: %v", err)
+	}
+}
+
+func TestEffort(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		opts research.Options
+		want research.Effort
+	}{
+		{research.Options{}, research.Effort{MinSub: 5, MaxSub: 7, Depth: 1, PerSearch: 5}},
+		{research.Options{Level: "quick"}, research.Effort{MinSub: 3, MaxSub: 5, Depth: 1, PerSearch: 5}},
+		{research.Options{Level: "comprehensive"}, research.Effort{MinSub: 7, MaxSub: 10, Depth: 2, PerSearch: 5}},
+		{research.Options{Breadth: 4, Depth: 3, DepthSet: true}, research.Effort{MinSub: 4, MaxSub: 4, Depth: 3, PerSearch: 5}},
+		{research.Options{Breadth: 3}, research.Effort{MinSub: 3, MaxSub: 3, Depth: 2, PerSearch: 5}},
+		{research.Options{Depth: 0, DepthSet: true}, research.Effort{MinSub: 5, MaxSub: 5, Depth: 0, PerSearch: 5}},
+	}
+	for _, tt := range tests {
+		o := tt.opts
+		o.Sources = []string{"web"}
+		if _, err := research.Validate("q", &o); err != nil {
+			t.Fatal(err)
+		}
+		if got := o.Effort(); got != tt.want {
+			t.Errorf("%+v: effort %+v, want %+v", tt.opts, got, tt.want)
+		}
+	}
+}
+
+func TestFailingSourceIsAWarning(t *testing.T) {
+	t.Parallel()
+	good, bad := &fakeSource{name: "good"}, &fakeSource{name: "bad", fail: true}
+	rn := &research.Runner{Engine: offline.Engine{}, Sources: []search.Source{bad, good}, Store: openStore(t)}
+	r, err := rn.Start(context.Background(), "What is Alpha Centauri?", research.Options{Sources: []string{"web"}, Level: "quick"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != research.StatusCompleted || len(r.Report.References) == 0 {
+		t.Fatalf("status %s, %d references", r.Status, len(r.Report.References))
+	}
+	if len(r.Warnings) == 0 || !strings.Contains(r.Warnings[0], "source bad failed") || !strings.Contains(r.Warnings[0], "connection refused") {
+		t.Fatalf("warnings: %v", r.Warnings)
+	}
+}
+
+func TestLLMProseFailsClearlyAndKeepsState(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	fake := &llmtest.Fake{Reply: func(_ int, req llm.Request) (string, error) {
+		if req.Schema.Name == "research_plan" {
+			return planJSON, nil
+		}
+		return proseNotJSON, nil
+	}}
+	rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Sources: []search.Source{&fakeSource{name: "web"}}, Store: st}
+	r, err := rn.Start(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: "quick"})
+	var se *llm.StructuredError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "analyze round 0") {
+		t.Fatalf("err = %v", err)
+	}
+	stored, lerr := research.Load(context.Background(), st, r.ID)
+	if lerr != nil || stored.Status != research.StatusFailed || stored.Stage != research.StageFailed || len(stored.Sources) == 0 || stored.Error == "" {
+		t.Fatalf("stored after failure: %+v %v", stored, lerr)
+	}
+}
+
+func TestTokenBudgetIsNeverExceeded(t *testing.T) {
+	t.Parallel()
+	for _, limit := range []int{8000, 12000, 30000} {
+		t.Run(fmt.Sprint(limit), func(t *testing.T) {
+			t.Parallel()
+			// Analyses never complete, so only the budget stops the loop.
+			var n atomic.Int64
+			fake := &llmtest.Fake{Reply: func(i int, req llm.Request) (string, error) {
+				if req.Schema.Name != "research_analysis" {
+					return replyBySchema()(i, req)
+				}
+				k := n.Add(1)
+				return fmt.Sprintf(`{"learnings":[{"text":"More.","source_ids":["S1"]}],"directions":[{"text":"d%d a","parent_id":"Q1","queries":["d%d a"]},{"text":"d%d b","parent_id":"Q1","queries":["d%d b"]}],"is_complete":false,"confidence":0.1,"relevance":0.5,"quality":0.5}`, k, k, k, k), nil
+			}}
+			rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Fallback: offline.Engine{}, Sources: []search.Source{&fakeSource{name: "web", pad: 4000}}, Store: openStore(t)}
+			r, err := rn.Start(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Breadth: 3, Depth: 5, DepthSet: true, MaxTokens: limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Usage.Total() > limit {
+				t.Fatalf("spent %d tokens of %d", r.Usage.Total(), limit)
+			}
+			t.Logf("budget %d: spent %d in %d calls, %d rounds, stop %q", limit, r.Usage.Total(), r.Usage.Calls, len(r.Rounds), r.StopReason)
+			if r.Report == nil || len(r.Report.References) == 0 {
+				t.Fatal("no cited report")
+			}
+			// Within the budget the analyst reads less of each source
+			// rather than overspend.
+			if limit == 8000 {
+				for _, req := range fake.Requests() {
+					if req.Schema.Name == "research_analysis" && len(req.Messages[0].Content) > 4*limit {
+						t.Errorf("analysis prompt of %d bytes under a %d-token budget", len(req.Messages[0].Content), limit)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestTimeBudgetWritesFromWhatWasFound(t *testing.T) {
+	t.Parallel()
+	// The model answers the plan, then hangs on analysis.
+	fake := &llmtest.Fake{Reply: func(_ int, req llm.Request) (string, error) {
+		if req.Schema.Name == "research_plan" {
+			return planJSON, nil
+		}
+		return "", errors.New("unreachable")
+	}}
+	hang := &hangingLLM{inner: fake}
+	rn := &research.Runner{Engine: &research.LLMEngine{Provider: hang}, Fallback: offline.Engine{}, Sources: []search.Source{&fakeSource{name: "web"}}, Store: openStore(t)}
+	t0 := time.Now()
+	r, err := rn.Start(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: "quick", Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(t0) > 10*time.Second {
+		t.Fatalf("the time budget was not kept: %s", time.Since(t0))
+	}
+	if r.Status != research.StatusCompleted || r.StopReason != "time budget reached" || r.Report.Engine != "offline" || len(r.Report.References) == 0 {
+		t.Fatalf("status %s stop %q engine %s refs %d", r.Status, r.StopReason, r.Report.Engine, len(r.Report.References))
+	}
+	if !strings.Contains(r.Report.Markdown, "assembled extractively") {
+		t.Errorf("the report does not say it was written extractively:\n%s", r.Report.Markdown)
+	}
+}
+
+// hangingLLM answers plans and hangs on everything else until ctx ends.
+type hangingLLM struct{ inner llm.Provider }
+
+func (h *hangingLLM) Name() string { return "hang:m" }
+
+func (h *hangingLLM) Chat(ctx context.Context, req llm.Request, fn func(string)) (*llm.Response, error) {
+	if req.Schema != nil && req.Schema.Name == "research_plan" {
+		return h.inner.Chat(ctx, req, fn)
+	}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func TestResumeAfterInterrupt(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	src := &fakeSource{name: "web", block: "origins"}
+	ctx, cancel := context.WithCancel(context.Background())
+	fake := &llmtest.Fake{Reply: replyBySchema(analysis1)}
+	rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Sources: []search.Source{src}, Store: st, Concurrency: 2,
+		OnEvent: func(e research.Event) {
+			// Interrupt once the first sub-question is done; the other
+			// is blocked in its search.
+			if e.Type == research.EventAgent && strings.HasPrefix(e.Agent.Result, "Q1: ") {
+				cancel()
+			}
+		}}
+	r, err := rn.Start(ctx, "What is alpha?", research.Options{Sources: []string{"web"}, Level: "quick"})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	stored, err := research.Load(context.Background(), st, r.ID)
+	if err != nil || stored.Status != research.StatusFailed || stored.SubQuestions[0].Status != research.SubDone || stored.SubQuestions[1].Status != research.SubPending {
+		t.Fatalf("checkpoint: %+v %v", stored.SubQuestions, err)
+	}
+	planCalls := len(fake.Requests())
+	// Resume with a source that no longer blocks: only the unfinished
+	// sub-question is searched, and the plan is not redone.
+	src2 := &fakeSource{name: "web"}
+	rn2 := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Sources: []search.Source{src2}, Store: st}
+	r2, err := rn2.Resume(context.Background(), r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r2.Status != research.StatusCompleted || r2.Report == nil {
+		t.Fatalf("resumed: %s", r2.Status)
+	}
+	if q := src2.queries(); len(q) != 1 || q[0] != "alpha origins" {
+		t.Fatalf("resume searched %v, want only the unfinished sub-question", q)
+	}
+	for _, req := range fake.Requests()[planCalls:] {
+		if req.Schema.Name == "research_plan" {
+			t.Fatal("resume planned again")
+		}
+	}
+	// Events continue the sequence.
+	evs, _ := st.ResearchEvents(context.Background(), r.ID, 0)
+	for i, e := range evs {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("event %d seq %d", i, e.Seq)
+		}
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(mustState(t, st, r.ID), &raw); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustState(t *testing.T, st store.Store, id string) []byte {
+	t.Helper()
+	rec, err := st.ResearchGet(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec.State
+}
