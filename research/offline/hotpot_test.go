@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry/embed"
+	"github.com/quarryhq/quarry/kb"
 	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/llm/llmtest"
-	"github.com/quarryhq/quarry/kb"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/research/offline"
 	"github.com/quarryhq/quarry/search"
