@@ -26,6 +26,13 @@ type Config struct {
 	// OPENAI_API_KEY), never from flags or files that end up in shells'
 	// history or repositories.
 	EmbedAPIKey string `yaml:"-"`
+	// LLM is offline, openai[:model] or anthropic[:model]; empty picks one
+	// from the keys in the environment.
+	LLM        string `yaml:"llm"`
+	LLMBaseURL string `yaml:"llm_base_url"`
+	// LLM keys come from the environment only.
+	OpenAIKey    string `yaml:"-"`
+	AnthropicKey string `yaml:"-"`
 	// embedderSet records that the user chose an embedder explicitly.
 	embedderSet bool
 }
@@ -45,6 +52,8 @@ func (c *Config) settings() []setting {
 		{"embed-model", "QUARRY_EMBED_MODEL", "embed_model", "embedding model for --embedder openai", &c.EmbedModel},
 		{"embed-base-url", "QUARRY_EMBED_BASE_URL", "embed_base_url", "base URL up to /v1 for --embedder openai", &c.EmbedBaseURL},
 		{"embed-dim", "QUARRY_EMBED_DIM", "embed_dim", "embedding dimension (hash default 384; openai: sent as dimensions)", &c.EmbedDim},
+		{"llm", "QUARRY_LLM", "llm", "language model: offline, openai[:MODEL] or anthropic[:MODEL] (default: from ANTHROPIC_API_KEY / OPENAI_API_KEY / OPENAI_BASE_URL, else offline)", &c.LLM},
+		{"llm-base-url", "QUARRY_LLM_BASE_URL", "llm_base_url", "base URL of the LLM API (OpenAI-compatible: up to /v1)", &c.LLMBaseURL},
 	}
 }
 
@@ -113,6 +122,8 @@ func (c *Config) load(fs *pflag.FlagSet) error {
 	if c.EmbedBaseURL == "" {
 		c.EmbedBaseURL = os.Getenv("OPENAI_BASE_URL")
 	}
+	c.OpenAIKey = os.Getenv("OPENAI_API_KEY")
+	c.AnthropicKey = os.Getenv("ANTHROPIC_API_KEY")
 	if c.DataDir == "" {
 		base := os.Getenv("XDG_DATA_HOME")
 		if base == "" {

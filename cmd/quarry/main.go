@@ -84,7 +84,7 @@ func (a *app) rootCmd() *cobra.Command {
 		},
 	}
 	a.cfg.registerFlags(root.PersistentFlags())
-	root.AddCommand(a.versionCmd(), a.kbCmd(), a.evalCmd())
+	root.AddCommand(a.versionCmd(), a.kbCmd(), a.evalCmd(), a.researchCmd())
 	return root
 }
 

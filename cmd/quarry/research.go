@@ -1,0 +1,470 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/quarryhq/quarry/kb"
+	"github.com/quarryhq/quarry/llm"
+	"github.com/quarryhq/quarry/llm/anthropic"
+	"github.com/quarryhq/quarry/llm/openai"
+	"github.com/quarryhq/quarry/research"
+	"github.com/quarryhq/quarry/research/offline"
+	"github.com/quarryhq/quarry/search"
+	"github.com/quarryhq/quarry/search/kbsource"
+	"github.com/quarryhq/quarry/store"
+)
+
+// Default models when only a key is configured.
+const (
+	defaultOpenAIModel    = "gpt-4o-mini"
+	defaultAnthropicModel = "claude-sonnet-4-5"
+)
+
+type researchFlags struct {
+	sources    []string
+	docs       []string
+	level      string
+	breadth    int
+	depth      int
+	format     string
+	out        string
+	maxTokens  int
+	timeout    time.Duration
+	confidence float64
+	resume     string
+}
+
+func (a *app) researchCmd() *cobra.Command {
+	var f researchFlags
+	cmd := &cobra.Command{
+		Use:   "research QUESTION",
+		Short: "Research a question and write a cited report",
+		Long: `Research a question over the given sources and write a report whose
+citations point only at sources read in this run.
+
+With no language model configured this runs on the offline extractive engine
+and says so. Set ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL, or
+QUARRY_LLM (or --llm) to use a model.`,
+		Example: `  quarry research "Which university's fight song is the Kansas Song?" --docs examples/wiki/corpus.jsonl
+  quarry research "State of solid-state batteries" --docs ./papers --level comprehensive --out report.md
+  quarry research "topic" --source kb:notes --breadth 4 --depth 3 --format json --max-tokens 150000
+  quarry research --resume 4f1c…`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if f.resume != "" {
+				return cobra.NoArgs(cmd, args)
+			}
+			if len(args) != 1 {
+				return usageError{errors.New(`question: give the question as one argument, in quotes ("…")`)}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.resume != "" {
+				return a.runResearch(cmd, f, "")
+			}
+			return a.runResearch(cmd, f, args[0])
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&f.sources, "source", nil, "sources: kb:<name>, web (google), arxiv, wikipedia; comma-separated or repeated")
+	fl.StringSliceVar(&f.docs, "docs", nil, "ingest these files or folders into a knowledge base named after the path and research it")
+	fl.StringVar(&f.level, "level", "", "quick, standard (default) or comprehensive")
+	fl.IntVar(&f.breadth, "breadth", 0, "sub-questions per round (1-20; default 5 when --depth is set)")
+	fl.IntVar(&f.depth, "depth", 0, "follow-up levels below the first round (0-5; default 2 with --breadth); alone, the legacy single pass of breadth N")
+	fl.StringVar(&f.format, "format", "markdown", "markdown or json")
+	fl.StringVarP(&f.out, "out", "o", "", "write the report to this file instead of stdout")
+	fl.IntVar(&f.maxTokens, "max-tokens", 0, "token budget for all LLM calls, a reserve kept for the report (0 = none)")
+	fl.DurationVar(&f.timeout, "timeout", 0, "wall-time budget, a reserve kept for the report (e.g. 5m; 0 = none)")
+	fl.Float64Var(&f.confidence, "confidence", 0, "stop early when complete with at least this confidence (default 0.7)")
+	fl.StringVar(&f.resume, "resume", "", "continue a stored research from its last checkpoint")
+	cmd.AddCommand(a.researchShowCmd(), a.researchListCmd())
+	return cmd
+}
+
+func (a *app) runResearch(cmd *cobra.Command, f researchFlags, question string) error {
+	ctx := cmd.Context()
+	if f.format != "markdown" && f.format != "md" && f.format != "json" {
+		return usageError{fmt.Errorf("format: must be markdown or json, got %q", f.format)}
+	}
+	opts := research.Options{Level: f.level, Breadth: f.breadth, MaxTokens: f.maxTokens, Timeout: f.timeout, Confidence: f.confidence}
+	if cmd.Flags().Changed("depth") {
+		opts.Depth, opts.DepthSet = f.depth, true
+		if !cmd.Flags().Changed("breadth") {
+			// Seed 002: --depth N alone is the old single pass of breadth N.
+			opts.Breadth, opts.Depth = f.depth, 0
+			if f.depth < 1 || f.depth > research.MaxBreadth {
+				return usageError{fmt.Errorf("depth: given alone it is the breadth of a single pass and must be between 1 and %d, got %d", research.MaxBreadth, f.depth)}
+			}
+		}
+	}
+	if cmd.Flags().Changed("breadth") && (f.breadth < 1 || f.breadth > research.MaxBreadth) {
+		return usageError{fmt.Errorf("breadth: must be between 1 and %d, got %d", research.MaxBreadth, f.breadth)}
+	}
+	if opts.Level != "" && (cmd.Flags().Changed("breadth") || cmd.Flags().Changed("depth")) {
+		return usageError{errors.New("level: give either --level or --breadth/--depth, not both")}
+	}
+	eng, err := a.engine()
+	if err != nil {
+		return usageError{err}
+	}
+	svc, err := a.service(ctx)
+	if err != nil {
+		return err
+	}
+	st := a.store
+	var stored *research.Research
+	if f.resume != "" {
+		stored, err = research.Load(ctx, st, f.resume)
+		if err != nil {
+			return err
+		}
+		opts = stored.Options
+		if stored.Engine != eng.Name() {
+			return usageError{fmt.Errorf("llm: research %s was started with %s; resume it with the same model (--llm)", stored.ID, stored.Engine)}
+		}
+	} else {
+		specs, err := a.researchSources(ctx, svc, f)
+		if err != nil {
+			return err
+		}
+		opts.Sources = specs
+		if _, err := research.Validate(question, &opts); err != nil {
+			return err
+		}
+	}
+	sources, err := a.openSources(ctx, svc, opts.Sources)
+	if err != nil {
+		return err
+	}
+	if eng.Name() == "offline" {
+		fmt.Fprintln(a.stderr, "quarry: no language model configured: using the offline extractive engine (set ANTHROPIC_API_KEY, OPENAI_API_KEY / OPENAI_BASE_URL or QUARRY_LLM to use one)")
+	}
+	rn := &research.Runner{Engine: eng, Fallback: offline.Engine{}, Sources: sources, Store: st, Logger: a.logger}
+	if a.isTerminal() {
+		rn.OnEvent = progressPrinter(a.stderr)
+	}
+	var r *research.Research
+	if stored != nil {
+		r, err = rn.Resume(ctx, stored.ID)
+	} else {
+		r, err = rn.Start(ctx, question, opts)
+	}
+	if err != nil {
+		if r != nil {
+			fmt.Fprintf(a.stderr, "quarry: research %s %s at stage %s; everything found so far is saved: quarry research --resume %s\n", r.ID, r.Status, r.Stage, r.ID)
+		}
+		return err
+	}
+	fmt.Fprintf(a.stderr, "quarry: research %s %s in %.2fs (%s; %d sources, %d references, %d LLM calls, %d tokens)\n",
+		r.ID, r.Status, r.Timings.Total, r.Engine, len(r.Sources), len(r.Report.References), r.Usage.Calls, r.Usage.Total())
+	return a.printResearch(r, f.format, f.out)
+}
+
+// researchSources turns --source and --docs into source specs, ingesting
+// --docs paths first.
+func (a *app) researchSources(ctx context.Context, svc *kb.Service, f researchFlags) ([]string, error) {
+	var specs []string
+	if len(f.sources) > 0 {
+		parsed, err := search.ParseSpecs(strings.Join(f.sources, ","))
+		if err != nil {
+			return nil, usageError{err}
+		}
+		for _, s := range parsed {
+			specs = append(specs, s.String())
+		}
+	}
+	for _, p := range f.docs {
+		name := docsKBName(p)
+		_, emb, err := a.openKB(ctx, name, true)
+		if err != nil {
+			return nil, err
+		}
+		rep, err := svc.AddPaths(ctx, name, []string{p}, kb.AddOptions{Embedder: emb})
+		if err != nil {
+			return nil, fmt.Errorf("docs %s: %w", p, err)
+		}
+		for _, pr := range rep.Failed {
+			fmt.Fprintf(a.stderr, "quarry: skipped %s: %s\n", pr.Origin, pr.Reason)
+		}
+		if rep.Added+rep.Updated > 0 {
+			fmt.Fprintf(a.stderr, "quarry: ingested %s into knowledge base %q: %d added, %d updated, %d unchanged (%.1fs)\n", p, name, rep.Added, rep.Updated, rep.Unchanged, rep.Seconds)
+		}
+		if st, err := svc.Get(ctx, name); err == nil {
+			if stats, err := a.store.KBStats(ctx, st.ID); err == nil && stats.Chunks == 0 {
+				return nil, usageError{fmt.Errorf("docs: nothing could be ingested from %s", p)}
+			}
+		}
+		specs = append(specs, "kb:"+name)
+	}
+	if len(specs) == 0 {
+		return nil, usageError{errors.New("source: give --source (kb:<name>, web, arxiv, wikipedia) or --docs PATH")}
+	}
+	return specs, nil
+}
+
+var kbNameBad = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+// docsKBName names the knowledge base for a --docs path after the path:
+// "examples/wiki/corpus.jsonl" → "docs-examples-wiki-corpus.jsonl".
+func docsKBName(p string) string {
+	abs, err := filepath.Abs(p)
+	if err == nil {
+		if wd, err := os.Getwd(); err == nil {
+			if rel, err := filepath.Rel(wd, abs); err == nil && !strings.HasPrefix(rel, "..") {
+				abs = rel
+			}
+		}
+	}
+	n := strings.Trim(kbNameBad.ReplaceAllString(filepath.ToSlash(abs), "-"), "-.")
+	n = "docs-" + n
+	if len(n) > 64 {
+		n = "docs-" + n[len(n)-59:]
+	}
+	return strings.TrimRight(n, "-.")
+}
+
+// openSources builds the search sources of the specs. A knowledge base
+// must exist; sources this build cannot reach are clear errors.
+func (a *app) openSources(ctx context.Context, svc *kb.Service, specs []string) ([]search.Source, error) {
+	parsed, err := search.ParseSpecs(strings.Join(specs, ","))
+	if err != nil {
+		return nil, usageError{err}
+	}
+	var out []search.Source
+	for _, s := range parsed {
+		switch s.Kind {
+		case "kb":
+			_, emb, err := a.openKB(ctx, s.Arg, false)
+			if errors.Is(err, store.ErrNotFound) {
+				return nil, usageError{fmt.Errorf("source kb:%s: knowledge base %q does not exist (create it with: quarry kb add %s PATH --create)", s.Arg, s.Arg, s.Arg)}
+			}
+			if err != nil {
+				return nil, fmt.Errorf("source kb:%s: %w", s.Arg, err)
+			}
+			out = append(out, kbsource.New(svc, s.Arg, emb))
+		default:
+			return nil, usageError{fmt.Errorf("source %s: not available in this build yet (use kb:<name> or --docs PATH)", s)}
+		}
+	}
+	return out, nil
+}
+
+// engine returns the configured research engine.
+func (a *app) engine() (research.Engine, error) {
+	p, err := a.provider()
+	if err != nil || p == nil {
+		return offline.Engine{}, err
+	}
+	return &research.LLMEngine{Provider: p}, nil
+}
+
+// provider builds the configured language model, nil for offline.
+func (a *app) provider() (llm.Provider, error) {
+	c := a.cfg
+	spec := c.LLM
+	if spec == "" {
+		switch {
+		case c.AnthropicKey != "":
+			spec = "anthropic"
+		case c.OpenAIKey != "" || os.Getenv("OPENAI_BASE_URL") != "" || c.LLMBaseURL != "":
+			spec = "openai"
+		default:
+			spec = "offline"
+		}
+	}
+	kind, model, _ := strings.Cut(spec, ":")
+	switch kind {
+	case "offline":
+		return nil, nil
+	case "openai":
+		if model == "" {
+			model = defaultOpenAIModel
+		}
+		base := c.LLMBaseURL
+		if base == "" {
+			base = os.Getenv("OPENAI_BASE_URL")
+		}
+		key := os.Getenv("QUARRY_LLM_API_KEY")
+		if key == "" {
+			key = c.OpenAIKey
+		}
+		return openai.New(openai.Config{BaseURL: base, APIKey: key, Model: model})
+	case "anthropic":
+		if model == "" {
+			model = defaultAnthropicModel
+		}
+		key := os.Getenv("QUARRY_LLM_API_KEY")
+		if key == "" {
+			key = c.AnthropicKey
+		}
+		if key == "" {
+			return nil, errors.New("llm: anthropic needs ANTHROPIC_API_KEY (or QUARRY_LLM_API_KEY) in the environment")
+		}
+		return anthropic.New(anthropic.Config{BaseURL: c.LLMBaseURL, APIKey: key, Model: model})
+	}
+	return nil, fmt.Errorf("llm: must be offline, openai[:MODEL] or anthropic[:MODEL], got %q", spec)
+}
+
+func (a *app) printResearch(r *research.Research, format, out string) error {
+	w := io.Writer(a.stdout)
+	if out != "" {
+		fh, err := os.Create(out)
+		if err != nil {
+			return fmt.Errorf("out: %w", err)
+		}
+		defer fh.Close()
+		w = fh
+	}
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(publicView(r))
+	default:
+		if r.Report == nil {
+			return fmt.Errorf("research %s has no report (status %s, stage %s): resume it with quarry research --resume %s", r.ID, r.Status, r.Stage, r.ID)
+		}
+		_, err := io.WriteString(w, r.Report.Markdown)
+		return err
+	}
+}
+
+// publicView is the research as printed: source texts and checkpoint-only
+// fields left out.
+func publicView(r *research.Research) *research.Research {
+	v := *r
+	v.Sources = make([]research.Source, len(r.Sources))
+	for i, s := range r.Sources {
+		s.Content = ""
+		v.Sources[i] = s
+	}
+	v.SubQuestions = make([]research.SubQuestion, len(r.SubQuestions))
+	for i, sq := range r.SubQuestions {
+		sq.Hits = nil
+		v.SubQuestions[i] = sq
+	}
+	return &v
+}
+
+func (a *app) researchShowCmd() *cobra.Command {
+	var format string
+	var events bool
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Print a stored research (its report, or all of it with --format json)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			st, err := a.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			if events {
+				evs, err := st.ResearchEvents(ctx, args[0], 0)
+				if err != nil {
+					return err
+				}
+				if len(evs) == 0 {
+					if _, err := st.ResearchGet(ctx, args[0]); err != nil {
+						return err
+					}
+				}
+				for _, e := range evs {
+					fmt.Fprintln(a.stdout, string(e.Data))
+				}
+				return nil
+			}
+			r, err := research.Load(ctx, st, args[0])
+			if err != nil {
+				return err
+			}
+			if format != "json" && r.Report == nil {
+				return fmt.Errorf("research %s has no report yet (status %s, stage %s%s); resume it with: quarry research --resume %s", r.ID, r.Status, r.Stage, errSuffix(r.Error), r.ID)
+			}
+			return a.printResearch(r, format, "")
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "markdown", "markdown or json")
+	cmd.Flags().BoolVar(&events, "events", false, "print the event log as JSON lines")
+	return cmd
+}
+
+func errSuffix(e string) string {
+	if e == "" {
+		return ""
+	}
+	return ": " + e
+}
+
+func (a *app) researchListCmd() *cobra.Command {
+	var asJSON bool
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List stored researches, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			rs, err := st.ResearchList(cmd.Context(), limit)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if rs == nil {
+					rs = []store.Research{}
+				}
+				return json.NewEncoder(a.stdout).Encode(rs)
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tSTATUS\tCREATED\tQUESTION")
+			for _, r := range rs {
+				q := r.Question
+				if len([]rune(q)) > 60 {
+					q = string([]rune(q)[:59]) + "…"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Status, r.CreatedAt.Local().Format("2006-01-02 15:04"), q)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many")
+	return cmd
+}
+
+// progressPrinter shows agent states and warnings as lines on a terminal.
+func progressPrinter(w io.Writer) func(research.Event) {
+	return func(e research.Event) {
+		switch e.Type {
+		case research.EventStatus:
+			fmt.Fprintf(w, "· %s: %s\n", e.Status.Status, e.Status.Stage)
+		case research.EventAgent:
+			s := e.Agent
+			msg := s.Task
+			if s.Result != "" {
+				msg = s.Result
+			}
+			if s.Error != "" {
+				msg = s.Error
+			}
+			fmt.Fprintf(w, "  [%s] %s %3.0f%% %s\n", s.Agent, s.Status, s.Progress*100, msg)
+		case research.EventWarning:
+			fmt.Fprintf(w, "  ! %s\n", e.Warning)
+		}
+	}
+}

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var researchCorpus = filepath.Join("testdata", "research", "corpus.jsonl")
+
+const composerQ = "Which composer was born first, Antonín Dvořák or Giuseppe Verdi?"
+
+func TestResearchOffline(t *testing.T) {
+	data := t.TempDir()
+	out, errOut, err := run(t, data, "research", composerQ, "--docs", researchCorpus, "--format", "json")
+	if err != nil {
+		t.Fatalf("research: %v\n%s", err, errOut)
+	}
+	if !strings.Contains(errOut, "offline extractive engine") {
+		t.Errorf("stderr does not say the engine is offline: %s", errOut)
+	}
+	var r struct {
+		ID, Question, Status, Engine string
+		Plan                         map[string]any
+		SubQuestions                 []map[string]any `json:"sub_questions"`
+		Sources                      []map[string]any
+		Learnings                    []map[string]any
+		Report                       struct {
+			Title, Markdown string
+			Sections        []map[string]any
+			References      []struct {
+				Number   int
+				SourceID string `json:"source_id"`
+				URL      string
+				Title    string
+			}
+		}
+		Usage   map[string]any
+		Timings map[string]any
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if r.ID == "" || r.Question != composerQ || r.Status != "completed" || r.Engine != "offline" || r.Plan == nil || len(r.SubQuestions) < 5 || len(r.Learnings) == 0 || r.Usage == nil || r.Timings == nil {
+		t.Fatalf("research fields: %+v", r)
+	}
+	for _, k := range []string{"id", "url", "title", "domain", "credibility"} {
+		if _, ok := r.Sources[0][k]; !ok {
+			t.Errorf("source lacks %s: %v", k, r.Sources[0])
+		}
+	}
+	if _, ok := r.Sources[0]["content"]; ok {
+		t.Error("source content printed in the JSON")
+	}
+	for _, k := range []string{"llm_calls", "input_tokens", "output_tokens"} {
+		if _, ok := r.Usage[k]; !ok {
+			t.Errorf("usage lacks %s: %v", k, r.Usage)
+		}
+	}
+	urls := map[string]bool{}
+	read := map[string]bool{}
+	for _, s := range r.Sources {
+		read[s["url"].(string)] = true
+	}
+	for i, ref := range r.Report.References {
+		if ref.Number != i+1 || !read[ref.URL] {
+			t.Fatalf("reference %+v is not a source read in this run", ref)
+		}
+		urls[ref.URL] = true
+	}
+	name := "docs-testdata-research-corpus.jsonl"
+	for _, id := range []string{"w00612", "w02079"} { // Dvořák and Verdi
+		if !urls["kb://"+name+"/"+id] {
+			t.Errorf("gold paragraph %s not among the references: %v", id, urls)
+		}
+	}
+	md := r.Report.Markdown
+	for _, want := range []string{"# " + composerQ, "offline extractive engine", "## Executive summary", "## References", "[1] "} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+
+	// show, list, events.
+	shown, _, err := run(t, data, "research", "show", r.ID)
+	if err != nil || shown != md {
+		t.Fatalf("show: %v\n%s", err, shown)
+	}
+	list, _, err := run(t, data, "research", "list", "--json")
+	if err != nil || !strings.Contains(list, r.ID) || !strings.Contains(list, `"status":"completed"`) {
+		t.Fatalf("list: %v %s", err, list)
+	}
+	evs, _, err := run(t, data, "research", "show", r.ID, "--events")
+	if err != nil || !strings.Contains(evs, `"type":"agent"`) || !strings.Contains(evs, `"type":"report"`) {
+		t.Fatalf("events: %v", err)
+	}
+	// A second run reuses the ingested knowledge base by name.
+	out, _, err = run(t, data, "research", "Who was Giuseppe Verdi?", "--source", "kb:"+name, "--level", "quick", "--out", filepath.Join(data, "r.md"))
+	if err != nil || out != "" {
+		t.Fatalf("--out: %v %q", err, out)
+	}
+	// Legacy --depth N alone: a single pass of breadth N.
+	out, _, err = run(t, data, "research", "Who was Giuseppe Verdi?", "--source", "kb:"+name, "--depth", "3", "--format", "json")
+	if err != nil || !strings.Contains(out, `"breadth": 3`) || strings.Contains(out, `"depth": 1`) || !strings.Contains(out, `"stop_reason": "depth 0 reached"`) {
+		t.Fatalf("legacy depth: %v", err)
+	}
+
+	bad := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"research", "", "--source", "kb:" + name}, "question: must not be empty"},
+		{[]string{"research", strings.Repeat("q", 2001), "--source", "kb:" + name}, "question: must be at most 2000 characters"},
+		{[]string{"research", "q", "--source", "kb:" + name, "--level", "deep"}, "level: must be quick, standard or comprehensive"},
+		{[]string{"research", "q", "--source", "kb:" + name, "--breadth", "2", "--depth", "6"}, "depth: must be between 0 and 5"},
+		{[]string{"research", "q", "--source", "kb:" + name, "--breadth", "0"}, "breadth: must be between 1 and 20"},
+		{[]string{"research", "q", "--source", "kb:missing"}, `knowledge base "missing" does not exist`},
+		{[]string{"research", "q", "--source", "bogus"}, `unknown source "bogus"`},
+		{[]string{"research", "q"}, "source: give --source"},
+		{[]string{"research", "q", "--source", "kb:" + name, "--format", "pdf"}, "format: must be markdown or json"},
+		{[]string{"research", "q", "--source", "kb:" + name, "--llm", "gemini"}, "llm: must be offline"},
+		{[]string{"research", "--resume", "no-such-id"}, "not found"},
+		{[]string{"research", "show", "no-such-id"}, "not found"},
+	}
+	for _, b := range bad {
+		_, _, err := run(t, data, b.args...)
+		if err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%.60q: err = %v, want %q", b.args, err, b.want)
+		}
+	}
+}
+
+// TestResearchOpenAICompatible runs a research through the OpenAI
+// chat-completions wire format against a local server, as with vLLM or
+// Ollama: QUARRY_LLM picks the provider, OPENAI_BASE_URL the server.
+func TestResearchOpenAICompatible(t *testing.T) {
+	var mu sync.Mutex
+	var schemas []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" || r.Header.Get("Authorization") != "Bearer sk-test" {
+			http.Error(w, "bad request "+r.URL.Path, http.StatusBadRequest)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			Model          string `json:"model"`
+			ResponseFormat struct {
+				JSONSchema struct {
+					Name string `json:"name"`
+				} `json:"json_schema"`
+			} `json:"response_format"`
+		}
+		_ = json.Unmarshal(body, &req)
+		mu.Lock()
+		schemas = append(schemas, req.ResponseFormat.JSONSchema.Name)
+		mu.Unlock()
+		var content string
+		switch req.ResponseFormat.JSONSchema.Name {
+		case "research_plan":
+			content = `{"strategy":"compare birth years","keywords":["Verdi","Dvořák"],"steps":[{"number":1,"description":"search both","sources":["kb"],"keywords":["born"]}],"sub_questions":[{"text":"When was Giuseppe Verdi born?","priority":1,"queries":["Giuseppe Verdi"]},{"text":"When was Antonín Dvořák born?","priority":2,"queries":["Antonín Dvořák"]}],"estimated_seconds":20}`
+		case "research_analysis":
+			content = "<think>both found</think>```json\n" + `{"learnings":[{"text":"Verdi was born in 1813.","source_ids":["S1"]}],"directions":[],"is_complete":true,"confidence":0.9,"relevance":1,"quality":0.8}` + "\n```"
+		case "research_report":
+			content = `{"title":"Verdi was born first","summary":"Verdi was born in 1813 [cite:S1], before Dvořák [cite:S2]. See also [cite:S77].","sections":[{"heading":"Birth years","body":"Verdi: 1813 [cite:S1]."}]}`
+		}
+		resp := map[string]any{"id": "c1", "object": "chat.completion", "created": 1, "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": content}}},
+			"usage":   map[string]any{"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(resp)
+	}))
+	defer srv.Close()
+	t.Setenv("QUARRY_LLM", "openai:local-model")
+	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	data := t.TempDir()
+	out, errOut, err := run(t, data, "research", composerQ, "--docs", researchCorpus, "--format", "json")
+	if err != nil {
+		t.Fatalf("research: %v\n%s", err, errOut)
+	}
+	var r struct {
+		Engine string
+		Usage  struct {
+			Calls int `json:"llm_calls"`
+			In    int `json:"input_tokens"`
+		}
+		Report struct {
+			Markdown   string
+			References []struct{ SourceID string `json:"source_id"` }
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Engine != "openai:local-model" || r.Usage.Calls != 3 || r.Usage.In != 300 {
+		t.Fatalf("engine %s usage %+v (schemas %v)", r.Engine, r.Usage, schemas)
+	}
+	if len(r.Report.References) != 2 || strings.Contains(r.Report.Markdown, "S77") || !strings.Contains(r.Report.Markdown, "Verdi was born in 1813 [1], before Dvořák [2].") {
+		t.Fatalf("report:\n%s", r.Report.Markdown)
+	}
+	if strings.Contains(errOut+out, "sk-test") {
+		t.Fatal("the API key leaked into the output")
+	}
+}

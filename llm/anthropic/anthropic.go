@@ -1,0 +1,344 @@
+// Package anthropic is an llm.Provider for Claude through the Anthropic
+// Messages API. It only translates between llm's types and the wire format;
+// retries, retry-after and per-attempt timeouts are left to the official SDK
+// (github.com/anthropics/anthropic-sdk-go). Structured output is a forced
+// tool call whose input is the JSON reply.
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	sdk "github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/option"
+
+	"github.com/quarryhq/quarry/llm"
+)
+
+// Defaults applied by New.
+const (
+	DefaultBaseURL    = "https://api.anthropic.com"
+	DefaultMaxRetries = 3
+	DefaultTimeout    = 120 * time.Second
+)
+
+// Config configures a Client. APIKey and Model are required.
+type Config struct {
+	// BaseURL is the API root without /v1 (default DefaultBaseURL).
+	BaseURL string
+	// APIKey is sent as the x-api-key header.
+	APIKey string
+	// Model is the model id, e.g. "claude-sonnet-4-5".
+	Model string
+	// MaxRetries is how often a 408, 409, 429, 5xx (529 overloaded
+	// included), timed-out attempt or connection failure is retried,
+	// honouring retry-after (0 = DefaultMaxRetries; negative = never).
+	MaxRetries int
+	// Timeout bounds one attempt, from sending the request to reading the
+	// last byte of the reply, streamed or not (0 = DefaultTimeout; negative
+	// = none, the caller's ctx decides).
+	Timeout time.Duration
+	// HTTPClient, when set, sends the requests (proxies, custom TLS).
+	HTTPClient *http.Client
+}
+
+// Client is an llm.Provider for one Claude model. It is safe for concurrent
+// use.
+type Client struct {
+	model    string
+	apiKey   string
+	timeout  time.Duration
+	messages sdk.MessageService
+}
+
+var _ llm.Provider = (*Client)(nil)
+
+// New validates cfg, applies its defaults and returns a Client. It does not
+// contact the server.
+func New(cfg Config) (*Client, error) {
+	if strings.TrimSpace(cfg.Model) == "" {
+		return nil, errors.New("anthropic: model is required")
+	}
+	if strings.TrimSpace(cfg.APIKey) == "" {
+		return nil, errors.New("anthropic: API key is required")
+	}
+	base := strings.TrimSpace(cfg.BaseURL)
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("anthropic: base URL %q: want http(s)://host[:port]", base)
+	}
+	retries := cfg.MaxRetries
+	switch {
+	case retries == 0:
+		retries = DefaultMaxRetries
+	case retries < 0:
+		retries = 0
+	}
+	timeout := cfg.Timeout
+	switch {
+	case timeout == 0:
+		timeout = DefaultTimeout
+	case timeout < 0:
+		timeout = 0
+	}
+
+	// WithoutEnvironmentDefaults: only cmd/ reads the environment, so the
+	// SDK must not pick up ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, profiles
+	// or custom headers behind the caller's back.
+	opts := []option.RequestOption{
+		option.WithoutEnvironmentDefaults(),
+		option.WithBaseURL(strings.TrimRight(base, "/")),
+		option.WithAPIKey(cfg.APIKey),
+		option.WithMaxRetries(retries),
+	}
+	if timeout > 0 {
+		// Also spares Messages.New its refusal of large max_tokens without
+		// streaming, which only applies when no timeout is set.
+		opts = append(opts, option.WithRequestTimeout(timeout))
+	}
+	if cfg.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	}
+	client := sdk.NewClient(opts...)
+	return &Client{model: cfg.Model, apiKey: cfg.APIKey, timeout: timeout, messages: client.Messages}, nil
+}
+
+// Name implements llm.Provider.
+func (c *Client) Name() string { return "anthropic:" + c.model }
+
+// Chat implements llm.Provider. When onDelta is non-nil the reply is
+// streamed: onDelta receives each text delta and, when req.Schema is set,
+// each piece of the tool input JSON, so the pieces add up to Response.Text.
+// A reply with no text returns the Response (its usage was still spent)
+// together with an error wrapping llm.ErrEmptyReply.
+func (c *Client) Chat(ctx context.Context, req llm.Request, onDelta func(string)) (*llm.Response, error) {
+	params, err := c.params(req)
+	if err != nil {
+		return nil, err
+	}
+	var msg *sdk.Message
+	if onDelta == nil {
+		msg, err = c.messages.New(ctx, params)
+	} else {
+		msg, err = c.stream(ctx, params, req.Schema != nil, onDelta)
+	}
+	if err != nil {
+		return nil, c.wrapErr(ctx, err)
+	}
+	u := msg.Usage
+	resp := &llm.Response{
+		Text:       replyText(msg, req.Schema),
+		Model:      string(msg.Model),
+		StopReason: string(msg.StopReason),
+		Usage: llm.Usage{
+			Calls: 1,
+			// input_tokens leaves out tokens read from or written to the
+			// prompt cache; they were still part of the prompt.
+			InputTokens:  int(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens),
+			OutputTokens: int(u.OutputTokens),
+		},
+	}
+	if resp.Text == "" {
+		return resp, fmt.Errorf("anthropic: %w (stop_reason %q)", llm.ErrEmptyReply, resp.StopReason)
+	}
+	return resp, nil
+}
+
+func (c *Client) params(req llm.Request) (sdk.MessageNewParams, error) {
+	maxTokens := int64(req.MaxTokens)
+	if maxTokens <= 0 {
+		maxTokens = llm.DefaultMaxTokens
+	}
+	p := sdk.MessageNewParams{Model: sdk.Model(c.model), MaxTokens: maxTokens}
+	if req.System != "" {
+		p.System = []sdk.TextBlockParam{{Text: req.System}}
+	}
+	for i, m := range req.Messages {
+		switch m.Role {
+		case llm.RoleUser:
+			p.Messages = append(p.Messages, sdk.NewUserMessage(sdk.NewTextBlock(m.Content)))
+		case llm.RoleAssistant:
+			p.Messages = append(p.Messages, sdk.NewAssistantMessage(sdk.NewTextBlock(m.Content)))
+		default:
+			return p, fmt.Errorf("anthropic: message %d: unknown role %q", i, m.Role)
+		}
+	}
+	if req.Temperature != nil {
+		p.Temperature = sdk.Float(*req.Temperature)
+	}
+	if req.Schema != nil {
+		schema, err := inputSchema(req.Schema.JSON)
+		if err != nil {
+			return p, fmt.Errorf("anthropic: schema %s: %w", req.Schema.Name, err)
+		}
+		name := toolName(req.Schema)
+		p.Tools = []sdk.ToolUnionParam{{OfTool: &sdk.ToolParam{
+			Name:        name,
+			Description: sdk.String("Give the answer as this tool's input, which must match its JSON schema."),
+			InputSchema: schema,
+		}}}
+		p.ToolChoice = sdk.ToolChoiceParamOfTool(name)
+	}
+	return p, nil
+}
+
+func toolName(s *llm.Schema) string {
+	if s.Name == "" {
+		return "response"
+	}
+	return s.Name
+}
+
+// inputSchema carries a JSON Schema object into the SDK's input_schema,
+// which models type, properties and required as fields and the rest as
+// extra fields. Tool inputs are always objects.
+func inputSchema(m map[string]any) (sdk.ToolInputSchemaParam, error) {
+	var s sdk.ToolInputSchemaParam
+	if t, ok := m["type"]; ok && t != "object" {
+		return s, fmt.Errorf("type %v: a tool input schema must be an object", t)
+	}
+	s.Properties = m["properties"]
+	switch req := m["required"].(type) {
+	case nil:
+	case []string:
+		s.Required = req
+	case []any:
+		for _, r := range req {
+			name, ok := r.(string)
+			if !ok {
+				return s, fmt.Errorf("required: %v is not a property name", r)
+			}
+			s.Required = append(s.Required, name)
+		}
+	default:
+		return s, fmt.Errorf("required: %T is not a list", req)
+	}
+	for k, v := range m {
+		if k == "type" || k == "properties" || k == "required" {
+			continue
+		}
+		if s.ExtraFields == nil {
+			s.ExtraFields = map[string]any{}
+		}
+		s.ExtraFields[k] = v
+	}
+	return s, nil
+}
+
+func (c *Client) stream(ctx context.Context, params sdk.MessageNewParams, schema bool, onDelta func(string)) (*sdk.Message, error) {
+	s := c.messages.NewStreaming(ctx, params)
+	defer s.Close()
+	var msg sdk.Message
+	for s.Next() {
+		ev := s.Current()
+		if err := msg.Accumulate(ev); err != nil {
+			return nil, fmt.Errorf("stream: %w", err)
+		}
+		if ev.Type != "content_block_delta" {
+			continue
+		}
+		switch {
+		case ev.Delta.Type == "text_delta" && ev.Delta.Text != "":
+			onDelta(ev.Delta.Text)
+		case ev.Delta.Type == "input_json_delta" && schema && ev.Delta.PartialJSON != "":
+			onDelta(ev.Delta.PartialJSON)
+		}
+	}
+	if err := s.Err(); err != nil {
+		return nil, err
+	}
+	return &msg, nil
+}
+
+// replyText is the text of msg or, when a schema was asked for, the input
+// of the forced tool call. A model that answered in text anyway gets its
+// text returned, for llm.Structured to repair.
+func replyText(msg *sdk.Message, schema *llm.Schema) string {
+	var text strings.Builder
+	for _, b := range msg.Content {
+		switch b.Type {
+		case "tool_use":
+			if schema != nil && b.Name == toolName(schema) && len(b.Input) > 0 {
+				return string(b.Input)
+			}
+		case "text":
+			text.WriteString(b.Text)
+		}
+	}
+	return text.String()
+}
+
+// wrapErr turns an SDK error into an *llm.APIError when the API answered
+// with an error, and otherwise keeps ctx's error visible to errors.Is.
+func (c *Client) wrapErr(ctx context.Context, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+		err = fmt.Errorf("%w (%v)", ctxErr, err)
+	}
+	if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("anthropic: messages: no complete reply within %s: %w", c.timeout, err)
+	}
+	var apiErr *sdk.Error
+	if errors.As(err, &apiErr) {
+		typ, msg := errorBody(apiErr.RawJSON())
+		status := apiErr.StatusCode
+		if s, ok := streamErrorStatus[typ]; ok && status < 400 {
+			// An error event in a stream that began with 200.
+			status = s
+		}
+		if msg == "" {
+			msg = http.StatusText(status)
+		}
+		if typ != "" {
+			msg = typ + ": " + msg
+		}
+		return &llm.APIError{Provider: "anthropic", StatusCode: status, Message: c.redact(msg)}
+	}
+	return fmt.Errorf("anthropic: messages: %w", err)
+}
+
+// streamErrorStatus maps the error types of the API's error events to the
+// status the same error has as an HTTP answer.
+var streamErrorStatus = map[string]int{
+	"invalid_request_error": 400,
+	"authentication_error":  401,
+	"permission_error":      403,
+	"not_found_error":       404,
+	"request_too_large":     413,
+	"rate_limit_error":      429,
+	"api_error":             500,
+	"timeout_error":         504,
+	"overloaded_error":      529,
+}
+
+// errorBody reads {"type":"error","error":{"type":…,"message":…}}; a body
+// of another shape (a proxy's HTML page) is returned whole as the message.
+func errorBody(raw string) (typ, msg string) {
+	var body struct {
+		Error struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(raw), &body) == nil && (body.Error.Type != "" || body.Error.Message != "") {
+		return body.Error.Type, body.Error.Message
+	}
+	return "", strings.TrimSpace(raw)
+}
+
+// redact removes the API key from text a server sent back, in case it
+// echoes the request's credentials.
+func (c *Client) redact(s string) string {
+	if c.apiKey == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, c.apiKey, "[redacted]")
+}

@@ -1,0 +1,669 @@
+package openai_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quarryhq/quarry/llm"
+	"github.com/quarryhq/quarry/llm/openai"
+)
+
+const testKey = "sk-test-0123456789abcdef"
+
+// seen is one request as the fake server received it.
+type seen struct {
+	method, path string
+	header       http.Header
+	body         map[string]any
+}
+
+// fakeServer speaks the Chat Completions wire format. Each request is
+// answered by the reply of its index (the last one repeats).
+type fakeServer struct {
+	*httptest.Server
+	replies []func(w http.ResponseWriter, r *http.Request)
+
+	mu   sync.Mutex
+	reqs []seen
+}
+
+func newFakeServer(t *testing.T, replies ...func(w http.ResponseWriter, r *http.Request)) *fakeServer {
+	t.Helper()
+	f := &fakeServer{replies: replies}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		var body map[string]any
+		if err := json.Unmarshal(raw, &body); err != nil {
+			t.Errorf("request body is not JSON: %v: %s", err, raw)
+		}
+		f.mu.Lock()
+		n := len(f.reqs)
+		f.reqs = append(f.reqs, seen{method: r.Method, path: r.URL.Path, header: r.Header.Clone(), body: body})
+		f.mu.Unlock()
+		f.replies[min(n, len(f.replies)-1)](w, r)
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+func (f *fakeServer) requests() []seen {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]seen(nil), f.reqs...)
+}
+
+func jsonReply(status int, body string, headers ...string) func(http.ResponseWriter, *http.Request) {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		for i := 0; i+1 < len(headers); i += 2 {
+			w.Header().Set(headers[i], headers[i+1])
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	}
+}
+
+// completion is a chat.completion object as api.openai.com returns it.
+func completion(content, finish string, in, out int) string {
+	c, _ := json.Marshal(content)
+	return fmt.Sprintf(`{"id":"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT","object":"chat.completion","created":1741569952,`+
+		`"model":"gpt-4o-mini-2024-07-18","choices":[{"index":0,"message":{"role":"assistant","content":%s,`+
+		`"refusal":null,"annotations":[]},"logprobs":null,"finish_reason":%q}],"usage":{"prompt_tokens":%d,`+
+		`"completion_tokens":%d,"total_tokens":%d,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},`+
+		`"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,`+
+		`"rejected_prediction_tokens":0}},"service_tier":"default","system_fingerprint":"fp_06737a9306"}`,
+		c, finish, in, out, in+out)
+}
+
+// sseReply replays a streamed completion the way api.openai.com sends it:
+// a role chunk, one chunk per piece, a finish chunk, a usage chunk with no
+// choices (stream_options.include_usage) and data: [DONE].
+func sseReply(pieces []string, finish string, in, out int) func(http.ResponseWriter, *http.Request) {
+	const head = `{"id":"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT","object":"chat.completion.chunk","created":1741569952,` +
+		`"model":"gpt-4o-mini-2024-07-18","service_tier":"default","system_fingerprint":"fp_06737a9306",`
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-cache")
+		events := []string{head + `"choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}],"usage":null}`}
+		for _, p := range pieces {
+			c, _ := json.Marshal(p)
+			events = append(events, head+`"choices":[{"index":0,"delta":{"content":`+string(c)+`},"logprobs":null,"finish_reason":null}],"usage":null}`)
+		}
+		events = append(events,
+			head+`"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"`+finish+`"}],"usage":null}`,
+			head+fmt.Sprintf(`"choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d,`+
+				`"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":`+
+				`{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}}`, in, out, in+out),
+			"[DONE]")
+		for _, e := range events {
+			_, _ = io.WriteString(w, "data: "+e+"\n\n")
+			w.(http.Flusher).Flush()
+		}
+	}
+}
+
+func newClient(t *testing.T, cfg openai.Config) *openai.Client {
+	t.Helper()
+	c, err := openai.New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return c
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestChat(t *testing.T) {
+	t.Parallel()
+	schema := &llm.Schema{Name: "answer", JSON: map[string]any{
+		"type":                 "object",
+		"properties":           map[string]any{"answer": map[string]any{"type": "string"}},
+		"required":             []any{"answer"},
+		"additionalProperties": false,
+	}}
+	conversation := llm.Request{
+		System: "Be brief.",
+		Messages: []llm.Message{
+			{Role: llm.RoleUser, Content: "Hi"},
+			{Role: llm.RoleAssistant, Content: "Hello."},
+			{Role: llm.RoleUser, Content: "Say hello again."},
+		},
+		MaxTokens:   256,
+		Temperature: ptr(0.2),
+	}
+	tests := []struct {
+		name    string
+		req     llm.Request
+		stream  bool
+		replies []func(http.ResponseWriter, *http.Request)
+		// check asserts the request body beyond what every case shares.
+		check      func(t *testing.T, body map[string]any)
+		wantText   string
+		wantDeltas []string
+		wantStop   string
+		wantUsage  llm.Usage
+	}{
+		{
+			name:    "plain reply with usage",
+			req:     conversation,
+			replies: []func(http.ResponseWriter, *http.Request){jsonReply(200, completion("Hello again!", "stop", 19, 4))},
+			check: func(t *testing.T, body map[string]any) {
+				wantMessages := []any{
+					map[string]any{"role": "system", "content": "Be brief."},
+					map[string]any{"role": "user", "content": "Hi"},
+					map[string]any{"role": "assistant", "content": "Hello."},
+					map[string]any{"role": "user", "content": "Say hello again."},
+				}
+				if !reflect.DeepEqual(body["messages"], wantMessages) {
+					t.Errorf("messages = %#v, want %#v", body["messages"], wantMessages)
+				}
+				wantField(t, body, "max_tokens", 256.0)
+				wantField(t, body, "temperature", 0.2)
+				for _, k := range []string{"stream", "stream_options", "response_format", "max_completion_tokens"} {
+					if _, ok := body[k]; ok {
+						t.Errorf("%s sent: %v", k, body[k])
+					}
+				}
+			},
+			wantText:  "Hello again!",
+			wantStop:  "stop",
+			wantUsage: llm.Usage{Calls: 1, InputTokens: 19, OutputTokens: 4},
+		},
+		{
+			name:    "defaults: no system, no temperature, 1024 tokens",
+			req:     llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "Hi"}}},
+			replies: []func(http.ResponseWriter, *http.Request){jsonReply(200, completion("Hi!", "length", 8, 1024))},
+			check: func(t *testing.T, body map[string]any) {
+				wantField(t, body, "messages", []any{map[string]any{"role": "user", "content": "Hi"}})
+				wantField(t, body, "max_tokens", 1024.0)
+				if _, ok := body["temperature"]; ok {
+					t.Errorf("temperature sent: %v", body["temperature"])
+				}
+			},
+			wantText:  "Hi!",
+			wantStop:  "length",
+			wantUsage: llm.Usage{Calls: 1, InputTokens: 8, OutputTokens: 1024},
+		},
+		{
+			name:    "streamed reply",
+			req:     conversation,
+			stream:  true,
+			replies: []func(http.ResponseWriter, *http.Request){sseReply([]string{"Hel", "lo ", "again", "!"}, "stop", 19, 4)},
+			check: func(t *testing.T, body map[string]any) {
+				wantField(t, body, "stream", true)
+				wantField(t, body, "stream_options", map[string]any{"include_usage": true})
+				wantField(t, body, "max_tokens", 256.0)
+				if m, _ := body["messages"].([]any); len(m) != 4 {
+					t.Errorf("messages = %v, want 4", body["messages"])
+				}
+			},
+			wantText:   "Hello again!",
+			wantDeltas: []string{"Hel", "lo ", "again", "!"},
+			wantStop:   "stop",
+			wantUsage:  llm.Usage{Calls: 1, InputTokens: 19, OutputTokens: 4},
+		},
+		{
+			name:    "structured output",
+			req:     llm.Request{Messages: conversation.Messages, Schema: schema},
+			replies: []func(http.ResponseWriter, *http.Request){jsonReply(200, completion(`{"answer":"hello"}`, "stop", 30, 6))},
+			check: func(t *testing.T, body map[string]any) {
+				wantField(t, body, "response_format", map[string]any{
+					"type": "json_schema",
+					"json_schema": map[string]any{
+						"name":   "answer",
+						"schema": jsonRoundTrip(t, schema.JSON),
+						"strict": false,
+					},
+				})
+			},
+			wantText:  `{"answer":"hello"}`,
+			wantStop:  "stop",
+			wantUsage: llm.Usage{Calls: 1, InputTokens: 30, OutputTokens: 6},
+		},
+		{
+			name:   "structured output streamed",
+			req:    llm.Request{Messages: conversation.Messages, Schema: schema},
+			stream: true,
+			replies: []func(http.ResponseWriter, *http.Request){
+				sseReply([]string{`{"ans`, `wer":"hel`, `lo"}`}, "stop", 30, 6),
+			},
+			check: func(t *testing.T, body map[string]any) {
+				rf, _ := body["response_format"].(map[string]any)
+				if rf["type"] != "json_schema" {
+					t.Errorf("response_format = %v", body["response_format"])
+				}
+				wantField(t, body, "stream", true)
+			},
+			wantText:   `{"answer":"hello"}`,
+			wantDeltas: []string{`{"ans`, `wer":"hel`, `lo"}`},
+			wantStop:   "stop",
+			wantUsage:  llm.Usage{Calls: 1, InputTokens: 30, OutputTokens: 6},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newFakeServer(t, tt.replies...)
+			c := newClient(t, openai.Config{BaseURL: srv.URL + "/v1", APIKey: testKey, Model: "gpt-4o-mini"})
+			var deltas []string
+			var onDelta func(string)
+			if tt.stream {
+				onDelta = func(s string) { deltas = append(deltas, s) }
+			}
+			resp, err := c.Chat(context.Background(), tt.req, onDelta)
+			if err != nil {
+				t.Fatalf("Chat: %v", err)
+			}
+			reqs := srv.requests()
+			if len(reqs) != 1 {
+				t.Fatalf("server saw %d requests, want 1", len(reqs))
+			}
+			r := reqs[0]
+			if r.method != http.MethodPost || r.path != "/v1/chat/completions" {
+				t.Errorf("request = %s %s, want POST /v1/chat/completions", r.method, r.path)
+			}
+			if got := r.header.Get("Authorization"); got != "Bearer "+testKey {
+				t.Errorf("Authorization = %q", got)
+			}
+			wantField(t, r.body, "model", "gpt-4o-mini")
+			tt.check(t, r.body)
+
+			if resp.Text != tt.wantText {
+				t.Errorf("Text = %q, want %q", resp.Text, tt.wantText)
+			}
+			if !reflect.DeepEqual(deltas, tt.wantDeltas) {
+				t.Errorf("deltas = %q, want %q", deltas, tt.wantDeltas)
+			}
+			if resp.StopReason != tt.wantStop {
+				t.Errorf("StopReason = %q, want %q", resp.StopReason, tt.wantStop)
+			}
+			if resp.Usage != tt.wantUsage {
+				t.Errorf("Usage = %+v, want %+v", resp.Usage, tt.wantUsage)
+			}
+			if resp.Model != "gpt-4o-mini-2024-07-18" {
+				t.Errorf("Model = %q", resp.Model)
+			}
+		})
+	}
+}
+
+func TestChatRetries(t *testing.T) {
+	t.Parallel()
+	ok := jsonReply(200, completion("done", "stop", 5, 1))
+	tests := []struct {
+		name       string
+		maxRetries int
+		replies    []func(http.ResponseWriter, *http.Request)
+		wantReqs   int
+		wantStatus int // 0: success
+	}{
+		{
+			name:     "429 with Retry-After: 0, then success",
+			replies:  []func(http.ResponseWriter, *http.Request){jsonReply(429, `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`, "Retry-After", "0"), ok},
+			wantReqs: 2,
+		},
+		{
+			name:     "429 with retry-after-ms: 10, then success",
+			replies:  []func(http.ResponseWriter, *http.Request){jsonReply(429, `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`, "retry-after-ms", "10"), ok},
+			wantReqs: 2,
+		},
+		{
+			name: "500 twice with default backoff, then success",
+			replies: []func(http.ResponseWriter, *http.Request){
+				jsonReply(500, `{"error":{"message":"The server had an error","type":"server_error","param":null,"code":null}}`),
+				jsonReply(502, `<html>Bad Gateway</html>`),
+				ok,
+			},
+			wantReqs: 3,
+		},
+		{
+			name:       "503 past MaxRetries",
+			maxRetries: 1,
+			replies:    []func(http.ResponseWriter, *http.Request){jsonReply(503, `{"error":{"message":"overloaded","type":"server_error"}}`, "retry-after-ms", "1")},
+			wantReqs:   2,
+			wantStatus: 503,
+		},
+		{
+			name:       "400 is not retried",
+			replies:    []func(http.ResponseWriter, *http.Request){jsonReply(400, `{"error":{"message":"Invalid 'messages'","type":"invalid_request_error","param":"messages","code":null}}`), ok},
+			wantReqs:   1,
+			wantStatus: 400,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newFakeServer(t, tt.replies...)
+			c := newClient(t, openai.Config{BaseURL: srv.URL + "/v1", APIKey: testKey, Model: "m", MaxRetries: tt.maxRetries})
+			resp, err := c.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}}, nil)
+			if got := len(srv.requests()); got != tt.wantReqs {
+				t.Errorf("server saw %d requests, want %d", got, tt.wantReqs)
+			}
+			if tt.wantStatus == 0 {
+				if err != nil {
+					t.Fatalf("Chat: %v", err)
+				}
+				if resp.Text != "done" || resp.Usage.Calls != 1 {
+					t.Errorf("resp = %+v", resp)
+				}
+				return
+			}
+			var apiErr *llm.APIError
+			if !errors.As(err, &apiErr) || apiErr.StatusCode != tt.wantStatus || apiErr.Provider != "openai" {
+				t.Fatalf("err = %v, want *llm.APIError with status %d", err, tt.wantStatus)
+			}
+		})
+	}
+}
+
+func TestChatErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		stream     bool
+		reply      func(http.ResponseWriter, *http.Request)
+		wantStatus int
+		wantMsg    string
+	}{
+		{
+			name: "401 echoing the key",
+			reply: jsonReply(401, `{"error":{"message":"Incorrect API key provided: `+testKey+
+				`. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`),
+			wantStatus: 401,
+			wantMsg:    "Incorrect API key provided: [redacted]",
+		},
+		{
+			name:       "401 streamed",
+			stream:     true,
+			reply:      jsonReply(401, `{"error":{"message":"bad key `+testKey+`","type":"invalid_request_error","code":"invalid_api_key"}}`),
+			wantStatus: 401,
+			wantMsg:    "bad key [redacted]",
+		},
+		{
+			name:       "Ollama-style error",
+			reply:      jsonReply(404, `{"error":"model \"m\" not found, try pulling it first"}`),
+			wantStatus: 404,
+			wantMsg:    `model "m" not found`,
+		},
+		{
+			name:       "vLLM-style error",
+			reply:      jsonReply(400, `{"object":"error","message":"max_tokens is too large","type":"BadRequestError","param":null,"code":400}`),
+			wantStatus: 400,
+			wantMsg:    "max_tokens is too large",
+		},
+		{
+			name:       "plain-text error",
+			reply:      func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "no such route", http.StatusNotFound) },
+			wantStatus: 404,
+			wantMsg:    "no such route",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newFakeServer(t, tt.reply)
+			c := newClient(t, openai.Config{BaseURL: srv.URL + "/v1", APIKey: testKey, Model: "m"})
+			var onDelta func(string)
+			if tt.stream {
+				onDelta = func(string) {}
+			}
+			_, err := c.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}}, onDelta)
+			var apiErr *llm.APIError
+			if !errors.As(err, &apiErr) {
+				t.Fatalf("err = %v (%T), want *llm.APIError", err, err)
+			}
+			if apiErr.StatusCode != tt.wantStatus || !strings.Contains(apiErr.Message, tt.wantMsg) {
+				t.Errorf("err = %+v, want status %d and message containing %q", apiErr, tt.wantStatus, tt.wantMsg)
+			}
+			if strings.Contains(err.Error(), testKey) || strings.Contains(fmt.Sprintf("%+v %#v", err, apiErr), testKey) {
+				t.Errorf("error leaks the API key: %v", err)
+			}
+			if got := len(srv.requests()); got != 1 {
+				t.Errorf("server saw %d requests, want 1", got)
+			}
+		})
+	}
+}
+
+func TestChatStreamErrorEvent(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"par"},"finish_reason":null}]}`+"\n\n")
+		_, _ = io.WriteString(w, `data: {"error":{"message":"engine crashed","type":"server_error"}}`+"\n\n")
+	})
+	c := newClient(t, openai.Config{BaseURL: srv.URL + "/v1", Model: "m"})
+	var deltas []string
+	_, err := c.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}}, func(s string) { deltas = append(deltas, s) })
+	if err == nil || !strings.Contains(err.Error(), "engine crashed") {
+		t.Fatalf("err = %v, want the stream's error", err)
+	}
+	if !reflect.DeepEqual(deltas, []string{"par"}) {
+		t.Errorf("deltas = %q", deltas)
+	}
+}
+
+func TestChatEmptyReply(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		stream bool
+		reply  func(http.ResponseWriter, *http.Request)
+	}{
+		{name: "plain", reply: jsonReply(200, completion("", "length", 12, 1024))},
+		{name: "null content", reply: jsonReply(200, strings.Replace(completion("", "length", 12, 1024), `"content":""`, `"content":null`, 1))},
+		{name: "streamed", stream: true, reply: sseReply(nil, "length", 12, 1024)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newFakeServer(t, tt.reply)
+			c := newClient(t, openai.Config{BaseURL: srv.URL + "/v1", Model: "m"})
+			var onDelta func(string)
+			if tt.stream {
+				onDelta = func(s string) { t.Errorf("onDelta(%q) for an empty reply", s) }
+			}
+			resp, err := c.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}}, onDelta)
+			if !errors.Is(err, llm.ErrEmptyReply) {
+				t.Fatalf("err = %v, want llm.ErrEmptyReply", err)
+			}
+			// The tokens were spent; callers that count usage still see them.
+			if resp == nil || resp.Usage != (llm.Usage{Calls: 1, InputTokens: 12, OutputTokens: 1024}) || resp.StopReason != "length" {
+				t.Errorf("resp = %+v", resp)
+			}
+		})
+	}
+}
+
+// hangingServer accepts requests and never answers until the client gives
+// up (or the test ends). Each request is announced on the returned channel.
+func hangingServer(t *testing.T, headersFirst bool) (*httptest.Server, <-chan struct{}) {
+	t.Helper()
+	arrived := make(chan struct{}, 8)
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if headersFirst {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"one"},"finish_reason":null}]}`+"\n\n")
+			w.(http.Flusher).Flush()
+		}
+		arrived <- struct{}{}
+		select {
+		case <-r.Context().Done():
+		case <-done:
+		}
+	}))
+	t.Cleanup(func() { close(done); srv.Close() })
+	return srv, arrived
+}
+
+func TestChatTimeoutAndCancel(t *testing.T) {
+	t.Parallel()
+	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}}
+	tests := []struct {
+		name         string
+		stream       bool
+		headersFirst bool
+		cancel       bool // cancel ctx once the server has the request, instead of a Timeout
+		want         error
+	}{
+		{name: "timeout", want: context.DeadlineExceeded},
+		{name: "timeout streamed", stream: true, want: context.DeadlineExceeded},
+		{name: "timeout mid-stream", stream: true, headersFirst: true, want: context.DeadlineExceeded},
+		{name: "cancel", cancel: true, want: context.Canceled},
+		{name: "cancel mid-stream", stream: true, headersFirst: true, cancel: true, want: context.Canceled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv, arrived := hangingServer(t, tt.headersFirst)
+			cfg := openai.Config{BaseURL: srv.URL + "/v1", Model: "m", Timeout: 200 * time.Millisecond, MaxRetries: -1}
+			if tt.cancel {
+				cfg.Timeout = -1
+			}
+			c := newClient(t, cfg)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.cancel {
+				go func() {
+					<-arrived
+					cancel()
+				}()
+			}
+			var onDelta func(string)
+			if tt.stream {
+				onDelta = func(string) {}
+			}
+			_, err := c.Chat(ctx, req, onDelta)
+			t.Logf("err: %v", err)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("err = %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestChatMaxCompletionTokens checks that api.openai.com, whose reasoning
+// models reject max_tokens, gets max_completion_tokens instead.
+func TestChatMaxCompletionTokens(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer(t, jsonReply(200, completion("ok", "stop", 1, 1)))
+	target, _ := url.Parse(srv.URL)
+	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Host != "api.openai.com" {
+			return nil, fmt.Errorf("request to %s", r.URL.Host)
+		}
+		r = r.Clone(r.Context())
+		r.URL.Scheme, r.URL.Host = target.Scheme, target.Host
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	c := newClient(t, openai.Config{APIKey: testKey, Model: "o4-mini", HTTPClient: hc})
+	if _, err := c.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}, MaxTokens: 300}, nil); err != nil {
+		t.Fatalf("Chat: %v", err)
+	}
+	r := srv.requests()[0]
+	if r.path != "/v1/chat/completions" {
+		t.Errorf("path = %s", r.path)
+	}
+	wantField(t, r.body, "max_completion_tokens", 300.0)
+	if _, ok := r.body["max_tokens"]; ok {
+		t.Errorf("max_tokens sent to api.openai.com")
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestNoEnvironment checks that the SDK's OPENAI_* variables are ignored:
+// a local server must not receive a key meant for api.openai.com.
+// Not parallel: it sets environment variables.
+func TestNoEnvironment(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-from-env")
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
+	t.Setenv("OPENAI_ORG_ID", "org-from-env")
+	srv := newFakeServer(t, jsonReply(200, completion("ok", "stop", 1, 1)))
+	c := newClient(t, openai.Config{BaseURL: srv.URL + "/v1", Model: "llama3.2"})
+	if _, err := c.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}}, nil); err != nil {
+		t.Fatalf("Chat: %v", err)
+	}
+	h := srv.requests()[0].header
+	if h.Get("Authorization") != "" || h.Get("OpenAI-Organization") != "" {
+		t.Errorf("environment leaked into the request: Authorization=%q OpenAI-Organization=%q", h.Get("Authorization"), h.Get("OpenAI-Organization"))
+	}
+}
+
+func TestNew(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		cfg     openai.Config
+		wantErr string
+	}{
+		{name: "defaults", cfg: openai.Config{Model: "gpt-4o-mini"}},
+		{name: "local server without key", cfg: openai.Config{BaseURL: "http://localhost:11434/v1/", Model: "qwen3:8b"}},
+		{name: "no model", cfg: openai.Config{APIKey: testKey}, wantErr: "model is required"},
+		{name: "bad scheme", cfg: openai.Config{BaseURL: "ftp://example.com/v1", Model: "m"}, wantErr: "base URL"},
+		{name: "no host", cfg: openai.Config{BaseURL: "localhost:8000", Model: "m"}, wantErr: "base URL"},
+		{name: "unparsable", cfg: openai.Config{BaseURL: "http://[::1", Model: "m"}, wantErr: "base URL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := openai.New(tt.cfg)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("New: %v", err)
+				}
+				if got, want := c.Name(), "openai:"+tt.cfg.Model; got != want {
+					t.Errorf("Name = %q, want %q", got, want)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("err = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestChatUnknownRole(t *testing.T) {
+	t.Parallel()
+	c := newClient(t, openai.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m"})
+	_, err := c.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: "tool", Content: "x"}}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "unknown role") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func wantField(t *testing.T, body map[string]any, key string, want any) {
+	t.Helper()
+	if got, ok := body[key]; !ok || !reflect.DeepEqual(got, want) {
+		t.Errorf("%s = %#v, want %#v", key, got, want)
+	}
+}
+
+// jsonRoundTrip returns v as it looks after encoding/json decodes it.
+func jsonRoundTrip(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
