@@ -2,7 +2,6 @@ package research_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -46,7 +45,6 @@ func BenchmarkCriticalPath(b *testing.B) {
 			b.ReportMetric(float64(calls), "llm_calls")
 			b.ReportMetric(float64(in), "prompt_tokens")
 			b.ReportMetric(float64(out), "completion_tokens")
-			_ = fmt.Sprint()
 		})
 	}
 }

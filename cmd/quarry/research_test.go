@@ -191,7 +191,9 @@ func TestResearchOpenAICompatible(t *testing.T) {
 		}
 		Report struct {
 			Markdown   string
-			References []struct{ SourceID string `json:"source_id"` }
+			References []struct {
+				SourceID string `json:"source_id"`
+			}
 		}
 	}
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
