@@ -174,7 +174,12 @@ func (Engine) Analyze(_ context.Context, in research.AnalyzeInput) (*research.An
 	}
 	read := map[string]bool{}
 	for _, s := range in.Sources {
-		read[strings.ToLower(s.Title)] = true
+		t := strings.ToLower(s.Title)
+		read[t] = true
+		// "Leviathan (2014 film)" has been read as "Leviathan" too.
+		if i := strings.Index(t, " ("); i > 0 {
+			read[t[:i]] = true
+		}
 	}
 	covered := map[string]bool{}
 	var learnings []research.Learning

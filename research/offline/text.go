@@ -17,7 +17,8 @@ func sentences(text string) []string {
 	var out []string
 	add := func(s string) {
 		s = strings.Join(strings.Fields(s), " ")
-		if utf8.RuneCountInString(s) >= 12 {
+		n := utf8.RuneCountInString(s)
+		if n >= 12 || n >= 6 && strings.IndexFunc(s, func(r rune) bool { return isHangul(r) || unicode.Is(unicode.Han, r) }) >= 0 {
 			out = append(out, s)
 		}
 	}

@@ -1,0 +1,99 @@
+package offline
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/quarryhq/quarry/research"
+)
+
+func TestSentences(t *testing.T) {
+	t.Parallel()
+	got := sentences("John F. Kennedy was born in 1917. He served as the U.S. president. Dr. Who? No!\n\n한국어 문장입니다. 또 다른 문장이다.")
+	want := []string{"John F. Kennedy was born in 1917.", "He served as the U.S. president.", "한국어 문장입니다.", "또 다른 문장이다."}
+	// "Dr. Who?" and "No!" are under 12 characters and dropped.
+	if !slices.Equal(got, want) {
+		t.Fatalf("sentences = %q", got)
+	}
+}
+
+func TestNames(t *testing.T) {
+	t.Parallel()
+	got := names(`The University of Kansas hosts the "Kansas Song". In 1938 Giuseppe Verdi appeared. Antonín Dvořák wrote it.`)
+	for _, want := range []string{"Kansas Song", "University of Kansas", "Giuseppe Verdi", "Antonín Dvořák"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("names lacks %q: %q", want, got)
+		}
+	}
+	for _, n := range got {
+		if strings.HasPrefix(n, "The ") || strings.HasPrefix(n, "In ") {
+			t.Errorf("sentence opener kept in %q", n)
+		}
+	}
+}
+
+func TestPlanFacets(t *testing.T) {
+	t.Parallel()
+	out, _, err := Engine{}.Plan(context.Background(), research.PlanInput{
+		Question: "Which composer was born first, Antonín Dvořák or Giuseppe Verdi?", Sources: []string{"kb:wiki"},
+		Effort: research.Effort{MinSub: 5, MaxSub: 7, Depth: 1, PerSearch: 5},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, sq := range out.SubQuestions {
+		texts = append(texts, sq.Text)
+	}
+	if len(texts) < 3 || len(texts) > 7 || !slices.Contains(texts, "Antonín Dvořák") || !slices.Contains(texts, "Giuseppe Verdi") {
+		t.Fatalf("sub-questions: %q", texts)
+	}
+	if len(out.Plan.Steps) != len(texts) || out.Plan.Steps[0].Number != 1 || !strings.Contains(out.Plan.Strategy, "Offline") {
+		t.Fatalf("plan: %+v", out.Plan)
+	}
+}
+
+// TestSecondHop: the first round reads a paragraph naming an entity the
+// question does not; the analysis must open it as a direction, and the
+// writer must quote only source sentences.
+func TestSecondHop(t *testing.T) {
+	t.Parallel()
+	srcs := map[string]*research.Source{
+		"S1": {ID: "S1", Title: "Leviathan (2014 film)", Content: "Leviathan is a 2014 Russian drama film directed by Andrey Zvyagintsev. It stars Aleksei Serebryakov as Kolya.", Credibility: 0.8},
+	}
+	a, _, err := Engine{}.Analyze(context.Background(), research.AnalyzeInput{
+		Question:     "This drama film directed by Andrey Zvyagintsev starred a Russian actor known for which film?",
+		SubQuestions: []research.SubQuestion{{ID: "Q1", Text: "Andrey Zvyagintsev", SourceIDs: []string{"S1"}}},
+		Sources:      srcs, MaxDirections: 3,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Directions) == 0 || a.Directions[0].Text != "Aleksei Serebryakov" || a.Directions[0].ParentID != "Q1" {
+		t.Fatalf("directions: %+v", a.Directions)
+	}
+	if a.IsComplete {
+		t.Error("complete although the evidence names an unread entity")
+	}
+	if len(a.Learnings) != 1 || a.Learnings[0].SourceIDs[0] != "S1" {
+		t.Fatalf("learnings: %+v", a.Learnings)
+	}
+	d, _, err := Engine{}.Write(context.Background(), research.WriteInput{Question: "Who starred in Leviathan?", SubQuestions: []research.SubQuestion{{ID: "Q1", Text: "Leviathan", SourceIDs: []string{"S1"}}}, Sources: srcs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range append([]string{d.Summary}, d.Sections[0].Body) {
+		for _, m := range research.ParseMarkers(part) {
+			if m.IDs[0] != "S1" {
+				t.Errorf("cites %v", m.IDs)
+			}
+		}
+		for _, sent := range strings.Split(part, " [cite:S1]") {
+			if s := strings.TrimSpace(sent); s != "" && !strings.Contains(srcs["S1"].Content, s) {
+				t.Errorf("sentence %q is not quoted from the source", s)
+			}
+		}
+	}
+}
