@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/quarryhq/quarry/search"
 )
@@ -40,7 +41,7 @@ func (x *run) loop(ctx context.Context) error {
 				return err
 			}
 		}
-		if !round.Analyzed {
+		if round.Analysis == nil {
 			if err := x.analyze(ctx, depth, effort); err != nil {
 				return err
 			}
@@ -76,7 +77,7 @@ func (x *run) plan(ctx context.Context, effort Effort) error {
 	x.setStatus(StatusProcessing, StagePlanning)
 	x.agent(AgentPlanner, AgentThinking, 0, "planning: "+r.Question, "")
 	x.message("user", AgentPlanner, MsgRequest, r.Question)
-	if !x.budget.allow(estimatePlanTokens) {
+	if !x.budget().allow(estimatePlanTokens) {
 		return errTokenBudget
 	}
 	out, usage, err := x.rn.Engine.Plan(ctx, PlanInput{Question: r.Question, Sources: r.Options.Sources, Effort: effort})
@@ -181,10 +182,13 @@ func (x *run) execute(ctx context.Context, depth int, effort Effort) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	byURL := make(map[string]int, len(r.Sources))
+	for i, s := range r.Sources {
+		byURL[s.URL] = i
+	}
 	for i := range r.SubQuestions {
 		if sq := &r.SubQuestions[i]; sq.Depth == depth && sq.Hits != nil {
-			x.merge(sq, sq.Hits)
-			sq.Hits = nil
+			x.merge(sq, byURL)
 		}
 	}
 	x.agent(AgentResearcher, AgentCompleted, 1, "", fmt.Sprintf("%d sources read so far", len(r.Sources)))
@@ -218,17 +222,14 @@ func (x *run) searchAll(ctx context.Context, sq SubQuestion, k int) ([]search.Re
 	return out, failures
 }
 
-// merge adds a sub-question's results to the research's sources. A URL
-// already read is never read again; a new passage of it (another chunk of
-// the same document) is appended while there is room.
-func (x *run) merge(sq *SubQuestion, res []search.Result) {
+// merge moves a sub-question's hits into the research's sources; byURL
+// indexes the sources by URL and is kept up to date. A URL already read is
+// never read again; a new passage of it (another chunk of the same
+// document) is appended while there is room.
+func (x *run) merge(sq *SubQuestion, byURL map[string]int) {
 	r := x.r
-	byURL := make(map[string]int, len(r.Sources))
-	for i, s := range r.Sources {
-		byURL[s.URL] = i
-	}
 	seen := map[string]bool{}
-	for _, h := range res {
+	for _, h := range sq.Hits {
 		if h.URL == "" {
 			continue
 		}
@@ -251,6 +252,7 @@ func (x *run) merge(sq *SubQuestion, res []search.Result) {
 			sq.SourceIDs = append(sq.SourceIDs, id)
 		}
 	}
+	sq.Hits = nil
 }
 
 // clip cuts s to at most n bytes at a rune boundary.
@@ -258,7 +260,7 @@ func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
+	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
 	return s[:n]
@@ -277,9 +279,9 @@ func (x *run) analyze(ctx context.Context, depth int, effort Effort) error {
 	x.agent(AgentReflector, AgentThinking, 0, fmt.Sprintf("analyzing round %d", depth), "")
 	in := AnalyzeInput{Question: r.Question, SubQuestions: sqs, Sources: x.sourceMap(), Learnings: r.Learnings, Round: depth,
 		MaxDirections: childBreadth(effort), CharsPerSource: 1500}
-	if x.budget.max > 0 {
+	if b := x.budget(); b.max > 0 {
 		// Shrink what the analyst reads to fit what the budget allows.
-		room := x.budget.room() - analyzeOutputTokens
+		room := b.room() - analyzeOutputTokens
 		if room < 1000 {
 			return errTokenBudget
 		}
@@ -312,7 +314,7 @@ func (x *run) analyze(ctx context.Context, depth int, effort Effort) error {
 		r.Learnings = append([]Learning(nil), r.Learnings[len(r.Learnings)-MaxLearnings:]...)
 	}
 	round := &r.Rounds[depth]
-	round.Analyzed, round.Analysis = true, a
+	round.Analysis = a
 	x.agent(AgentReflector, AgentCompleted, 1, "", fmt.Sprintf("%d learnings, %d directions, complete=%v, confidence %.2f", kept, len(a.Directions), a.IsComplete, a.Confidence))
 	return x.checkpoint(ctx)
 }

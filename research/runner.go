@@ -107,7 +107,6 @@ type run struct {
 	r       *Research
 	seq     int64
 	pending []Event
-	budget  budget
 	started time.Time
 }
 
@@ -122,7 +121,7 @@ func (rn *Runner) newRun(r *Research, seq int64) *run {
 	if r.Timings.Stages == nil {
 		r.Timings.Stages = map[string]float64{}
 	}
-	return &run{rn: rn, logger: lg.With("research", r.ID), r: r, seq: seq, budget: newBudget(r.Options.MaxTokens, r.Usage.Total()), started: rn.now()}
+	return &run{rn: rn, logger: lg.With("research", r.ID), r: r, seq: seq, started: rn.now()}
 }
 
 // emit records an event for the next checkpoint and streams it now.
@@ -193,7 +192,10 @@ func (x *run) checkpoint(ctx context.Context) error {
 	return nil
 }
 
-// addUsage records one engine call's usage against a stage and the budget.
+// budget is the token budget as spent so far.
+func (x *run) budget() budget { return newBudget(x.r.Options.MaxTokens, x.r.Usage.Total()) }
+
+// addUsage records one engine call's usage against a stage.
 func (x *run) addUsage(stage string, u llm.Usage) {
 	if u.Calls == 0 && u.Total() == 0 {
 		return
@@ -201,7 +203,6 @@ func (x *run) addUsage(stage string, u llm.Usage) {
 	x.mu.Lock()
 	x.r.Usage.Usage = x.r.Usage.Usage.Add(u)
 	x.r.Usage.Stages[stage] = x.r.Usage.Stages[stage].Add(u)
-	x.budget.used = x.r.Usage.Total()
 	total := x.r.Usage.Usage
 	x.mu.Unlock()
 	x.emit(Event{Type: EventUsage, Usage: &total})
@@ -230,7 +231,7 @@ func (x *run) run(ctx context.Context) (*Research, error) {
 		x.warn(fmt.Sprintf("time budget of %s reached; writing the report from what was found", r.Options.Timeout))
 	case errors.Is(err, errTokenBudget):
 		r.StopReason = "token budget reached"
-		x.warn(fmt.Sprintf("token budget reached (%d of %d tokens); writing the report from what was found", x.budget.used, x.budget.max))
+		x.warn(fmt.Sprintf("token budget reached (%d of %d tokens); writing the report from what was found", r.Usage.Total(), r.Options.MaxTokens))
 	default:
 		return x.fail(ctx, err)
 	}

@@ -17,8 +17,8 @@ func (x *run) write(ctx context.Context) error {
 	in := WriteInput{Question: r.Question, Plan: r.Plan, SubQuestions: r.SubQuestions, Sources: x.sourceMap(), Learnings: r.Learnings, CharsPerSource: 1200}
 	eng := x.rn.Engine
 	var notes []string
-	if x.budget.max > 0 {
-		left := x.budget.left()
+	if b := x.budget(); b.max > 0 {
+		left := b.left()
 		in.MaxTokens = min(4096, left/3)
 		n := max(1, len(r.Sources))
 		// Half of what is left, so one structured-output retry still fits.
@@ -41,7 +41,7 @@ func (x *run) write(ctx context.Context) error {
 		x.emit(Event{Type: EventAgent, Agent: &AgentState{Agent: AgentWriter, Status: AgentFailed, Error: err.Error()}})
 		return fmt.Errorf("write: %w", err)
 	}
-	rep := x.render(draft, eng.Name(), notes)
+	rep := x.render(draft, in.Sources, eng.Name(), notes)
 	r.Report = rep
 	x.agent(AgentWriter, AgentCompleted, 1, "", fmt.Sprintf("%d sections, %d references", len(rep.Sections), len(rep.References)))
 	x.emit(Event{Type: EventReport, Report: &ReportReady{Title: rep.Title, Sections: len(rep.Sections), References: len(rep.References)}})
@@ -50,9 +50,9 @@ func (x *run) write(ctx context.Context) error {
 
 // render turns a draft into the report: numbered citations, references
 // only to sources read in this research, and notes.
-func (x *run) render(d *Draft, engine string, notes []string) *Report {
+func (x *run) render(d *Draft, sources map[string]*Source, engine string, notes []string) *Report {
 	r := x.r
-	c := newCiter(x.sourceMap())
+	c := newCiter(sources)
 	rep := &Report{Title: strings.TrimSpace(d.Title), Engine: engine}
 	if rep.Title == "" {
 		rep.Title = r.Question
@@ -75,7 +75,7 @@ func (x *run) render(d *Draft, engine string, notes []string) *Report {
 	if c.dropped > 0 {
 		notes = append(notes, fmt.Sprintf("%d citation(s) to sources not read in this research were removed.", c.dropped))
 	}
-	if r.StopReason != "" && strings.Contains(r.StopReason, "budget") {
+	if strings.Contains(r.StopReason, "budget") {
 		notes = append(notes, "The research stopped early: "+r.StopReason+".")
 	}
 	rep.Notes = notes

@@ -58,6 +58,7 @@ type app struct {
 	stderr *os.File
 	logger *slog.Logger
 	store  store.Store
+	kb     *kb.Service // one per process, so its loaded indexes are shared
 }
 
 func (a *app) rootCmd() *cobra.Command {
@@ -121,11 +122,15 @@ func (a *app) openStore(ctx context.Context) (store.Store, error) {
 }
 
 func (a *app) service(ctx context.Context) (*kb.Service, error) {
+	if a.kb != nil {
+		return a.kb, nil
+	}
 	st, err := a.openStore(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return kb.New(st, a.logger), nil
+	a.kb = kb.New(st, a.logger)
+	return a.kb, nil
 }
 
 // openKB opens the service and a knowledge base with its embedder. With

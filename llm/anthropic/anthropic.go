@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -19,13 +18,14 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/option"
 
 	"github.com/quarryhq/quarry/llm"
+	"github.com/quarryhq/quarry/llm/internal/provider"
 )
 
 // Defaults applied by New.
 const (
 	DefaultBaseURL    = "https://api.anthropic.com"
-	DefaultMaxRetries = 3
-	DefaultTimeout    = 120 * time.Second
+	DefaultMaxRetries = provider.DefaultMaxRetries
+	DefaultTimeout    = provider.DefaultTimeout
 )
 
 // Config configures a Client. APIKey and Model are required.
@@ -68,27 +68,9 @@ func New(cfg Config) (*Client, error) {
 	if strings.TrimSpace(cfg.APIKey) == "" {
 		return nil, errors.New("anthropic: API key is required")
 	}
-	base := strings.TrimSpace(cfg.BaseURL)
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("anthropic: base URL %q: want http(s)://host[:port]", base)
-	}
-	retries := cfg.MaxRetries
-	switch {
-	case retries == 0:
-		retries = DefaultMaxRetries
-	case retries < 0:
-		retries = 0
-	}
-	timeout := cfg.Timeout
-	switch {
-	case timeout == 0:
-		timeout = DefaultTimeout
-	case timeout < 0:
-		timeout = 0
+	conn, err := provider.Resolve("anthropic", cfg.BaseURL, DefaultBaseURL, "http(s)://host[:port]", cfg.MaxRetries, cfg.Timeout)
+	if err != nil {
+		return nil, err
 	}
 
 	// WithoutEnvironmentDefaults: only cmd/ reads the environment, so the
@@ -96,20 +78,20 @@ func New(cfg Config) (*Client, error) {
 	// or custom headers behind the caller's back.
 	opts := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(),
-		option.WithBaseURL(strings.TrimRight(base, "/")),
+		option.WithBaseURL(conn.BaseURL),
 		option.WithAPIKey(cfg.APIKey),
-		option.WithMaxRetries(retries),
+		option.WithMaxRetries(conn.Retries),
 	}
-	if timeout > 0 {
+	if conn.Timeout > 0 {
 		// Also spares Messages.New its refusal of large max_tokens without
 		// streaming, which only applies when no timeout is set.
-		opts = append(opts, option.WithRequestTimeout(timeout))
+		opts = append(opts, option.WithRequestTimeout(conn.Timeout))
 	}
 	if cfg.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
 	}
 	client := sdk.NewClient(opts...)
-	return &Client{model: cfg.Model, apiKey: cfg.APIKey, timeout: timeout, messages: client.Messages}, nil
+	return &Client{model: cfg.Model, apiKey: cfg.APIKey, timeout: conn.Timeout, messages: client.Messages}, nil
 }
 
 // Name implements llm.Provider.
@@ -280,11 +262,9 @@ func replyText(msg *sdk.Message, schema *llm.Schema) string {
 // wrapErr turns an SDK error into an *llm.APIError when the API answered
 // with an error, and otherwise keeps ctx's error visible to errors.Is.
 func (c *Client) wrapErr(ctx context.Context, err error) error {
-	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
-		err = fmt.Errorf("%w (%v)", ctxErr, err)
-	}
-	if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("anthropic: messages: no complete reply within %s: %w", c.timeout, err)
+	err, done := provider.ContextErr(ctx, err, "anthropic: messages", c.timeout)
+	if done {
+		return err
 	}
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) {
@@ -334,11 +314,4 @@ func errorBody(raw string) (typ, msg string) {
 	return "", strings.TrimSpace(raw)
 }
 
-// redact removes the API key from text a server sent back, in case it
-// echoes the request's credentials.
-func (c *Client) redact(s string) string {
-	if c.apiKey == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, c.apiKey, "[redacted]")
-}
+func (c *Client) redact(s string) string { return provider.Redact(s, c.apiKey) }

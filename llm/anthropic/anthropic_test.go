@@ -10,68 +10,19 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/llm/anthropic"
+	"github.com/quarryhq/quarry/llm/internal/providertest"
 )
 
 const testKey = "sk-ant-api03-test0123456789"
 
-// seen is one request as the fake server received it.
-type seen struct {
-	method, path string
-	header       http.Header
-	body         map[string]any
-}
-
-// fakeServer speaks the Messages API wire format. Each request is answered
-// by the reply of its index (the last one repeats).
-type fakeServer struct {
-	*httptest.Server
-	replies []func(w http.ResponseWriter, r *http.Request)
-
-	mu   sync.Mutex
-	reqs []seen
-}
-
-func newFakeServer(t *testing.T, replies ...func(w http.ResponseWriter, r *http.Request)) *fakeServer {
-	t.Helper()
-	f := &fakeServer{replies: replies}
-	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		var body map[string]any
-		if err := json.Unmarshal(raw, &body); err != nil {
-			t.Errorf("request body is not JSON: %v: %s", err, raw)
-		}
-		f.mu.Lock()
-		n := len(f.reqs)
-		f.reqs = append(f.reqs, seen{method: r.Method, path: r.URL.Path, header: r.Header.Clone(), body: body})
-		f.mu.Unlock()
-		f.replies[min(n, len(f.replies)-1)](w, r)
-	}))
-	t.Cleanup(f.Close)
-	return f
-}
-
-func (f *fakeServer) requests() []seen {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]seen(nil), f.reqs...)
-}
-
-func jsonReply(status int, body string, headers ...string) func(http.ResponseWriter, *http.Request) {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		for i := 0; i+1 < len(headers); i += 2 {
-			w.Header().Set(headers[i], headers[i+1])
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("request-id", "req_011CSHoEeqs5C35K2UUqR7Fy")
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, body)
-	}
+// jsonReply answers as the API does, with a request-id header.
+func jsonReply(status int, body string, headers ...string) providertest.Reply {
+	return providertest.JSONReply(status, body, append(headers, "request-id", "req_011CSHoEeqs5C35K2UUqR7Fy")...)
 }
 
 func errorJSON(typ, msg string) string {
@@ -178,8 +129,8 @@ func TestChat(t *testing.T) {
 		if tool["name"] != "answer" {
 			t.Errorf("tool name = %v", tool["name"])
 		}
-		wantField(t, tool, "input_schema", jsonRoundTrip(t, schema.JSON))
-		wantField(t, body, "tool_choice", map[string]any{"type": "tool", "name": "answer"})
+		providertest.WantField(t, tool, "input_schema", providertest.JSONRoundTrip(t, schema.JSON))
+		providertest.WantField(t, body, "tool_choice", map[string]any{"type": "tool", "name": "answer"})
 	}
 	tests := []struct {
 		name    string
@@ -198,14 +149,14 @@ func TestChat(t *testing.T) {
 			req:     conversation,
 			replies: []func(http.ResponseWriter, *http.Request){jsonReply(200, message(textContent("Hello again!"), "end_turn", 21, 6))},
 			check: func(t *testing.T, body map[string]any) {
-				wantField(t, body, "system", []any{map[string]any{"type": "text", "text": "Be brief."}})
-				wantField(t, body, "messages", []any{
+				providertest.WantField(t, body, "system", []any{map[string]any{"type": "text", "text": "Be brief."}})
+				providertest.WantField(t, body, "messages", []any{
 					map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "Hi"}}},
 					map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "text", "text": "Hello."}}},
 					map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "Say hello again."}}},
 				})
-				wantField(t, body, "max_tokens", 256.0)
-				wantField(t, body, "temperature", 0.2)
+				providertest.WantField(t, body, "max_tokens", 256.0)
+				providertest.WantField(t, body, "temperature", 0.2)
 				for _, k := range []string{"stream", "tools", "tool_choice"} {
 					if _, ok := body[k]; ok {
 						t.Errorf("%s sent: %v", k, body[k])
@@ -221,7 +172,7 @@ func TestChat(t *testing.T) {
 			req:     userSays("Hi"),
 			replies: []func(http.ResponseWriter, *http.Request){jsonReply(200, message(textContent("Hi!"), "max_tokens", 8, 1024))},
 			check: func(t *testing.T, body map[string]any) {
-				wantField(t, body, "max_tokens", 1024.0)
+				providertest.WantField(t, body, "max_tokens", 1024.0)
 				for _, k := range []string{"system", "temperature"} {
 					if _, ok := body[k]; ok {
 						t.Errorf("%s sent: %v", k, body[k])
@@ -238,8 +189,8 @@ func TestChat(t *testing.T) {
 			stream:  true,
 			replies: []func(http.ResponseWriter, *http.Request){sseReply("", []string{"Hel", "lo ", "again", "!"}, "end_turn", 21, 6)},
 			check: func(t *testing.T, body map[string]any) {
-				wantField(t, body, "stream", true)
-				wantField(t, body, "max_tokens", 256.0)
+				providertest.WantField(t, body, "stream", true)
+				providertest.WantField(t, body, "max_tokens", 256.0)
 				if m, _ := body["messages"].([]any); len(m) != 3 {
 					t.Errorf("messages = %v, want 3", body["messages"])
 				}
@@ -269,7 +220,7 @@ func TestChat(t *testing.T) {
 			},
 			check: func(t *testing.T, body map[string]any) {
 				wantTools(t, body)
-				wantField(t, body, "stream", true)
+				providertest.WantField(t, body, "stream", true)
 			},
 			wantText:   `{"answer": "hello"}`,
 			wantDeltas: []string{`{"ans`, `wer": "hel`, `lo"}`},
@@ -290,7 +241,7 @@ func TestChat(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := newFakeServer(t, tt.replies...)
+			srv := providertest.NewServer(t, tt.replies...)
 			c := newClient(t, anthropic.Config{BaseURL: srv.URL, Model: "claude-sonnet-4-5"})
 			var deltas []string
 			var onDelta func(string)
@@ -301,25 +252,25 @@ func TestChat(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Chat: %v", err)
 			}
-			reqs := srv.requests()
+			reqs := srv.Requests()
 			if len(reqs) != 1 {
 				t.Fatalf("server saw %d requests, want 1", len(reqs))
 			}
 			r := reqs[0]
-			if r.method != http.MethodPost || r.path != "/v1/messages" {
-				t.Errorf("request = %s %s, want POST /v1/messages", r.method, r.path)
+			if r.Method != http.MethodPost || r.Path != "/v1/messages" {
+				t.Errorf("request = %s %s, want POST /v1/messages", r.Method, r.Path)
 			}
-			if got := r.header.Get("x-api-key"); got != testKey {
+			if got := r.Header.Get("x-api-key"); got != testKey {
 				t.Errorf("x-api-key = %q", got)
 			}
-			if got := r.header.Get("anthropic-version"); got != "2023-06-01" {
+			if got := r.Header.Get("anthropic-version"); got != "2023-06-01" {
 				t.Errorf("anthropic-version = %q", got)
 			}
-			if got := r.header.Get("Authorization"); got != "" {
+			if got := r.Header.Get("Authorization"); got != "" {
 				t.Errorf("Authorization = %q, want none", got)
 			}
-			wantField(t, r.body, "model", "claude-sonnet-4-5")
-			tt.check(t, r.body)
+			providertest.WantField(t, r.Body, "model", "claude-sonnet-4-5")
+			tt.check(t, r.Body)
 
 			if resp.Text != tt.wantText {
 				t.Errorf("Text = %q, want %q", resp.Text, tt.wantText)
@@ -386,10 +337,10 @@ func TestChatRetries(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := newFakeServer(t, tt.replies...)
+			srv := providertest.NewServer(t, tt.replies...)
 			c := newClient(t, anthropic.Config{BaseURL: srv.URL, Model: "m", MaxRetries: tt.maxRetries})
 			resp, err := c.Chat(context.Background(), userSays("x"), nil)
-			if got := len(srv.requests()); got != tt.wantReqs {
+			if got := len(srv.Requests()); got != tt.wantReqs {
 				t.Errorf("server saw %d requests, want %d", got, tt.wantReqs)
 			}
 			if tt.wantStatus == 0 {
@@ -460,7 +411,7 @@ func TestChatErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := newFakeServer(t, tt.reply)
+			srv := providertest.NewServer(t, tt.reply)
 			c := newClient(t, anthropic.Config{BaseURL: srv.URL, Model: "m"})
 			var onDelta func(string)
 			if tt.stream {
@@ -477,7 +428,7 @@ func TestChatErrors(t *testing.T) {
 			if strings.Contains(err.Error(), testKey) || strings.Contains(fmt.Sprintf("%+v %#v", err, apiErr), testKey) {
 				t.Errorf("error leaks the API key: %v", err)
 			}
-			if got := len(srv.requests()); got != 1 {
+			if got := len(srv.Requests()); got != 1 {
 				t.Errorf("server saw %d requests, want 1", got)
 			}
 		})
@@ -499,7 +450,7 @@ func TestChatEmptyReply(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := newFakeServer(t, tt.reply)
+			srv := providertest.NewServer(t, tt.reply)
 			c := newClient(t, anthropic.Config{BaseURL: srv.URL, Model: "m"})
 			var onDelta func(string)
 			if tt.stream {
@@ -590,12 +541,12 @@ func TestNoEnvironment(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-from-env")
 	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:1")
 	t.Setenv("ANTHROPIC_CUSTOM_HEADERS", "X-From-Env: yes")
-	srv := newFakeServer(t, jsonReply(200, message(textContent("ok"), "end_turn", 1, 1)))
+	srv := providertest.NewServer(t, jsonReply(200, message(textContent("ok"), "end_turn", 1, 1)))
 	c := newClient(t, anthropic.Config{BaseURL: srv.URL, Model: "m"})
 	if _, err := c.Chat(context.Background(), userSays("x"), nil); err != nil {
 		t.Fatalf("Chat: %v", err)
 	}
-	h := srv.requests()[0].header
+	h := srv.Requests()[0].Header
 	if h.Get("x-api-key") != testKey || h.Get("X-From-Env") != "" {
 		t.Errorf("environment leaked into the request: x-api-key=%q X-From-Env=%q", h.Get("x-api-key"), h.Get("X-From-Env"))
 	}
@@ -657,25 +608,4 @@ func TestChatBadRequest(t *testing.T) {
 			}
 		})
 	}
-}
-
-func wantField(t *testing.T, body map[string]any, key string, want any) {
-	t.Helper()
-	if got, ok := body[key]; !ok || !reflect.DeepEqual(got, want) {
-		t.Errorf("%s = %#v, want %#v", key, got, want)
-	}
-}
-
-// jsonRoundTrip returns v as it looks after encoding/json decodes it.
-func jsonRoundTrip(t *testing.T, v any) any {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }

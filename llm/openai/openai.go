@@ -23,13 +23,14 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/quarryhq/quarry/llm"
+	"github.com/quarryhq/quarry/llm/internal/provider"
 )
 
 // Defaults applied by New.
 const (
 	DefaultBaseURL    = "https://api.openai.com/v1"
-	DefaultMaxRetries = 3
-	DefaultTimeout    = 120 * time.Second
+	DefaultMaxRetries = provider.DefaultMaxRetries
+	DefaultTimeout    = provider.DefaultTimeout
 )
 
 // Config configures a Client. Only Model is required.
@@ -73,27 +74,9 @@ func New(cfg Config) (*Client, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("openai: model is required")
 	}
-	base := strings.TrimSpace(cfg.BaseURL)
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("openai: base URL %q: want http(s)://host[:port]/path", base)
-	}
-	retries := cfg.MaxRetries
-	switch {
-	case retries == 0:
-		retries = DefaultMaxRetries
-	case retries < 0:
-		retries = 0
-	}
-	timeout := cfg.Timeout
-	switch {
-	case timeout == 0:
-		timeout = DefaultTimeout
-	case timeout < 0:
-		timeout = 0
+	conn, err := provider.Resolve("openai", cfg.BaseURL, DefaultBaseURL, "http(s)://host[:port]/path", cfg.MaxRetries, cfg.Timeout)
+	if err != nil {
+		return nil, err
 	}
 
 	// The service is built directly rather than through sdk.NewClient,
@@ -101,10 +84,10 @@ func New(cfg Config) (*Client, error) {
 	// friends from the environment: only cmd/ reads the environment, and a
 	// local server must never receive a key meant for api.openai.com.
 	opts := []option.RequestOption{
-		option.WithBaseURL(strings.TrimRight(base, "/")),
+		option.WithBaseURL(conn.BaseURL),
 		option.WithAPIKey(cfg.APIKey),
-		option.WithMaxRetries(retries),
-		option.WithRequestTimeout(timeout),
+		option.WithMaxRetries(conn.Retries),
+		option.WithRequestTimeout(conn.Timeout),
 	}
 	if cfg.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
@@ -112,8 +95,8 @@ func New(cfg Config) (*Client, error) {
 	return &Client{
 		model:               cfg.Model,
 		apiKey:              cfg.APIKey,
-		timeout:             timeout,
-		maxCompletionTokens: tokenLimitField(u) == "max_completion_tokens",
+		timeout:             conn.Timeout,
+		maxCompletionTokens: tokenLimitField(conn.URL) == "max_completion_tokens",
 		chat:                sdk.NewChatCompletionService(opts...),
 	}, nil
 }
@@ -275,11 +258,9 @@ func (c *Client) stream(ctx context.Context, params sdk.ChatCompletionNewParams,
 // errors.Is. raw is the last HTTP response, if any: it gives the status when
 // a server's error body is not OpenAI-shaped.
 func (c *Client) wrapErr(ctx context.Context, err error, raw *http.Response) error {
-	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
-		err = fmt.Errorf("%w (%v)", ctxErr, err)
-	}
-	if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("openai: chat: no complete reply within %s: %w", c.timeout, err)
+	err, done := provider.ContextErr(ctx, err, "openai: chat", c.timeout)
+	if done {
+		return err
 	}
 	var apiErr *sdk.Error
 	var streamErr *ssestream.StreamError
@@ -341,11 +322,4 @@ func bodyMessage(res *http.Response) string {
 	return string(bytes.TrimSpace(b))
 }
 
-// redact removes the API key from text a server sent back, in case it
-// echoes the request's credentials.
-func (c *Client) redact(s string) string {
-	if c.apiKey == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, c.apiKey, "[redacted]")
-}
+func (c *Client) redact(s string) string { return provider.Redact(s, c.apiKey) }

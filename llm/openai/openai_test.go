@@ -11,68 +11,15 @@ import (
 	"net/url"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/quarryhq/quarry/llm"
+	"github.com/quarryhq/quarry/llm/internal/providertest"
 	"github.com/quarryhq/quarry/llm/openai"
 )
 
 const testKey = "sk-test-0123456789abcdef"
-
-// seen is one request as the fake server received it.
-type seen struct {
-	method, path string
-	header       http.Header
-	body         map[string]any
-}
-
-// fakeServer speaks the Chat Completions wire format. Each request is
-// answered by the reply of its index (the last one repeats).
-type fakeServer struct {
-	*httptest.Server
-	replies []func(w http.ResponseWriter, r *http.Request)
-
-	mu   sync.Mutex
-	reqs []seen
-}
-
-func newFakeServer(t *testing.T, replies ...func(w http.ResponseWriter, r *http.Request)) *fakeServer {
-	t.Helper()
-	f := &fakeServer{replies: replies}
-	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		var body map[string]any
-		if err := json.Unmarshal(raw, &body); err != nil {
-			t.Errorf("request body is not JSON: %v: %s", err, raw)
-		}
-		f.mu.Lock()
-		n := len(f.reqs)
-		f.reqs = append(f.reqs, seen{method: r.Method, path: r.URL.Path, header: r.Header.Clone(), body: body})
-		f.mu.Unlock()
-		f.replies[min(n, len(f.replies)-1)](w, r)
-	}))
-	t.Cleanup(f.Close)
-	return f
-}
-
-func (f *fakeServer) requests() []seen {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]seen(nil), f.reqs...)
-}
-
-func jsonReply(status int, body string, headers ...string) func(http.ResponseWriter, *http.Request) {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		for i := 0; i+1 < len(headers); i += 2 {
-			w.Header().Set(headers[i], headers[i+1])
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, body)
-	}
-}
 
 // completion is a chat.completion object as api.openai.com returns it.
 func completion(content, finish string, in, out int) string {
@@ -157,7 +104,7 @@ func TestChat(t *testing.T) {
 		{
 			name:    "plain reply with usage",
 			req:     conversation,
-			replies: []func(http.ResponseWriter, *http.Request){jsonReply(200, completion("Hello again!", "stop", 19, 4))},
+			replies: []func(http.ResponseWriter, *http.Request){providertest.JSONReply(200, completion("Hello again!", "stop", 19, 4))},
 			check: func(t *testing.T, body map[string]any) {
 				wantMessages := []any{
 					map[string]any{"role": "system", "content": "Be brief."},
@@ -168,8 +115,8 @@ func TestChat(t *testing.T) {
 				if !reflect.DeepEqual(body["messages"], wantMessages) {
 					t.Errorf("messages = %#v, want %#v", body["messages"], wantMessages)
 				}
-				wantField(t, body, "max_tokens", 256.0)
-				wantField(t, body, "temperature", 0.2)
+				providertest.WantField(t, body, "max_tokens", 256.0)
+				providertest.WantField(t, body, "temperature", 0.2)
 				for _, k := range []string{"stream", "stream_options", "response_format", "max_completion_tokens"} {
 					if _, ok := body[k]; ok {
 						t.Errorf("%s sent: %v", k, body[k])
@@ -183,10 +130,10 @@ func TestChat(t *testing.T) {
 		{
 			name:    "defaults: no system, no temperature, 1024 tokens",
 			req:     llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "Hi"}}},
-			replies: []func(http.ResponseWriter, *http.Request){jsonReply(200, completion("Hi!", "length", 8, 1024))},
+			replies: []func(http.ResponseWriter, *http.Request){providertest.JSONReply(200, completion("Hi!", "length", 8, 1024))},
 			check: func(t *testing.T, body map[string]any) {
-				wantField(t, body, "messages", []any{map[string]any{"role": "user", "content": "Hi"}})
-				wantField(t, body, "max_tokens", 1024.0)
+				providertest.WantField(t, body, "messages", []any{map[string]any{"role": "user", "content": "Hi"}})
+				providertest.WantField(t, body, "max_tokens", 1024.0)
 				if _, ok := body["temperature"]; ok {
 					t.Errorf("temperature sent: %v", body["temperature"])
 				}
@@ -201,9 +148,9 @@ func TestChat(t *testing.T) {
 			stream:  true,
 			replies: []func(http.ResponseWriter, *http.Request){sseReply([]string{"Hel", "lo ", "again", "!"}, "stop", 19, 4)},
 			check: func(t *testing.T, body map[string]any) {
-				wantField(t, body, "stream", true)
-				wantField(t, body, "stream_options", map[string]any{"include_usage": true})
-				wantField(t, body, "max_tokens", 256.0)
+				providertest.WantField(t, body, "stream", true)
+				providertest.WantField(t, body, "stream_options", map[string]any{"include_usage": true})
+				providertest.WantField(t, body, "max_tokens", 256.0)
 				if m, _ := body["messages"].([]any); len(m) != 4 {
 					t.Errorf("messages = %v, want 4", body["messages"])
 				}
@@ -216,13 +163,13 @@ func TestChat(t *testing.T) {
 		{
 			name:    "structured output",
 			req:     llm.Request{Messages: conversation.Messages, Schema: schema},
-			replies: []func(http.ResponseWriter, *http.Request){jsonReply(200, completion(`{"answer":"hello"}`, "stop", 30, 6))},
+			replies: []func(http.ResponseWriter, *http.Request){providertest.JSONReply(200, completion(`{"answer":"hello"}`, "stop", 30, 6))},
 			check: func(t *testing.T, body map[string]any) {
-				wantField(t, body, "response_format", map[string]any{
+				providertest.WantField(t, body, "response_format", map[string]any{
 					"type": "json_schema",
 					"json_schema": map[string]any{
 						"name":   "answer",
-						"schema": jsonRoundTrip(t, schema.JSON),
+						"schema": providertest.JSONRoundTrip(t, schema.JSON),
 						"strict": false,
 					},
 				})
@@ -243,7 +190,7 @@ func TestChat(t *testing.T) {
 				if rf["type"] != "json_schema" {
 					t.Errorf("response_format = %v", body["response_format"])
 				}
-				wantField(t, body, "stream", true)
+				providertest.WantField(t, body, "stream", true)
 			},
 			wantText:   `{"answer":"hello"}`,
 			wantDeltas: []string{`{"ans`, `wer":"hel`, `lo"}`},
@@ -254,7 +201,7 @@ func TestChat(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := newFakeServer(t, tt.replies...)
+			srv := providertest.NewServer(t, tt.replies...)
 			c := newClient(t, openai.Config{BaseURL: srv.URL + "/v1", APIKey: testKey, Model: "gpt-4o-mini"})
 			var deltas []string
 			var onDelta func(string)
@@ -265,19 +212,19 @@ func TestChat(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Chat: %v", err)
 			}
-			reqs := srv.requests()
+			reqs := srv.Requests()
 			if len(reqs) != 1 {
 				t.Fatalf("server saw %d requests, want 1", len(reqs))
 			}
 			r := reqs[0]
-			if r.method != http.MethodPost || r.path != "/v1/chat/completions" {
-				t.Errorf("request = %s %s, want POST /v1/chat/completions", r.method, r.path)
+			if r.Method != http.MethodPost || r.Path != "/v1/chat/completions" {
+				t.Errorf("request = %s %s, want POST /v1/chat/completions", r.Method, r.Path)
 			}
-			if got := r.header.Get("Authorization"); got != "Bearer "+testKey {
+			if got := r.Header.Get("Authorization"); got != "Bearer "+testKey {
 				t.Errorf("Authorization = %q", got)
 			}
-			wantField(t, r.body, "model", "gpt-4o-mini")
-			tt.check(t, r.body)
+			providertest.WantField(t, r.Body, "model", "gpt-4o-mini")
+			tt.check(t, r.Body)
 
 			if resp.Text != tt.wantText {
 				t.Errorf("Text = %q, want %q", resp.Text, tt.wantText)
@@ -300,7 +247,7 @@ func TestChat(t *testing.T) {
 
 func TestChatRetries(t *testing.T) {
 	t.Parallel()
-	ok := jsonReply(200, completion("done", "stop", 5, 1))
+	ok := providertest.JSONReply(200, completion("done", "stop", 5, 1))
 	tests := []struct {
 		name       string
 		maxRetries int
@@ -310,19 +257,19 @@ func TestChatRetries(t *testing.T) {
 	}{
 		{
 			name:     "429 with Retry-After: 0, then success",
-			replies:  []func(http.ResponseWriter, *http.Request){jsonReply(429, `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`, "Retry-After", "0"), ok},
+			replies:  []func(http.ResponseWriter, *http.Request){providertest.JSONReply(429, `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`, "Retry-After", "0"), ok},
 			wantReqs: 2,
 		},
 		{
 			name:     "429 with retry-after-ms: 10, then success",
-			replies:  []func(http.ResponseWriter, *http.Request){jsonReply(429, `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`, "retry-after-ms", "10"), ok},
+			replies:  []func(http.ResponseWriter, *http.Request){providertest.JSONReply(429, `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`, "retry-after-ms", "10"), ok},
 			wantReqs: 2,
 		},
 		{
 			name: "500 twice with default backoff, then success",
 			replies: []func(http.ResponseWriter, *http.Request){
-				jsonReply(500, `{"error":{"message":"The server had an error","type":"server_error","param":null,"code":null}}`),
-				jsonReply(502, `<html>Bad Gateway</html>`),
+				providertest.JSONReply(500, `{"error":{"message":"The server had an error","type":"server_error","param":null,"code":null}}`),
+				providertest.JSONReply(502, `<html>Bad Gateway</html>`),
 				ok,
 			},
 			wantReqs: 3,
@@ -330,13 +277,13 @@ func TestChatRetries(t *testing.T) {
 		{
 			name:       "503 past MaxRetries",
 			maxRetries: 1,
-			replies:    []func(http.ResponseWriter, *http.Request){jsonReply(503, `{"error":{"message":"overloaded","type":"server_error"}}`, "retry-after-ms", "1")},
+			replies:    []func(http.ResponseWriter, *http.Request){providertest.JSONReply(503, `{"error":{"message":"overloaded","type":"server_error"}}`, "retry-after-ms", "1")},
 			wantReqs:   2,
 			wantStatus: 503,
 		},
 		{
 			name:       "400 is not retried",
-			replies:    []func(http.ResponseWriter, *http.Request){jsonReply(400, `{"error":{"message":"Invalid 'messages'","type":"invalid_request_error","param":"messages","code":null}}`), ok},
+			replies:    []func(http.ResponseWriter, *http.Request){providertest.JSONReply(400, `{"error":{"message":"Invalid 'messages'","type":"invalid_request_error","param":"messages","code":null}}`), ok},
 			wantReqs:   1,
 			wantStatus: 400,
 		},
@@ -344,10 +291,10 @@ func TestChatRetries(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := newFakeServer(t, tt.replies...)
+			srv := providertest.NewServer(t, tt.replies...)
 			c := newClient(t, openai.Config{BaseURL: srv.URL + "/v1", APIKey: testKey, Model: "m", MaxRetries: tt.maxRetries})
 			resp, err := c.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}}, nil)
-			if got := len(srv.requests()); got != tt.wantReqs {
+			if got := len(srv.Requests()); got != tt.wantReqs {
 				t.Errorf("server saw %d requests, want %d", got, tt.wantReqs)
 			}
 			if tt.wantStatus == 0 {
@@ -378,7 +325,7 @@ func TestChatErrors(t *testing.T) {
 	}{
 		{
 			name: "401 echoing the key",
-			reply: jsonReply(401, `{"error":{"message":"Incorrect API key provided: `+testKey+
+			reply: providertest.JSONReply(401, `{"error":{"message":"Incorrect API key provided: `+testKey+
 				`. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`),
 			wantStatus: 401,
 			wantMsg:    "Incorrect API key provided: [redacted]",
@@ -386,19 +333,19 @@ func TestChatErrors(t *testing.T) {
 		{
 			name:       "401 streamed",
 			stream:     true,
-			reply:      jsonReply(401, `{"error":{"message":"bad key `+testKey+`","type":"invalid_request_error","code":"invalid_api_key"}}`),
+			reply:      providertest.JSONReply(401, `{"error":{"message":"bad key `+testKey+`","type":"invalid_request_error","code":"invalid_api_key"}}`),
 			wantStatus: 401,
 			wantMsg:    "bad key [redacted]",
 		},
 		{
 			name:       "Ollama-style error",
-			reply:      jsonReply(404, `{"error":"model \"m\" not found, try pulling it first"}`),
+			reply:      providertest.JSONReply(404, `{"error":"model \"m\" not found, try pulling it first"}`),
 			wantStatus: 404,
 			wantMsg:    `model "m" not found`,
 		},
 		{
 			name:       "vLLM-style error",
-			reply:      jsonReply(400, `{"object":"error","message":"max_tokens is too large","type":"BadRequestError","param":null,"code":400}`),
+			reply:      providertest.JSONReply(400, `{"object":"error","message":"max_tokens is too large","type":"BadRequestError","param":null,"code":400}`),
 			wantStatus: 400,
 			wantMsg:    "max_tokens is too large",
 		},
@@ -412,7 +359,7 @@ func TestChatErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := newFakeServer(t, tt.reply)
+			srv := providertest.NewServer(t, tt.reply)
 			c := newClient(t, openai.Config{BaseURL: srv.URL + "/v1", APIKey: testKey, Model: "m"})
 			var onDelta func(string)
 			if tt.stream {
@@ -429,7 +376,7 @@ func TestChatErrors(t *testing.T) {
 			if strings.Contains(err.Error(), testKey) || strings.Contains(fmt.Sprintf("%+v %#v", err, apiErr), testKey) {
 				t.Errorf("error leaks the API key: %v", err)
 			}
-			if got := len(srv.requests()); got != 1 {
+			if got := len(srv.Requests()); got != 1 {
 				t.Errorf("server saw %d requests, want 1", got)
 			}
 		})
@@ -438,7 +385,7 @@ func TestChatErrors(t *testing.T) {
 
 func TestChatStreamErrorEvent(t *testing.T) {
 	t.Parallel()
-	srv := newFakeServer(t, func(w http.ResponseWriter, _ *http.Request) {
+	srv := providertest.NewServer(t, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		_, _ = io.WriteString(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"par"},"finish_reason":null}]}`+"\n\n")
 		_, _ = io.WriteString(w, `data: {"error":{"message":"engine crashed","type":"server_error"}}`+"\n\n")
@@ -461,14 +408,14 @@ func TestChatEmptyReply(t *testing.T) {
 		stream bool
 		reply  func(http.ResponseWriter, *http.Request)
 	}{
-		{name: "plain", reply: jsonReply(200, completion("", "length", 12, 1024))},
-		{name: "null content", reply: jsonReply(200, strings.Replace(completion("", "length", 12, 1024), `"content":""`, `"content":null`, 1))},
+		{name: "plain", reply: providertest.JSONReply(200, completion("", "length", 12, 1024))},
+		{name: "null content", reply: providertest.JSONReply(200, strings.Replace(completion("", "length", 12, 1024), `"content":""`, `"content":null`, 1))},
 		{name: "streamed", stream: true, reply: sseReply(nil, "length", 12, 1024)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := newFakeServer(t, tt.reply)
+			srv := providertest.NewServer(t, tt.reply)
 			c := newClient(t, openai.Config{BaseURL: srv.URL + "/v1", Model: "m"})
 			var onDelta func(string)
 			if tt.stream {
@@ -558,7 +505,7 @@ func TestChatTimeoutAndCancel(t *testing.T) {
 // models reject max_tokens, gets max_completion_tokens instead.
 func TestChatMaxCompletionTokens(t *testing.T) {
 	t.Parallel()
-	srv := newFakeServer(t, jsonReply(200, completion("ok", "stop", 1, 1)))
+	srv := providertest.NewServer(t, providertest.JSONReply(200, completion("ok", "stop", 1, 1)))
 	target, _ := url.Parse(srv.URL)
 	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		if r.URL.Host != "api.openai.com" {
@@ -572,12 +519,12 @@ func TestChatMaxCompletionTokens(t *testing.T) {
 	if _, err := c.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}, MaxTokens: 300}, nil); err != nil {
 		t.Fatalf("Chat: %v", err)
 	}
-	r := srv.requests()[0]
-	if r.path != "/v1/chat/completions" {
-		t.Errorf("path = %s", r.path)
+	r := srv.Requests()[0]
+	if r.Path != "/v1/chat/completions" {
+		t.Errorf("path = %s", r.Path)
 	}
-	wantField(t, r.body, "max_completion_tokens", 300.0)
-	if _, ok := r.body["max_tokens"]; ok {
+	providertest.WantField(t, r.Body, "max_completion_tokens", 300.0)
+	if _, ok := r.Body["max_tokens"]; ok {
 		t.Errorf("max_tokens sent to api.openai.com")
 	}
 }
@@ -593,12 +540,12 @@ func TestNoEnvironment(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-from-env")
 	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
 	t.Setenv("OPENAI_ORG_ID", "org-from-env")
-	srv := newFakeServer(t, jsonReply(200, completion("ok", "stop", 1, 1)))
+	srv := providertest.NewServer(t, providertest.JSONReply(200, completion("ok", "stop", 1, 1)))
 	c := newClient(t, openai.Config{BaseURL: srv.URL + "/v1", Model: "llama3.2"})
 	if _, err := c.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}}, nil); err != nil {
 		t.Fatalf("Chat: %v", err)
 	}
-	h := srv.requests()[0].header
+	h := srv.Requests()[0].Header
 	if h.Get("Authorization") != "" || h.Get("OpenAI-Organization") != "" {
 		t.Errorf("environment leaked into the request: Authorization=%q OpenAI-Organization=%q", h.Get("Authorization"), h.Get("OpenAI-Organization"))
 	}
@@ -645,25 +592,4 @@ func TestChatUnknownRole(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "unknown role") {
 		t.Fatalf("err = %v", err)
 	}
-}
-
-func wantField(t *testing.T, body map[string]any, key string, want any) {
-	t.Helper()
-	if got, ok := body[key]; !ok || !reflect.DeepEqual(got, want) {
-		t.Errorf("%s = %#v, want %#v", key, got, want)
-	}
-}
-
-// jsonRoundTrip returns v as it looks after encoding/json decodes it.
-func jsonRoundTrip(t *testing.T, v any) any {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }

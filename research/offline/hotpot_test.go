@@ -40,19 +40,7 @@ type hotpotQuestion struct {
 func BenchmarkHotpotQA(b *testing.B) {
 	qs := loadHotpot(b)
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "q.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	svc := kb.New(st, nil)
-	emb := embed.Hash{}
-	if _, err := svc.Create(ctx, "hotpot", "", emb); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := svc.AddPaths(ctx, "hotpot", []string{filepath.Join(hotpotDir, "corpus.jsonl")}, kb.AddOptions{Embedder: emb}); err != nil {
-		b.Fatal(err)
-	}
+	st, svc, emb := hotpotKB(b)
 	rn := &research.Runner{Engine: offline.Engine{}, Sources: []search.Source{kbsource.New(svc, "hotpot", emb)}, Store: st}
 	// Warm the index once so the first question does not pay for loading.
 	if _, err := svc.Search(ctx, "hotpot", emb, kb.Query{Text: "warm", K: 1}); err != nil {
@@ -110,6 +98,27 @@ func BenchmarkHotpotQA(b *testing.B) {
 	}
 }
 
+// hotpotKB ingests the HotpotQA corpus into a knowledge base "hotpot" in a
+// fresh SQLite store, closed when the benchmark ends.
+func hotpotKB(b *testing.B) (*sqlite.Store, *kb.Service, embed.Embedder) {
+	b.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "q.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	svc := kb.New(st, nil)
+	emb := embed.Hash{}
+	if _, err := svc.Create(ctx, "hotpot", "", emb); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := svc.AddPaths(ctx, "hotpot", []string{filepath.Join(hotpotDir, "corpus.jsonl")}, kb.AddOptions{Embedder: emb}); err != nil {
+		b.Fatal(err)
+	}
+	return st, svc, emb
+}
+
 func loadHotpot(tb testing.TB) []hotpotQuestion {
 	f, err := os.Open(filepath.Join(hotpotDir, "questions_dev.jsonl"))
 	if err != nil {
@@ -139,19 +148,7 @@ func loadHotpot(tb testing.TB) []hotpotQuestion {
 func BenchmarkHotpotQACost(b *testing.B) {
 	qs := loadHotpot(b)[:10]
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "q.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	svc := kb.New(st, nil)
-	emb := embed.Hash{}
-	if _, err := svc.Create(ctx, "hotpot", "", emb); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := svc.AddPaths(ctx, "hotpot", []string{filepath.Join(hotpotDir, "corpus.jsonl")}, kb.AddOptions{Embedder: emb}); err != nil {
-		b.Fatal(err)
-	}
+	st, svc, emb := hotpotKB(b)
 	for _, level := range []string{research.LevelQuick, research.LevelStandard, research.LevelComprehensive} {
 		b.Run(level, func(b *testing.B) {
 			for range b.N {

@@ -14,6 +14,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/research"
@@ -131,11 +132,46 @@ func newScorer(question, sub string) scorer {
 	return scorer{q: termSet(question), sub: termSet(sub)}
 }
 
+// sent is a sentence of a source with its analysed terms.
+type sent struct {
+	text  string
+	terms map[string]bool
+	words int
+}
+
+// reader splits each source into sentences and analyses them once per
+// engine call: every sub-question's scorer reads the same sources.
+type reader struct {
+	chars int // how much of each source to read, in characters (≈ bytes/4); 0 = all
+	cache map[string][]sent
+}
+
+func newReader(chars int) *reader { return &reader{chars: chars, cache: map[string][]sent{}} }
+
+func (rd *reader) sentences(src *research.Source) []sent {
+	if ss, ok := rd.cache[src.ID]; ok {
+		return ss
+	}
+	text := src.Content
+	if n := rd.chars * 4; rd.chars > 0 && len(text) > n {
+		for n > 0 && !utf8.RuneStart(text[n]) {
+			n--
+		}
+		text = text[:n]
+	}
+	var out []sent
+	for _, t := range sentences(text) {
+		out = append(out, sent{text: t, terms: termSet(t), words: len(strings.Fields(t))})
+	}
+	rd.cache[src.ID] = out
+	return out
+}
+
 // score counts distinct question terms (1 each) and sub-question terms not
 // in the question (0.5 each), damped for long sentences.
-func (s scorer) score(sentence string) float64 {
+func (s scorer) score(st sent) float64 {
 	var v float64
-	for t := range termSet(sentence) {
+	for t := range st.terms {
 		switch {
 		case s.q[t]:
 			v++
@@ -143,23 +179,18 @@ func (s scorer) score(sentence string) float64 {
 			v += 0.5
 		}
 	}
-	n := len(strings.Fields(sentence))
-	return v / (1 + math.Log1p(float64(n)/30))
+	return v / (1 + math.Log1p(float64(st.words)/30))
 }
 
 // best returns the sentences of a source in descending score.
-func (s scorer) best(src *research.Source, chars int) []scored {
-	text := src.Content
-	if chars > 0 && len(text) > chars*4 {
-		text = text[:chars*4]
-	}
+func (s scorer) best(rd *reader, src *research.Source) []scored {
 	var out []scored
-	for i, sent := range sentences(text) {
-		sc := s.score(sent)
+	for i, st := range rd.sentences(src) {
+		sc := s.score(st)
 		if i == 0 {
 			sc += 0.25 // a lead sentence says what the document is about
 		}
-		out = append(out, scored{text: sent, sourceID: src.ID, score: sc})
+		out = append(out, scored{text: st.text, sourceID: src.ID, score: sc})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].score > out[j].score })
 	return out
@@ -168,10 +199,12 @@ func (s scorer) best(src *research.Source, chars int) []scored {
 // Analyze implements research.Engine.
 func (Engine) Analyze(_ context.Context, in research.AnalyzeInput) (*research.Analysis, llm.Usage, error) {
 	qTerms := termSet(in.Question)
+	qKWs := keywords(in.Question)
 	qKW := map[string]bool{}
-	for _, w := range keywords(in.Question) {
+	for _, w := range qKWs {
 		qKW[w] = true
 	}
+	rd := newReader(in.CharsPerSource)
 	read := map[string]bool{}
 	for _, s := range in.Sources {
 		t := strings.ToLower(s.Title)
@@ -196,7 +229,7 @@ func (Engine) Analyze(_ context.Context, in research.AnalyzeInput) (*research.An
 				continue
 			}
 			total++
-			sents := sc.best(src, in.CharsPerSource)
+			sents := sc.best(rd, src)
 			if len(sents) == 0 || sents[0].score <= 0 {
 				continue
 			}
@@ -243,7 +276,7 @@ func (Engine) Analyze(_ context.Context, in research.AnalyzeInput) (*research.An
 			break
 		}
 		queries := []string{n}
-		if rest := without(keys(qKW, in.Question), n); len(rest) > 0 {
+		if rest := without(qKWs, n); len(rest) > 0 {
 			queries = append(queries, n+" "+strings.Join(first(rest, 2), " "))
 		}
 		dirs = append(dirs, research.Direction{Text: n, ParentID: dirParent[n], Queries: queries, Score: round2(dirScore[n])})
@@ -262,17 +295,6 @@ func (Engine) Analyze(_ context.Context, in research.AnalyzeInput) (*research.An
 		a.Quality = round2(cred / float64(used))
 	}
 	return a, llm.Usage{}, nil
-}
-
-// keys returns the question's keywords in question order.
-func keys(set map[string]bool, question string) []string {
-	var out []string
-	for _, w := range keywords(question) {
-		if set[w] {
-			out = append(out, w)
-		}
-	}
-	return out
 }
 
 // coveredBy reports whether every keyword of a name is a question keyword.
@@ -297,6 +319,7 @@ func round2(f float64) float64 { return math.Round(f*100) / 100 }
 // sentence is quoted verbatim and cites its source.
 func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft, llm.Usage, error) {
 	d := &research.Draft{Title: in.Question}
+	rd := newReader(in.CharsPerSource)
 	used := map[string]bool{}
 	cite := func(s scored) string { return s.text + " [cite:" + s.sourceID + "]" }
 	// Summary: the best sentence of the best sources for the question.
@@ -305,7 +328,7 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 	for _, sq := range in.SubQuestions {
 		for _, id := range sq.SourceIDs {
 			if src := in.Sources[id]; src != nil {
-				if b := sc.best(src, in.CharsPerSource); len(b) > 0 {
+				if b := sc.best(rd, src); len(b) > 0 {
 					cands = append(cands, b[0])
 				}
 			}
@@ -337,7 +360,7 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 			if src == nil {
 				continue
 			}
-			for _, s := range sc.best(src, in.CharsPerSource) {
+			for _, s := range sc.best(rd, src) {
 				if s.score <= 0 {
 					break
 				}

@@ -1,0 +1,76 @@
+// Package provider holds what the LLM provider adapters share: resolving a
+// client's connection settings, keeping a caller's context error visible
+// through SDK errors, and scrubbing the API key from what servers echo.
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Defaults for every provider.
+const (
+	DefaultMaxRetries = 3
+	DefaultTimeout    = 120 * time.Second
+)
+
+// Conn is a client's resolved connection settings.
+type Conn struct {
+	// BaseURL is the validated base URL without a trailing slash.
+	BaseURL string
+	URL     *url.URL
+	Retries int
+	// Timeout bounds one attempt; 0 means none.
+	Timeout time.Duration
+}
+
+// Resolve validates base (defaultBase when empty; form describes the
+// expected shape in the error) and applies the retry and timeout defaults:
+// 0 takes the default, a negative value turns it off.
+func Resolve(name, base, defaultBase, form string, retries int, timeout time.Duration) (Conn, error) {
+	base = strings.TrimSpace(base)
+	if base == "" {
+		base = defaultBase
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return Conn{}, fmt.Errorf("%s: base URL %q: want %s", name, base, form)
+	}
+	return Conn{BaseURL: strings.TrimRight(base, "/"), URL: u, Retries: orDefault(retries, DefaultMaxRetries), Timeout: orDefault(timeout, DefaultTimeout)}, nil
+}
+
+func orDefault[T int | time.Duration](v, def T) T {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
+}
+
+// ContextErr keeps ctx's error visible to errors.Is when the SDK wrapped
+// it away, and names a per-attempt timeout (the caller's ctx still alive)
+// as such. done reports that the returned error is final.
+func ContextErr(ctx context.Context, err error, op string, timeout time.Duration) (_ error, done bool) {
+	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+		err = fmt.Errorf("%w (%v)", ctxErr, err)
+	}
+	if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: no complete reply within %s: %w", op, timeout, err), true
+	}
+	return err, false
+}
+
+// Redact removes the API key from text a server sent back, in case it
+// echoes the request's credentials.
+func Redact(s, apiKey string) string {
+	if apiKey == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, apiKey, "[redacted]")
+}

@@ -1,0 +1,97 @@
+// Package providertest holds the recording HTTP server and assertions the
+// LLM provider adapters' tests share; each test supplies the replies in its
+// provider's own wire format.
+package providertest
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"sync"
+	"testing"
+)
+
+// Seen is one request as the server received it.
+type Seen struct {
+	Method, Path string
+	Header       http.Header
+	Body         map[string]any
+}
+
+// Reply answers one request.
+type Reply = func(w http.ResponseWriter, r *http.Request)
+
+// Server records every request and answers the n-th with replies[n] (the
+// last one repeats).
+type Server struct {
+	*httptest.Server
+	replies []Reply
+
+	mu   sync.Mutex
+	reqs []Seen
+}
+
+// NewServer starts a recording server, closed when the test ends. A request
+// body that is not JSON fails the test.
+func NewServer(t *testing.T, replies ...Reply) *Server {
+	t.Helper()
+	f := &Server{replies: replies}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		var body map[string]any
+		if err := json.Unmarshal(raw, &body); err != nil {
+			t.Errorf("request body is not JSON: %v: %s", err, raw)
+		}
+		f.mu.Lock()
+		n := len(f.reqs)
+		f.reqs = append(f.reqs, Seen{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
+		f.mu.Unlock()
+		f.replies[min(n, len(f.replies)-1)](w, r)
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+// Requests returns the requests received so far.
+func (f *Server) Requests() []Seen {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Seen(nil), f.reqs...)
+}
+
+// JSONReply answers with status and a JSON body, after setting the given
+// header name/value pairs.
+func JSONReply(status int, body string, headers ...string) Reply {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		for i := 0; i+1 < len(headers); i += 2 {
+			w.Header().Set(headers[i], headers[i+1])
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	}
+}
+
+// WantField checks one field of a request body.
+func WantField(t *testing.T, body map[string]any, key string, want any) {
+	t.Helper()
+	if got, ok := body[key]; !ok || !reflect.DeepEqual(got, want) {
+		t.Errorf("%s = %#v, want %#v", key, got, want)
+	}
+}
+
+// JSONRoundTrip returns v as it looks after encoding/json decodes it.
+func JSONRoundTrip(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
