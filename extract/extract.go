@@ -24,6 +24,10 @@ type Doc struct {
 	Language    string // from the document's own markup, if any
 	Published   string
 	Format      string // html, pdf, markdown, text
+	// Links are the page's outgoing http(s) links (HTML with a page URL).
+	Links []string
+	// NoIndex and NoFollow come from <meta name="robots">.
+	NoIndex, NoFollow bool
 }
 
 // ErrUnsupported is returned for formats Quarry does not read.

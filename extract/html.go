@@ -18,17 +18,22 @@ var spaces = regexp.MustCompile(`[ \t\f\v\x{a0}]+`)
 var blankLines = regexp.MustCompile(`\n\s*\n\s*(\n\s*)*`)
 
 // HTML extracts the readable text of a page with its title, description,
-// keywords, language and published date. Non-UTF-8 pages are decoded by
-// their declared or sniffed charset.
+// keywords, language, published date and links. Non-UTF-8 pages are decoded
+// by their declared or sniffed charset.
 func HTML(data []byte, pageURL string) (Doc, error) {
+	return HTMLWithType(data, pageURL, "text/html")
+}
+
+// HTMLWithType is HTML for a page served with a Content-Type header, whose
+// charset parameter (if any) takes precedence over the page's own meta tag.
+// Links are resolved against pageURL (or the page's <base href>) and kept
+// only when they are http or https.
+func HTMLWithType(data []byte, pageURL, contentType string) (Doc, error) {
 	if bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 {
 		return Doc{}, errors.New("content is binary (NUL bytes), not HTML")
 	}
-	r, err := charset.NewReader(bytes.NewReader(data), "text/html")
-	if err != nil {
-		return Doc{}, fmt.Errorf("html charset: %w", err)
-	}
-	root, err := html.Parse(r)
+	data = toUTF8(data, contentType)
+	root, err := html.Parse(bytes.NewReader(data))
 	if err != nil {
 		return Doc{}, fmt.Errorf("html parse: %w", err)
 	}
@@ -47,14 +52,21 @@ func HTML(data []byte, pageURL string) (Doc, error) {
 		doc.Title = firstNonEmpty(meta(`meta[property="og:title"]`), clean(gq.Find("h1").First().Text()))
 	}
 
+	robots := strings.ToLower(meta(`meta[name="robots" i]`))
+	doc.NoIndex = strings.Contains(robots, "noindex") || strings.Contains(robots, "none")
+	doc.NoFollow = strings.Contains(robots, "nofollow") || strings.Contains(robots, "none")
+
 	var u *url.URL
 	if pageURL != "" {
 		u, _ = url.Parse(pageURL)
 	}
+	if u != nil {
+		doc.Links = links(gq, u)
+	}
 	// Readability mutates the tree; give it its own copy.
 	text := ""
 	parser := readability.NewParser()
-	if art, err := parser.Parse(bytes.NewReader(mustUTF8(data)), u); err == nil && art.Node != nil {
+	if art, err := parser.Parse(bytes.NewReader(data), u); err == nil && art.Node != nil {
 		var b strings.Builder
 		if art.RenderText(&b) == nil {
 			text = normalize(b.String())
@@ -83,16 +95,51 @@ func HTML(data []byte, pageURL string) (Doc, error) {
 	return doc, nil
 }
 
-func mustUTF8(data []byte) []byte {
-	r, err := charset.NewReader(bytes.NewReader(data), "text/html")
+// toUTF8 decodes data by the charset in contentType, the page's meta tag or
+// sniffing, in that order; invalid sequences are dropped.
+func toUTF8(data []byte, contentType string) []byte {
+	r, err := charset.NewReader(bytes.NewReader(data), contentType)
 	if err != nil {
-		return data
+		return bytes.ToValidUTF8(data, nil)
 	}
 	var b bytes.Buffer
 	if _, err := b.ReadFrom(r); err != nil {
-		return data
+		return bytes.ToValidUTF8(data, nil)
 	}
-	return b.Bytes()
+	return bytes.ToValidUTF8(b.Bytes(), nil)
+}
+
+// maxLinks caps the links kept from one page.
+const maxLinks = 2000
+
+// links returns the page's distinct http(s) links, resolved and without
+// fragments, in document order.
+func links(gq *goquery.Document, page *url.URL) []string {
+	base := page
+	if href, ok := gq.Find("base[href]").First().Attr("href"); ok {
+		if b, err := page.Parse(strings.TrimSpace(href)); err == nil {
+			base = b
+		}
+	}
+	seen := map[string]bool{}
+	var out []string
+	gq.Find("a[href], area[href]").EachWithBreak(func(_ int, s *goquery.Selection) bool {
+		if rel, _ := s.Attr("rel"); strings.Contains(strings.ToLower(rel), "nofollow") {
+			return true
+		}
+		href, _ := s.Attr("href")
+		l, err := base.Parse(strings.TrimSpace(href))
+		if err != nil || (l.Scheme != "http" && l.Scheme != "https") || l.Host == "" {
+			return true
+		}
+		l.Fragment, l.RawFragment = "", ""
+		if v := l.String(); !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+		return len(out) < maxLinks
+	})
+	return out
 }
 
 // blockText renders a selection's text with newlines between blocks.

@@ -200,7 +200,9 @@ func readCorpus(kbName, path string) ([]Document, []Problem, error) {
 	return docs, probs, err
 }
 
-func contentHash(d Document) string {
+// ContentHash identifies a document's title and text; an unchanged hash
+// means nothing to re-chunk or re-embed.
+func ContentHash(d Document) string {
 	h := sha256.New()
 	h.Write([]byte(d.Title))
 	h.Write([]byte{0})
@@ -237,7 +239,7 @@ func (s *Service) AddDocuments(ctx context.Context, kb *store.KB, docs []Documen
 			continue
 		}
 		seen[d.URL] = d.Origin
-		if h, ok := known[d.URL]; ok && h == contentHash(d) {
+		if h, ok := known[d.URL]; ok && h == ContentHash(d) {
 			rep.Unchanged++
 			continue
 		}
@@ -369,7 +371,7 @@ func buildSource(d Document, copt chunk.Options) (store.SourcePut, error) {
 	src := store.Source{
 		URL: d.URL, DocID: d.DocID, Title: title, Content: text, Language: analyze.Language(text),
 		LastModified: d.LastModified, CrawledAt: time.Now().UTC(), Metadata: d.Metadata,
-		ContentHash: contentHash(d), ETag: d.ETag,
+		ContentHash: ContentHash(d), ETag: d.ETag,
 	}
 	chunks := make([]store.Chunk, len(pieces))
 	for i, p := range pieces {

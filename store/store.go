@@ -121,6 +121,16 @@ type SourcePut struct {
 	Chunks []Chunk
 }
 
+// SourceTouch is a successful fetch of an unchanged source: its validators
+// and crawl time are updated, its failure count reset and its stale flag
+// cleared, without touching content or chunks.
+type SourceTouch struct {
+	URL          string
+	ETag         string
+	LastModified *time.Time
+	CrawledAt    time.Time
+}
+
 // CrawlLogUpdateParams finishes or updates a crawl log.
 type CrawlLogUpdateParams struct {
 	ID              int64
@@ -165,6 +175,8 @@ type Store interface {
 	// transaction and returns their ids in order.
 	SourcePutBatch(ctx context.Context, kbID int64, puts []SourcePut) ([]int64, error)
 	SourceDelete(ctx context.Context, kbID int64, url string) error
+	// SourceTouch records that sources were fetched and found unchanged.
+	SourceTouch(ctx context.Context, kbID int64, touches []SourceTouch) error
 	// SourceMarkFailure counts a failed fetch; at threshold failures in a row
 	// the source becomes stale. It returns whether it is stale now.
 	SourceMarkFailure(ctx context.Context, kbID int64, url string, threshold int) (bool, error)

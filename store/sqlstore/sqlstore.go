@@ -456,6 +456,40 @@ func (s *DB) SourceDelete(ctx context.Context, kbID int64, url string) error {
 	return tx.Commit()
 }
 
+// SourceTouch records successful fetches of unchanged sources: new
+// validators and crawl time, failure count reset and stale cleared. Content
+// and chunks are left alone. Unknown URLs are skipped.
+func (s *DB) SourceTouch(ctx context.Context, kbID int64, touches []store.SourceTouch) error {
+	if len(touches) == 0 {
+		return nil
+	}
+	tx, err := s.dialect.BeginWrite(ctx, s.SQL)
+	if err != nil {
+		return fmt.Errorf("source touch: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	revived := false
+	for _, t := range touches {
+		res, err := tx.ExecContext(ctx, s.q(`UPDATE sources SET is_stale = FALSE WHERE kb_id = ? AND url = ? AND is_stale`), kbID, t.URL)
+		if err != nil {
+			return fmt.Errorf("source touch %q: %w", t.URL, err)
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			revived = true
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`UPDATE sources SET etag = ?, last_modified = ?, crawled_at = ?, fail_count = 0 WHERE kb_id = ? AND url = ?`),
+			t.ETag, s.tmp(t.LastModified), s.tm(t.CrawledAt), kbID, t.URL); err != nil {
+			return fmt.Errorf("source touch %q: %w", t.URL, err)
+		}
+	}
+	if revived {
+		if err := bumpVersion(ctx, s, tx, kbID); err != nil {
+			return fmt.Errorf("source touch: %w", err)
+		}
+	}
+	return tx.Commit()
+}
+
 // SourceMarkFailure increments the failure count, marking the source stale
 // at threshold consecutive failures. Stale sources are kept, never deleted.
 func (s *DB) SourceMarkFailure(ctx context.Context, kbID int64, url string, threshold int) (bool, error) {

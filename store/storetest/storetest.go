@@ -171,6 +171,26 @@ func Exercise(t *testing.T, open Opener) {
 		if _, err := s.SourceMarkFailure(ctx, kb.ID, "https://x.test/missing", 3); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("missing source: %v", err)
 		}
+		// A later successful fetch of the unchanged page revives it.
+		v0, _ := s.KBVersion(ctx, kb.ID)
+		lm := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		if err := s.SourceTouch(ctx, kb.ID, []store.SourceTouch{{URL: "https://x.test/p", ETag: `"e2"`, LastModified: &lm, CrawledAt: time.Now()}, {URL: "https://x.test/unknown"}}); err != nil {
+			t.Fatal(err)
+		}
+		src, err := s.SourceGet(ctx, kb.ID, "https://x.test/p")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if src.IsStale || src.FailCount != 0 || src.ETag != `"e2"` || src.LastModified == nil || !src.LastModified.Equal(lm) {
+			t.Fatalf("touched source: %+v", src)
+		}
+		if v1, _ := s.KBVersion(ctx, kb.ID); v1 == v0 {
+			t.Fatal("reviving a stale source must bump the version (search excludes stale sources)")
+		}
+		st, _ = s.KBStats(ctx, kb.ID)
+		if st.Stale != 0 || st.Chunks != 1 {
+			t.Fatalf("after touch: %+v", st)
+		}
 	})
 
 	t.Run("CrawlLogs", func(t *testing.T) {

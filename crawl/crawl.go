@@ -1,0 +1,559 @@
+// Package crawl crawls a website into a knowledge base (seed 003): one site,
+// its sitemap.xml and robots.txt, depth and page limits, concurrent fetches
+// through the politeness and SSRF rules of package fetch. Re-crawls send
+// conditional requests (ETag, Last-Modified) so an unchanged page is neither
+// re-chunked nor re-embedded; a page that fails three runs in a row is
+// marked stale and kept. Every run writes a crawl log and is retried before
+// it is marked failed; logs older than 90 days are purged.
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/quarryhq/quarry/embed"
+	"github.com/quarryhq/quarry/fetch"
+	"github.com/quarryhq/quarry/kb"
+	"github.com/quarryhq/quarry/store"
+)
+
+// StaleAfter is how many runs in a row a page may fail before it is stale.
+const StaleAfter = 3
+
+// LogRetention is how long crawl logs are kept.
+const LogRetention = 90 * 24 * time.Hour
+
+// Options limit one crawl.
+type Options struct {
+	// MaxPages caps the pages fetched in one run (default 500).
+	MaxPages int
+	// MaxDepth is how many links from the start page are followed; 0 means
+	// the start page (and the sitemap's pages) only.
+	MaxDepth int
+	// Concurrency is how many pages are fetched at once (default 4).
+	Concurrency int
+	// NoSitemap skips sitemap.xml.
+	NoSitemap bool
+	// Retries is how many times a failed run is retried (default 3;
+	// negative means none).
+	Retries int
+	// Backoff is the wait before the first retry, doubling after (default
+	// 5s).
+	Backoff time.Duration
+	// BatchSize is how many changed pages are chunked, embedded and
+	// written together (default 32).
+	BatchSize int
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxPages <= 0 {
+		o.MaxPages = 500
+	}
+	if o.MaxDepth < 0 {
+		o.MaxDepth = 0
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 4
+	}
+	if o.Retries == 0 {
+		o.Retries = 3
+	} else if o.Retries < 0 {
+		o.Retries = 0
+	}
+	if o.Backoff <= 0 {
+		o.Backoff = 5 * time.Second
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = 32
+	}
+	return o
+}
+
+// Validate checks options a user typed, naming the field and the rule.
+func (o Options) Validate() error {
+	switch {
+	case o.MaxPages < 0 || o.MaxPages > 1_000_000:
+		return &store.ValidationError{Field: "max-pages", Rule: fmt.Sprintf("must be 1-1000000, got %d", o.MaxPages)}
+	case o.MaxDepth < 0 || o.MaxDepth > 100:
+		return &store.ValidationError{Field: "max-depth", Rule: fmt.Sprintf("must be 0-100, got %d", o.MaxDepth)}
+	case o.Concurrency < 0 || o.Concurrency > 64:
+		return &store.ValidationError{Field: "concurrency", Rule: fmt.Sprintf("must be 1-64, got %d", o.Concurrency)}
+	}
+	return nil
+}
+
+// Fetcher is what the crawler needs from package fetch.
+type Fetcher interface {
+	Page(ctx context.Context, url string, cond fetch.Request) (*fetch.Page, error)
+	Get(ctx context.Context, req fetch.Request) (*fetch.Response, error)
+	RobotsSitemaps(ctx context.Context, u *url.URL) []string
+}
+
+// Crawler crawls sites into knowledge bases.
+type Crawler struct {
+	Fetcher  Fetcher
+	KB       *kb.Service
+	Store    store.Store
+	Embedder embed.Embedder
+	Logger   *slog.Logger
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+
+	mu sync.Mutex
+	// sitemaps remembers each sitemap's validators and contents so a
+	// scheduled re-crawl asks for it conditionally too.
+	sitemaps map[string]cachedSitemap
+}
+
+type cachedSitemap struct {
+	etag, lastModified string
+	sm                 Sitemap
+}
+
+func (c *Crawler) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+func (c *Crawler) logger() *slog.Logger {
+	if c.Logger != nil {
+		return c.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// Run crawls start into the knowledge base and returns the run's crawl log.
+// A run fails when the start page cannot be fetched and no other page
+// could be either, or when writing to the store or embedding fails; it is
+// retried opt.Retries times (with backoff) before it is logged as failed.
+// Page failures are counted once per run, after the last attempt.
+func (c *Crawler) Run(ctx context.Context, kbName, start string, opt Options) (*store.CrawlLog, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	opt = opt.withDefaults()
+	seed, err := fetch.ParseURL(start)
+	if err != nil {
+		return nil, err
+	}
+	k, err := c.KB.Get(ctx, kbName)
+	if err != nil {
+		return nil, err
+	}
+	began := c.now()
+	if n, err := c.Store.CrawlLogPurge(ctx, began.Add(-LogRetention)); err != nil {
+		return nil, fmt.Errorf("crawl: purge old logs: %w", err)
+	} else if n > 0 {
+		c.logger().Info("purged old crawl logs", "count", n)
+	}
+	log, err := c.Store.CrawlLogCreate(ctx, k.ID, normalize(seed), began)
+	if err != nil {
+		return nil, fmt.Errorf("crawl: %w", err)
+	}
+
+	var st *stats
+	updated := 0
+	backoff := opt.Backoff
+	for attempt := 0; ; attempt++ {
+		st, err = c.attempt(ctx, k, seed, opt)
+		updated += st.updated
+		if err == nil || attempt >= opt.Retries || ctx.Err() != nil || permanent(err) {
+			break
+		}
+		c.logger().Warn("crawl attempt failed; retrying", "url", log.URL, "attempt", attempt+1, "in", backoff, "err", err)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+		}
+		backoff *= 2
+	}
+	// Count failures once per run, on the pages the store knows.
+	markCtx := context.WithoutCancel(ctx)
+	for _, u := range st.failedKnown {
+		stale, merr := c.Store.SourceMarkFailure(markCtx, k.ID, u, StaleAfter)
+		if merr != nil && !errors.Is(merr, store.ErrNotFound) {
+			err = errors.Join(err, merr)
+			continue
+		}
+		if stale {
+			c.logger().Warn("page marked stale", "url", u)
+		}
+	}
+	fin := c.now()
+	log.Status = store.CrawlSuccess
+	if err != nil {
+		log.Status = store.CrawlFailed
+		log.ErrorMessage = err.Error()
+	}
+	log.PagesCrawled, log.PagesUpdated, log.PagesFailed = st.crawled, updated, st.failed
+	log.DurationSeconds = fin.Sub(began).Seconds()
+	log.FinishedAt = &fin
+	if uerr := c.Store.CrawlLogUpdate(markCtx, store.CrawlLogUpdateParams{
+		ID: log.ID, Status: log.Status, PagesCrawled: log.PagesCrawled, PagesUpdated: log.PagesUpdated,
+		PagesFailed: log.PagesFailed, ErrorMessage: log.ErrorMessage, DurationSeconds: log.DurationSeconds, FinishedAt: &fin,
+	}); uerr != nil {
+		return log, errors.Join(err, fmt.Errorf("crawl: write log: %w", uerr))
+	}
+	return log, err
+}
+
+// Every runs Run now and then every interval until ctx ends; onRun sees
+// each run's log and error. A failed run does not stop the schedule.
+func (c *Crawler) Every(ctx context.Context, kbName, start string, opt Options, interval time.Duration, onRun func(*store.CrawlLog, error)) error {
+	if interval < time.Second {
+		return &store.ValidationError{Field: "every", Rule: fmt.Sprintf("must be at least 1s, got %s", interval)}
+	}
+	for {
+		log, err := c.Run(ctx, kbName, start, opt)
+		if onRun != nil {
+			onRun(log, err)
+		}
+		if log == nil && err != nil && ctx.Err() == nil {
+			return err // bad input: no run happened
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(interval):
+		}
+	}
+}
+
+// permanent errors are not retried: the same request would fail the same way.
+func permanent(err error) bool {
+	var be *fetch.BlockedError
+	var ue *fetch.URLError
+	return errors.As(err, &be) || errors.As(err, &ue) || errors.Is(err, fetch.ErrDisallowed)
+}
+
+type stats struct {
+	crawled, updated, unchanged, failed, skipped int
+	failedKnown                                  []string
+}
+
+type item struct {
+	url   string
+	depth int
+}
+
+type outcome struct {
+	item
+	page *fetch.Page
+	err  error
+}
+
+// attempt is one pass over the site.
+func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt Options) (*stats, error) {
+	st := &stats{}
+	known := map[string]store.Source{}
+	srcs, err := c.Store.SourceList(ctx, k.ID)
+	if err != nil {
+		return st, fmt.Errorf("crawl: %w", err)
+	}
+	site := siteOf(seed)
+	for _, s := range srcs {
+		if u, err := url.Parse(s.URL); err == nil && sameSite(u, site) {
+			known[s.URL] = s
+		}
+	}
+
+	queued := map[string]bool{}
+	var queue []item
+	push := func(raw string, depth int) {
+		u, err := url.Parse(raw)
+		if err != nil || !sameSite(u, site) || skipExt(u.Path) {
+			return
+		}
+		n := normalize(u)
+		if !queued[n] {
+			queued[n] = true
+			queue = append(queue, item{n, depth})
+		}
+	}
+	seedURL := normalize(seed)
+	push(seedURL, 0)
+	if !opt.NoSitemap {
+		for _, u := range c.sitemapURLs(ctx, seed) {
+			push(u, 1)
+		}
+	}
+	// Known pages are revisited so changes and failures are seen even when
+	// no changed page links to them; a changed one has its links followed
+	// as if the start page linked to it.
+	for u := range known {
+		push(u, min(1, opt.MaxDepth))
+	}
+
+	w := &writer{c: c, kb: k, opt: opt, st: st, known: known}
+	results := make(chan outcome)
+	inflight, fetched := 0, 0
+	var seedErr error
+	succeeded := 0
+	done := map[string]bool{}
+	for {
+		for len(queue) > 0 && inflight < opt.Concurrency && fetched < opt.MaxPages && ctx.Err() == nil {
+			it := queue[0]
+			queue = queue[1:]
+			inflight++
+			fetched++
+			cond := fetch.Request{}
+			if s, ok := known[it.url]; ok {
+				cond.ETag = s.ETag
+				if s.LastModified != nil {
+					cond.LastModified = s.LastModified.UTC().Format(http.TimeFormat)
+				}
+			}
+			go func() {
+				p, err := c.Fetcher.Page(ctx, it.url, cond)
+				results <- outcome{it, p, err}
+			}()
+		}
+		if inflight == 0 {
+			break
+		}
+		r := <-results
+		inflight--
+		if r.err != nil {
+			if r.url == seedURL {
+				seedErr = r.err
+			}
+			if ctx.Err() != nil {
+				continue
+			}
+			if errors.Is(r.err, fetch.ErrDisallowed) {
+				st.skipped++
+				c.logger().Debug("page disallowed by robots.txt", "url", r.url)
+				continue
+			}
+			st.failed++
+			if _, ok := known[r.url]; ok {
+				st.failedKnown = append(st.failedKnown, r.url)
+			}
+			c.logger().Info("page failed", "url", r.url, "err", r.err)
+			continue
+		}
+		succeeded++
+		st.crawled++
+		final := r.url
+		if u, err := url.Parse(r.page.URL); err == nil && r.page.URL != r.url {
+			if !sameSite(u, site) {
+				c.logger().Info("page redirects off site; skipped", "url", r.url, "to", fetch.Redact(u))
+				continue
+			}
+			final = normalize(u)
+			queued[final] = true
+		}
+		if done[final] {
+			continue // two URLs redirected to the same page
+		}
+		done[final] = true
+		if err := w.add(ctx, final, r.page); err != nil {
+			return st, err
+		}
+		if !r.page.NotModified && !r.page.Doc.NoFollow && r.depth < opt.MaxDepth {
+			for _, l := range r.page.Doc.Links {
+				push(l, r.depth+1)
+			}
+		}
+	}
+	if err := w.flush(ctx); err != nil {
+		return st, err
+	}
+	if err := ctx.Err(); err != nil {
+		return st, fmt.Errorf("crawl cancelled: %w", err)
+	}
+	if seedErr != nil && succeeded == 0 {
+		return st, fmt.Errorf("start page %s: %w", seedURL, seedErr)
+	}
+	return st, nil
+}
+
+// sitemapURLs lists the pages of the site's sitemaps: those robots.txt
+// names, else /sitemap.xml, following sitemap indexes one level down.
+func (c *Crawler) sitemapURLs(ctx context.Context, seed *url.URL) []string {
+	maps := c.Fetcher.RobotsSitemaps(ctx, seed)
+	if len(maps) == 0 {
+		maps = []string{seed.Scheme + "://" + seed.Host + "/sitemap.xml"}
+	}
+	var pages []string
+	for depth := 0; depth < 2 && len(maps) > 0; depth++ {
+		var next []string
+		for i, m := range maps {
+			if i >= 10 {
+				break
+			}
+			sm, err := c.sitemap(ctx, m)
+			if err != nil {
+				c.logger().Debug("no sitemap", "url", m, "err", err)
+				continue
+			}
+			pages = append(pages, sm.Pages...)
+			next = append(next, sm.Sitemaps...)
+		}
+		maps = next
+	}
+	return pages
+}
+
+// sitemap fetches and parses one sitemap, conditionally when it was read
+// before.
+func (c *Crawler) sitemap(ctx context.Context, u string) (Sitemap, error) {
+	c.mu.Lock()
+	prev, seen := c.sitemaps[u]
+	c.mu.Unlock()
+	req := fetch.Request{URL: u, Accept: []string{"application/xml", "text/xml", "text/plain"}}
+	if seen {
+		req.ETag, req.LastModified = prev.etag, prev.lastModified
+	}
+	resp, err := c.Fetcher.Get(ctx, req)
+	if err != nil {
+		return Sitemap{}, err
+	}
+	if resp.NotModified {
+		return prev.sm, nil
+	}
+	sm, err := ParseSitemap(resp.Body)
+	if err != nil {
+		return Sitemap{}, fmt.Errorf("sitemap %s: %w", u, err)
+	}
+	if resp.ETag != "" || resp.LastModified != "" {
+		c.mu.Lock()
+		if c.sitemaps == nil {
+			c.sitemaps = map[string]cachedSitemap{}
+		}
+		c.sitemaps[u] = cachedSitemap{resp.ETag, resp.LastModified, sm}
+		c.mu.Unlock()
+	}
+	return sm, nil
+}
+
+// writer batches page outcomes into the store.
+type writer struct {
+	c       *Crawler
+	kb      *store.KB
+	opt     Options
+	st      *stats
+	known   map[string]store.Source
+	docs    []kb.Document
+	touches []store.SourceTouch
+}
+
+func (w *writer) add(ctx context.Context, u string, p *fetch.Page) error {
+	lm := parseHTTPTime(p.LastModified)
+	if p.NotModified {
+		w.st.unchanged++
+		w.touches = append(w.touches, store.SourceTouch{URL: u, ETag: p.ETag, LastModified: lm, CrawledAt: w.c.now().UTC()})
+	} else if !p.Doc.NoIndex {
+		d := document(u, p, lm)
+		if old, ok := w.known[u]; ok && old.ContentHash == kb.ContentHash(d) {
+			w.st.unchanged++
+			w.touches = append(w.touches, store.SourceTouch{URL: u, ETag: p.ETag, LastModified: lm, CrawledAt: w.c.now().UTC()})
+		} else {
+			w.docs = append(w.docs, d)
+		}
+	}
+	if len(w.docs) >= w.opt.BatchSize || len(w.touches) >= 256 {
+		return w.flush(ctx)
+	}
+	return nil
+}
+
+func (w *writer) flush(ctx context.Context) error {
+	if len(w.touches) > 0 {
+		if err := w.c.Store.SourceTouch(ctx, w.kb.ID, w.touches); err != nil {
+			return fmt.Errorf("crawl: %w", err)
+		}
+		w.touches = w.touches[:0]
+	}
+	if len(w.docs) == 0 {
+		return nil
+	}
+	rep, err := w.c.KB.AddDocuments(ctx, w.kb, w.docs, kb.AddOptions{Embedder: w.c.Embedder, BatchSize: len(w.docs)})
+	w.docs = w.docs[:0]
+	if rep != nil {
+		w.st.updated += rep.Added + rep.Updated
+		w.st.unchanged += rep.Unchanged
+		for _, p := range rep.Failed {
+			w.st.failed++
+			w.st.crawled--
+			w.c.logger().Info("page not indexed", "url", p.Origin, "reason", p.Reason)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("crawl: %w", err)
+	}
+	return nil
+}
+
+func document(u string, p *fetch.Page, lm *time.Time) kb.Document {
+	meta := map[string]string{"format": p.Doc.Format}
+	for k, v := range map[string]string{"description": p.Doc.Description, "keywords": p.Doc.Keywords, "published": p.Doc.Published} {
+		if v != "" {
+			meta[k] = v
+		}
+	}
+	title := p.Doc.Title
+	if title == "" {
+		title = u
+	}
+	return kb.Document{URL: u, Title: title, Text: p.Doc.Text, Metadata: meta, LastModified: lm, ETag: p.ETag, Origin: u}
+}
+
+func parseHTTPTime(s string) *time.Time {
+	if s == "" {
+		return nil
+	}
+	t, err := http.ParseTime(s)
+	if err != nil {
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}
+
+// site is the scope of a crawl: one host, www. or not, http or https.
+type site string
+
+func siteOf(u *url.URL) site { return site(strings.TrimPrefix(strings.ToLower(u.Hostname()), "www.")) }
+
+func sameSite(u *url.URL, s site) bool {
+	return (u.Scheme == "http" || u.Scheme == "https") && siteOf(u) == s
+}
+
+// normalize gives a page one spelling: lower-case scheme and host, no
+// default port, no fragment, "/" for an empty path.
+func normalize(u *url.URL) string {
+	c := *u
+	c.Scheme = strings.ToLower(c.Scheme)
+	c.Host = strings.ToLower(c.Host)
+	if p := c.Port(); (c.Scheme == "http" && p == "80") || (c.Scheme == "https" && p == "443") {
+		c.Host = c.Hostname()
+	}
+	if c.Path == "" {
+		c.Path = "/"
+	}
+	c.Fragment, c.RawFragment, c.User = "", "", nil
+	return c.String()
+}
+
+var skipped = map[string]bool{
+	".png": true, ".jpg": true, ".jpeg": true, ".gif": true, ".webp": true, ".svg": true, ".ico": true, ".bmp": true,
+	".css": true, ".js": true, ".mjs": true, ".json": true, ".xml": true, ".rss": true, ".atom": true,
+	".zip": true, ".gz": true, ".tgz": true, ".tar": true, ".rar": true, ".7z": true, ".exe": true, ".dmg": true, ".iso": true,
+	".mp3": true, ".mp4": true, ".avi": true, ".mov": true, ".webm": true, ".wav": true, ".ogg": true,
+	".woff": true, ".woff2": true, ".ttf": true, ".eot": true,
+	".doc": true, ".docx": true, ".xls": true, ".xlsx": true, ".ppt": true, ".pptx": true,
+}
+
+// skipExt reports links to files the crawler does not read.
+func skipExt(p string) bool { return skipped[strings.ToLower(path.Ext(p))] }

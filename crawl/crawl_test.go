@@ -1,0 +1,470 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/quarryhq/quarry/embed"
+	"github.com/quarryhq/quarry/fetch"
+	"github.com/quarryhq/quarry/internal/testpg"
+	"github.com/quarryhq/quarry/kb"
+	"github.com/quarryhq/quarry/store"
+	"github.com/quarryhq/quarry/store/postgres"
+	"github.com/quarryhq/quarry/store/sqlite"
+)
+
+// page is one page of a test site.
+type page struct {
+	body     string
+	ctype    string
+	etag     bool // answer conditional requests by ETag (else Last-Modified)
+	modified time.Time
+	failures int // the next n requests answer 500
+	gone     bool
+}
+
+// testSite is a local website whose pages change between crawls.
+type testSite struct {
+	mu      sync.Mutex
+	pages   map[string]*page
+	epoch   time.Time
+	version int
+	robots  string
+	srv     *httptest.Server
+
+	requests, conditional, notModified atomic.Int64
+}
+
+func newSite(t testing.TB) *testSite {
+	s := &testSite{pages: map[string]*page{}, epoch: time.Now().Add(-time.Hour).Truncate(time.Second)}
+	s.srv = httptest.NewServer(s)
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+func (s *testSite) set(path, body string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.pages[path]
+	if p == nil {
+		p = &page{etag: len(s.pages)%2 == 0, ctype: "text/html; charset=utf-8"}
+		s.pages[path] = p
+	}
+	// Every change moves the page's Last-Modified forward one second.
+	s.version++
+	p.body = body
+	p.modified = s.epoch.Add(time.Duration(s.version) * time.Second)
+}
+
+func (s *testSite) fail(path string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pages[path].failures = n
+}
+
+func (s *testSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/robots.txt" {
+		if s.robots == "" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprint(w, s.robots)
+		return
+	}
+	s.requests.Add(1)
+	s.mu.Lock()
+	p, ok := s.pages[r.URL.Path]
+	var cp page
+	if ok {
+		cp = *p
+		if p.failures > 0 {
+			p.failures--
+		}
+	}
+	s.mu.Unlock()
+	if !ok || cp.gone {
+		http.NotFound(w, r)
+		return
+	}
+	if cp.failures > 0 {
+		http.Error(w, "flaky", http.StatusInternalServerError)
+		return
+	}
+	etag := fmt.Sprintf(`"v%d"`, cp.modified.Unix())
+	inm, ims := r.Header.Get("If-None-Match"), r.Header.Get("If-Modified-Since")
+	if inm != "" || ims != "" {
+		s.conditional.Add(1)
+	}
+	if cp.etag {
+		w.Header().Set("ETag", etag)
+		if inm == etag {
+			s.notModified.Add(1)
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	} else {
+		w.Header().Set("Last-Modified", cp.modified.UTC().Format(http.TimeFormat))
+		if t, err := http.ParseTime(ims); err == nil && !cp.modified.After(t) {
+			s.notModified.Add(1)
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
+	w.Header().Set("Content-Type", cp.ctype)
+	fmt.Fprint(w, cp.body)
+}
+
+func html(title string, links ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "<html><head><title>%s</title></head><body><h1>%s</h1><p>This page is about %s and has enough words to be indexed by the crawler.</p>", title, title, title)
+	for _, l := range links {
+		fmt.Fprintf(&b, `<a href="%s">%s</a> `, l, l)
+	}
+	return b.String() + "</body></html>"
+}
+
+// testWriter sends log lines to t.Log, shown for failing tests.
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// countingEmbedder counts the texts it embeds.
+type countingEmbedder struct {
+	embed.Hash
+	texts atomic.Int64
+}
+
+func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	c.texts.Add(int64(len(texts)))
+	return c.Hash.Embed(ctx, texts)
+}
+
+type bundle struct {
+	crawler *Crawler
+	store   store.Store
+	emb     *countingEmbedder
+	kb      *store.KB
+}
+
+func setup(t testing.TB, st store.Store) *bundle {
+	t.Helper()
+	ctx := context.Background()
+	if st == nil {
+		var err error
+		st, err = sqlite.Open(ctx, filepath.Join(t.TempDir(), "q.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+	}
+	emb := &countingEmbedder{Hash: embed.Hash{Dim: 64}}
+	svc := kb.New(st, nil)
+	k, err := svc.Create(ctx, "site", "", emb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Crawler{
+		Fetcher:  fetch.New(fetch.Options{AllowPrivate: true, PerHost: -1}),
+		KB:       svc,
+		Store:    st,
+		Embedder: emb,
+		Logger:   slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})),
+	}
+	return &bundle{crawler: c, store: st, emb: emb, kb: k}
+}
+
+func (b *bundle) run(t *testing.T, seed string, opt Options) *store.CrawlLog {
+	t.Helper()
+	log, err := b.crawler.Run(context.Background(), "site", seed, opt)
+	if err != nil {
+		t.Fatalf("crawl: %v", err)
+	}
+	return log
+}
+
+func (b *bundle) source(t *testing.T, url string) *store.Source {
+	t.Helper()
+	s, err := b.store.SourceGet(context.Background(), b.kb.ID, url)
+	if err != nil {
+		t.Fatalf("source %s: %v", url, err)
+	}
+	return s
+}
+
+func TestCrawlAndRecrawl(t *testing.T) {
+	t.Parallel()
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			var st store.Store
+			if backend == "postgres" {
+				url := testpg.Schema(t, "QUARRY_TEST_POSTGRES_URL")
+				pg, err := postgres.Open(context.Background(), url, postgres.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { pg.Close() })
+				st = pg
+			}
+			testCrawlAndRecrawl(t, setup(t, st))
+		})
+	}
+}
+
+func testCrawlAndRecrawl(t *testing.T, b *bundle) {
+	ctx := context.Background()
+	s := newSite(t)
+	s.robots = "User-agent: *\nDisallow: /private/\n"
+	s.set("/", html("Home", "/a", "/b", "/private/secret", "https://elsewhere.example/x", "/logo.png", "/c#section"))
+	s.set("/a", html("Alpha", "/", "/b", "/deep1"))
+	s.set("/b", html("Beta", "/f1", "/f2", "/f3"))
+	s.set("/c", html("Gamma"))
+	s.set("/deep1", html("Deep one", "/deep2"))
+	s.set("/deep2", html("Deep two"))
+	s.set("/private/secret", html("Secret"))
+	s.set("/f1", html("Flaky one"))
+	s.set("/f2", html("Flaky two"))
+	s.set("/f3", html("Flaky three"))
+	s.set("/orphan", html("Only in the sitemap"))
+	s.set("/sitemap.xml", `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>`+s.srv.URL+`/orphan</loc></url><url><loc>https://elsewhere.example/y</loc></url></urlset>`)
+	s.pages["/sitemap.xml"].ctype = "application/xml"
+	opt := Options{MaxDepth: 2, Concurrency: 3, Backoff: time.Millisecond}
+
+	// First crawl: everything on the site within depth 2, nothing disallowed
+	// or off-site; /deep2 is three links away.
+	log := b.run(t, s.srv.URL, opt)
+	// /, /a, /b, /c, /deep1, /f1, /f2, /f3, /orphan
+	if log.Status != store.CrawlSuccess || log.PagesCrawled != 9 || log.PagesUpdated != 9 || log.PagesFailed != 0 {
+		t.Fatalf("first crawl log: %+v", log)
+	}
+	if _, err := b.store.SourceGet(ctx, b.kb.ID, s.srv.URL+"/private/secret"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("robots.txt-disallowed page was crawled: %v", err)
+	}
+	if _, err := b.store.SourceGet(ctx, b.kb.ID, s.srv.URL+"/deep2"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("page beyond max depth was crawled: %v", err)
+	}
+	embedded := b.emb.texts.Load()
+	st, _ := b.store.KBStats(ctx, b.kb.ID)
+	if st.Sources != 9 || int64(st.Chunks) != embedded {
+		t.Fatalf("stats %+v, embedded %d", st, embedded)
+	}
+
+	// Second crawl, nothing changed: only conditional requests, all 304,
+	// nothing re-embedded.
+	before := s.requests.Load()
+	cond, nm := s.conditional.Load(), s.notModified.Load()
+	log = b.run(t, s.srv.URL, opt)
+	sent := s.requests.Load() - before
+	if log.Status != store.CrawlSuccess || log.PagesCrawled != 9 || log.PagesUpdated != 0 || log.PagesFailed != 0 {
+		t.Fatalf("unchanged recrawl log: %+v", log)
+	}
+	// 9 pages and the sitemap.
+	if got := s.conditional.Load() - cond; sent != 10 || got != sent || s.notModified.Load()-nm != sent {
+		t.Fatalf("unchanged recrawl: %d requests, %d conditional, %d answered 304; want 10, all conditional and 304", sent, got, s.notModified.Load()-nm)
+	}
+	if n := b.emb.texts.Load(); n != embedded {
+		t.Fatalf("unchanged recrawl embedded %d texts", n-embedded)
+	}
+
+	// Third crawl: /c changes and gains a link to a new page; /f1, /f2 and
+	// /f3 start failing.
+	s.set("/c", html("Gamma, revised", "/new"))
+	s.set("/new", html("Brand new page"))
+	s.fail("/f1", 1)
+	s.fail("/f2", 2)
+	s.fail("/f3", 3)
+	log = b.run(t, s.srv.URL, opt)
+	if log.Status != store.CrawlSuccess || log.PagesUpdated != 2 || log.PagesFailed != 3 {
+		t.Fatalf("third crawl log: %+v", log)
+	}
+	if got := b.emb.texts.Load() - embedded; got != 2 {
+		t.Fatalf("third crawl embedded %d texts, want 2 (the changed and the new page)", got)
+	}
+	if src := b.source(t, s.srv.URL+"/c"); !strings.Contains(src.Title, "revised") {
+		t.Fatalf("changed page not updated: %q", src.Title)
+	}
+	b.source(t, s.srv.URL+"/new")
+	for _, p := range []string{"/f1", "/f2", "/f3"} {
+		if src := b.source(t, s.srv.URL+p); src.FailCount != 1 || src.IsStale {
+			t.Fatalf("%s after one failure: fail_count %d stale %v", p, src.FailCount, src.IsStale)
+		}
+	}
+
+	// Fourth and fifth: /f1 recovered; /f2 recovers after two; /f3 fails a
+	// third time and goes stale — kept, not deleted.
+	b.run(t, s.srv.URL, opt)
+	log = b.run(t, s.srv.URL, opt)
+	if log.PagesFailed != 1 {
+		t.Fatalf("fifth crawl: %+v", log)
+	}
+	for p, want := range map[string]bool{"/f1": false, "/f2": false, "/f3": true} {
+		src := b.source(t, s.srv.URL+p)
+		if src.IsStale != want {
+			t.Errorf("%s: stale %v, want %v (fail_count %d)", p, src.IsStale, want, src.FailCount)
+		}
+	}
+	st, _ = b.store.KBStats(ctx, b.kb.ID)
+	if st.Stale != 1 || st.Sources != 10 {
+		t.Fatalf("stats after stale: %+v", st)
+	}
+	// It recovers when it answers again.
+	b.run(t, s.srv.URL, opt)
+	if src := b.source(t, s.srv.URL+"/f3"); src.IsStale || src.FailCount != 0 {
+		t.Fatalf("/f3 recovered: stale %v fail_count %d", src.IsStale, src.FailCount)
+	}
+
+	logs, err := b.store.CrawlLogList(ctx, b.kb.ID, 100)
+	if err != nil || len(logs) != 6 || logs[0].StartedAt.Before(logs[5].StartedAt) {
+		t.Fatalf("crawl logs: %d %v", len(logs), err)
+	}
+}
+
+func TestRunRetriesThenFails(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	s := newSite(t)
+	s.set("/", html("Home"))
+	s.fail("/", 2)
+	log := b.run(t, s.srv.URL, Options{Backoff: time.Millisecond})
+	if log.Status != store.CrawlSuccess || log.PagesCrawled != 1 {
+		t.Fatalf("two failures then success within 3 retries: %+v", log)
+	}
+
+	s.fail("/", 10)
+	log, err := b.crawler.Run(context.Background(), "site", s.srv.URL, Options{Backoff: time.Millisecond})
+	if err == nil || log == nil || log.Status != store.CrawlFailed || !strings.Contains(log.ErrorMessage, "500") || log.FinishedAt == nil {
+		t.Fatalf("down site: log %+v err %v", log, err)
+	}
+	if got := 10 - s.pages["/"].failures; got != 4 {
+		t.Fatalf("down site: %d attempts, want 4 (1 + 3 retries)", got)
+	}
+	// One failed run counts one failure for the page, not four.
+	if src := b.source(t, s.srv.URL+"/"); src.FailCount != 1 {
+		t.Fatalf("fail_count after one failed run = %d", src.FailCount)
+	}
+	logs, _ := b.store.CrawlLogList(context.Background(), b.kb.ID, 10)
+	if len(logs) != 2 || logs[0].Status != store.CrawlFailed || logs[1].Status != store.CrawlSuccess {
+		t.Fatalf("logs: %+v", logs)
+	}
+}
+
+func TestRunRefusesWithoutRetry(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	b.crawler.Fetcher = fetch.New(fetch.Options{}) // the SSRF guard on
+	s := newSite(t)
+	s.set("/", html("Home"))
+	start := time.Now()
+	log, err := b.crawler.Run(context.Background(), "site", s.srv.URL, Options{Backoff: time.Hour})
+	var be *fetch.BlockedError
+	if !errors.As(err, &be) || log.Status != store.CrawlFailed || time.Since(start) > time.Minute {
+		t.Fatalf("loopback site without --allow-private: log %+v err %v", log, err)
+	}
+	if s.requests.Load() != 0 {
+		t.Fatal("the guard let a request through")
+	}
+	for _, tc := range []struct {
+		opt  Options
+		want string
+	}{
+		{Options{MaxPages: -1}, "max-pages"},
+		{Options{MaxDepth: 101}, "max-depth"},
+		{Options{Concurrency: 65}, "concurrency"},
+	} {
+		if _, err := b.crawler.Run(context.Background(), "site", s.srv.URL, tc.opt); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: err = %v, want one naming %s", tc.opt, err, tc.want)
+		}
+	}
+	if _, err := b.crawler.Run(context.Background(), "site", "ftp://example.com/", Options{}); err == nil || !strings.Contains(err.Error(), "http") {
+		t.Errorf("ftp URL: %v", err)
+	}
+}
+
+func TestHostileSite(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	b.crawler.Fetcher = fetch.New(fetch.Options{AllowPrivate: true, PerHost: -1, MaxBytes: 64 << 10})
+	s := newSite(t)
+	s.set("/", html("Home", "/huge", "/binary", "/latin1", "/loop", "/empty"))
+	s.set("/huge", "<html><body><p>"+strings.Repeat("big ", 40000)+"</p></body></html>")
+	s.set("/binary", "\x00\x01\x02ELF\x00\x00 not html at all")
+	s.set("/latin1", "<html><title>Caf\xe9</title><body><p>Cr\xe8me br\xfbl\xe9e and caf\xe9 au lait are French.</p></body></html>")
+	s.pages["/latin1"].ctype = "text/html; charset=iso-8859-1"
+	s.set("/loop", "")
+	s.set("/empty", "<html><body></body></html>")
+	mux := http.NewServeMux()
+	mux.Handle("/", s)
+	mux.HandleFunc("/loop", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/loop", http.StatusFound) })
+	s.srv.Config.Handler = mux
+
+	log := b.run(t, s.srv.URL, Options{MaxDepth: 1})
+	if log.Status != store.CrawlSuccess || log.PagesUpdated != 2 || log.PagesFailed != 4 {
+		t.Fatalf("hostile site log: %+v", log)
+	}
+	if src := b.source(t, s.srv.URL+"/latin1"); src.Title != "Café" || !strings.Contains(src.Content, "Crème brûlée") {
+		t.Fatalf("latin1 page: %q %q", src.Title, src.Content)
+	}
+}
+
+func TestEveryRunsOnSchedule(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	s := newSite(t)
+	s.set("/", html("Home"))
+	ctx, cancel := context.WithCancel(context.Background())
+	var runs []*store.CrawlLog
+	err := b.crawler.Every(ctx, "site", s.srv.URL, Options{}, time.Second, func(l *store.CrawlLog, err error) {
+		if err != nil {
+			t.Error(err)
+		}
+		runs = append(runs, l)
+		if len(runs) == 2 {
+			cancel()
+		}
+	})
+	if err != nil || len(runs) != 2 || runs[1].PagesUpdated != 0 {
+		t.Fatalf("Every: err %v, runs %+v", err, runs)
+	}
+	if err := b.crawler.Every(context.Background(), "site", s.srv.URL, Options{}, time.Millisecond, nil); err == nil || !strings.Contains(err.Error(), "every") {
+		t.Fatalf("sub-second interval: %v", err)
+	}
+}
+
+func TestParseSitemap(t *testing.T) {
+	t.Parallel()
+	sm, err := ParseSitemap([]byte(`<?xml version="1.0" encoding="UTF-8"?>
+<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+  <sitemap><loc> https://x.test/s1.xml </loc></sitemap><sitemap><loc></loc></sitemap>
+</sitemapindex>`))
+	if err != nil || len(sm.Sitemaps) != 1 || sm.Sitemaps[0] != "https://x.test/s1.xml" || len(sm.Pages) != 0 {
+		t.Fatalf("index: %+v %v", sm, err)
+	}
+	if _, err := ParseSitemap([]byte(`<html><body>not found</body></html>`)); err == nil {
+		t.Fatal("an HTML page parsed as a sitemap")
+	}
+}
+
+func FuzzParseSitemap(f *testing.F) {
+	f.Add([]byte(`<urlset><url><loc>https://a/</loc></url></urlset>`))
+	f.Add([]byte(`<sitemapindex><sitemap><loc>x</loc></sitemap></sitemapindex>`))
+	f.Add([]byte(`<?xml version="1.0" encoding="ISO-8859-1"?><urlset><url><loc>&amp;</loc>`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sm, err := ParseSitemap(data)
+		if err == nil && (len(sm.Pages) > maxSitemapEntries || len(sm.Sitemaps) > maxSitemapEntries) {
+			t.Fatal("over the entry cap")
+		}
+	})
+}

@@ -1,0 +1,427 @@
+// Package fetch is the one way Quarry reads from the network. A Fetcher
+// enforces timeouts, a size cap, allowed content types and a redirect limit;
+// it honours robots.txt (cached per host), spaces requests to each host
+// (politeness), identifies itself with a clear User-Agent, and refuses
+// loopback, private, link-local, unique-local and cloud-metadata addresses
+// at dial time (the SSRF guard) unless AllowPrivate is set. Page turns a
+// fetched document into readable text with its metadata and links.
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Agent is the robots.txt product token Quarry obeys rules for.
+const Agent = "QuarryBot"
+
+// DefaultUserAgent identifies Quarry to the sites it reads.
+const DefaultUserAgent = "QuarryBot/0.1 (+https://github.com/quarryhq/quarry; research assistant)"
+
+// Documents are the media types Page reads.
+var Documents = []string{"text/html", "application/xhtml+xml", "application/pdf", "text/plain", "text/markdown"}
+
+// Options configure a Fetcher. Zero values pick the documented defaults.
+type Options struct {
+	UserAgent string
+	// Timeout bounds one request including reading the body (default 20s).
+	Timeout time.Duration
+	// MaxBytes caps a response body after decompression (default 10 MiB).
+	MaxBytes int64
+	// MaxRedirects is how many redirects one request may follow (default 5).
+	MaxRedirects int
+	// AllowPrivate lifts the SSRF guard. Nothing sets it by default.
+	AllowPrivate bool
+	// AllowPrefixes lets the guard pass these networks only (an intranet
+	// range, say) while it keeps refusing every other internal address.
+	AllowPrefixes []netip.Prefix
+	// Delay is the minimum interval between requests to one host; a larger
+	// robots.txt Crawl-delay wins. Zero turns politeness delays off.
+	Delay time.Duration
+	// PerHost caps concurrent requests to one host (default 2; negative
+	// means no cap).
+	PerHost int
+	// RobotsTTL is how long a robots.txt stays cached (default 1h).
+	RobotsTTL time.Duration
+	Logger    *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.UserAgent == "" {
+		o.UserAgent = DefaultUserAgent
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 20 * time.Second
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = 10 << 20
+	}
+	if o.MaxRedirects <= 0 {
+		o.MaxRedirects = 5
+	}
+	if o.PerHost == 0 {
+		o.PerHost = 2
+	}
+	if o.RobotsTTL <= 0 {
+		o.RobotsTTL = time.Hour
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Fetcher fetches URLs. It is safe for concurrent use.
+type Fetcher struct {
+	opt    Options
+	client *http.Client
+
+	mu     sync.Mutex
+	hosts  map[string]*host
+	robots map[string]*robotsEntry
+}
+
+type host struct {
+	limiter *rate.Limiter // nil when politeness is off
+	slots   chan struct{} // nil when unlimited
+}
+
+// New returns a Fetcher.
+func New(opt Options) *Fetcher {
+	opt = opt.withDefaults()
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	if !opt.AllowPrivate {
+		dialer.Control = dialControl(opt.AllowPrefixes)
+	}
+	transport := &http.Transport{
+		// No proxy: a proxy would dial on our behalf and bypass the guard.
+		Proxy:                 nil,
+		DialContext:           dialer.DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          100,
+		MaxIdleConnsPerHost:   16,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: opt.Timeout,
+	}
+	f := &Fetcher{opt: opt, hosts: map[string]*host{}, robots: map[string]*robotsEntry{}}
+	f.client = &http.Client{Transport: transport, CheckRedirect: f.checkRedirect}
+	return f
+}
+
+// Request is one GET.
+type Request struct {
+	URL string
+	// Accept lists the media types the caller can use; others fail with a
+	// *TypeError. Empty means Documents.
+	Accept []string
+	// Header adds request headers (an API's key header, say).
+	Header http.Header
+	// IgnoreRobots skips robots.txt: for APIs, which are not crawled.
+	IgnoreRobots bool
+	// ETag and LastModified make the request conditional; an unchanged
+	// resource comes back with NotModified set and no body.
+	ETag, LastModified string
+}
+
+// Response is a fetched resource.
+type Response struct {
+	// URL is the final URL after redirects.
+	URL         string
+	Status      int
+	NotModified bool
+	// MediaType is the Content-Type without parameters (sniffed when the
+	// server sent none); ContentType is the header as sent.
+	MediaType, ContentType string
+	Body                   []byte
+	ETag, LastModified     string
+}
+
+// StatusError is an HTTP answer other than 2xx or 304.
+type StatusError struct {
+	URL  string
+	Code int
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("fetch %s: HTTP %d %s", e.URL, e.Code, http.StatusText(e.Code))
+}
+
+// TypeError is a response of a media type the caller did not accept.
+type TypeError struct {
+	URL, MediaType string
+}
+
+func (e *TypeError) Error() string {
+	return fmt.Sprintf("fetch %s: content type %q is not one Quarry reads", e.URL, e.MediaType)
+}
+
+// ErrTooLarge is returned for a body over the size cap.
+var ErrTooLarge = errors.New("response body over the size limit")
+
+// ErrDisallowed is returned for a URL robots.txt forbids.
+var ErrDisallowed = errors.New("disallowed by robots.txt")
+
+// Get fetches req.URL.
+func (f *Fetcher) Get(ctx context.Context, req Request) (*Response, error) {
+	u, err := ParseURL(req.URL)
+	if err != nil {
+		return nil, err
+	}
+	shown := Redact(u)
+	if !req.IgnoreRobots {
+		if err := f.allowed(ctx, u); err != nil {
+			return nil, err
+		}
+	}
+	release, err := f.acquire(ctx, u)
+	if err != nil {
+		return nil, fmt.Errorf("fetch %s: %w", shown, err)
+	}
+	defer release()
+
+	ctx, cancel := context.WithTimeout(ctx, f.opt.Timeout)
+	defer cancel()
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("fetch %s: %w", shown, err)
+	}
+	for k, vs := range req.Header {
+		for _, v := range vs {
+			hreq.Header.Add(k, v)
+		}
+	}
+	hreq.Header.Set("User-Agent", f.opt.UserAgent)
+	accept := req.Accept
+	if len(accept) == 0 {
+		accept = Documents
+	}
+	if hreq.Header.Get("Accept") == "" {
+		hreq.Header.Set("Accept", strings.Join(accept, ", ")+";q=0.9, */*;q=0.1")
+	}
+	if req.ETag != "" {
+		hreq.Header.Set("If-None-Match", req.ETag)
+	}
+	if req.LastModified != "" {
+		hreq.Header.Set("If-Modified-Since", req.LastModified)
+	}
+	if !req.IgnoreRobots {
+		ctx = context.WithValue(ctx, robotsKey{}, true)
+		hreq = hreq.WithContext(ctx)
+	}
+	resp, err := f.client.Do(hreq)
+	if err != nil {
+		return nil, f.wrap(shown, err)
+	}
+	defer resp.Body.Close()
+	out := &Response{
+		URL: resp.Request.URL.String(), Status: resp.StatusCode,
+		ContentType: resp.Header.Get("Content-Type"),
+		ETag:        resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"),
+	}
+	switch {
+	case resp.StatusCode == http.StatusNotModified && (req.ETag != "" || req.LastModified != ""):
+		out.NotModified = true
+		if out.ETag == "" {
+			out.ETag = req.ETag
+		}
+		if out.LastModified == "" {
+			out.LastModified = req.LastModified
+		}
+		return out, nil
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		return nil, &StatusError{URL: Redact(resp.Request.URL), Code: resp.StatusCode}
+	}
+	if resp.ContentLength > f.opt.MaxBytes {
+		return nil, fmt.Errorf("fetch %s: %w (%d bytes announced, limit %d)", shown, ErrTooLarge, resp.ContentLength, f.opt.MaxBytes)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, f.opt.MaxBytes+1))
+	if err != nil {
+		return nil, f.wrap(shown, err)
+	}
+	if int64(len(body)) > f.opt.MaxBytes {
+		return nil, fmt.Errorf("fetch %s: %w (limit %d bytes)", shown, ErrTooLarge, f.opt.MaxBytes)
+	}
+	out.Body = body
+	out.MediaType = mediaType(out.ContentType, body)
+	if !acceptable(out.MediaType, accept) {
+		return nil, &TypeError{URL: Redact(resp.Request.URL), MediaType: out.MediaType}
+	}
+	return out, nil
+}
+
+// wrap turns a client error into one that names the (redacted) URL once and
+// keeps the cause for errors.As.
+func (f *Fetcher) wrap(shown string, err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return fmt.Errorf("fetch %s: %w", shown, err)
+}
+
+func mediaType(header string, body []byte) string {
+	if header != "" {
+		if mt, _, err := mime.ParseMediaType(header); err == nil {
+			return strings.ToLower(mt)
+		}
+	}
+	mt, _, _ := mime.ParseMediaType(http.DetectContentType(body))
+	return mt
+}
+
+func acceptable(mt string, accept []string) bool {
+	for _, a := range accept {
+		if a == "*/*" || strings.EqualFold(a, mt) {
+			return true
+		}
+		if prefix, ok := strings.CutSuffix(a, "/*"); ok && strings.HasPrefix(mt, prefix+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+type robotsKey struct{}
+
+func (f *Fetcher) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) > f.opt.MaxRedirects {
+		return fmt.Errorf("stopped after %d redirects (redirect loop?)", f.opt.MaxRedirects)
+	}
+	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+		return fmt.Errorf("redirect to %s: only http and https are fetched", req.URL.Scheme)
+	}
+	if check, _ := req.Context().Value(robotsKey{}).(bool); check {
+		if err := f.allowed(req.Context(), req.URL); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// acquire waits for the host's politeness delay and a concurrency slot.
+func (f *Fetcher) acquire(ctx context.Context, u *url.URL) (func(), error) {
+	h := f.host(u.Host)
+	if h.slots != nil {
+		select {
+		case h.slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	release := func() {
+		if h.slots != nil {
+			<-h.slots
+		}
+	}
+	if h.limiter != nil {
+		if err := h.limiter.Wait(ctx); err != nil {
+			release()
+			return nil, err
+		}
+	}
+	return release, nil
+}
+
+func (f *Fetcher) host(name string) *host {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h, ok := f.hosts[name]
+	if !ok {
+		h = &host{}
+		if f.opt.Delay > 0 {
+			h.limiter = rate.NewLimiter(rate.Every(f.opt.Delay), 1)
+		}
+		if f.opt.PerHost > 0 {
+			h.slots = make(chan struct{}, f.opt.PerHost)
+		}
+		f.hosts[name] = h
+	}
+	return h
+}
+
+// slowDown raises a host's interval to a robots.txt Crawl-delay when
+// politeness is on and the site asks for more.
+func (f *Fetcher) slowDown(name string, d time.Duration) {
+	h := f.host(name)
+	if h.limiter == nil || d <= f.opt.Delay {
+		return
+	}
+	if d > time.Minute {
+		d = time.Minute
+	}
+	h.limiter.SetLimit(rate.Every(d))
+}
+
+// ParseURL accepts absolute http and https URLs only.
+func ParseURL(raw string) (*url.URL, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return nil, &URLError{URL: raw, Rule: "is empty"}
+	}
+	if len(raw) > 2048 {
+		return nil, &URLError{URL: raw[:64] + "…", Rule: "is longer than 2048 characters"}
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, &URLError{URL: raw, Rule: "does not parse: " + err.Error()}
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, &URLError{URL: Redact(u), Rule: "must start with http:// or https://"}
+	}
+	if u.Hostname() == "" {
+		return nil, &URLError{URL: Redact(u), Rule: "has no host"}
+	}
+	return u, nil
+}
+
+// URLError is a URL Quarry will not fetch, with the rule it broke.
+type URLError struct {
+	URL, Rule string
+}
+
+func (e *URLError) Error() string { return fmt.Sprintf("url %q %s", e.URL, e.Rule) }
+
+var secretParams = []string{"key", "api_key", "apikey", "token", "access_token", "auth", "password", "secret", "sig", "signature", "x-api-key"}
+
+// Redact renders u with user info and the values of secret-looking query
+// parameters (key, token, …) replaced, for logs and errors.
+func Redact(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	c := *u
+	if c.User != nil {
+		c.User = url.User("REDACTED")
+	}
+	if c.RawQuery != "" {
+		q := c.Query()
+		changed := false
+		for k := range q {
+			for _, s := range secretParams {
+				if strings.EqualFold(k, s) {
+					q[k] = []string{"REDACTED"}
+					changed = true
+				}
+			}
+		}
+		if changed {
+			c.RawQuery = q.Encode()
+		}
+	}
+	return c.String()
+}
