@@ -1,0 +1,48 @@
+package credibility
+
+import "testing"
+
+func TestScore(t *testing.T) {
+	t.Parallel()
+	tab, err := New(map[string]float64{"www.Example.com": 0.95, "wikipedia.org": 0.6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for host, want := range map[string]Category{
+		"arxiv.org":               Preprint,
+		"export.arxiv.org":        Preprint,
+		"www.nature.com":          PeerReviewed,
+		"pubmed.ncbi.nlm.nih.gov": PeerReviewed,
+		"nasa.gov":                Government,
+		"www.gov.uk":              Government,
+		"mit.edu":                 University,
+		"www.ox.ac.uk":            University,
+		"kaist.ac.kr":             University,
+		"reuters.com":             News,
+		"reddit.com":              Forum,
+		"old.reddit.com":          Forum,
+		"medium.com":              Blog,
+		"someone.medium.com":      Blog,
+		"docs.example.net":        Reference,
+		"mozilla.org":             Organization,
+		"unknown-site.io":         Unknown,
+		"sub.example.com":         Custom,
+		"en.wikipedia.org":        Custom,
+		"fakeedu.com":             Unknown,
+	} {
+		if _, got := tab.Score(host); got != want {
+			t.Errorf("%s: category %s, want %s", host, got, want)
+		}
+	}
+	if s, _ := tab.Score("example.com"); s != 0.95 {
+		t.Errorf("custom score = %g", s)
+	}
+	if s, _ := (*Table)(nil).Score("en.wikipedia.org"); s != 0.75 {
+		t.Errorf("nil table wikipedia = %g", s)
+	}
+	for _, bad := range []map[string]float64{{"x.com": 1.5}, {"x.com": -0.1}, {"http://x.com/": 0.5}, {"": 0.5}} {
+		if _, err := New(bad); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}
