@@ -104,12 +104,12 @@ func (f *Fetcher) fetchRobots(ctx context.Context, origin string) (data *robotst
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, false, fmt.Errorf("fetch %s: robots.txt: %w", Redact(u), err)
+		return nil, false, fmt.Errorf("fetch %s: %w", Redact(u), err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxRobotsBytes))
 	if err != nil {
-		return nil, false, fmt.Errorf("fetch %s: robots.txt: %w", Redact(u), err)
+		return nil, false, fmt.Errorf("fetch %s: %w", Redact(u), err)
 	}
 	data, err = robotstxt.FromStatusAndBytes(resp.StatusCode, body)
 	if err != nil {

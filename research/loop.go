@@ -159,7 +159,7 @@ func (x *run) execute(ctx context.Context, depth int, effort Effort) error {
 			progress := float64(done) / float64(len(idx))
 			x.mu.Unlock()
 			x.agent(AgentResearcher, AgentWorking, progress, "searching: "+sq.Text, "")
-			res, failures := x.searchAll(ctx, sq, effort.PerSearch)
+			res, failures, lastErr := x.searchAll(ctx, sq, effort.PerSearch)
 			if ctx.Err() != nil {
 				return
 			}
@@ -169,7 +169,7 @@ func (x *run) execute(ctx context.Context, depth int, effort Effort) error {
 			s := &r.SubQuestions[i]
 			s.Status, s.Hits = SubDone, res
 			if len(res) == 0 && failures > 0 {
-				s.Status, s.Error = SubFailed, "every source failed"
+				s.Status, s.Error = SubFailed, "every source failed: "+lastErr.Error()
 			}
 			x.mu.Unlock()
 			x.agent(AgentResearcher, AgentWorking, progress, "", fmt.Sprintf("%s: %d results", sq.ID, len(res)))
@@ -186,10 +186,21 @@ func (x *run) execute(ctx context.Context, depth int, effort Effort) error {
 	for i, s := range r.Sources {
 		byURL[s.URL] = i
 	}
+	failed := 0
 	for i := range r.SubQuestions {
 		if sq := &r.SubQuestions[i]; sq.Depth == depth && sq.Hits != nil {
 			x.merge(sq, byURL)
 		}
+	}
+	for _, i := range idx {
+		if r.SubQuestions[i].Status == SubFailed {
+			failed++
+		}
+	}
+	if len(r.Sources) == 0 && len(idx) > 0 && failed == len(idx) {
+		// Nothing to write from, and not because nothing matched: say why
+		// rather than report "no evidence".
+		return fmt.Errorf("every search failed; %s: %s", r.SubQuestions[idx[0]].ID, r.SubQuestions[idx[0]].Error)
 	}
 	x.agent(AgentResearcher, AgentCompleted, 1, "", fmt.Sprintf("%d sources read so far", len(r.Sources)))
 	x.message(AgentResearcher, AgentReflector, MsgResponse, fmt.Sprintf("round %d: %d sub-questions searched, %d sources in total", depth, len(idx), len(r.Sources)))
@@ -198,28 +209,30 @@ func (x *run) execute(ctx context.Context, depth int, effort Effort) error {
 
 // searchAll runs a sub-question's queries on every source. A failing source
 // is a warning, not a failed research.
-func (x *run) searchAll(ctx context.Context, sq SubQuestion, k int) ([]search.Result, int) {
+func (x *run) searchAll(ctx context.Context, sq SubQuestion, k int) ([]search.Result, int, error) {
 	queries := sq.Queries
 	if len(queries) == 0 {
 		queries = []string{sq.Text}
 	}
 	var out []search.Result
+	var last error
 	failures := 0
 	for _, q := range queries {
 		for _, src := range x.rn.Sources {
 			res, err := src.Search(ctx, q, k)
 			if err != nil {
 				if ctx.Err() != nil {
-					return out, failures
+					return out, failures, last
 				}
 				failures++
+				last = err
 				x.warn(fmt.Sprintf("source %s failed for %q: %v", src.Name(), q, err))
 				continue
 			}
 			out = append(out, res...)
 		}
 	}
-	return out, failures
+	return out, failures, last
 }
 
 // merge moves a sub-question's hits into the research's sources; byURL

@@ -33,6 +33,26 @@ type Config struct {
 	// LLM keys come from the environment only.
 	OpenAIKey    string `yaml:"-"`
 	AnthropicKey string `yaml:"-"`
+
+	// AllowPrivate lifts the fetcher's SSRF guard (loopback, private,
+	// link-local and metadata addresses).
+	AllowPrivate bool `yaml:"allow_private"`
+	// WebSearch picks the web search API: google, searxng or brave (default:
+	// the first one configured, in that order).
+	WebSearch        string `yaml:"web_search"`
+	GoogleCX         string `yaml:"google_cx"`
+	GoogleBaseURL    string `yaml:"google_base_url"`
+	SearxNGURL       string `yaml:"searxng_url"`
+	BraveBaseURL     string `yaml:"brave_base_url"`
+	ArxivBaseURL     string `yaml:"arxiv_base_url"`
+	ArxivSnapshot    string `yaml:"arxiv_snapshot"`
+	WikipediaBaseURL string `yaml:"wikipedia_base_url"`
+	// Search API keys come from the environment only.
+	GoogleKey string `yaml:"-"`
+	BraveKey  string `yaml:"-"`
+	// Credibility overrides the credibility table: domain → score 0–1
+	// (config file only).
+	Credibility map[string]float64 `yaml:"credibility"`
 	// embedderSet records that the user chose an embedder explicitly.
 	embedderSet bool
 }
@@ -54,6 +74,15 @@ func (c *Config) settings() []setting {
 		{"embed-dim", "QUARRY_EMBED_DIM", "embed_dim", "embedding dimension (hash default 384; openai: sent as dimensions)", &c.EmbedDim},
 		{"llm", "QUARRY_LLM", "llm", "language model: offline, openai[:MODEL] or anthropic[:MODEL] (default: from ANTHROPIC_API_KEY / OPENAI_API_KEY / OPENAI_BASE_URL, else offline)", &c.LLM},
 		{"llm-base-url", "QUARRY_LLM_BASE_URL", "llm_base_url", "base URL of the LLM API (OpenAI-compatible: up to /v1)", &c.LLMBaseURL},
+		{"allow-private", "QUARRY_ALLOW_PRIVATE", "allow_private", "allow fetching loopback, private, link-local and cloud-metadata addresses (off: the SSRF guard refuses them)", &c.AllowPrivate},
+		{"web-search", "QUARRY_WEB_SEARCH", "web_search", "web search API for --source web: google, searxng or brave (default: the first configured)", &c.WebSearch},
+		{"google-cx", "QUARRY_GOOGLE_CX", "google_cx", "Google Programmable Search engine id (with QUARRY_GOOGLE_API_KEY)", &c.GoogleCX},
+		{"google-base-url", "QUARRY_GOOGLE_BASE_URL", "google_base_url", "Google Custom Search API endpoint", &c.GoogleBaseURL},
+		{"searxng-url", "QUARRY_SEARXNG_URL", "searxng_url", "SearxNG instance URL (JSON format enabled)", &c.SearxNGURL},
+		{"brave-base-url", "QUARRY_BRAVE_BASE_URL", "brave_base_url", "Brave Search API endpoint (with QUARRY_BRAVE_API_KEY)", &c.BraveBaseURL},
+		{"arxiv-base-url", "QUARRY_ARXIV_BASE_URL", "arxiv_base_url", "arXiv API endpoint", &c.ArxivBaseURL},
+		{"arxiv-snapshot", "QUARRY_ARXIV_SNAPSHOT", "arxiv_snapshot", "arXiv metadata snapshot (JSON Lines) searched locally instead of the API", &c.ArxivSnapshot},
+		{"wikipedia-base-url", "QUARRY_WIKIPEDIA_BASE_URL", "wikipedia_base_url", "MediaWiki API endpoint (default English Wikipedia)", &c.WikipediaBaseURL},
 	}
 }
 
@@ -66,6 +95,8 @@ func (c *Config) registerFlags(fs *pflag.FlagSet) {
 		case *int:
 			_ = p
 			fs.Int(s.flag, 0, s.usage+" [$"+s.env+"]")
+		case *bool:
+			fs.Bool(s.flag, false, s.usage+" [$"+s.env+"]")
 		}
 	}
 }
@@ -112,6 +143,12 @@ func (c *Config) load(fs *pflag.FlagSet) error {
 				return fmt.Errorf("%s: must be an integer, got %q", s.flag, v)
 			}
 			*p = n
+		case *bool:
+			b, err := strconv.ParseBool(strings.TrimSpace(v))
+			if err != nil {
+				return fmt.Errorf("%s: must be true or false (1 or 0), got %q", s.flag, v)
+			}
+			*p = b
 		}
 	}
 	c.embedderSet = fileEmbedder || os.Getenv("QUARRY_EMBEDDER") != "" || fs.Changed("embedder")
@@ -124,6 +161,8 @@ func (c *Config) load(fs *pflag.FlagSet) error {
 	}
 	c.OpenAIKey = os.Getenv("OPENAI_API_KEY")
 	c.AnthropicKey = os.Getenv("ANTHROPIC_API_KEY")
+	c.GoogleKey = firstEnv("QUARRY_GOOGLE_API_KEY", "GOOGLE_API_KEY")
+	c.BraveKey = firstEnv("QUARRY_BRAVE_API_KEY", "BRAVE_API_KEY")
 	if c.DataDir == "" {
 		base := os.Getenv("XDG_DATA_HOME")
 		if base == "" {
@@ -146,8 +185,22 @@ func (c *Config) load(fs *pflag.FlagSet) error {
 	default:
 		return fmt.Errorf("embedder: must be hash or openai, got %q", c.Embedder)
 	}
+	switch c.WebSearch {
+	case "", "google", "searxng", "brave":
+	default:
+		return fmt.Errorf("web-search: must be google, searxng or brave, got %q", c.WebSearch)
+	}
 	if c.EmbedDim < 0 {
 		return fmt.Errorf("embed-dim: must not be negative, got %d", c.EmbedDim)
 	}
 	return nil
+}
+
+func firstEnv(names ...string) string {
+	for _, n := range names {
+		if v := os.Getenv(n); v != "" {
+			return v
+		}
+	}
+	return ""
 }

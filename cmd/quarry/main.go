@@ -19,6 +19,7 @@ import (
 
 	"github.com/quarryhq/quarry/embed"
 	"github.com/quarryhq/quarry/embed/openai"
+	"github.com/quarryhq/quarry/fetch"
 	"github.com/quarryhq/quarry/kb"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/postgres"
@@ -57,8 +58,10 @@ type app struct {
 	stdout *os.File
 	stderr *os.File
 	logger *slog.Logger
-	store  store.Store
-	kb     *kb.Service // one per process, so its loaded indexes are shared
+	// researchFetcher is shared by the remote sources of a research.
+	researchFetcher *fetch.Fetcher
+	store           store.Store
+	kb              *kb.Service // one per process, so its loaded indexes are shared
 }
 
 func (a *app) rootCmd() *cobra.Command {

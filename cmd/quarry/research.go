@@ -255,7 +255,11 @@ func (a *app) openSources(ctx context.Context, svc *kb.Service, specs []string) 
 			}
 			out = append(out, kbsource.New(svc, s.Arg, emb))
 		default:
-			return nil, usageError{fmt.Errorf("source %s: not available in this build yet (use kb:<name> or --docs PATH)", s)}
+			src, err := a.remoteSource(s.Kind)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, src)
 		}
 	}
 	return out, nil

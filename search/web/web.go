@@ -52,6 +52,10 @@ type Source struct {
 	Pages       Pager
 	Credibility *credibility.Table
 	Logger      *slog.Logger
+
+	// pages remembers fetched pages by URL so one research never fetches
+	// a visited URL twice.
+	pages sync.Map // string → search.Result
 }
 
 var _ search.Source = (*Source)(nil)
@@ -82,6 +86,11 @@ func (s *Source) Search(ctx context.Context, query string, k int) ([]search.Resu
 }
 
 func (s *Source) result(ctx context.Context, h Hit, rank int) search.Result {
+	if v, ok := s.pages.Load(h.URL); ok {
+		r := v.(search.Result)
+		r.Score = 1 / float64(rank+1)
+		return r
+	}
 	r := search.Result{URL: h.URL, Title: h.Title, Content: h.Snippet, Published: h.Published, Kind: "web", Score: 1 / float64(rank+1)}
 	if u, err := url.Parse(h.URL); err == nil {
 		r.Credibility, _ = s.Credibility.Score(u.Hostname())
@@ -92,6 +101,7 @@ func (s *Source) result(ctx context.Context, h Hit, rank int) search.Result {
 			s.Logger.Warn("web result page not fetched; using the engine's snippet", "url", h.URL, "err", err)
 		}
 		r.Content = "[snippet only: the page could not be fetched] " + h.Snippet
+		s.pages.Store(h.URL, r)
 		return r
 	}
 	r.URL = p.URL
@@ -104,6 +114,7 @@ func (s *Source) result(ctx context.Context, h Hit, rank int) search.Result {
 			r.Published = &t
 		}
 	}
+	s.pages.Store(h.URL, r)
 	return r
 }
 

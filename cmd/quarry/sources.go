@@ -1,0 +1,99 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/quarryhq/quarry/fetch"
+	"github.com/quarryhq/quarry/search"
+	"github.com/quarryhq/quarry/search/arxiv"
+	"github.com/quarryhq/quarry/search/credibility"
+	"github.com/quarryhq/quarry/search/web"
+	"github.com/quarryhq/quarry/search/wikipedia"
+)
+
+// fetcher is the process's one Fetcher: every network read goes through
+// it, so its SSRF guard, robots.txt cache and politeness apply everywhere.
+func (a *app) fetcher(opt fetch.Options) *fetch.Fetcher {
+	opt.AllowPrivate = a.cfg.AllowPrivate
+	opt.Logger = a.logger
+	return fetch.New(opt)
+}
+
+// remoteSource builds the web, arxiv or wikipedia source from the
+// configuration, or says what to configure.
+func (a *app) remoteSource(kind string) (search.Source, error) {
+	c := a.cfg
+	if a.researchFetcher == nil {
+		a.researchFetcher = a.fetcher(fetch.Options{Delay: 0})
+	}
+	f := a.researchFetcher
+	switch kind {
+	case "web":
+		cred, err := credibility.New(c.Credibility)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		eng, err := a.webEngine(f)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		return &web.Source{Engine: eng, Pages: f, Credibility: cred, Logger: a.logger}, nil
+	case "arxiv":
+		if c.ArxivSnapshot != "" {
+			s, err := arxiv.OpenSnapshot(c.ArxivSnapshot)
+			if err != nil {
+				return nil, usageError{fmt.Errorf("source arxiv: QUARRY_ARXIV_SNAPSHOT: %w", err)}
+			}
+			return s, nil
+		}
+		return arxiv.NewAPI(f, c.ArxivBaseURL, 0), nil
+	case "wikipedia":
+		return &wikipedia.Source{Getter: f, BaseURL: c.WikipediaBaseURL}, nil
+	}
+	return nil, usageError{fmt.Errorf("source %s: unknown", kind)}
+}
+
+var errWebUnconfigured = errors.New("source web: no web search API is configured; set QUARRY_GOOGLE_API_KEY and QUARRY_GOOGLE_CX (Google Programmable Search), QUARRY_SEARXNG_URL (a SearxNG instance with the JSON format on) or QUARRY_BRAVE_API_KEY (Brave Search)")
+
+func (a *app) webEngine(f *fetch.Fetcher) (web.Engine, error) {
+	c := a.cfg
+	google := func() (web.Engine, error) {
+		if c.GoogleKey == "" || c.GoogleCX == "" {
+			return nil, errors.New("source web: google needs QUARRY_GOOGLE_API_KEY and QUARRY_GOOGLE_CX")
+		}
+		return &web.Google{Getter: f, BaseURL: c.GoogleBaseURL, APIKey: c.GoogleKey, CX: c.GoogleCX}, nil
+	}
+	searxng := func() (web.Engine, error) {
+		if c.SearxNGURL == "" {
+			return nil, errors.New("source web: searxng needs QUARRY_SEARXNG_URL")
+		}
+		if _, err := fetch.ParseURL(c.SearxNGURL); err != nil {
+			return nil, fmt.Errorf("searxng-url: %w", err)
+		}
+		return &web.SearxNG{Getter: f, BaseURL: c.SearxNGURL}, nil
+	}
+	brave := func() (web.Engine, error) {
+		if c.BraveKey == "" {
+			return nil, errors.New("source web: brave needs QUARRY_BRAVE_API_KEY")
+		}
+		return &web.Brave{Getter: f, BaseURL: c.BraveBaseURL, APIKey: c.BraveKey}, nil
+	}
+	switch c.WebSearch {
+	case "google":
+		return google()
+	case "searxng":
+		return searxng()
+	case "brave":
+		return brave()
+	}
+	switch {
+	case c.GoogleKey != "" && c.GoogleCX != "":
+		return google()
+	case c.SearxNGURL != "":
+		return searxng()
+	case c.BraveKey != "":
+		return brave()
+	}
+	return nil, errWebUnconfigured
+}
