@@ -90,7 +90,9 @@ func TestEngines(t *testing.T) {
 				return err
 			}
 			return want(r, "q", "quantum error correction")
-		}, func(base string) Engine { return &Brave{Getter: f, BaseURL: base + "/res/v1/web/search", APIKey: "b-key"} }},
+		}, func(base string) Engine {
+			return &Brave{Getter: f, BaseURL: base + "/res/v1/web/search", APIKey: "b-key"}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
