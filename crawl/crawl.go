@@ -267,7 +267,9 @@ func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt O
 		}
 	}
 
-	queued := map[string]bool{}
+	// queued holds each URL's smallest known link depth; fetches finish
+	// out of order, so a page can be found by a longer path first.
+	queued := map[string]int{}
 	var queue []item
 	push := func(raw string, depth int) {
 		u, err := url.Parse(raw)
@@ -275,9 +277,11 @@ func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt O
 			return
 		}
 		n := normalize(u)
-		if !queued[n] {
-			queued[n] = true
+		if d, ok := queued[n]; !ok {
+			queued[n] = depth
 			queue = append(queue, item{n, depth})
+		} else if depth < d {
+			queued[n] = depth
 		}
 	}
 	seedURL := normalize(seed)
@@ -304,6 +308,7 @@ func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt O
 		for len(queue) > 0 && inflight < opt.Concurrency && fetched < opt.MaxPages && ctx.Err() == nil {
 			it := queue[0]
 			queue = queue[1:]
+			it.depth = queued[it.url]
 			inflight++
 			fetched++
 			cond := fetch.Request{}
@@ -351,7 +356,9 @@ func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt O
 				continue
 			}
 			final = normalize(u)
-			queued[final] = true
+			if _, ok := queued[final]; !ok {
+				queued[final] = r.depth
+			}
 		}
 		if done[final] {
 			continue // two URLs redirected to the same page
