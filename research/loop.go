@@ -249,7 +249,7 @@ func (x *run) merge(sq *SubQuestion, byURL map[string]int) {
 		i, ok := byURL[h.URL]
 		if !ok {
 			s := Source{ID: "S" + strconv.Itoa(len(r.Sources)+1), URL: h.URL, Title: h.Title, Domain: search.Domain(h.URL), Kind: h.Kind,
-				Credibility: h.Credibility, AccessedAt: x.rn.now(), Published: h.Published, Content: clip(h.Content, MaxContentChars)}
+				Credibility: h.Credibility, AccessedAt: x.rn.now(), Published: h.Published, Authors: h.Authors, Content: clip(h.Content, MaxContentChars)}
 			if s.Title == "" {
 				s.Title = s.URL
 			}

@@ -110,6 +110,7 @@ type Source struct {
 	Credibility float64    `json:"credibility"`
 	AccessedAt  time.Time  `json:"accessed_at"`
 	Published   *time.Time `json:"published,omitempty"`
+	Authors     []string   `json:"authors,omitempty"`
 	// Content is the text read, at most MaxContentChars.
 	Content string `json:"content,omitempty"`
 }
@@ -164,6 +165,7 @@ type Reference struct {
 	SourceID   string    `json:"source_id"`
 	URL        string    `json:"url"`
 	Title      string    `json:"title"`
+	Authors    []string  `json:"authors,omitempty"`
 	AccessedAt time.Time `json:"accessed_at"`
 }
 

@@ -67,7 +67,7 @@ func (x *run) render(d *Draft, sources map[string]*Source, engine string, notes 
 	}
 	for i, id := range c.order {
 		s := c.known[id]
-		rep.References = append(rep.References, Reference{Number: i + 1, SourceID: id, URL: s.URL, Title: s.Title, AccessedAt: s.AccessedAt})
+		rep.References = append(rep.References, Reference{Number: i + 1, SourceID: id, URL: s.URL, Title: s.Title, Authors: s.Authors, AccessedAt: s.AccessedAt})
 	}
 	if engine == "offline" {
 		notes = append([]string{"Written by Quarry's offline extractive engine: no language model was used. Every sentence is quoted from the source it cites; nothing was generated."}, notes...)
@@ -105,9 +105,22 @@ func Markdown(rep *Report) string {
 		b.WriteString("No sources were cited.\n")
 	}
 	for _, ref := range rep.References {
-		fmt.Fprintf(&b, "[%d] %s — %s (accessed %s)\n", ref.Number, oneLine(ref.Title), ref.URL, ref.AccessedAt.Format("2006-01-02"))
+		fmt.Fprintf(&b, "[%d] %s%s — %s (accessed %s)\n", ref.Number, authorList(ref.Authors), oneLine(ref.Title), ref.URL, ref.AccessedAt.Format("2006-01-02"))
 	}
 	return b.String()
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// authorList renders "A, B and C: ", or "A et al.: " beyond three authors.
+func authorList(a []string) string {
+	switch {
+	case len(a) == 0:
+		return ""
+	case len(a) > 3:
+		return a[0] + " et al.: "
+	case len(a) == 1:
+		return a[0] + ": "
+	}
+	return strings.Join(a[:len(a)-1], ", ") + " and " + a[len(a)-1] + ": "
+}

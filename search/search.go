@@ -20,6 +20,9 @@ type Result struct {
 	// chunk; for the web, the fetched page).
 	Content   string     `json:"content"`
 	Published *time.Time `json:"published,omitempty"`
+	// Authors are the document's authors where the source knows them
+	// (arXiv).
+	Authors []string `json:"authors,omitempty"`
 	// Kind is the source type: kb, web, arxiv or wikipedia.
 	Kind string `json:"kind"`
 	// Credibility is 0–1 (see the source's documentation).

@@ -121,11 +121,7 @@ type Entry struct {
 func (e Entry) URL() string { return "https://arxiv.org/abs/" + e.ID }
 
 func (e Entry) result(score float64) search.Result {
-	content := e.Abstract
-	if len(e.Authors) > 0 {
-		content = "Authors: " + strings.Join(e.Authors, ", ") + "\n\n" + content
-	}
-	return search.Result{URL: e.URL(), Title: e.Title, Content: content, Published: e.Published, Kind: "arxiv", Credibility: Credibility, Score: score}
+	return search.Result{URL: e.URL(), Title: e.Title, Content: e.Abstract, Authors: e.Authors, Published: e.Published, Kind: "arxiv", Credibility: Credibility, Score: score}
 }
 
 var (

@@ -52,8 +52,8 @@ func TestAPI(t *testing.T) {
 	if r.URL != "https://arxiv.org/abs/2408.13687" || r.Title != "Quantum error correction below the surface code threshold" || r.Kind != "arxiv" {
 		t.Errorf("first: %+v", r)
 	}
-	if !strings.HasPrefix(r.Content, "Authors: Google Quantum AI, Rajeev Acharya\n\nQuantum error correction provides") {
-		t.Errorf("content: %q", r.Content)
+	if !strings.HasPrefix(r.Content, "Quantum error correction provides") || strings.Join(r.Authors, "; ") != "Google Quantum AI; Rajeev Acharya" {
+		t.Errorf("content %q, authors %q", r.Content, r.Authors)
 	}
 	if r.Published == nil || !r.Published.Equal(time.Date(2024, 8, 24, 19, 59, 44, 0, time.UTC)) || r.Credibility != Credibility {
 		t.Errorf("published %v credibility %g", r.Published, r.Credibility)
@@ -113,8 +113,8 @@ func TestSnapshot(t *testing.T) {
 	if r.URL != "https://arxiv.org/abs/0704.0001" || !strings.Contains(r.Title, "diphoton") || r.Published == nil || r.Published.Year() != 2007 {
 		t.Fatalf("top result: %+v", r)
 	}
-	if !strings.Contains(r.Content, "Balázs") {
-		t.Errorf("TeX accents in authors not decoded: %q", r.Content[:80])
+	if len(r.Authors) != 4 || r.Authors[0] != "C. Balázs" {
+		t.Errorf("authors (TeX accents decoded): %q", r.Authors)
 	}
 
 	for _, tc := range []struct{ data, want string }{
