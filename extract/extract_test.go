@@ -3,11 +3,13 @@ package extract
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // minimalPDF builds a one-page PDF; with text it has a text layer.
@@ -127,10 +129,20 @@ func FuzzHTML(f *testing.F) {
 	f.Add([]byte(`<html><head><title>t</title></head><body><p>hello</p></body></html>`))
 	f.Add([]byte(`<meta charset="shift_jis"><p>\x82\xa0</p>`))
 	f.Add([]byte(`<<<>>><p <div>`))
+	f.Add([]byte(`<base href="//other.example/x/"><a href="../y#f">y</a><a href="javascript:alert(1)">j</a><a rel="nofollow" href="/n">n</a>`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		doc, err := HTML(data, "https://example.com/")
+		doc, err := HTMLWithType(data, "https://example.com/", "text/html; charset=utf-8")
 		if err != nil {
 			return
+		}
+		if !utf8.ValidString(doc.Text) || !utf8.ValidString(doc.Title) {
+			t.Fatal("invalid UTF-8 out")
+		}
+		for _, l := range doc.Links {
+			u, err := url.Parse(l)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Fragment != "" {
+				t.Fatalf("bad link %q", l)
+			}
 		}
 		if strings.Contains(doc.Text, "<script") && !strings.Contains(string(data), "&lt;script") && strings.Contains(string(data), "<script") {
 			// script bodies must never leak as text markup
@@ -146,4 +158,21 @@ func FuzzPDF(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, _ = PDF(data) // must not panic, and must return within PDFTimeout
 	})
+}
+
+func TestHTMLLinksAndRobotsMeta(t *testing.T) {
+	t.Parallel()
+	doc, err := HTMLWithType([]byte(`<html><head><title>L</title><base href="https://cdn.example.org/docs/"><meta name="robots" content="NOINDEX, follow"></head>
+<body><p>text</p><a href="a.html#top">a</a> <a href="/b">b</a> <a href="a.html">again</a> <a href="mailto:x@y">m</a> <a rel="nofollow ugc" href="c">c</a> <area href="https://maps.example/">
+</body></html>`), "https://example.com/start", "text/html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"https://cdn.example.org/docs/a.html", "https://cdn.example.org/b", "https://maps.example/"}
+	if strings.Join(doc.Links, " ") != strings.Join(want, " ") {
+		t.Errorf("links = %q, want %q", doc.Links, want)
+	}
+	if !doc.NoIndex || doc.NoFollow {
+		t.Errorf("robots meta: noindex %v nofollow %v", doc.NoIndex, doc.NoFollow)
+	}
 }
