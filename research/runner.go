@@ -235,6 +235,10 @@ func (x *run) run(ctx context.Context) (*Research, error) {
 	default:
 		return x.fail(ctx, err)
 	}
+	x.verify()
+	if err := x.checkpoint(writeCtx); err != nil && ctx.Err() == nil {
+		x.logger.Error("checkpoint", "err", err)
+	}
 	if err := x.write(writeCtx); err != nil {
 		if ctx.Err() != nil {
 			return x.fail(ctx, fmt.Errorf("interrupted: %w (resume with the research id %s)", ctx.Err(), r.ID))

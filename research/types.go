@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry/llm"
+	"github.com/quarryhq/quarry/research/verify"
 	"github.com/quarryhq/quarry/search"
 )
 
@@ -47,7 +48,10 @@ type Research struct {
 	Sources      []Source      `json:"sources"`
 	Learnings    []Learning    `json:"learnings"`
 	Rounds       []Round       `json:"rounds"`
-	Report       *Report       `json:"report,omitempty"`
+	// Facts and Discrepancies come from the verifying stage.
+	Facts         []verify.Fact        `json:"facts"`
+	Discrepancies []verify.Discrepancy `json:"discrepancies"`
+	Report        *Report              `json:"report,omitempty"`
 	Usage        UsageReport   `json:"usage"`
 	Timings      Timings       `json:"timings"`
 	Warnings     []string      `json:"warnings,omitempty"`
@@ -146,11 +150,41 @@ type Report struct {
 	Summary    string      `json:"summary"`
 	Sections   []Section   `json:"sections"`
 	References []Reference `json:"references"`
-	Markdown   string      `json:"markdown"`
-	Engine     string      `json:"engine"`
+	// Conflicts is the "Conflicting evidence" part: each discrepancy and
+	// how it was resolved, with citations.
+	Conflicts []Conflict `json:"conflicts"`
+	Metadata  Metadata   `json:"metadata"`
+	// Quality is 0–1: see QualityScore.
+	Quality  float64 `json:"quality"`
+	Markdown string  `json:"markdown"`
+	Engine   string  `json:"engine"`
 	// Notes are printed under the report (offline engine label, budget
 	// stops, dropped citations).
 	Notes []string `json:"notes,omitempty"`
+}
+
+// Conflict renders one discrepancy in the report.
+type Conflict struct {
+	DiscrepancyID string `json:"discrepancy_id"`
+	Topic         string `json:"topic"`
+	Strategy      string `json:"strategy"`
+	// Text states the values with numbered citations and the resolution.
+	Text       string  `json:"text"`
+	Confidence float64 `json:"confidence"`
+}
+
+// Metadata describes the report (seed 001 §7).
+type Metadata struct {
+	// SourcesByKind counts the sources read per kind (kb, web, arxiv, …).
+	SourcesByKind map[string]int `json:"sources_by_kind"`
+	Sources       int            `json:"sources"`
+	References    int            `json:"references"`
+	WordCount     int            `json:"word_count"`
+	Facts         int            `json:"facts"`
+	VerifiedFacts int            `json:"verified_facts"`
+	// VerificationRate is verified facts over facts (0 with no facts).
+	VerificationRate float64 `json:"verification_rate"`
+	Discrepancies    int     `json:"discrepancies"`
 }
 
 // Section is one part of the report body.

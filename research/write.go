@@ -79,6 +79,14 @@ func (x *run) render(d *Draft, sources map[string]*Source, engine string, notes 
 		notes = append(notes, "The research stopped early: "+r.StopReason+".")
 	}
 	rep.Notes = notes
+	rep.Conflicts = x.conflicts(c)
+	// Sources cited only in the conflicts still need their references.
+	for _, id := range c.order[len(rep.References):] {
+		s := c.known[id]
+		rep.References = append(rep.References, Reference{Number: len(rep.References) + 1, SourceID: id, URL: s.URL, Title: s.Title, Authors: s.Authors, AccessedAt: s.AccessedAt})
+	}
+	rep.Metadata = x.metadata(rep)
+	rep.Quality = QualityScore(rep.Metadata)
 	rep.Markdown = Markdown(rep)
 	return rep
 }
@@ -100,6 +108,13 @@ func Markdown(rep *Report) string {
 	for _, s := range rep.Sections {
 		fmt.Fprintf(&b, "## %s\n\n%s\n\n", oneLine(s.Heading), s.Body)
 	}
+	if len(rep.Conflicts) > 0 {
+		b.WriteString("## Conflicting evidence\n\n")
+		for _, c := range rep.Conflicts {
+			fmt.Fprintf(&b, "- **%s** — %s (%s, confidence %.2f)\n", oneLine(c.Topic), c.Text, c.Strategy, c.Confidence)
+		}
+		b.WriteString("\n")
+	}
 	b.WriteString("## References\n\n")
 	if len(rep.References) == 0 {
 		b.WriteString("No sources were cited.\n")
@@ -107,6 +122,9 @@ func Markdown(rep *Report) string {
 	for _, ref := range rep.References {
 		fmt.Fprintf(&b, "[%d] %s%s — %s (accessed %s)\n", ref.Number, authorList(ref.Authors), oneLine(ref.Title), ref.URL, ref.AccessedAt.Format("2006-01-02"))
 	}
+	m := rep.Metadata
+	fmt.Fprintf(&b, "\n---\n%d words · %d sources read (%s) · %d references · %d facts, %d verified · %d discrepancies · quality %.2f\n",
+		m.WordCount, m.Sources, kinds(m.SourcesByKind), m.References, m.Facts, m.VerifiedFacts, m.Discrepancies, rep.Quality)
 	return b.String()
 }
 

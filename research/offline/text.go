@@ -8,82 +8,21 @@ import (
 	"github.com/kljensen/snowball/english"
 
 	"github.com/quarryhq/quarry/kb/analyze"
+	"github.com/quarryhq/quarry/research/internal/textseg"
 )
 
-// sentences splits text into sentences: at . ! ? followed by a space and a
-// capital, digit or quote (not after an initial or a common abbreviation),
-// at CJK full stops, at Korean sentence endings and at line breaks.
+// sentences splits text into sentences (textseg.Spans) with whitespace
+// collapsed, dropping fragments too short to say anything.
 func sentences(text string) []string {
 	var out []string
-	add := func(s string) {
-		s = strings.Join(strings.Fields(s), " ")
+	for _, sp := range textseg.Spans(text) {
+		s := strings.Join(strings.Fields(text[sp.Start:sp.End]), " ")
 		n := utf8.RuneCountInString(s)
-		if n >= 12 || n >= 6 && strings.IndexFunc(s, func(r rune) bool { return isHangul(r) || unicode.Is(unicode.Han, r) }) >= 0 {
+		if n >= 12 || n >= 6 && strings.IndexFunc(s, func(r rune) bool { return textseg.IsHangul(r) || unicode.Is(unicode.Han, r) }) >= 0 {
 			out = append(out, s)
 		}
 	}
-	start := 0
-	rs := []rune(text)
-	pos := make([]int, len(rs)+1)
-	b := 0
-	for i, r := range rs {
-		pos[i] = b
-		b += utf8.RuneLen(r)
-	}
-	pos[len(rs)] = b
-	for i := 0; i < len(rs); i++ {
-		r := rs[i]
-		cut := -1
-		switch {
-		case r == '\n' && i+1 < len(rs) && rs[i+1] == '\n':
-			cut = i
-		case r == '。' || r == '！' || r == '？':
-			cut = i + 1
-		case r == '.' || r == '!' || r == '?':
-			j := i + 1
-			for j < len(rs) && strings.ContainsRune(`"')]”’`, rs[j]) {
-				j++
-			}
-			if j >= len(rs) || !unicode.IsSpace(rs[j]) {
-				continue
-			}
-			k := j
-			for k < len(rs) && unicode.IsSpace(rs[k]) {
-				k++
-			}
-			if k < len(rs) && !(unicode.IsUpper(rs[k]) || unicode.IsDigit(rs[k]) || strings.ContainsRune(`"'“‘(`, rs[k]) || isHangul(rs[k])) {
-				continue
-			}
-			if r == '.' && abbreviation(rs[:i]) {
-				continue
-			}
-			cut = j
-		}
-		if cut >= 0 {
-			add(text[pos[start]:pos[cut]])
-			start = cut
-		}
-	}
-	add(text[pos[start]:])
 	return out
-}
-
-func isHangul(r rune) bool { return unicode.Is(unicode.Hangul, r) }
-
-var abbrevs = map[string]bool{"mr": true, "mrs": true, "ms": true, "dr": true, "st": true, "jr": true, "sr": true, "vs": true, "no": true, "inc": true, "ltd": true, "co": true, "corp": true, "prof": true, "gen": true, "col": true, "lt": true, "mt": true, "ft": true, "fig": true, "al": true, "e.g": true, "i.e": true, "u.s": true, "u.k": true, "jan": true, "feb": true, "aug": true, "sept": true, "oct": true, "nov": true, "dec": true}
-
-// abbreviation reports whether the word before a period is an initial or a
-// known abbreviation.
-func abbreviation(before []rune) bool {
-	i := len(before)
-	for i > 0 && !unicode.IsSpace(before[i-1]) && before[i-1] != '(' {
-		i--
-	}
-	w := strings.ToLower(string(before[i:]))
-	if utf8.RuneCountInString(w) == 1 && unicode.IsLetter(before[len(before)-1]) {
-		return true // an initial: "John F. Kennedy"
-	}
-	return abbrevs[w]
 }
 
 // termSet is the set of analysed terms of text.

@@ -1,0 +1,102 @@
+// Package textseg splits text into sentences for the research engine's
+// extractive parts (the offline engine and fact extraction), keeping byte
+// offsets so a quoted passage can be pointed at in its source.
+package textseg
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Span is a sentence's byte range in the text, without surrounding space.
+type Span struct{ Start, End int }
+
+// Spans splits text into sentences: at . ! ? followed by a space and a
+// capital, digit or quote (not after an initial or a common abbreviation),
+// at CJK full stops, at Korean sentence endings and at blank lines.
+func Spans(text string) []Span {
+	var out []Span
+	add := func(a, b int) {
+		for a < b {
+			r, n := utf8.DecodeRuneInString(text[a:])
+			if !unicode.IsSpace(r) {
+				break
+			}
+			a += n
+		}
+		for b > a {
+			r, n := utf8.DecodeLastRuneInString(text[a:b])
+			if !unicode.IsSpace(r) {
+				break
+			}
+			b -= n
+		}
+		if b > a {
+			out = append(out, Span{a, b})
+		}
+	}
+	start := 0
+	rs := []rune(text)
+	pos := make([]int, len(rs)+1)
+	b := 0
+	for i, r := range rs {
+		pos[i] = b
+		b += utf8.RuneLen(r)
+	}
+	pos[len(rs)] = b
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		cut := -1
+		switch {
+		case r == '\n' && i+1 < len(rs) && rs[i+1] == '\n':
+			cut = i
+		case r == '。' || r == '！' || r == '？':
+			cut = i + 1
+		case r == '.' || r == '!' || r == '?':
+			j := i + 1
+			for j < len(rs) && strings.ContainsRune(`"')]”’`, rs[j]) {
+				j++
+			}
+			if j >= len(rs) || !unicode.IsSpace(rs[j]) {
+				continue
+			}
+			k := j
+			for k < len(rs) && unicode.IsSpace(rs[k]) {
+				k++
+			}
+			if k < len(rs) && !(unicode.IsUpper(rs[k]) || unicode.IsDigit(rs[k]) || strings.ContainsRune(`"'“‘(`, rs[k]) || IsHangul(rs[k])) {
+				continue
+			}
+			if r == '.' && abbreviation(rs[:i]) {
+				continue
+			}
+			cut = j
+		}
+		if cut >= 0 {
+			add(pos[start], pos[cut])
+			start = cut
+		}
+	}
+	add(pos[start], len(text))
+	return out
+}
+
+// IsHangul reports a Hangul rune.
+func IsHangul(r rune) bool { return unicode.Is(unicode.Hangul, r) }
+
+var abbrevs = map[string]bool{"mr": true, "mrs": true, "ms": true, "dr": true, "st": true, "jr": true, "sr": true, "vs": true, "no": true, "inc": true, "ltd": true, "co": true, "corp": true, "prof": true, "gen": true, "col": true, "lt": true, "mt": true, "ft": true, "fig": true, "al": true, "e.g": true, "i.e": true, "u.s": true, "u.k": true, "jan": true, "feb": true, "aug": true, "sept": true, "oct": true, "nov": true, "dec": true}
+
+// abbreviation reports whether the word before a period is an initial or a
+// known abbreviation.
+func abbreviation(before []rune) bool {
+	i := len(before)
+	for i > 0 && !unicode.IsSpace(before[i-1]) && before[i-1] != '(' {
+		i--
+	}
+	w := strings.ToLower(string(before[i:]))
+	if utf8.RuneCountInString(w) == 1 && unicode.IsLetter(before[len(before)-1]) {
+		return true // an initial: "John F. Kennedy"
+	}
+	return abbrevs[w]
+}
