@@ -52,13 +52,13 @@ type Research struct {
 	Facts         []verify.Fact        `json:"facts"`
 	Discrepancies []verify.Discrepancy `json:"discrepancies"`
 	Report        *Report              `json:"report,omitempty"`
-	Usage        UsageReport   `json:"usage"`
-	Timings      Timings       `json:"timings"`
-	Warnings     []string      `json:"warnings,omitempty"`
-	StopReason   string        `json:"stop_reason,omitempty"`
-	Error        string        `json:"error,omitempty"`
-	CreatedAt    time.Time     `json:"created_at"`
-	UpdatedAt    time.Time     `json:"updated_at"`
+	Usage         UsageReport          `json:"usage"`
+	Timings       Timings              `json:"timings"`
+	Warnings      []string             `json:"warnings,omitempty"`
+	StopReason    string               `json:"stop_reason,omitempty"`
+	Error         string               `json:"error,omitempty"`
+	CreatedAt     time.Time            `json:"created_at"`
+	UpdatedAt     time.Time            `json:"updated_at"`
 }
 
 // Plan is the planning agent's output (seed 000 §5, 001 §2–3).

@@ -122,4 +122,3 @@ func TestPlantedConflicts(t *testing.T) {
 		})
 	}
 }
-
