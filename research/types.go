@@ -52,6 +52,8 @@ type Research struct {
 	Facts         []verify.Fact        `json:"facts"`
 	Discrepancies []verify.Discrepancy `json:"discrepancies"`
 	Report        *Report              `json:"report,omitempty"`
+	// Checks is the citation check of the report.
+	Checks *Checks `json:"checks,omitempty"`
 	Usage         UsageReport          `json:"usage"`
 	Timings       Timings              `json:"timings"`
 	Warnings      []string             `json:"warnings,omitempty"`

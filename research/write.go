@@ -43,6 +43,11 @@ func (x *run) write(ctx context.Context) error {
 	}
 	rep := x.render(draft, in.Sources, eng.Name(), notes)
 	r.Report = rep
+	ck := Check(rep, r.Sources)
+	r.Checks = &ck
+	if len(ck.Unsupported) > 0 {
+		x.warn(fmt.Sprintf("citation check: %d of %d cited passages are not supported by their sources", len(ck.Unsupported), ck.CitedPassages))
+	}
 	x.agent(AgentWriter, AgentCompleted, 1, "", fmt.Sprintf("%d sections, %d references", len(rep.Sections), len(rep.References)))
 	x.emit(Event{Type: EventReport, Report: &ReportReady{Title: rep.Title, Sections: len(rep.Sections), References: len(rep.References)}})
 	return nil

@@ -364,7 +364,7 @@ func publicView(r *research.Research) *research.Research {
 
 func (a *app) researchShowCmd() *cobra.Command {
 	var format string
-	var events bool
+	var events, check bool
 	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "Print a stored research (its report, or all of it with --format json)",
@@ -394,14 +394,26 @@ func (a *app) researchShowCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if format != "json" && r.Report == nil {
+			if (format != "json" || check) && r.Report == nil {
 				return fmt.Errorf("research %s has no report yet (status %s, stage %s%s); resume it with: quarry research --resume %s", r.ID, r.Status, r.Stage, errSuffix(r.Error), r.ID)
+			}
+			if check {
+				ck := research.Check(r.Report, r.Sources)
+				if format == "json" {
+					return writeJSON(a.stdout, ck)
+				}
+				fmt.Fprintf(a.stdout, "citation support: %d of %d cited passages (%.2f)\nmethod: %s\n", ck.Supported, ck.CitedPassages, ck.CitationSupportRate, ck.Method)
+				for _, u := range ck.Unsupported {
+					fmt.Fprintf(a.stdout, "\nunsupported %v: %s\n  %s\n", u.Citations, u.Text, u.Reason)
+				}
+				return nil
 			}
 			return a.printResearch(r, format, "")
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "markdown", "markdown or json")
 	cmd.Flags().BoolVar(&events, "events", false, "print the event log as JSON lines")
+	cmd.Flags().BoolVar(&check, "check", false, "check that every cited passage is supported by its sources (with --format json: the checks as JSON)")
 	return cmd
 }
 

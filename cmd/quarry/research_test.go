@@ -40,11 +40,29 @@ func TestResearchOffline(t *testing.T) {
 				Title    string
 			}
 		}
-		Usage   map[string]any
-		Timings map[string]any
+		Usage         map[string]any
+		Timings       map[string]any
+		Facts         []map[string]any
+		Discrepancies []map[string]any
+		Checks        struct {
+			Rate        float64 `json:"citation_support_rate"`
+			Passages    int     `json:"cited_passages"`
+			Unsupported []any
+		}
 	}
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if len(r.Facts) == 0 || r.Discrepancies == nil {
+		t.Fatalf("facts %d, discrepancies %v", len(r.Facts), r.Discrepancies)
+	}
+	for _, k := range []string{"id", "text", "source_id", "confidence", "verified", "section"} {
+		if _, ok := r.Facts[0][k]; !ok {
+			t.Errorf("fact lacks %s: %v", k, r.Facts[0])
+		}
+	}
+	if r.Checks.Rate != 1 || r.Checks.Passages == 0 || r.Checks.Unsupported == nil {
+		t.Errorf("offline citation check: %+v", r.Checks)
 	}
 	if r.ID == "" || r.Question != composerQ || r.Status != "completed" || r.Engine != "offline" || r.Plan == nil || len(r.SubQuestions) < 5 || len(r.Learnings) == 0 || r.Usage == nil || r.Timings == nil {
 		t.Fatalf("research fields: %+v", r)
@@ -94,6 +112,10 @@ func TestResearchOffline(t *testing.T) {
 	list, _, err := run(t, data, "research", "list", "--json")
 	if err != nil || !strings.Contains(list, r.ID) || !strings.Contains(list, `"status":"completed"`) {
 		t.Fatalf("list: %v %s", err, list)
+	}
+	checked, _, err := run(t, data, "research", "show", r.ID, "--check")
+	if err != nil || !strings.Contains(checked, "citation support: ") || !strings.Contains(checked, "(1.00)") {
+		t.Fatalf("show --check: %v %q", err, checked)
 	}
 	evs, _, err := run(t, data, "research", "show", r.ID, "--events")
 	if err != nil || !strings.Contains(evs, `"type":"agent"`) || !strings.Contains(evs, `"type":"report"`) {

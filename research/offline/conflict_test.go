@@ -116,6 +116,9 @@ func TestPlantedConflicts(t *testing.T) {
 					t.Errorf("reference %d never cited", ref.Number)
 				}
 			}
+			if r.Checks == nil || r.Checks.CitationSupportRate != 1 || r.Checks.CitedPassages == 0 {
+				t.Errorf("offline citation check: %+v", r.Checks)
+			}
 			if r.Report.Metadata.Discrepancies != 1 || r.Report.Metadata.SourcesByKind["web"] != len(tc.pages) || r.Report.Quality <= 0 {
 				t.Errorf("metadata %+v quality %v", r.Report.Metadata, r.Report.Quality)
 			}

@@ -57,6 +57,7 @@ func BenchmarkHotpotQA(b *testing.B) {
 		b.Run(cfg.name, func(b *testing.B) {
 			for range b.N {
 				var found, both, refs int
+				var passages, supported int
 				var worst time.Duration
 				t0 := time.Now()
 				for _, q := range qs {
@@ -68,6 +69,13 @@ func BenchmarkHotpotQA(b *testing.B) {
 						b.Fatal(err)
 					}
 					worst = max(worst, time.Since(t1))
+					passages += r.Checks.CitedPassages
+					supported += r.Checks.Supported
+					if os.Getenv("HOTPOT_VERBOSE") != "" {
+						for _, u := range r.Checks.Unsupported {
+							fmt.Printf("UNSUPPORTED %q: %s\n", u.Text, u.Reason)
+						}
+					}
 					got := map[string]bool{}
 					for _, ref := range r.Report.References {
 						got[ref.URL[strings.LastIndexByte(ref.URL, '/')+1:]] = true
@@ -90,6 +98,7 @@ func BenchmarkHotpotQA(b *testing.B) {
 				elapsed := time.Since(t0)
 				b.ReportMetric(float64(found)/float64(2*len(qs)), "para_recall")
 				b.ReportMetric(float64(both)/float64(len(qs)), "both_recall")
+				b.ReportMetric(float64(supported)/float64(max(1, passages)), "citation_support")
 				b.ReportMetric(float64(refs)/float64(len(qs)), "refs/research")
 				b.ReportMetric(float64(elapsed.Milliseconds())/float64(len(qs)), "ms/research")
 				b.ReportMetric(float64(worst.Milliseconds()), "max_ms")
