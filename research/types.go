@@ -53,14 +53,14 @@ type Research struct {
 	Discrepancies []verify.Discrepancy `json:"discrepancies"`
 	Report        *Report              `json:"report,omitempty"`
 	// Checks is the citation check of the report.
-	Checks *Checks `json:"checks,omitempty"`
-	Usage         UsageReport          `json:"usage"`
-	Timings       Timings              `json:"timings"`
-	Warnings      []string             `json:"warnings,omitempty"`
-	StopReason    string               `json:"stop_reason,omitempty"`
-	Error         string               `json:"error,omitempty"`
-	CreatedAt     time.Time            `json:"created_at"`
-	UpdatedAt     time.Time            `json:"updated_at"`
+	Checks     *Checks     `json:"checks,omitempty"`
+	Usage      UsageReport `json:"usage"`
+	Timings    Timings     `json:"timings"`
+	Warnings   []string    `json:"warnings,omitempty"`
+	StopReason string      `json:"stop_reason,omitempty"`
+	Error      string      `json:"error,omitempty"`
+	CreatedAt  time.Time   `json:"created_at"`
+	UpdatedAt  time.Time   `json:"updated_at"`
 }
 
 // Plan is the planning agent's output (seed 000 §5, 001 §2–3).
