@@ -83,7 +83,7 @@ QUARRY_LLM (or --llm) to use a model.`,
 	fl.StringVar(&f.level, "level", "", "quick, standard (default) or comprehensive")
 	fl.IntVar(&f.breadth, "breadth", 0, "sub-questions per round (1-20; default 5 when --depth is set)")
 	fl.IntVar(&f.depth, "depth", 0, "follow-up levels below the first round (0-5; default 2 with --breadth); alone, the legacy single pass of breadth N")
-	fl.StringVar(&f.format, "format", "markdown", "markdown or json")
+	fl.StringVar(&f.format, "format", "markdown", "markdown, json or html")
 	fl.StringVarP(&f.out, "out", "o", "", "write the report to this file instead of stdout")
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "token budget for all LLM calls, a reserve kept for the report (0 = none)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "wall-time budget, a reserve kept for the report (e.g. 5m; 0 = none)")
@@ -95,8 +95,8 @@ QUARRY_LLM (or --llm) to use a model.`,
 
 func (a *app) runResearch(cmd *cobra.Command, f researchFlags, question string) error {
 	ctx := cmd.Context()
-	if f.format != "markdown" && f.format != "md" && f.format != "json" {
-		return usageError{fmt.Errorf("format: must be markdown or json, got %q", f.format)}
+	if f.format != "markdown" && f.format != "md" && f.format != "json" && f.format != "html" {
+		return usageError{fmt.Errorf("format: must be markdown, json or html, got %q", f.format)}
 	}
 	opts := research.Options{Level: f.level, Breadth: f.breadth, MaxTokens: f.maxTokens, Timeout: f.timeout, Confidence: f.confidence}
 	if cmd.Flags().Changed("depth") {
@@ -336,6 +336,12 @@ func (a *app) printResearch(r *research.Research, format, out string) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(publicView(r))
+	case "html":
+		if r.Report == nil {
+			return fmt.Errorf("research %s has no report (status %s, stage %s): resume it with quarry research --resume %s", r.ID, r.Status, r.Stage, r.ID)
+		}
+		_, err := io.WriteString(w, research.HTML(r.Report, r.Sources))
+		return err
 	default:
 		if r.Report == nil {
 			return fmt.Errorf("research %s has no report (status %s, stage %s): resume it with quarry research --resume %s", r.ID, r.Status, r.Stage, r.ID)
@@ -411,7 +417,7 @@ func (a *app) researchShowCmd() *cobra.Command {
 			return a.printResearch(r, format, "")
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "markdown", "markdown or json")
+	cmd.Flags().StringVar(&format, "format", "markdown", "markdown, json or html")
 	cmd.Flags().BoolVar(&events, "events", false, "print the event log as JSON lines")
 	cmd.Flags().BoolVar(&check, "check", false, "check that every cited passage is supported by its sources (with --format json: the checks as JSON)")
 	return cmd

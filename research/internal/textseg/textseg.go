@@ -37,14 +37,15 @@ func Spans(text string) []Span {
 		}
 	}
 	start := 0
-	rs := []rune(text)
-	pos := make([]int, len(rs)+1)
-	b := 0
-	for i, r := range rs {
-		pos[i] = b
-		b += utf8.RuneLen(r)
+	// Byte offsets from ranging over the string itself: an invalid byte is
+	// one rune (U+FFFD) of width 1, not utf8.RuneLen's 3.
+	rs := make([]rune, 0, len(text))
+	pos := make([]int, 0, len(text)+1)
+	for i, r := range text {
+		rs = append(rs, r)
+		pos = append(pos, i)
 	}
-	pos[len(rs)] = b
+	pos = append(pos, len(text))
 	for i := 0; i < len(rs); i++ {
 		r := rs[i]
 		cut := -1

@@ -1,0 +1,138 @@
+package research_test
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/html"
+
+	"github.com/quarryhq/quarry/research"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// goldenReport is a report with every part a renderer shows, including
+// hostile text from a model and a source.
+func goldenReport() (*research.Report, []research.Source) {
+	at := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	sources := []research.Source{
+		{ID: "S1", URL: "https://www.britannica.com/verdi", Title: "Giuseppe Verdi", Kind: "web", Domain: "britannica.com", Credibility: 0.75, AccessedAt: at,
+			Content: "Giuseppe Verdi was born in 1813 in Le Roncole. He wrote 28 operas."},
+		{ID: "S2", URL: "https://someblog.example/verdi", Title: `My <script>alert("x")</script> notes`, Kind: "web", Domain: "someblog.example", Credibility: 0.45, AccessedAt: at,
+			Content: `Giuseppe Verdi was born in 1814 in Le Roncole. <img src=x onerror=alert(1)>`},
+		{ID: "S3", URL: "kb://notes/d1", Title: "Dvořák notes", Kind: "kb", Domain: "kb:notes", Credibility: 0.8, AccessedAt: at, Authors: []string{"A. Author", "B. Author"},
+			Content: "Antonín Dvořák was born on 8 September 1841."},
+	}
+	rep := &research.Report{
+		Title:   "Verdi was born first",
+		Summary: "Giuseppe Verdi was born in 1813 [1]. Antonín Dvořák was born on 8 September 1841 [3].",
+		Sections: []research.Section{
+			{Heading: "Birth years <b>bold</b>", Body: "Verdi: 1813 [1].\n\nA javascript:alert(1) link and <a href=\"javascript:alert(2)\">x</a> stay text [2]."},
+		},
+		Conflicts: []research.Conflict{{DiscrepancyID: "D1", Topic: "Giuseppe Verdi (year): born, Roncole", Strategy: "credibility",
+			Text:       "“Giuseppe Verdi was born in 1813 in Le Roncole.” [1]; “Giuseppe Verdi was born in 1814 in Le Roncole.” [2]. Resolution: 1813: the more credible source (0.75 vs 0.45) wins.",
+			Confidence: 0.85}},
+		References: []research.Reference{
+			{Number: 1, SourceID: "S1", URL: sources[0].URL, Title: sources[0].Title, AccessedAt: at},
+			{Number: 2, SourceID: "S2", URL: sources[1].URL, Title: sources[1].Title, AccessedAt: at},
+			{Number: 3, SourceID: "S3", URL: sources[2].URL, Title: sources[2].Title, Authors: sources[2].Authors, AccessedAt: at},
+		},
+		Metadata: research.Metadata{SourcesByKind: map[string]int{"web": 2, "kb": 1}, Sources: 3, References: 3, WordCount: 31, Facts: 4, VerifiedFacts: 1, VerificationRate: 0.25, Discrepancies: 1},
+		Engine:   "offline",
+		Notes:    []string{"Written by Quarry's offline extractive engine."},
+	}
+	rep.Quality = research.QualityScore(rep.Metadata)
+	rep.Markdown = research.Markdown(rep)
+	return rep, sources
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./research -run Golden -update)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file (go test ./research -run Golden -update to accept):\n%s", name, got)
+	}
+}
+
+func TestGoldenRenderers(t *testing.T) {
+	rep, sources := goldenReport()
+	golden(t, "report.md", rep.Markdown)
+	js, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.json", string(js)+"\n")
+	h := research.HTML(rep, sources)
+	golden(t, "report.html", h)
+	if err := inert(h); err != nil {
+		t.Error(err)
+	}
+	for _, want := range []string{`href="#ref-1"`, `id="ref-1"`, `title="Giuseppe Verdi was born in 1813 in Le Roncole."`, `rel="nofollow noopener"`, "Conflicting evidence", "A. Author and B. Author: Dvořák notes"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("HTML lacks %q", want)
+		}
+	}
+}
+
+// inert parses rendered HTML and checks that only the renderer's elements
+// and attributes survive, and that links go only to http(s) or in-page
+// anchors: whatever hostile text went in stays text.
+func inert(h string) error {
+	allowed := map[string]bool{"article": true, "header": true, "h1": true, "h2": true, "section": true, "p": true, "ol": true, "ul": true, "li": true,
+		"blockquote": true, "aside": true, "footer": true, "strong": true, "em": true, "sup": true, "cite": true, "span": true, "a": true}
+	attrs := map[string]bool{"id": true, "class": true, "title": true, "href": true, "rel": true, "target": true}
+	z := html.NewTokenizer(strings.NewReader(h))
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return nil
+		case html.StartTagToken, html.SelfClosingTagToken:
+			tok := z.Token()
+			if !allowed[tok.Data] {
+				return fmt.Errorf("element <%s> got through", tok.Data)
+			}
+			for _, a := range tok.Attr {
+				if !attrs[a.Key] {
+					return fmt.Errorf("attribute %s on <%s> got through", a.Key, tok.Data)
+				}
+				v := strings.ToLower(strings.TrimSpace(a.Val))
+				if a.Key == "href" && !strings.HasPrefix(v, "#") && !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
+					return fmt.Errorf("href %q got through", a.Val)
+				}
+			}
+		}
+	}
+}
+
+func FuzzHTML(f *testing.F) {
+	f.Add("Verdi [1] <script>alert(1)</script>", "https://x/\"onmouseover=alert(1)", "<img src=x onerror=alert(1)> [2]")
+	f.Add("[1][1][99]", "javascript:alert(1)", "<svg/onload=alert(1)>")
+	f.Add("<a href='javascript:x'>[1]</a>", "data:text/html,<script>", "&lt;script&gt;")
+	f.Fuzz(func(t *testing.T, text, url, content string) {
+		rep, sources := goldenReport()
+		rep.Summary = text
+		rep.Sections[0].Body = content + " [1]"
+		rep.Title = text
+		rep.References[0].URL = url
+		rep.References[1].Title = content
+		sources[0].Content = content
+		if err := inert(research.HTML(rep, sources)); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
