@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/kljensen/snowball/english"
+
+	"github.com/quarryhq/quarry/research/internal/textseg"
 )
 
 // Checks is the citation check of a report: for every cited passage of the
@@ -43,8 +45,8 @@ var (
 )
 
 // Check checks a rendered report's citations against the sources read. A
-// cited passage is the text since the previous citation (or paragraph
-// start) up to a group of [n] markers.
+// cited passage is the sentence a group of [n] markers ends (or, within a
+// sentence, the text since the previous citation).
 func Check(rep *Report, sources []Source) Checks {
 	ck := Checks{Unsupported: []Unsupported{}, Method: CheckMethod}
 	if rep == nil {
@@ -67,6 +69,11 @@ func Check(rep *Report, sources []Source) Checks {
 			prev := 0
 			for _, loc := range citeGroup.FindAllStringIndex(para, -1) {
 				passage := strings.TrimSpace(strings.TrimLeft(para[prev:loc[0]], ".,;: "))
+				// A citation vouches for the sentence it ends, not for
+				// uncited sentences before it.
+				if sp := textseg.Spans(passage); len(sp) > 1 {
+					passage = passage[sp[len(sp)-1].Start:sp[len(sp)-1].End]
+				}
 				group := para[loc[0]:loc[1]]
 				prev = loc[1]
 				if len([]rune(passage)) < 3 {

@@ -7,13 +7,13 @@ import (
 )
 
 // Marker is one citation marker found in a text: [cite:S1], [cite:S1,S4],
-// or the bare [S2] some models write.
+// [cite:F7] (a fact), or the bare [S2] some models write.
 type Marker struct {
 	Start, End int // byte offsets of the marker in the text
 	IDs        []string
 }
 
-var markerRE = regexp.MustCompile(`\[(?:cite:[^\[\]]{0,200}|S[0-9]{1,6}(?:\s*[,;]\s*S[0-9]{1,6})*)\]`)
+var markerRE = regexp.MustCompile(`\[(?:cite:[^\[\]]{0,200}|[SF][0-9]{1,6}(?:\s*[,;]\s*[SF][0-9]{1,6})*)\]`)
 
 // ParseMarkers finds the citation markers in text. IDs inside a marker are
 // split on commas, semicolons and spaces; "cite:" prefixes are dropped.
@@ -33,9 +33,11 @@ func ParseMarkers(text string) []Marker {
 	return out
 }
 
-// citer numbers sources in order of first citation.
+// citer numbers sources in order of first citation. A marker may name a
+// source (S3) or a fact (F12); a fact cites the source it was taken from.
 type citer struct {
 	known   map[string]*Source
+	facts   map[string]string // fact id → source id
 	numbers map[string]int
 	order   []string
 	dropped int
@@ -59,6 +61,9 @@ func (c *citer) render(text string) string {
 		b.WriteString(text[last:m.Start])
 		last = m.End
 		for _, id := range m.IDs {
+			if src, ok := c.facts[id]; ok {
+				id = src
+			}
 			if _, ok := c.known[id]; !ok {
 				c.dropped++
 				continue

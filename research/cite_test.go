@@ -18,6 +18,7 @@ func TestParseMarkers(t *testing.T) {
 		{"bare [S7] and [S8, S9]", [][]string{{"S7"}, {"S8", "S9"}}},
 		{"not a cite [1] or [see S1] or [cite:S1", nil},
 		{"empty [cite:]", [][]string{nil}},
+		{"facts [cite:F3] and [F4, S1]", [][]string{{"F3"}, {"F4", "S1"}}},
 	}
 	for _, tt := range tests {
 		got := research.ParseMarkers(tt.in)

@@ -58,6 +58,10 @@ func (x *run) write(ctx context.Context) error {
 func (x *run) render(d *Draft, sources map[string]*Source, engine string, notes []string) *Report {
 	r := x.r
 	c := newCiter(sources)
+	c.facts = make(map[string]string, len(r.Facts))
+	for _, f := range r.Facts {
+		c.facts[f.ID] = f.SourceID
+	}
 	rep := &Report{Title: strings.TrimSpace(d.Title), Engine: engine}
 	if rep.Title == "" {
 		rep.Title = r.Question
