@@ -113,6 +113,10 @@ func TestResearchOffline(t *testing.T) {
 	if err != nil || !strings.Contains(list, r.ID) || !strings.Contains(list, `"status":"completed"`) {
 		t.Fatalf("list: %v %s", err, list)
 	}
+	page, _, err := run(t, data, "research", "show", r.ID, "--format", "html")
+	if err != nil || !strings.HasPrefix(page, `<article class="quarry-report">`) || !strings.Contains(page, `href="#ref-1"`) || strings.Contains(page, "<script") {
+		t.Fatalf("show --format html: %v %.300s", err, page)
+	}
 	checked, _, err := run(t, data, "research", "show", r.ID, "--check")
 	if err != nil || !strings.Contains(checked, "citation support: ") || !strings.Contains(checked, "(1.00)") {
 		t.Fatalf("show --check: %v %q", err, checked)
@@ -144,7 +148,7 @@ func TestResearchOffline(t *testing.T) {
 		{[]string{"research", "q", "--source", "kb:missing"}, `knowledge base "missing" does not exist`},
 		{[]string{"research", "q", "--source", "bogus"}, `unknown source "bogus"`},
 		{[]string{"research", "q"}, "source: give --source"},
-		{[]string{"research", "q", "--source", "kb:" + name, "--format", "pdf"}, "format: must be markdown or json"},
+		{[]string{"research", "q", "--source", "kb:" + name, "--format", "pdf"}, "format: must be markdown, json or html"},
 		{[]string{"research", "q", "--source", "kb:" + name, "--llm", "gemini"}, "llm: must be offline"},
 		{[]string{"research", "--resume", "no-such-id"}, "not found"},
 		{[]string{"research", "show", "no-such-id"}, "not found"},
