@@ -5,8 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kljensen/snowball/english"
-
+	"github.com/quarryhq/quarry/kb/analyze"
 	"github.com/quarryhq/quarry/research/internal/textseg"
 )
 
@@ -44,9 +43,58 @@ var (
 	contentRE = regexp.MustCompile(`[\p{L}\p{N}]+`)
 )
 
-// Check checks a rendered report's citations against the sources read. A
-// cited passage is the sentence a group of [n] markers ends (or, within a
-// sentence, the text since the previous citation).
+// eachCitation calls fn for every group of rendered [n] citations in text
+// whose numbers include a reference (a bracketed number quoted from a
+// source, "[1977]", is not a citation), with the group's byte range, its
+// reference numbers, and the passage it vouches for: the sentence it ends,
+// or within a sentence the text since the previous citation.
+func eachCitation(text string, refs map[int]string, fn func(start, end int, passage string, nums []int)) {
+	prev := 0
+	for _, loc := range citeGroup.FindAllStringIndex(text, -1) {
+		from := prev
+		if nl := strings.LastIndexByte(text[prev:loc[0]], '\n'); nl >= 0 {
+			from = prev + nl + 1
+		}
+		prev = loc[1]
+		var nums []int
+		cites := false
+		for _, m := range citeNum.FindAllStringSubmatch(text[loc[0]:loc[1]], -1) {
+			n, _ := strconv.Atoi(m[1])
+			nums = append(nums, n)
+			_, ok := refs[n]
+			cites = cites || ok
+		}
+		if !cites {
+			continue
+		}
+		passage := strings.TrimSpace(strings.TrimLeft(text[from:loc[0]], ".,;: "))
+		// A citation vouches for the sentence it ends, not for uncited
+		// sentences before it.
+		if sp := textseg.Spans(passage); len(sp) > 1 {
+			passage = passage[sp[len(sp)-1].Start:sp[len(sp)-1].End]
+		}
+		fn(loc[0], loc[1], passage, nums)
+	}
+}
+
+// evidence is a source's analysed terms and numbers, computed once per
+// source however many passages cite it.
+type evidence struct {
+	terms, numbers map[string]bool
+}
+
+func newEvidence(s *Source) *evidence {
+	e := &evidence{terms: map[string]bool{}, numbers: map[string]bool{}}
+	for _, text := range []string{s.Title, s.Content} {
+		analyze.TermsFunc(text, func(t string) { e.terms[t] = true })
+		for _, n := range numberRE.FindAllString(text, -1) {
+			e.numbers[normNum(n)] = true
+		}
+	}
+	return e
+}
+
+// Check checks a rendered report's citations against the sources read.
 func Check(rep *Report, sources []Source) Checks {
 	ck := Checks{Unsupported: []Unsupported{}, Method: CheckMethod}
 	if rep == nil {
@@ -60,53 +108,38 @@ func Check(rep *Report, sources []Source) Checks {
 	for _, r := range rep.References {
 		refs[r.Number] = r.SourceID
 	}
+	cache := map[string]*evidence{}
 	texts := []string{rep.Summary}
 	for _, s := range rep.Sections {
 		texts = append(texts, s.Body)
 	}
 	for _, text := range texts {
-		for _, para := range strings.Split(text, "\n") {
-			prev := 0
-			for _, loc := range citeGroup.FindAllStringIndex(para, -1) {
-				passage := strings.TrimSpace(strings.TrimLeft(para[prev:loc[0]], ".,;: "))
-				// A citation vouches for the sentence it ends, not for
-				// uncited sentences before it.
-				if sp := textseg.Spans(passage); len(sp) > 1 {
-					passage = passage[sp[len(sp)-1].Start:sp[len(sp)-1].End]
-				}
-				group := para[loc[0]:loc[1]]
-				prev = loc[1]
-				if len([]rune(passage)) < 3 {
-					continue
-				}
-				var nums []int
-				var ids []string
-				var corpus strings.Builder
-				for _, m := range citeNum.FindAllStringSubmatch(group, -1) {
-					n, _ := strconv.Atoi(m[1])
-					nums = append(nums, n)
-					if id, ok := refs[n]; ok {
-						ids = append(ids, id)
-						if s := byID[id]; s != nil {
-							corpus.WriteString(s.Title)
-							corpus.WriteString("\n")
-							corpus.WriteString(s.Content)
-							corpus.WriteString("\n")
-						}
-					}
-				}
-				ck.CitedPassages++
-				reason := support(passage, corpus.String())
-				if len(ids) == 0 {
-					reason = "its citations resolve to no reference"
-				}
-				if reason == "" {
-					ck.Supported++
-					continue
-				}
-				ck.Unsupported = append(ck.Unsupported, Unsupported{Text: passage, Citations: nums, SourceIDs: ids, Reason: reason})
+		eachCitation(text, refs, func(_, _ int, passage string, nums []int) {
+			if len([]rune(passage)) < 3 {
+				return
 			}
-		}
+			var ids []string
+			var ev []*evidence
+			for _, n := range nums {
+				id, ok := refs[n]
+				if !ok {
+					continue
+				}
+				ids = append(ids, id)
+				if s := byID[id]; s != nil {
+					if cache[id] == nil {
+						cache[id] = newEvidence(s)
+					}
+					ev = append(ev, cache[id])
+				}
+			}
+			ck.CitedPassages++
+			if reason := support(passage, ev); reason != "" {
+				ck.Unsupported = append(ck.Unsupported, Unsupported{Text: passage, Citations: nums, SourceIDs: ids, Reason: reason})
+				return
+			}
+			ck.Supported++
+		})
 	}
 	if ck.CitedPassages > 0 {
 		ck.CitationSupportRate = float64(ck.Supported) / float64(ck.CitedPassages)
@@ -114,33 +147,42 @@ func Check(rep *Report, sources []Source) Checks {
 	return ck
 }
 
-// support returns why source text does not back a passage, or "".
-func support(passage, source string) string {
-	if strings.TrimSpace(source) == "" {
+// support returns why the cited sources do not back a passage, or "".
+func support(passage string, ev []*evidence) string {
+	if len(ev) == 0 {
 		return "the cited sources have no text"
 	}
-	srcNums := map[string]bool{}
-	for _, n := range numberRE.FindAllString(source, -1) {
-		srcNums[normNum(n)] = true
+	has := func(pick func(*evidence) map[string]bool, k string) bool {
+		for _, e := range ev {
+			if pick(e)[k] {
+				return true
+			}
+		}
+		return false
 	}
+	numbers := func(e *evidence) map[string]bool { return e.numbers }
+	terms := func(e *evidence) map[string]bool { return e.terms }
 	for _, n := range numberRE.FindAllString(passage, -1) {
-		if !srcNums[normNum(n)] {
+		if !has(numbers, normNum(n)) {
 			return "the number " + strings.TrimRight(n, ".,") + " is not in the cited sources"
 		}
-	}
-	srcTerms := map[string]bool{}
-	for _, w := range contentRE.FindAllString(strings.ToLower(source), -1) {
-		srcTerms[english.Stem(w, false)] = true
 	}
 	var missing []string
 	total := 0
 	for _, w := range contentRE.FindAllString(strings.ToLower(passage), -1) {
-		if len(w) < 3 || english.IsStopWord(w) || numberRE.MatchString(w) {
+		if len(w) < 3 || numberRE.MatchString(w) {
+			continue
+		}
+		ts := analyze.Terms(w) // empty for a stop word
+		if len(ts) == 0 {
 			continue
 		}
 		total++
-		if !srcTerms[english.Stem(w, false)] {
-			missing = append(missing, w)
+		for _, t := range ts {
+			if !has(terms, t) {
+				missing = append(missing, w)
+				break
+			}
 		}
 	}
 	if total > 0 && float64(total-len(missing)) < MinCoverage*float64(total) {

@@ -46,7 +46,6 @@ type AnalyzeInput struct {
 	// ones are named in SubQuestions' SourceIDs.
 	Sources   map[string]*Source
 	Learnings []Learning
-	Round     int
 	// MaxDirections caps the directions asked for.
 	MaxDirections int
 	// CharsPerSource caps how much of each source the engine may read.

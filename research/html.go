@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kljensen/snowball/english"
 	"github.com/microcosm-cc/bluemonday"
 
+	"github.com/quarryhq/quarry/kb/analyze"
 	"github.com/quarryhq/quarry/research/internal/textseg"
 )
 
@@ -31,8 +31,6 @@ var htmlPolicy = func() *bluemonday.Policy {
 	return p
 }()
 
-var citeRef = regexp.MustCompile(`\[(\d+)\]`)
-
 // HTML renders a report as a self-contained, sanitised HTML fragment:
 // numbered citations link to their reference (#ref-n) and show the quoted
 // source passage on hover (the title attribute); references link out with
@@ -42,13 +40,12 @@ func HTML(rep *Report, sources []Source) string {
 	if rep == nil {
 		return ""
 	}
-	byID := map[string]*Source{}
+	q := &quoter{refs: map[int]string{}, byID: map[string]*Source{}, passages: map[string][]passage{}}
 	for i := range sources {
-		byID[sources[i].ID] = &sources[i]
+		q.byID[sources[i].ID] = &sources[i]
 	}
-	refs := map[int]*Reference{}
-	for i := range rep.References {
-		refs[rep.References[i].Number] = &rep.References[i]
+	for _, r := range rep.References {
+		q.refs[r.Number] = r.SourceID
 	}
 	var b strings.Builder
 	b.WriteString(`<article class="quarry-report">` + "\n")
@@ -59,18 +56,18 @@ func HTML(rep *Report, sources []Source) string {
 	b.WriteString("</header>\n")
 	if rep.Summary != "" {
 		b.WriteString(`<section id="summary"><h2>Executive summary</h2>` + "\n")
-		paragraphs(&b, rep.Summary, refs, byID)
+		paragraphs(&b, rep.Summary, q)
 		b.WriteString("</section>\n")
 	}
 	for i, s := range rep.Sections {
 		fmt.Fprintf(&b, "<section id=\"section-%d\"><h2>%s</h2>\n", i+1, esc(s.Heading))
-		paragraphs(&b, s.Body, refs, byID)
+		paragraphs(&b, s.Body, q)
 		b.WriteString("</section>\n")
 	}
 	if len(rep.Conflicts) > 0 {
 		b.WriteString(`<section id="conflicts"><h2>Conflicting evidence</h2><ul>` + "\n")
 		for _, c := range rep.Conflicts {
-			fmt.Fprintf(&b, "<li><strong>%s</strong> — %s <em>(%s, confidence %.2f)</em></li>\n", esc(c.Topic), cited(c.Text, refs, byID), esc(c.Strategy), c.Confidence)
+			fmt.Fprintf(&b, "<li><strong>%s</strong> — %s <em>(%s, confidence %.2f)</em></li>\n", esc(c.Topic), q.cited(c.Text), esc(c.Strategy), c.Confidence)
 		}
 		b.WriteString("</ul></section>\n")
 	}
@@ -99,68 +96,83 @@ func safeURL(u string) bool {
 
 func esc(s string) string { return html.EscapeString(s) }
 
-func paragraphs(b *strings.Builder, text string, refs map[int]*Reference, byID map[string]*Source) {
+func paragraphs(b *strings.Builder, text string, q *quoter) {
 	for _, p := range strings.Split(text, "\n\n") {
 		if p = strings.TrimSpace(p); p != "" {
-			fmt.Fprintf(b, "<p>%s</p>\n", cited(p, refs, byID))
+			fmt.Fprintf(b, "<p>%s</p>\n", q.cited(p))
 		}
 	}
 }
 
-// cited escapes text and turns each [n] into a link to reference n whose
-// title is the source passage that best matches the text before it.
-func cited(text string, refs map[int]*Reference, byID map[string]*Source) string {
+// quoter finds, for a citation, the passage of the cited source that best
+// matches what the report says; each source is split and analysed once.
+type quoter struct {
+	refs     map[int]string // reference number → source id
+	byID     map[string]*Source
+	passages map[string][]passage
+}
+
+type passage struct {
+	text  string
+	terms map[string]bool
+}
+
+// cited escapes text and turns each [n] that names a reference into a link
+// to it whose title is the source passage best matching the passage the
+// citation vouches for (eachCitation).
+func (q *quoter) cited(text string) string {
 	var b strings.Builder
 	prev := 0
-	for _, loc := range citeRef.FindAllStringSubmatchIndex(text, -1) {
-		before := text[prev:loc[0]]
-		b.WriteString(esc(before))
-		n, _ := strconv.Atoi(text[loc[2]:loc[3]])
-		ref, ok := refs[n]
-		if !ok {
-			b.WriteString(esc(text[loc[0]:loc[1]]))
-			prev = loc[1]
-			continue
+	eachCitation(text, q.refs, func(start, end int, claim string, _ []int) {
+		b.WriteString(esc(text[prev:start]))
+		prev = end
+		group := text[start:end]
+		last := 0
+		for _, loc := range citeNum.FindAllStringSubmatchIndex(group, -1) {
+			b.WriteString(esc(group[last:loc[0]]))
+			last = loc[1]
+			n, _ := strconv.Atoi(group[loc[2]:loc[3]])
+			id, ok := q.refs[n]
+			if !ok {
+				b.WriteString(esc(group[loc[0]:loc[1]]))
+				continue
+			}
+			fmt.Fprintf(&b, `<sup class="cite"><a href="#ref-%d" title="%s">[%d]</a></sup>`, n, esc(q.best(id, claim)), n)
 		}
-		quote := ""
-		if s := byID[ref.SourceID]; s != nil {
-			quote = bestPassage(lastSentence(text[:loc[0]]), s.Content)
-		}
-		fmt.Fprintf(&b, `<sup class="cite"><a href="#ref-%d" title="%s">[%d]</a></sup>`, n, esc(quote), n)
-		prev = loc[1]
-	}
+		b.WriteString(esc(group[last:]))
+	})
 	b.WriteString(esc(text[prev:]))
 	return b.String()
 }
 
-func lastSentence(s string) string {
-	s = citeRef.ReplaceAllString(s, "")
-	if i := strings.LastIndexAny(strings.TrimRight(s, " .;"), ".;"); i >= 0 {
-		s = s[i+1:]
-	}
-	return strings.TrimSpace(s)
-}
-
-// bestPassage is the source sentence sharing the most words with claim,
+// best is the sentence of source id sharing the most terms with claim,
 // cut to 300 characters.
-func bestPassage(claim, content string) string {
-	want := map[string]bool{}
-	for _, w := range contentRE.FindAllString(strings.ToLower(claim), -1) {
-		if len(w) > 2 && !english.IsStopWord(w) {
-			want[english.Stem(w, false)] = true
-		}
+func (q *quoter) best(id, claim string) string {
+	s := q.byID[id]
+	if s == nil {
+		return ""
 	}
+	ps, ok := q.passages[id]
+	if !ok {
+		for _, sp := range textseg.Spans(s.Content) {
+			p := passage{text: s.Content[sp.Start:sp.End], terms: map[string]bool{}}
+			analyze.TermsFunc(p.text, func(t string) { p.terms[t] = true })
+			ps = append(ps, p)
+		}
+		q.passages[id] = ps
+	}
+	want := map[string]bool{}
+	analyze.TermsFunc(claim, func(t string) { want[t] = true })
 	best, bestN := "", -1
-	for _, sp := range textseg.Spans(content) {
-		s := content[sp.Start:sp.End]
+	for _, p := range ps {
 		n := 0
-		for _, w := range contentRE.FindAllString(strings.ToLower(s), -1) {
-			if want[english.Stem(w, false)] {
+		for t := range want {
+			if p.terms[t] {
 				n++
 			}
 		}
 		if n > bestN {
-			best, bestN = s, n
+			best, bestN = p.text, n
 		}
 	}
 	best = oneLine(best)

@@ -282,7 +282,7 @@ func clip(s string, n int) string {
 func (x *run) analyze(ctx context.Context, depth int, effort Effort) error {
 	r := x.r
 	t0 := x.rn.now()
-	defer x.timed(StageExecuting, t0)
+	defer x.timed(stageAnalyzing, t0)
 	var sqs []SubQuestion
 	for _, sq := range r.SubQuestions {
 		if sq.Depth == depth {
@@ -290,7 +290,7 @@ func (x *run) analyze(ctx context.Context, depth int, effort Effort) error {
 		}
 	}
 	x.agent(AgentReflector, AgentThinking, 0, fmt.Sprintf("analyzing round %d", depth), "")
-	in := AnalyzeInput{Question: r.Question, SubQuestions: sqs, Sources: x.sourceMap(), Learnings: r.Learnings, Round: depth,
+	in := AnalyzeInput{Question: r.Question, SubQuestions: sqs, Sources: x.sourceMap(), Learnings: r.Learnings,
 		MaxDirections: childBreadth(effort), CharsPerSource: 1500}
 	if b := x.budget(); b.max > 0 {
 		// Shrink what the analyst reads to fit what the budget allows.
@@ -303,7 +303,7 @@ func (x *run) analyze(ctx context.Context, depth int, effort Effort) error {
 		in.CharsPerSource = min(in.CharsPerSource, max(0, room/2-800)*3/n)
 	}
 	a, usage, err := x.rn.Engine.Analyze(ctx, in)
-	x.addUsage("analyzing", usage)
+	x.addUsage(stageAnalyzing, usage)
 	if err != nil {
 		x.emit(Event{Type: EventAgent, Agent: &AgentState{Agent: AgentReflector, Status: AgentFailed, Error: err.Error()}})
 		return fmt.Errorf("analyze round %d: %w", depth, err)

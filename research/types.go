@@ -34,6 +34,10 @@ const (
 	StageFailed       = "failed"
 )
 
+// stageAnalyzing keys the analyses' usage and time: they run within the
+// executing stage but are accounted apart (seed 000's reflect agent).
+const stageAnalyzing = "analyzing"
+
 // Research is one research run: its input, everything it found, and its
 // report. It is also the checkpoint: stored whole after every step.
 type Research struct {
@@ -140,7 +144,6 @@ const MaxLearnings = 20
 // Round records one pass of execute → analyze → decide.
 type Round struct {
 	Depth    int       `json:"depth"`
-	Analyzed bool      `json:"analyzed"`
 	Analysis *Analysis `json:"analysis,omitempty"`
 	Decided  bool      `json:"decided"`
 }

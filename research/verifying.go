@@ -72,9 +72,10 @@ func (x *run) metadata(rep *Report) Metadata {
 	if m.Facts > 0 {
 		m.VerificationRate = float64(m.VerifiedFacts) / float64(m.Facts)
 	}
-	words := len(strings.Fields(rep.Summary))
+	// Words of prose: rendered [n] citations are not words.
+	words := len(strings.Fields(citeGroup.ReplaceAllString(rep.Summary, "")))
 	for _, s := range rep.Sections {
-		words += len(strings.Fields(s.Body))
+		words += len(strings.Fields(citeGroup.ReplaceAllString(s.Body, "")))
 	}
 	m.WordCount = words
 	return m

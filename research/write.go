@@ -74,6 +74,8 @@ func (x *run) render(d *Draft, sources map[string]*Source, engine string, notes 
 		}
 		rep.Sections = append(rep.Sections, Section{Heading: strings.TrimSpace(s.Heading), Body: c.render(body)})
 	}
+	// The conflicts cite sources too: render them before numbering ends.
+	rep.Conflicts = x.conflicts(c)
 	for i, id := range c.order {
 		s := c.known[id]
 		rep.References = append(rep.References, Reference{Number: i + 1, SourceID: id, URL: s.URL, Title: s.Title, Authors: s.Authors, AccessedAt: s.AccessedAt})
@@ -88,12 +90,6 @@ func (x *run) render(d *Draft, sources map[string]*Source, engine string, notes 
 		notes = append(notes, "The research stopped early: "+r.StopReason+".")
 	}
 	rep.Notes = notes
-	rep.Conflicts = x.conflicts(c)
-	// Sources cited only in the conflicts still need their references.
-	for _, id := range c.order[len(rep.References):] {
-		s := c.known[id]
-		rep.References = append(rep.References, Reference{Number: len(rep.References) + 1, SourceID: id, URL: s.URL, Title: s.Title, Authors: s.Authors, AccessedAt: s.AccessedAt})
-	}
 	rep.Metadata = x.metadata(rep)
 	rep.Quality = QualityScore(rep.Metadata)
 	rep.Markdown = Markdown(rep)

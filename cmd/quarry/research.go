@@ -135,12 +135,16 @@ func (a *app) runResearch(cmd *cobra.Command, f researchFlags, question string) 
 			return usageError{fmt.Errorf("llm: research %s was started with %s; resume it with the same model (--llm)", stored.ID, stored.Engine)}
 		}
 	} else {
-		specs, err := a.researchSources(ctx, svc, f)
+		specs, err := researchSources(f)
 		if err != nil {
 			return err
 		}
 		opts.Sources = specs
+		// Check everything before a possibly long --docs ingest.
 		if _, err := research.Validate(question, &opts); err != nil {
+			return err
+		}
+		if err := a.ingestDocs(ctx, svc, f.docs); err != nil {
 			return err
 		}
 	}
@@ -172,9 +176,9 @@ func (a *app) runResearch(cmd *cobra.Command, f researchFlags, question string) 
 	return a.printResearch(r, f.format, f.out)
 }
 
-// researchSources turns --source and --docs into source specs, ingesting
-// --docs paths first.
-func (a *app) researchSources(ctx context.Context, svc *kb.Service, f researchFlags) ([]string, error) {
+// researchSources turns --source and --docs into source specs; a --docs
+// path becomes the knowledge base ingestDocs fills.
+func researchSources(f researchFlags) ([]string, error) {
 	var specs []string
 	if len(f.sources) > 0 {
 		parsed, err := search.ParseSpecs(strings.Join(f.sources, ","))
@@ -186,14 +190,26 @@ func (a *app) researchSources(ctx context.Context, svc *kb.Service, f researchFl
 		}
 	}
 	for _, p := range f.docs {
+		specs = append(specs, "kb:"+docsKBName(p))
+	}
+	if len(specs) == 0 {
+		return nil, usageError{errors.New("source: give --source (kb:<name>, web, arxiv, wikipedia) or --docs PATH")}
+	}
+	return specs, nil
+}
+
+// ingestDocs ingests each --docs path into its knowledge base (unchanged
+// files are skipped).
+func (a *app) ingestDocs(ctx context.Context, svc *kb.Service, docs []string) error {
+	for _, p := range docs {
 		name := docsKBName(p)
 		_, emb, err := a.openKB(ctx, name, true)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		rep, err := svc.AddPaths(ctx, name, []string{p}, kb.AddOptions{Embedder: emb})
 		if err != nil {
-			return nil, fmt.Errorf("docs %s: %w", p, err)
+			return fmt.Errorf("docs %s: %w", p, err)
 		}
 		for _, pr := range rep.Failed {
 			fmt.Fprintf(a.stderr, "quarry: skipped %s: %s\n", pr.Origin, pr.Reason)
@@ -203,15 +219,11 @@ func (a *app) researchSources(ctx context.Context, svc *kb.Service, f researchFl
 		}
 		if st, err := svc.Get(ctx, name); err == nil {
 			if stats, err := a.store.KBStats(ctx, st.ID); err == nil && stats.Chunks == 0 {
-				return nil, usageError{fmt.Errorf("docs: nothing could be ingested from %s", p)}
+				return usageError{fmt.Errorf("docs: nothing could be ingested from %s", p)}
 			}
 		}
-		specs = append(specs, "kb:"+name)
 	}
-	if len(specs) == 0 {
-		return nil, usageError{errors.New("source: give --source (kb:<name>, web, arxiv, wikipedia) or --docs PATH")}
-	}
-	return specs, nil
+	return nil
 }
 
 var kbNameBad = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
@@ -322,6 +334,9 @@ func (a *app) provider() (llm.Provider, error) {
 }
 
 func (a *app) printResearch(r *research.Research, format, out string) error {
+	if format != "json" && r.Report == nil {
+		return fmt.Errorf("research %s has no report (status %s, stage %s): resume it with quarry research --resume %s", r.ID, r.Status, r.Stage, r.ID)
+	}
 	w := io.Writer(a.stdout)
 	if out != "" {
 		fh, err := os.Create(out)
@@ -337,15 +352,9 @@ func (a *app) printResearch(r *research.Research, format, out string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(publicView(r))
 	case "html":
-		if r.Report == nil {
-			return fmt.Errorf("research %s has no report (status %s, stage %s): resume it with quarry research --resume %s", r.ID, r.Status, r.Stage, r.ID)
-		}
 		_, err := io.WriteString(w, research.HTML(r.Report, r.Sources))
 		return err
 	default:
-		if r.Report == nil {
-			return fmt.Errorf("research %s has no report (status %s, stage %s): resume it with quarry research --resume %s", r.ID, r.Status, r.Stage, r.ID)
-		}
 		_, err := io.WriteString(w, r.Report.Markdown)
 		return err
 	}
@@ -404,7 +413,12 @@ func (a *app) researchShowCmd() *cobra.Command {
 				return fmt.Errorf("research %s has no report yet (status %s, stage %s%s); resume it with: quarry research --resume %s", r.ID, r.Status, r.Stage, errSuffix(r.Error), r.ID)
 			}
 			if check {
-				ck := research.Check(r.Report, r.Sources)
+				var ck research.Checks
+				if r.Checks != nil {
+					ck = *r.Checks // stored when the report was written
+				} else {
+					ck = research.Check(r.Report, r.Sources)
+				}
 				if format == "json" {
 					return writeJSON(a.stdout, ck)
 				}

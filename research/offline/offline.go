@@ -119,6 +119,7 @@ func without(kws []string, phrase string) []string {
 // scored is a source sentence with its relevance.
 type scored struct {
 	text     string
+	terms    map[string]bool
 	sourceID string
 	score    float64
 }
@@ -190,7 +191,7 @@ func (s scorer) best(rd *reader, src *research.Source) []scored {
 		if i == 0 {
 			sc += 0.25 // a lead sentence says what the document is about
 		}
-		out = append(out, scored{text: st.text, sourceID: src.ID, score: sc})
+		out = append(out, scored{text: st.text, terms: st.terms, sourceID: src.ID, score: sc})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].score > out[j].score })
 	return out
@@ -237,7 +238,7 @@ func (Engine) Analyze(_ context.Context, in research.AnalyzeInput) (*research.An
 			cred += src.Credibility
 			top := sents[0]
 			learnings = append(learnings, research.Learning{Text: top.text, SourceIDs: []string{id}, SubQuestionID: sq.ID, Score: round2(top.score)})
-			for t := range termSet(top.text) {
+			for t := range top.terms {
 				if qTerms[t] {
 					covered[t] = true
 				}

@@ -32,17 +32,16 @@ func termSet(text string) map[string]bool {
 	return m
 }
 
-// questionWords open questions and are not facets.
-var questionWords = map[string]bool{"which": true, "what": true, "who": true, "whom": true, "whose": true, "when": true, "where": true, "why": true, "how": true, "is": true, "are": true, "was": true, "were": true, "did": true, "does": true, "do": true, "the": true, "a": true, "an": true, "in": true, "this": true, "that": true, "these": true, "both": true, "and": true, "or": true, "of": true}
 
 // keywords returns the content words of text in order, lower-cased,
-// without stop words and question words, each once.
+// without stop words (Snowball's list has every question word but
+// "whose"), each once.
 func keywords(text string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, w := range words(text) {
 		lw := strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(w), "'s"), "’s")
-		if english.IsStopWord(lw) || questionWords[lw] || seen[lw] || utf8.RuneCountInString(lw) < 2 && !isCJKWord(lw) {
+		if english.IsStopWord(lw) || lw == "whose" || seen[lw] || utf8.RuneCountInString(lw) < 2 && !isCJKWord(lw) {
 			continue
 		}
 		seen[lw] = true

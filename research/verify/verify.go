@@ -26,6 +26,7 @@ import (
 
 	"github.com/kljensen/snowball/english"
 
+	"github.com/quarryhq/quarry/kb/analyze"
 	"github.com/quarryhq/quarry/research/internal/textseg"
 )
 
@@ -118,11 +119,14 @@ func extract(s Source) []Fact {
 	for _, sp := range textseg.Spans(s.Content) {
 		text := s.Content[sp.Start:sp.End]
 		n := utf8.RuneCountInString(text)
-		if n < MinFactChars || n > MaxFactChars || !claim(text) {
+		if n < MinFactChars || n > MaxFactChars {
 			continue
 		}
-		f := Fact{Text: strings.Join(strings.Fields(text), " "), SourceID: s.ID, Start: sp.Start, End: sp.End, Confidence: s.Credibility}
-		f.entity, f.Section = entity(text)
+		ent, section := entity(text)
+		if !claim(text, ent) {
+			continue
+		}
+		f := Fact{Text: strings.Join(strings.Fields(text), " "), SourceID: s.ID, Start: sp.Start, End: sp.End, Confidence: s.Credibility, entity: ent, Section: section}
 		f.values = values(text)
 		f.terms = terms(text, f.entity, f.values)
 		out = append(out, f)
@@ -135,13 +139,10 @@ func extract(s Source) []Fact {
 
 var comparison = regexp.MustCompile(`(?i)\b(more|less|fewer|larger|smaller|higher|lower|greater|first|last|before|after|than|most|least|largest|smallest|highest|lowest|oldest|newest|earliest|latest|increase[ds]?|decrease[ds]?)\b`)
 
-// claim reports a sentence that asserts something checkable.
-func claim(s string) bool {
-	if strings.IndexFunc(s, unicode.IsDigit) >= 0 || comparison.MatchString(s) {
-		return true
-	}
-	e, _ := entity(s)
-	return e != ""
+// claim reports a sentence that asserts something checkable: a number, a
+// comparison, or an entity (ent, from entity).
+func claim(s, ent string) bool {
+	return ent != "" || strings.IndexFunc(s, unicode.IsDigit) >= 0 || comparison.MatchString(s)
 }
 
 var leadingArticle = map[string]bool{"the": true, "a": true, "an": true, "this": true, "that": true, "in": true, "on": true, "at": true, "by": true, "its": true, "his": true, "her": true, "their": true}
@@ -266,25 +267,31 @@ func unitWord(w string) bool {
 
 var wordRE = regexp.MustCompile(`[\p{L}\p{N}]+`)
 
-// terms are the stemmed content words that say what is claimed: not the
-// entity, not the values and their units, not stop words.
+// monthTerms are the analysed month names: dates are values, not claim
+// words.
+var monthTerms = func() map[string]bool {
+	m := map[string]bool{}
+	for name := range months {
+		analyze.TermsFunc(name, func(t string) { m[t] = true })
+	}
+	return m
+}()
+
+// terms are the analysed content words (kb/analyze: stemmed, no stop
+// words, CJK bigrams) that say what is claimed: not the entity, not the
+// values and their units.
 func terms(s, ent string, vals []value) map[string]bool {
 	skip := map[string]bool{}
-	for _, w := range strings.Fields(ent) {
-		skip[w] = true
-	}
+	analyze.TermsFunc(ent, func(t string) { skip[t] = true })
 	for _, v := range vals {
-		for _, w := range wordRE.FindAllString(strings.ToLower(v.text), -1) {
-			skip[w] = true
-		}
+		analyze.TermsFunc(v.text, func(t string) { skip[t] = true })
 	}
 	out := map[string]bool{}
-	for _, w := range wordRE.FindAllString(strings.ToLower(s), -1) {
-		if skip[w] || english.IsStopWord(w) || isNumeric(w) || len(w) < 3 || months[w] {
-			continue
+	analyze.TermsFunc(s, func(t string) {
+		if !skip[t] && !monthTerms[t] && !isNumeric(t) && len(t) >= 3 {
+			out[t] = true
 		}
-		out[english.Stem(w, false)] = true
-	}
+	})
 	return out
 }
 
@@ -329,10 +336,20 @@ func check(facts []Fact, sources map[string]Source) []Discrepancy {
 		}
 		return parent[i]
 	}
+	// Only facts about the same entity can share a topic: compare within
+	// those buckets, not all pairs.
+	byEntity := map[string][]int{}
 	for i := range facts {
-		for j := i + 1; j < len(facts); j++ {
-			if sameTopic(&facts[i], &facts[j]) {
-				parent[find(i)] = find(j)
+		if e := facts[i].entity; e != "" {
+			byEntity[e] = append(byEntity[e], i)
+		}
+	}
+	for _, b := range byEntity {
+		for x, i := range b {
+			for _, j := range b[x+1:] {
+				if facts[i].SourceID != facts[j].SourceID && sameTopic(&facts[i], &facts[j]) {
+					parent[find(i)] = find(j)
+				}
 			}
 		}
 	}
@@ -347,6 +364,7 @@ func check(facts []Fact, sources map[string]Source) []Discrepancy {
 	}
 
 	var out []Discrepancy
+	lost := map[int]bool{} // facts a resolved discrepancy went against
 	for _, r := range roots {
 		idx := groups[r]
 		if len(idx) < 2 {
@@ -379,50 +397,30 @@ func check(facts []Fact, sources map[string]Source) []Discrepancy {
 		if len(order) < 2 {
 			continue
 		}
-		d := resolve(facts, byValue, order, kind, sources)
+		d, winKey := resolve(facts, byValue, order, kind, sources)
 		d.ID = "D" + strconv.Itoa(len(out)+1)
 		out = append(out, d)
-	}
-	// Confidence: credibility, raised when verified, lowered when a
-	// discrepancy went against the fact.
-	lost := map[string]bool{}
-	for _, d := range out {
-		if d.Winner == "" {
-			continue
-		}
-		for _, id := range d.FactIDs {
-			if id != d.Winner && valueOf(facts, id, d) != valueOf(facts, d.Winner, d) {
-				lost[id] = true
+		if winKey != "" {
+			for k, idx := range byValue {
+				for _, i := range idx {
+					lost[i] = lost[i] || k != winKey
+				}
 			}
 		}
 	}
+	// Confidence: credibility, raised when verified, lowered when a
+	// discrepancy went against the fact.
 	for i := range facts {
 		c := facts[i].Confidence
 		if facts[i].Verified {
 			c = min(1, c+0.15)
 		}
-		if lost[facts[i].ID] {
+		if lost[i] {
 			c = max(0, c-0.3)
 		}
 		facts[i].Confidence = round2(c)
 	}
 	return out
-}
-
-func valueOf(facts []Fact, id string, d Discrepancy) string {
-	for i := range facts {
-		if facts[i].ID == id {
-			for _, v := range facts[i].values {
-				if strings.Contains(d.Resolution, v.text) {
-					return v.text
-				}
-			}
-			if len(facts[i].values) > 0 {
-				return facts[i].values[0].text
-			}
-		}
-	}
-	return ""
 }
 
 // sharedKind is the value kind every fact in the group that has one
@@ -474,8 +472,9 @@ func appendUnique(xs []string, x string) []string {
 	return append(xs, x)
 }
 
-// resolve decides which value stands.
-func resolve(facts []Fact, byValue map[string][]int, order []string, kind string, sources map[string]Source) Discrepancy {
+// resolve decides which value stands; it returns the discrepancy and the
+// winning value's key ("" when unresolved).
+func resolve(facts []Fact, byValue map[string][]int, order []string, kind string, sources map[string]Source) (Discrepancy, string) {
 	type side struct {
 		key     string
 		idx     []int
@@ -514,10 +513,10 @@ func resolve(facts []Fact, byValue map[string][]int, order []string, kind string
 		}
 		return strings.Join(parts, " vs ")
 	}()
-	win := func(s *side, strategy, why string, conf float64) Discrepancy {
+	win := func(s *side, strategy, why string, conf float64) (Discrepancy, string) {
 		d.Strategy, d.Winner, d.Confidence = strategy, facts[s.idx[0]].ID, round2(conf)
 		d.Resolution = fmt.Sprintf("%s: %s; %s", s.text, why, stated)
-		return d
+		return d, s.key
 	}
 	// Consensus: three or more sources against one.
 	if len(sides) == 2 && len(sides[0].sources) >= 3 && len(sides[1].sources) == 1 {
@@ -544,7 +543,7 @@ func resolve(facts []Fact, byValue map[string][]int, order []string, kind string
 	}
 	d.Strategy, d.Confidence = Uncertainty, 0.3
 	d.Resolution = "unresolved: the sources disagree and none is newer, more credible or backed by a consensus; " + stated
-	return d
+	return d, ""
 }
 
 // topicLabel names a topic: the entity, the kind of value, and the first
@@ -557,13 +556,14 @@ func topicLabel(f *Fact, kind string) string {
 	var words []string
 	seen := map[string]bool{}
 	for _, w := range wordRE.FindAllString(f.Text, -1) {
-		st := english.Stem(strings.ToLower(w), false)
-		if f.terms[st] && !seen[st] {
-			seen[st] = true
-			words = append(words, w)
-			if len(words) == 3 {
-				break
-			}
+		ts := analyze.Terms(w)
+		if len(ts) == 0 || !f.terms[ts[0]] || seen[ts[0]] {
+			continue
+		}
+		seen[ts[0]] = true
+		words = append(words, w)
+		if len(words) == 3 {
+			break
 		}
 	}
 	if len(words) > 0 {
