@@ -32,7 +32,6 @@ func termSet(text string) map[string]bool {
 	return m
 }
 
-
 // keywords returns the content words of text in order, lower-cased,
 // without stop words (Snowball's list has every question word but
 // "whose"), each once.
