@@ -53,14 +53,12 @@ type Options struct {
 	BatchSize int
 }
 
+// withDefaults fills the fields left at zero.
 func (o Options) withDefaults() Options {
-	if o.MaxPages <= 0 {
+	if o.MaxPages == 0 {
 		o.MaxPages = 500
 	}
-	if o.MaxDepth < 0 {
-		o.MaxDepth = 0
-	}
-	if o.Concurrency <= 0 {
+	if o.Concurrency == 0 {
 		o.Concurrency = 4
 	}
 	if o.Retries == 0 {
@@ -78,13 +76,14 @@ func (o Options) withDefaults() Options {
 }
 
 // Validate checks options a user typed, naming the field and the rule.
+// Run validates after filling defaults, so there zero means the default.
 func (o Options) Validate() error {
 	switch {
-	case o.MaxPages < 0 || o.MaxPages > 1_000_000:
+	case o.MaxPages < 1 || o.MaxPages > 1_000_000:
 		return &store.ValidationError{Field: "max-pages", Rule: fmt.Sprintf("must be 1-1000000, got %d", o.MaxPages)}
 	case o.MaxDepth < 0 || o.MaxDepth > 100:
 		return &store.ValidationError{Field: "max-depth", Rule: fmt.Sprintf("must be 0-100, got %d", o.MaxDepth)}
-	case o.Concurrency < 0 || o.Concurrency > 64:
+	case o.Concurrency < 1 || o.Concurrency > 64:
 		return &store.ValidationError{Field: "concurrency", Rule: fmt.Sprintf("must be 1-64, got %d", o.Concurrency)}
 	}
 	return nil
@@ -138,10 +137,10 @@ func (c *Crawler) logger() *slog.Logger {
 // retried opt.Retries times (with backoff) before it is logged as failed.
 // Page failures are counted once per run, after the last attempt.
 func (c *Crawler) Run(ctx context.Context, kbName, start string, opt Options) (*store.CrawlLog, error) {
+	opt = opt.withDefaults()
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	opt = opt.withDefaults()
 	seed, err := fetch.ParseURL(start)
 	if err != nil {
 		return nil, err
@@ -196,6 +195,8 @@ func (c *Crawler) Run(ctx context.Context, kbName, start string, opt Options) (*
 		log.ErrorMessage = err.Error()
 	}
 	log.PagesCrawled, log.PagesUpdated, log.PagesFailed = st.crawled, updated, st.failed
+	c.logger().Info("crawl finished", "url", log.URL, "crawled", st.crawled, "updated", updated, "unchanged", st.unchanged,
+		"failed", st.failed, "disallowed", st.skipped, "err", err)
 	log.DurationSeconds = fin.Sub(began).Seconds()
 	log.FinishedAt = &fin
 	if uerr := c.Store.CrawlLogUpdate(markCtx, store.CrawlLogUpdateParams{
@@ -298,8 +299,10 @@ func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt O
 		push(u, min(1, opt.MaxDepth))
 	}
 
-	w := &writer{c: c, kb: k, opt: opt, st: st, known: known}
-	results := make(chan outcome)
+	w := &writer{c: c, kb: k, opt: opt, st: st}
+	// Buffered for every fetch in flight, so an early return (a store
+	// error) leaves no goroutine blocked on send.
+	results := make(chan outcome, opt.Concurrency)
 	inflight, fetched := 0, 0
 	var seedErr error
 	succeeded := 0
@@ -450,24 +453,22 @@ type writer struct {
 	kb      *store.KB
 	opt     Options
 	st      *stats
-	known   map[string]store.Source
 	docs    []kb.Document
 	touches []store.SourceTouch
 }
 
 func (w *writer) add(ctx context.Context, u string, p *fetch.Page) error {
 	lm := parseHTTPTime(p.LastModified)
-	if p.NotModified {
+	switch {
+	case p.NotModified:
 		w.st.unchanged++
 		w.touches = append(w.touches, store.SourceTouch{URL: u, ETag: p.ETag, LastModified: lm, CrawledAt: w.c.now().UTC()})
-	} else if !p.Doc.NoIndex {
-		d := document(u, p, lm)
-		if old, ok := w.known[u]; ok && old.ContentHash == kb.ContentHash(d) {
-			w.st.unchanged++
-			w.touches = append(w.touches, store.SourceTouch{URL: u, ETag: p.ETag, LastModified: lm, CrawledAt: w.c.now().UTC()})
-		} else {
-			w.docs = append(w.docs, d)
-		}
+	case !p.Doc.NoIndex:
+		// A 200 with the same content is recognised and touched by
+		// AddDocuments (AddOptions.Touch), not re-embedded.
+		d := kb.DocumentFrom(p.Doc, u, u)
+		d.LastModified, d.ETag = lm, p.ETag
+		w.docs = append(w.docs, d)
 	}
 	if len(w.docs) >= w.opt.BatchSize || len(w.touches) >= 256 {
 		return w.flush(ctx)
@@ -485,7 +486,7 @@ func (w *writer) flush(ctx context.Context) error {
 	if len(w.docs) == 0 {
 		return nil
 	}
-	rep, err := w.c.KB.AddDocuments(ctx, w.kb, w.docs, kb.AddOptions{Embedder: w.c.Embedder, BatchSize: len(w.docs)})
+	rep, err := w.c.KB.AddDocuments(ctx, w.kb, w.docs, kb.AddOptions{Embedder: w.c.Embedder, BatchSize: len(w.docs), Touch: true})
 	w.docs = w.docs[:0]
 	if rep != nil {
 		w.st.updated += rep.Added + rep.Updated
@@ -500,20 +501,6 @@ func (w *writer) flush(ctx context.Context) error {
 		return fmt.Errorf("crawl: %w", err)
 	}
 	return nil
-}
-
-func document(u string, p *fetch.Page, lm *time.Time) kb.Document {
-	meta := map[string]string{"format": p.Doc.Format}
-	for k, v := range map[string]string{"description": p.Doc.Description, "keywords": p.Doc.Keywords, "published": p.Doc.Published} {
-		if v != "" {
-			meta[k] = v
-		}
-	}
-	title := p.Doc.Title
-	if title == "" {
-		title = u
-	}
-	return kb.Document{URL: u, Title: title, Text: p.Doc.Text, Metadata: meta, LastModified: lm, ETag: p.ETag, Origin: u}
 }
 
 func parseHTTPTime(s string) *time.Time {

@@ -32,7 +32,7 @@ func HTMLWithType(data []byte, pageURL, contentType string) (Doc, error) {
 	if bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 {
 		return Doc{}, errors.New("content is binary (NUL bytes), not HTML")
 	}
-	data = toUTF8(data, contentType)
+	data = ToUTF8(data, contentType)
 	root, err := html.Parse(bytes.NewReader(data))
 	if err != nil {
 		return Doc{}, fmt.Errorf("html parse: %w", err)
@@ -95,9 +95,9 @@ func HTMLWithType(data []byte, pageURL, contentType string) (Doc, error) {
 	return doc, nil
 }
 
-// toUTF8 decodes data by the charset in contentType, the page's meta tag or
-// sniffing, in that order; invalid sequences are dropped.
-func toUTF8(data []byte, contentType string) []byte {
+// ToUTF8 decodes data by the charset in contentType, an HTML page's meta
+// tag or sniffing, in that order; invalid sequences are dropped.
+func ToUTF8(data []byte, contentType string) []byte {
 	r, err := charset.NewReader(bytes.NewReader(data), contentType)
 	if err != nil {
 		return bytes.ToValidUTF8(data, nil)

@@ -195,6 +195,10 @@ func (f *Fetcher) Get(ctx context.Context, req Request) (*Response, error) {
 
 	ctx, cancel := context.WithTimeout(ctx, f.opt.Timeout)
 	defer cancel()
+	if !req.IgnoreRobots {
+		// checkRedirect checks each hop against robots.txt too.
+		ctx = context.WithValue(ctx, robotsKey{}, true)
+	}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: %w", shown, err)
@@ -217,10 +221,6 @@ func (f *Fetcher) Get(ctx context.Context, req Request) (*Response, error) {
 	}
 	if req.LastModified != "" {
 		hreq.Header.Set("If-Modified-Since", req.LastModified)
-	}
-	if !req.IgnoreRobots {
-		ctx = context.WithValue(ctx, robotsKey{}, true)
-		hreq = hreq.WithContext(ctx)
 	}
 	resp, err := f.client.Do(hreq)
 	if err != nil {
@@ -246,6 +246,11 @@ func (f *Fetcher) Get(ctx context.Context, req Request) (*Response, error) {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		return nil, &StatusError{URL: Redact(resp.Request.URL), Code: resp.StatusCode}
 	}
+	// A declared type is checked before the body is read: an unwanted
+	// 10 MiB download is not worth making to refuse it.
+	if out.MediaType = declaredType(out.ContentType); out.MediaType != "" && !acceptable(out.MediaType, accept) {
+		return nil, &TypeError{URL: Redact(resp.Request.URL), MediaType: out.MediaType}
+	}
 	if resp.ContentLength > f.opt.MaxBytes {
 		return nil, fmt.Errorf("fetch %s: %w (%d bytes announced, limit %d)", shown, ErrTooLarge, resp.ContentLength, f.opt.MaxBytes)
 	}
@@ -257,9 +262,11 @@ func (f *Fetcher) Get(ctx context.Context, req Request) (*Response, error) {
 		return nil, fmt.Errorf("fetch %s: %w (limit %d bytes)", shown, ErrTooLarge, f.opt.MaxBytes)
 	}
 	out.Body = body
-	out.MediaType = mediaType(out.ContentType, body)
-	if !acceptable(out.MediaType, accept) {
-		return nil, &TypeError{URL: Redact(resp.Request.URL), MediaType: out.MediaType}
+	if out.MediaType == "" {
+		out.MediaType = sniffedType(body)
+		if !acceptable(out.MediaType, accept) {
+			return nil, &TypeError{URL: Redact(resp.Request.URL), MediaType: out.MediaType}
+		}
 	}
 	return out, nil
 }
@@ -274,12 +281,17 @@ func (f *Fetcher) wrap(shown string, err error) error {
 	return fmt.Errorf("fetch %s: %w", shown, err)
 }
 
-func mediaType(header string, body []byte) string {
-	if header != "" {
-		if mt, _, err := mime.ParseMediaType(header); err == nil {
-			return strings.ToLower(mt)
-		}
+// declaredType is the Content-Type header's media type, "" when absent or
+// unparsable.
+func declaredType(header string) string {
+	if mt, _, err := mime.ParseMediaType(header); err == nil {
+		return strings.ToLower(mt)
 	}
+	return ""
+}
+
+// sniffedType guesses a media type from the body (WHATWG sniffing).
+func sniffedType(body []byte) string {
 	mt, _, _ := mime.ParseMediaType(http.DetectContentType(body))
 	return mt
 }

@@ -1,15 +1,12 @@
 package fetch
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"net/url"
 	"path"
 	"strings"
-
-	"golang.org/x/net/html/charset"
 
 	"github.com/quarryhq/quarry/extract"
 )
@@ -39,7 +36,7 @@ func (f *Fetcher) Page(ctx context.Context, url string, cond Request) (*Page, er
 	}
 	p.Doc, err = Extract(resp)
 	if err != nil {
-		return nil, fmt.Errorf("extract %s: %w", resp.URL, err)
+		return nil, fmt.Errorf("extract %s: %w", redactString(resp.URL), err)
 	}
 	return p, nil
 }
@@ -53,7 +50,7 @@ func Extract(resp *Response) (extract.Doc, error) {
 	case "application/pdf":
 		return extract.PDF(resp.Body)
 	case "text/plain", "text/markdown":
-		body := decode(resp.Body, resp.ContentType)
+		body := extract.ToUTF8(resp.Body, resp.ContentType)
 		if resp.MediaType == "text/markdown" {
 			return extract.Markdown(body, name)
 		}
@@ -62,16 +59,10 @@ func Extract(resp *Response) (extract.Doc, error) {
 	return extract.Doc{}, errors.New("no extractor for " + resp.MediaType)
 }
 
-// decode converts a text body to UTF-8 by the charset the server declared
-// (or sniffing); a body that fails to decode is passed on as it came.
-func decode(body []byte, contentType string) []byte {
-	r, err := charset.NewReader(bytes.NewReader(body), contentType)
+func redactString(raw string) string {
+	u, err := url.Parse(raw)
 	if err != nil {
-		return body
+		return "(unparsable URL)"
 	}
-	out, err := io.ReadAll(r)
-	if err != nil {
-		return body
-	}
-	return out
+	return Redact(u)
 }

@@ -2,7 +2,6 @@ package fetch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,8 +15,12 @@ type robotsEntry struct {
 	ready   chan struct{}
 	data    *robotstxt.RobotsData
 	err     error
-	fetched time.Time
+	expires time.Time
 }
+
+// robotsRetry is how long a robots.txt that answered 5xx or could not be
+// reached stays cached, so a failing host is not asked once per page.
+const robotsRetry = time.Minute
 
 // maxRobotsBytes caps robots.txt (Google reads the first 500 KiB).
 const maxRobotsBytes = 500 << 10
@@ -38,16 +41,13 @@ func (f *Fetcher) allowed(ctx context.Context, u *url.URL) error {
 	if !data.TestAgent(path, Agent) {
 		return fmt.Errorf("fetch %s: %w", Redact(u), ErrDisallowed)
 	}
-	if g := data.FindGroup(Agent); g != nil && g.CrawlDelay > 0 {
-		f.slowDown(u.Host, g.CrawlDelay)
-	}
 	return nil
 }
 
-// Robots returns the parsed robots.txt of u's host. Per RFC 9309 a missing
-// file (4xx) allows everything and a server error (5xx) disallows
-// everything until the next request asks again; a network error is
-// returned and not cached.
+// Robots returns the parsed robots.txt of u's host, and applies its
+// Crawl-delay when it is read. Per RFC 9309 a missing file (4xx) allows
+// everything and a server error (5xx) disallows everything; a 5xx or a
+// network error is kept for robotsRetry, then asked again.
 func (f *Fetcher) Robots(ctx context.Context, u *url.URL) (*robotstxt.RobotsData, error) {
 	key := u.Scheme + "://" + u.Host
 	f.mu.Lock()
@@ -55,7 +55,7 @@ func (f *Fetcher) Robots(ctx context.Context, u *url.URL) (*robotstxt.RobotsData
 	if ok {
 		select {
 		case <-e.ready:
-			if time.Since(e.fetched) > f.opt.RobotsTTL {
+			if time.Now().After(e.expires) {
 				ok = false
 			}
 		default:
@@ -67,13 +67,22 @@ func (f *Fetcher) Robots(ctx context.Context, u *url.URL) (*robotstxt.RobotsData
 		f.mu.Unlock()
 		var temporary bool
 		e.data, temporary, e.err = f.fetchRobots(ctx, key)
-		e.fetched = time.Now()
-		if e.err != nil || temporary {
+		e.expires = time.Now().Add(f.opt.RobotsTTL)
+		switch {
+		case e.err != nil && ctx.Err() != nil:
+			// This caller gave up; the next one asks again.
 			f.mu.Lock()
 			if f.robots[key] == e {
 				delete(f.robots, key)
 			}
 			f.mu.Unlock()
+		case e.err != nil || temporary:
+			e.expires = time.Now().Add(min(robotsRetry, f.opt.RobotsTTL))
+		}
+		if e.data != nil {
+			if g := e.data.FindGroup(Agent); g != nil && g.CrawlDelay > 0 {
+				f.slowDown(u.Host, g.CrawlDelay)
+			}
 		}
 		close(e.ready)
 	} else {
@@ -100,11 +109,7 @@ func (f *Fetcher) fetchRobots(ctx context.Context, origin string) (data *robotst
 	req.Header.Set("User-Agent", f.opt.UserAgent)
 	resp, err := f.client.Do(req)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, false, fmt.Errorf("fetch %s: %w", Redact(u), err)
+		return nil, false, f.wrap(Redact(u), err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxRobotsBytes))

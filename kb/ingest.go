@@ -63,7 +63,11 @@ type AddOptions struct {
 	Embedder  embed.Embedder
 	Chunking  chunk.Options
 	BatchSize int
-	Progress  func(Progress)
+	// Touch records unchanged documents as fetched again (store.SourceTouch:
+	// new ETag and Last-Modified, crawl time, failures reset) — what a
+	// crawler wants for a page that answered with the same content.
+	Touch    bool
+	Progress func(Progress)
 }
 
 // AddPaths ingests files, folders (recursively, hidden entries skipped) and
@@ -160,7 +164,16 @@ func fileDocument(path string) (Document, error) {
 	if err != nil {
 		return Document{}, err
 	}
+	doc := DocumentFrom(d, fileURL(path), filepath.Base(path))
 	mt := info.ModTime().UTC()
+	doc.LastModified, doc.Origin = &mt, path
+	return doc, nil
+}
+
+// DocumentFrom makes an extracted document (a file or a fetched page)
+// ready to ingest at url: its format, description, keywords and published
+// date become metadata, and untitled documents get fallbackTitle.
+func DocumentFrom(d extract.Doc, url, fallbackTitle string) Document {
 	meta := map[string]string{"format": d.Format}
 	for k, v := range map[string]string{"description": d.Description, "keywords": d.Keywords, "published": d.Published} {
 		if v != "" {
@@ -169,9 +182,9 @@ func fileDocument(path string) (Document, error) {
 	}
 	title := d.Title
 	if title == "" {
-		title = filepath.Base(path)
+		title = fallbackTitle
 	}
-	return Document{URL: fileURL(path), Title: title, Text: d.Text, Metadata: meta, LastModified: &mt, Origin: path}, nil
+	return Document{URL: url, Title: title, Text: d.Text, Metadata: meta, Origin: url}
 }
 
 func readCorpus(kbName, path string) ([]Document, []Problem, error) {
@@ -200,9 +213,9 @@ func readCorpus(kbName, path string) ([]Document, []Problem, error) {
 	return docs, probs, err
 }
 
-// ContentHash identifies a document's title and text; an unchanged hash
+// contentHash identifies a document's title and text; an unchanged hash
 // means nothing to re-chunk or re-embed.
-func ContentHash(d Document) string {
+func contentHash(d Document) string {
 	h := sha256.New()
 	h.Write([]byte(d.Title))
 	h.Write([]byte{0})
@@ -232,6 +245,7 @@ func (s *Service) AddDocuments(ctx context.Context, kb *store.KB, docs []Documen
 		known[e.URL] = e.ContentHash
 	}
 	var todo []Document
+	var touches []store.SourceTouch
 	seen := map[string]string{}
 	for _, d := range docs {
 		if first, dup := seen[d.URL]; dup {
@@ -239,11 +253,18 @@ func (s *Service) AddDocuments(ctx context.Context, kb *store.KB, docs []Documen
 			continue
 		}
 		seen[d.URL] = d.Origin
-		if h, ok := known[d.URL]; ok && h == ContentHash(d) {
+		if h, ok := known[d.URL]; ok && h == contentHash(d) {
 			rep.Unchanged++
+			if opt.Touch {
+				touches = append(touches, store.SourceTouch{URL: d.URL, ETag: d.ETag, LastModified: d.LastModified, CrawledAt: time.Now().UTC()})
+			}
 			continue
 		}
 		todo = append(todo, d)
+	}
+	if err := s.store.SourceTouch(ctx, kb.ID, touches); err != nil {
+		rep.Seconds = time.Since(start).Seconds()
+		return rep, fmt.Errorf("ingest: %w", err)
 	}
 	for i := 0; i < len(todo); i += opt.BatchSize {
 		batch := todo[i:min(len(todo), i+opt.BatchSize)]
@@ -371,7 +392,7 @@ func buildSource(d Document, copt chunk.Options) (store.SourcePut, error) {
 	src := store.Source{
 		URL: d.URL, DocID: d.DocID, Title: title, Content: text, Language: analyze.Language(text),
 		LastModified: d.LastModified, CrawledAt: time.Now().UTC(), Metadata: d.Metadata,
-		ContentHash: ContentHash(d), ETag: d.ETag,
+		ContentHash: contentHash(d), ETag: d.ETag,
 	}
 	chunks := make([]store.Chunk, len(pieces))
 	for i, p := range pieces {

@@ -33,12 +33,6 @@ Every run writes a crawl log (see 'quarry kb logs'); a failed run is retried
 			if err := opt.Validate(); err != nil {
 				return usageError{err}
 			}
-			if opt.MaxPages < 1 {
-				return usageError{&store.ValidationError{Field: "max-pages", Rule: fmt.Sprintf("must be 1-1000000, got %d", opt.MaxPages)}}
-			}
-			if opt.Concurrency < 1 {
-				return usageError{&store.ValidationError{Field: "concurrency", Rule: fmt.Sprintf("must be 1-64, got %d", opt.Concurrency)}}
-			}
 			if delay < 0 {
 				return usageError{&store.ValidationError{Field: "delay", Rule: "must not be negative"}}
 			}

@@ -22,6 +22,7 @@ import (
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/research/offline"
 	"github.com/quarryhq/quarry/search"
+	"github.com/quarryhq/quarry/search/credibility"
 	"github.com/quarryhq/quarry/search/kbsource"
 	"github.com/quarryhq/quarry/store"
 )
@@ -254,6 +255,10 @@ func (a *app) openSources(ctx context.Context, svc *kb.Service, specs []string) 
 	if err != nil {
 		return nil, usageError{err}
 	}
+	cred, err := credibility.New(a.cfg.Credibility)
+	if err != nil {
+		return nil, usageError{err}
+	}
 	var out []search.Source
 	for _, s := range parsed {
 		switch s.Kind {
@@ -265,13 +270,13 @@ func (a *app) openSources(ctx context.Context, svc *kb.Service, specs []string) 
 			if err != nil {
 				return nil, fmt.Errorf("source kb:%s: %w", s.Arg, err)
 			}
-			out = append(out, kbsource.New(svc, s.Arg, emb))
+			out = append(out, credibility.Apply(kbsource.New(svc, s.Arg, emb), cred))
 		default:
-			src, err := a.remoteSource(s.Kind)
+			src, err := a.remoteSource(s.Kind, cred)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, src)
+			out = append(out, credibility.Apply(src, cred))
 		}
 	}
 	return out, nil

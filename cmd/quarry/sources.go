@@ -22,7 +22,7 @@ func (a *app) fetcher(opt fetch.Options) *fetch.Fetcher {
 
 // remoteSource builds the web, arxiv or wikipedia source from the
 // configuration, or says what to configure.
-func (a *app) remoteSource(kind string) (search.Source, error) {
+func (a *app) remoteSource(kind string, cred *credibility.Table) (search.Source, error) {
 	c := a.cfg
 	if a.researchFetcher == nil {
 		a.researchFetcher = a.fetcher(fetch.Options{Delay: 0})
@@ -30,10 +30,6 @@ func (a *app) remoteSource(kind string) (search.Source, error) {
 	f := a.researchFetcher
 	switch kind {
 	case "web":
-		cred, err := credibility.New(c.Credibility)
-		if err != nil {
-			return nil, usageError{err}
-		}
 		eng, err := a.webEngine(f)
 		if err != nil {
 			return nil, usageError{err}

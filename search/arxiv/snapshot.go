@@ -2,6 +2,7 @@ package arxiv
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -22,7 +23,6 @@ import (
 // published on Kaggle, or a slice of it) searched with BM25 over titles and
 // abstracts. It is loaded into memory; the full snapshot needs several GiB.
 type Snapshot struct {
-	path    string
 	entries []Entry
 	bm25    *index.BM25
 }
@@ -53,7 +53,6 @@ func OpenSnapshot(path string) (*Snapshot, error) {
 		}
 		return nil, err
 	}
-	s.path = path
 	return s, nil
 }
 
@@ -62,17 +61,17 @@ func OpenSnapshot(path string) (*Snapshot, error) {
 // a snapshot is data the user pointed at, and a silently half-read one
 // would answer wrongly.
 func ReadSnapshot(r io.Reader) (*Snapshot, error) {
-	s := &Snapshot{bm25: index.NewBM25(1.2, 0.75)}
+	s := &Snapshot{bm25: index.NewBM25(0, 0)} // k1 1.2, b 0.75, as kb uses
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	line := 0
 	for sc.Scan() {
 		line++
-		raw := strings.TrimSpace(sc.Text())
-		if raw == "" {
+		raw := bytes.TrimSpace(sc.Bytes())
+		if len(raw) == 0 {
 			continue
 		}
-		e, err := parseRecord([]byte(raw))
+		e, err := parseRecord(raw)
 		if err != nil {
 			return nil, &SnapshotError{Line: line, Err: err}
 		}

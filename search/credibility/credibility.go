@@ -18,8 +18,11 @@
 package credibility
 
 import (
+	"context"
 	"fmt"
 	"strings"
+
+	"github.com/quarryhq/quarry/search"
 )
 
 // Category names why a score was given.
@@ -103,14 +106,46 @@ func New(custom map[string]float64) (*Table, error) {
 	return t, nil
 }
 
+// Custom returns the user's score for a host (or its nearest parent
+// domain), if the table has one.
+func (t *Table) Custom(host string) (float64, bool) {
+	if t == nil {
+		return 0, false
+	}
+	return lookup(strings.TrimSuffix(strings.TrimPrefix(strings.ToLower(host), "www."), "."), t.custom)
+}
+
+// Apply makes the table's user entries override the credibility src gives
+// its results (arXiv, Wikipedia and knowledge bases score their own kind;
+// a configured domain still wins).
+func Apply(src search.Source, t *Table) search.Source {
+	if t == nil || len(t.custom) == 0 {
+		return src
+	}
+	return applied{src, t}
+}
+
+type applied struct {
+	search.Source
+	t *Table
+}
+
+func (a applied) Search(ctx context.Context, query string, k int) ([]search.Result, error) {
+	res, err := a.Source.Search(ctx, query, k)
+	for i := range res {
+		if s, ok := a.t.Custom(search.Domain(res[i].URL)); ok {
+			res[i].Credibility = s
+		}
+	}
+	return res, err
+}
+
 // Score returns the credibility of a host (a domain such as
 // "en.wikipedia.org") and the category that gave it.
 func (t *Table) Score(host string) (float64, Category) {
 	host = strings.TrimSuffix(strings.TrimPrefix(strings.ToLower(host), "www."), ".")
-	if t != nil {
-		if s, ok := lookup(host, t.custom); ok {
-			return s, Custom
-		}
+	if s, ok := t.Custom(host); ok {
+		return s, Custom
 	}
 	if c, ok := lookup(host, defaults); ok {
 		return Scores[c], c

@@ -1,6 +1,11 @@
 package credibility
 
-import "testing"
+import (
+	"context"
+	"testing"
+
+	"github.com/quarryhq/quarry/search"
+)
 
 func TestScore(t *testing.T) {
 	t.Parallel()
@@ -44,5 +49,25 @@ func TestScore(t *testing.T) {
 		if _, err := New(bad); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
+	}
+}
+
+type fixed []search.Result
+
+func (f fixed) Name() string { return "fixed" }
+func (f fixed) Search(context.Context, string, int) ([]search.Result, error) {
+	return append([]search.Result(nil), f...), nil
+}
+
+func TestApply(t *testing.T) {
+	t.Parallel()
+	src := fixed{{URL: "https://arxiv.org/abs/1", Credibility: 0.8}, {URL: "https://en.wikipedia.org/wiki/X", Credibility: 0.75}}
+	if Apply(src, nil) == nil {
+		t.Fatal("nil table must leave the source as it is")
+	}
+	tab, _ := New(map[string]float64{"arxiv.org": 0.6})
+	res, err := Apply(src, tab).Search(context.Background(), "q", 2)
+	if err != nil || res[0].Credibility != 0.6 || res[1].Credibility != 0.75 {
+		t.Fatalf("configured domain must win, others keep their score: %+v %v", res, err)
 	}
 }

@@ -54,8 +54,13 @@ type Source struct {
 	Logger      *slog.Logger
 
 	// pages remembers fetched pages by URL so one research never fetches
-	// a visited URL twice.
-	pages sync.Map // string → search.Result
+	// a visited URL twice, even when concurrent searches return it.
+	pages sync.Map // string → *page
+}
+
+type page struct {
+	once sync.Once
+	r    search.Result
 }
 
 var _ search.Source = (*Source)(nil)
@@ -86,35 +91,39 @@ func (s *Source) Search(ctx context.Context, query string, k int) ([]search.Resu
 }
 
 func (s *Source) result(ctx context.Context, h Hit, rank int) search.Result {
-	if v, ok := s.pages.Load(h.URL); ok {
-		r := v.(search.Result)
-		r.Score = 1 / float64(rank+1)
-		return r
-	}
-	r := search.Result{URL: h.URL, Title: h.Title, Content: h.Snippet, Published: h.Published, Kind: "web", Score: 1 / float64(rank+1)}
-	if u, err := url.Parse(h.URL); err == nil {
-		r.Credibility, _ = s.Credibility.Score(u.Hostname())
-	}
+	v, _ := s.pages.LoadOrStore(h.URL, &page{})
+	p := v.(*page)
+	p.once.Do(func() { p.r = s.read(ctx, h) })
+	r := p.r
+	r.Score = 1 / float64(rank+1)
+	return r
+}
+
+// read fetches a hit's page; its credibility is that of the host the page
+// was finally read from.
+func (s *Source) read(ctx context.Context, h Hit) search.Result {
+	r := search.Result{URL: h.URL, Title: h.Title, Content: h.Snippet, Published: h.Published, Kind: "web"}
 	p, err := s.Pages.Page(ctx, h.URL, fetch.Request{})
 	if err != nil {
 		if s.Logger != nil {
 			s.Logger.Warn("web result page not fetched; using the engine's snippet", "url", h.URL, "err", err)
 		}
 		r.Content = "[snippet only: the page could not be fetched] " + h.Snippet
-		s.pages.Store(h.URL, r)
-		return r
-	}
-	r.URL = p.URL
-	if p.Doc.Title != "" {
-		r.Title = p.Doc.Title
-	}
-	r.Content = truncate(p.Doc.Text, MaxContent)
-	if r.Published == nil && p.Doc.Published != "" {
-		if t, err := time.Parse(time.RFC3339, p.Doc.Published); err == nil {
-			r.Published = &t
+	} else {
+		r.URL = p.URL
+		if p.Doc.Title != "" {
+			r.Title = p.Doc.Title
+		}
+		r.Content = truncate(p.Doc.Text, MaxContent)
+		if r.Published == nil && p.Doc.Published != "" {
+			if t, err := time.Parse(time.RFC3339, p.Doc.Published); err == nil {
+				r.Published = &t
+			}
 		}
 	}
-	s.pages.Store(h.URL, r)
+	if u, err := url.Parse(r.URL); err == nil {
+		r.Credibility, _ = s.Credibility.Score(u.Hostname())
+	}
 	return r
 }
 

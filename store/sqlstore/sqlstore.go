@@ -499,16 +499,21 @@ func (s *DB) SourceMarkFailure(ctx context.Context, kbID int64, url string, thre
 	}
 	defer func() { _ = tx.Rollback() }()
 	var stale bool
+	var fails int
 	err = tx.QueryRowContext(ctx, s.q(`UPDATE sources SET fail_count = fail_count + 1,
-		is_stale = (is_stale OR fail_count + 1 >= ?) WHERE kb_id = ? AND url = ? RETURNING is_stale`), threshold, kbID, url).Scan(&stale)
+		is_stale = (is_stale OR fail_count + 1 >= ?) WHERE kb_id = ? AND url = ? RETURNING is_stale, fail_count`), threshold, kbID, url).Scan(&stale, &fails)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, fmt.Errorf("source %q: %w", url, store.ErrNotFound)
 	}
 	if err != nil {
 		return false, fmt.Errorf("source mark failure: %w", err)
 	}
-	if err := bumpVersion(ctx, s, tx, kbID); err != nil {
-		return false, fmt.Errorf("source mark failure: %w", err)
+	// Only becoming stale changes what searches see; a failure count does
+	// not, so it does not invalidate the loaded indexes.
+	if stale && fails == threshold {
+		if err := bumpVersion(ctx, s, tx, kbID); err != nil {
+			return false, fmt.Errorf("source mark failure: %w", err)
+		}
 	}
 	return stale, tx.Commit()
 }
