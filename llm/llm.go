@@ -91,11 +91,7 @@ type APIError struct {
 }
 
 func (e *APIError) Error() string {
-	msg := e.Message
-	if len(msg) > 300 {
-		msg = msg[:300] + "…"
-	}
-	return fmt.Sprintf("%s: HTTP %d: %s", e.Provider, e.StatusCode, strings.TrimSpace(msg))
+	return fmt.Sprintf("%s: HTTP %d: %s", e.Provider, e.StatusCode, truncate(strings.TrimSpace(e.Message), 300))
 }
 
 // ErrEmptyReply is returned when a model answers with no text.

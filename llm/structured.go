@@ -3,9 +3,11 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -29,19 +31,44 @@ func (e *StructuredError) Unwrap() error { return e.Err }
 // SchemaFor builds the JSON Schema of T (an object) from its fields: json
 // names, omitempty fields optional, `jsonschema:"…"` tags as descriptions.
 func SchemaFor[T any](name string) (*Schema, error) {
-	s, err := jsonschema.For[T](nil)
+	c, err := schemaOf[T]()
 	if err != nil {
 		return nil, fmt.Errorf("schema %s: %w", name, err)
+	}
+	return &Schema{Name: name, JSON: c.json}, nil
+}
+
+// compiled is a type's schema as JSON (sent to providers, never modified)
+// and resolved for validation; built once per type.
+type compiled struct {
+	json     map[string]any
+	resolved *jsonschema.Resolved
+}
+
+var schemas sync.Map // reflect.Type → *compiled
+
+func schemaOf[T any]() (*compiled, error) {
+	t := reflect.TypeFor[T]()
+	if c, ok := schemas.Load(t); ok {
+		return c.(*compiled), nil
+	}
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		return nil, err
 	}
 	raw, err := json.Marshal(s)
 	if err != nil {
-		return nil, fmt.Errorf("schema %s: %w", name, err)
+		return nil, err
 	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("schema %s: %w", name, err)
+	c := &compiled{}
+	if err := json.Unmarshal(raw, &c.json); err != nil {
+		return nil, err
 	}
-	return &Schema{Name: name, JSON: m}, nil
+	if c.resolved, err = s.Resolve(nil); err != nil {
+		return nil, err
+	}
+	schemas.Store(t, c)
+	return c, nil
 }
 
 // Structured asks p for JSON matching T's schema and decodes it. The reply
@@ -51,15 +78,11 @@ func SchemaFor[T any](name string) (*Schema, error) {
 // of every call made is returned, also on error.
 func Structured[T any](ctx context.Context, p Provider, name string, req Request) (T, Usage, error) {
 	var zero T
-	schema, err := SchemaFor[T](name)
-	if err != nil {
-		return zero, Usage{}, err
-	}
-	resolved, err := jsonschemaResolve[T]()
+	c, err := schemaOf[T]()
 	if err != nil {
 		return zero, Usage{}, fmt.Errorf("schema %s: %w", name, err)
 	}
-	req.Schema = schema
+	req.Schema = &Schema{Name: name, JSON: c.json}
 	var total Usage
 	var lastErr error
 	var lastReply string
@@ -68,32 +91,33 @@ func Structured[T any](ctx context.Context, p Provider, name string, req Request
 		if resp != nil {
 			total = total.Add(resp.Usage)
 		}
-		if err != nil {
+		// Providers report an empty reply as ErrEmptyReply with the
+		// response; like an invalid one, it is worth one more try.
+		if err != nil && !(errors.Is(err, ErrEmptyReply) && resp != nil) {
 			return zero, total, fmt.Errorf("%s: %w", name, err)
 		}
 		lastReply = resp.Text
-		out, verr := decodeValidated[T](resp.Text, resolved)
+		out, verr := decodeValidated[T](resp.Text, c.resolved)
 		if verr == nil {
 			return out, total, nil
 		}
 		lastErr = verr
 		if resp.StopReason == "length" || resp.StopReason == "max_tokens" {
-			lastErr = fmt.Errorf("%w (the reply hit the %d-token limit)", verr, req.MaxTokens)
+			limit := "the output token limit"
+			if req.MaxTokens > 0 {
+				limit = fmt.Sprintf("the %d-token limit", req.MaxTokens)
+			}
+			lastErr = fmt.Errorf("%w (the reply hit %s)", verr, limit)
 		}
-		req.Messages = append(append([]Message(nil), req.Messages...),
-			Message{Role: RoleAssistant, Content: truncate(resp.Text, 4000)},
-			Message{Role: RoleUser, Content: "That reply was not valid: " + lastErr.Error() +
-				". Answer again with only one JSON object that matches the schema, no prose, no code fences."})
+		retry := append([]Message(nil), req.Messages...)
+		if strings.TrimSpace(resp.Text) != "" {
+			// A blank assistant turn is rejected by some APIs.
+			retry = append(retry, Message{Role: RoleAssistant, Content: truncate(resp.Text, 4000)})
+		}
+		req.Messages = append(retry, Message{Role: RoleUser, Content: "That reply was not valid: " + lastErr.Error() +
+			". Answer again with only one JSON object that matches the schema, no prose, no code fences."})
 	}
 	return zero, total, &StructuredError{Schema: name, Reply: truncate(strings.TrimSpace(lastReply), 120), Err: lastErr}
-}
-
-func jsonschemaResolve[T any]() (*jsonschema.Resolved, error) {
-	s, err := jsonschema.For[T](nil)
-	if err != nil {
-		return nil, err
-	}
-	return s.Resolve(nil)
 }
 
 // decodeValidated extracts the JSON object from a reply, validates it

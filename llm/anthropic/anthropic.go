@@ -136,24 +136,17 @@ func (c *Client) Chat(ctx context.Context, req llm.Request, onDelta func(string)
 }
 
 func (c *Client) params(req llm.Request) (sdk.MessageNewParams, error) {
-	maxTokens := int64(req.MaxTokens)
-	if maxTokens <= 0 {
-		maxTokens = llm.DefaultMaxTokens
-	}
-	p := sdk.MessageNewParams{Model: sdk.Model(c.model), MaxTokens: maxTokens}
+	p := sdk.MessageNewParams{Model: sdk.Model(c.model), MaxTokens: provider.MaxTokens(req)}
 	if req.System != "" {
 		p.System = []sdk.TextBlockParam{{Text: req.System}}
 	}
-	for i, m := range req.Messages {
-		switch m.Role {
-		case llm.RoleUser:
-			p.Messages = append(p.Messages, sdk.NewUserMessage(sdk.NewTextBlock(m.Content)))
-		case llm.RoleAssistant:
-			p.Messages = append(p.Messages, sdk.NewAssistantMessage(sdk.NewTextBlock(m.Content)))
-		default:
-			return p, fmt.Errorf("anthropic: message %d: unknown role %q", i, m.Role)
-		}
+	ms, err := provider.Messages("anthropic", req.Messages,
+		func(t string) sdk.MessageParam { return sdk.NewUserMessage(sdk.NewTextBlock(t)) },
+		func(t string) sdk.MessageParam { return sdk.NewAssistantMessage(sdk.NewTextBlock(t)) })
+	if err != nil {
+		return p, err
 	}
+	p.Messages = ms
 	if req.Temperature != nil {
 		p.Temperature = sdk.Float(*req.Temperature)
 	}
@@ -162,7 +155,7 @@ func (c *Client) params(req llm.Request) (sdk.MessageNewParams, error) {
 		if err != nil {
 			return p, fmt.Errorf("anthropic: schema %s: %w", req.Schema.Name, err)
 		}
-		name := toolName(req.Schema)
+		name := provider.SchemaName(req.Schema)
 		p.Tools = []sdk.ToolUnionParam{{OfTool: &sdk.ToolParam{
 			Name:        name,
 			Description: sdk.String("Give the answer as this tool's input, which must match its JSON schema."),
@@ -171,13 +164,6 @@ func (c *Client) params(req llm.Request) (sdk.MessageNewParams, error) {
 		p.ToolChoice = sdk.ToolChoiceParamOfTool(name)
 	}
 	return p, nil
-}
-
-func toolName(s *llm.Schema) string {
-	if s.Name == "" {
-		return "response"
-	}
-	return s.Name
 }
 
 // inputSchema carries a JSON Schema object into the SDK's input_schema,
@@ -249,7 +235,7 @@ func replyText(msg *sdk.Message, schema *llm.Schema) string {
 	for _, b := range msg.Content {
 		switch b.Type {
 		case "tool_use":
-			if schema != nil && b.Name == toolName(schema) && len(b.Input) > 0 {
+			if schema != nil && b.Name == provider.SchemaName(schema) && len(b.Input) > 0 {
 				return string(b.Input)
 			}
 		case "text":

@@ -59,7 +59,12 @@ func (f *Fake) Chat(ctx context.Context, req llm.Request, onDelta func(string)) 
 	for _, m := range req.Messages {
 		in += len(m.Content)
 	}
-	return &llm.Response{Text: text, Model: f.Model, StopReason: "stop", Usage: llm.Usage{Calls: 1, InputTokens: in/4 + 1, OutputTokens: len(text)/4 + 1}}, nil
+	resp := &llm.Response{Text: text, Model: f.Model, StopReason: "stop", Usage: llm.Usage{Calls: 1, InputTokens: in/4 + 1, OutputTokens: len(text)/4 + 1}}
+	if text == "" {
+		// As the real providers do: the response, and ErrEmptyReply.
+		return resp, fmt.Errorf("llmtest: %w", llm.ErrEmptyReply)
+	}
+	return resp, nil
 }
 
 // Requests returns the requests seen so far.

@@ -146,20 +146,14 @@ func (c *Client) params(req llm.Request) (sdk.ChatCompletionNewParams, error) {
 	if req.System != "" {
 		p.Messages = append(p.Messages, sdk.SystemMessage(req.System))
 	}
-	for i, m := range req.Messages {
-		switch m.Role {
-		case llm.RoleUser:
-			p.Messages = append(p.Messages, sdk.UserMessage(m.Content))
-		case llm.RoleAssistant:
-			p.Messages = append(p.Messages, sdk.AssistantMessage(m.Content))
-		default:
-			return p, fmt.Errorf("openai: message %d: unknown role %q", i, m.Role)
-		}
+	ms, err := provider.Messages("openai", req.Messages,
+		func(t string) sdk.ChatCompletionMessageParamUnion { return sdk.UserMessage(t) },
+		func(t string) sdk.ChatCompletionMessageParamUnion { return sdk.AssistantMessage(t) })
+	if err != nil {
+		return p, err
 	}
-	maxTokens := int64(req.MaxTokens)
-	if maxTokens <= 0 {
-		maxTokens = llm.DefaultMaxTokens
-	}
+	p.Messages = append(p.Messages, ms...)
+	maxTokens := provider.MaxTokens(req)
 	if c.maxCompletionTokens {
 		p.MaxCompletionTokens = sdk.Int(maxTokens)
 	} else {
@@ -169,10 +163,7 @@ func (c *Client) params(req llm.Request) (sdk.ChatCompletionNewParams, error) {
 		p.Temperature = sdk.Float(*req.Temperature)
 	}
 	if req.Schema != nil {
-		name := req.Schema.Name
-		if name == "" {
-			name = "response"
-		}
+		name := provider.SchemaName(req.Schema)
 		// strict stays false: strict mode demands every property be
 		// required and additionalProperties false, which llm.SchemaFor does
 		// not promise, and local servers treat the schema as a grammar anyway.

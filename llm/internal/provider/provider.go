@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/quarryhq/quarry/llm"
 )
 
 // Defaults for every provider.
@@ -73,4 +75,37 @@ func Redact(s, apiKey string) string {
 		return s
 	}
 	return strings.ReplaceAll(s, apiKey, "[redacted]")
+}
+
+// MaxTokens is the request's output limit, llm.DefaultMaxTokens when unset.
+func MaxTokens(req llm.Request) int64 {
+	if req.MaxTokens <= 0 {
+		return llm.DefaultMaxTokens
+	}
+	return int64(req.MaxTokens)
+}
+
+// Messages converts the conversation with the SDK's constructors, refusing
+// roles it does not know.
+func Messages[T any](name string, ms []llm.Message, user, assistant func(string) T) ([]T, error) {
+	out := make([]T, 0, len(ms))
+	for i, m := range ms {
+		switch m.Role {
+		case llm.RoleUser:
+			out = append(out, user(m.Content))
+		case llm.RoleAssistant:
+			out = append(out, assistant(m.Content))
+		default:
+			return nil, fmt.Errorf("%s: message %d: unknown role %q", name, i, m.Role)
+		}
+	}
+	return out, nil
+}
+
+// SchemaName is the name structured output is requested under.
+func SchemaName(s *llm.Schema) string {
+	if s.Name == "" {
+		return "response"
+	}
+	return s.Name
 }
