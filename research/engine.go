@@ -77,13 +77,22 @@ type WriteInput struct {
 	SubQuestions []SubQuestion
 	Sources      map[string]*Source
 	Learnings    []Learning
+	// Facts are the facts the writer may cite as [cite:F<n>]; only these
+	// resolve (a fact cites the source it was taken from).
+	Facts []FactRef
 	// MaxTokens caps the writer's reply (budget reserve); 0 = default.
 	MaxTokens int
 	// CharsPerSource caps how much of each source the writer may read.
 	CharsPerSource int
 }
 
-// Draft is a written report whose sentences cite sources as [cite:S<n>].
+// FactRef is a fact as a writer sees it.
+type FactRef struct {
+	ID, SourceID, Text string
+}
+
+// Draft is a written report whose sentences cite sources as [cite:S<n>]
+// or facts as [cite:F<n>].
 type Draft struct {
 	Title    string    `json:"title"`
 	Summary  string    `json:"summary"`

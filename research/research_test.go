@@ -223,6 +223,12 @@ func TestResearchWithLLM(t *testing.T) {
 	if !sawAnalysis {
 		t.Error("no analysis request")
 	}
+	// The writer is shown the facts it may cite, and only those resolve.
+	for _, req := range fake.Requests() {
+		if req.Schema.Name == "research_report" && (!strings.Contains(req.Messages[0].Content, "- [F1] ") || !strings.Contains(req.Messages[0].Content, "[cite:F12]")) {
+			t.Errorf("writer prompt lacks the facts:\n%s", req.Messages[0].Content)
+		}
+	}
 }
 
 func TestResearchValidation(t *testing.T) {

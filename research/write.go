@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
+
+	"github.com/quarryhq/quarry/research/verify"
 )
 
 // write runs the writer and renders its draft.
@@ -14,15 +17,20 @@ func (x *run) write(ctx context.Context) error {
 	defer x.timed(StageSynthesizing, t0)
 	x.setStatus(StatusProcessing, StageSynthesizing)
 	x.agent(AgentWriter, AgentThinking, 0, "writing the report", "")
-	in := WriteInput{Question: r.Question, Plan: r.Plan, SubQuestions: r.SubQuestions, Sources: x.sourceMap(), Learnings: r.Learnings, CharsPerSource: 1200}
+	in := WriteInput{Question: r.Question, Plan: r.Plan, SubQuestions: r.SubQuestions, Sources: x.sourceMap(), Learnings: r.Learnings,
+		Facts: writerFacts(r.Facts), CharsPerSource: 1200}
 	eng := x.rn.Engine
 	var notes []string
 	if b := x.budget(); b.max > 0 {
 		left := b.left()
 		in.MaxTokens = min(4096, left/3)
 		n := max(1, len(r.Sources))
+		factTokens := 0
+		for _, f := range in.Facts {
+			factTokens += (len(f.Text) + 12) / 3
+		}
 		// Half of what is left, so one structured-output retry still fits.
-		in.CharsPerSource = min(in.CharsPerSource, max(0, left/2-in.MaxTokens-1000)*3/n)
+		in.CharsPerSource = min(in.CharsPerSource, max(0, left/2-in.MaxTokens-1000-factTokens)*3/n)
 		if in.MaxTokens < 500 && x.rn.Fallback != nil {
 			eng = x.rn.Fallback
 			notes = append(notes, fmt.Sprintf("The token budget left %d tokens for writing, too few for %s; this report was assembled extractively from the cited sources.", left, x.rn.Engine.Name()))
@@ -41,7 +49,7 @@ func (x *run) write(ctx context.Context) error {
 		x.emit(Event{Type: EventAgent, Agent: &AgentState{Agent: AgentWriter, Status: AgentFailed, Error: err.Error()}})
 		return fmt.Errorf("write: %w", err)
 	}
-	rep := x.render(draft, in.Sources, eng.Name(), notes)
+	rep := x.render(draft, in.Sources, in.Facts, eng.Name(), notes)
 	r.Report = rep
 	ck := Check(rep, r.Sources)
 	r.Checks = &ck
@@ -53,13 +61,38 @@ func (x *run) write(ctx context.Context) error {
 	return nil
 }
 
+// MaxWriterFacts caps the facts a writer is shown: verified ones first,
+// then the most confident.
+const MaxWriterFacts = 40
+
+// writerFacts picks the facts the writer may cite, each cut to 200 bytes
+// of prompt.
+func writerFacts(all []verify.Fact) []FactRef {
+	idx := make([]int, len(all))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		fa, fb := all[idx[a]], all[idx[b]]
+		if fa.Verified != fb.Verified {
+			return fa.Verified
+		}
+		return fa.Confidence > fb.Confidence
+	})
+	out := make([]FactRef, 0, min(len(idx), MaxWriterFacts))
+	for _, i := range idx[:min(len(idx), MaxWriterFacts)] {
+		out = append(out, FactRef{ID: all[i].ID, SourceID: all[i].SourceID, Text: all[i].Text})
+	}
+	return out
+}
+
 // render turns a draft into the report: numbered citations, references
 // only to sources read in this research, and notes.
-func (x *run) render(d *Draft, sources map[string]*Source, engine string, notes []string) *Report {
+func (x *run) render(d *Draft, sources map[string]*Source, facts []FactRef, engine string, notes []string) *Report {
 	r := x.r
 	c := newCiter(sources)
-	c.facts = make(map[string]string, len(r.Facts))
-	for _, f := range r.Facts {
+	c.facts = make(map[string]string, len(facts))
+	for _, f := range facts {
 		c.facts[f.ID] = f.SourceID
 	}
 	rep := &Report{Title: strings.TrimSpace(d.Title), Engine: engine}

@@ -322,7 +322,17 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 	d := &research.Draft{Title: in.Question}
 	rd := newReader(in.CharsPerSource)
 	used := map[string]bool{}
-	cite := func(s scored) string { return s.text + " [cite:" + s.sourceID + "]" }
+	// A quoted sentence that is one of the facts cites the fact.
+	factIDs := map[string]string{}
+	for _, f := range in.Facts {
+		factIDs[f.SourceID+"\x00"+f.Text] = f.ID
+	}
+	cite := func(s scored) string {
+		if id, ok := factIDs[s.sourceID+"\x00"+s.text]; ok {
+			return s.text + " [cite:" + id + "]"
+		}
+		return s.text + " [cite:" + s.sourceID + "]"
+	}
 	// Summary: the best sentence of the best sources for the question.
 	sc := newScorer(in.Question, "")
 	var cands []scored

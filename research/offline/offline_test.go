@@ -97,3 +97,21 @@ func TestSecondHop(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteCitesFacts(t *testing.T) {
+	t.Parallel()
+	src := &research.Source{ID: "S1", URL: "kb://x/1", Title: "Verdi", Content: "Giuseppe Verdi was born in 1813 in Le Roncole. He wrote operas."}
+	in := research.WriteInput{
+		Question:     "When was Giuseppe Verdi born?",
+		SubQuestions: []research.SubQuestion{{ID: "Q1", Text: "Verdi birth", SourceIDs: []string{"S1"}}},
+		Sources:      map[string]*research.Source{"S1": src},
+		Facts:        []research.FactRef{{ID: "F7", SourceID: "S1", Text: "Giuseppe Verdi was born in 1813 in Le Roncole."}},
+	}
+	d, _, err := Engine{}.Write(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(d.Summary, "Giuseppe Verdi was born in 1813 in Le Roncole. [cite:F7]") {
+		t.Fatalf("a quoted fact should cite the fact: %q", d.Summary)
+	}
+}
