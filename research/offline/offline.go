@@ -143,7 +143,10 @@ type sent struct {
 // reader splits each source into sentences and analyses them once per
 // engine call: every sub-question's scorer reads the same sources.
 type reader struct {
-	chars int // how much of each source to read, in characters (≈ bytes/4); 0 = all
+	// chars is the CharsPerSource the runner budgets for a model reading
+	// the source; reading costs the offline engine no tokens, so it reads
+	// four times as many bytes. 0 = all.
+	chars int
 	cache map[string][]sent
 }
 
