@@ -3,7 +3,7 @@ package research
 // Token estimates for calls whose prompt the runner does not build.
 const (
 	estimatePlanTokens  = 1800
-	analyzeOutputTokens = 2000
+	analyzeOutputTokens = 3000
 	// writeReserveMin and writeReserveMax bound the tokens kept back for
 	// the report: a third of the budget, within these.
 	writeReserveMin = 2000

@@ -19,6 +19,10 @@ type Checks struct {
 	Unsupported []Unsupported `json:"unsupported"`
 	// Method says how support was decided.
 	Method string `json:"method"`
+	// Judge names the language model that read the passages the lexical
+	// check passed, and Judged counts those it gave a verdict on.
+	Judge  string `json:"judge,omitempty"`
+	Judged int    `json:"judged,omitempty"`
 }
 
 // Unsupported is a cited passage its sources do not back.
@@ -94,11 +98,26 @@ func newEvidence(s *Source) *evidence {
 	return e
 }
 
-// Check checks a rendered report's citations against the sources read.
+// Check checks a rendered report's citations against the sources read,
+// lexically and numerically.
 func Check(rep *Report, sources []Source) Checks {
+	ck, _ := check(rep, sources)
+	return ck
+}
+
+// cited is a passage the lexical check passed, with its cited sources, for
+// a judge to read.
+type cited struct {
+	passage string
+	nums    []int
+	ids     []string
+	sources []*Source
+}
+
+func check(rep *Report, sources []Source) (Checks, []cited) {
 	ck := Checks{Unsupported: []Unsupported{}, Method: CheckMethod}
 	if rep == nil {
-		return ck
+		return ck, nil
 	}
 	byID := map[string]*Source{}
 	for i := range sources {
@@ -113,6 +132,7 @@ func Check(rep *Report, sources []Source) Checks {
 	for _, s := range rep.Sections {
 		texts = append(texts, s.Body)
 	}
+	var passed []cited
 	for _, text := range texts {
 		eachCitation(text, refs, func(_, _ int, passage string, nums []int) {
 			if len([]rune(passage)) < 3 {
@@ -120,6 +140,7 @@ func Check(rep *Report, sources []Source) Checks {
 			}
 			var ids []string
 			var ev []*evidence
+			var srcs []*Source
 			for _, n := range nums {
 				id, ok := refs[n]
 				if !ok {
@@ -131,6 +152,7 @@ func Check(rep *Report, sources []Source) Checks {
 						cache[id] = newEvidence(s)
 					}
 					ev = append(ev, cache[id])
+					srcs = append(srcs, s)
 				}
 			}
 			ck.CitedPassages++
@@ -139,12 +161,18 @@ func Check(rep *Report, sources []Source) Checks {
 				return
 			}
 			ck.Supported++
+			passed = append(passed, cited{passage: passage, nums: nums, ids: ids, sources: srcs})
 		})
 	}
+	ck.rate()
+	return ck, passed
+}
+
+func (ck *Checks) rate() {
+	ck.CitationSupportRate = 0
 	if ck.CitedPassages > 0 {
 		ck.CitationSupportRate = float64(ck.Supported) / float64(ck.CitedPassages)
 	}
-	return ck
 }
 
 // support returns why the cited sources do not back a passage, or "".

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/quarryhq/quarry/llm"
+	"github.com/quarryhq/quarry/research/verify"
 )
 
 // Engine does the thinking of a research: planning, analysis and writing.
@@ -50,6 +51,9 @@ type AnalyzeInput struct {
 	MaxDirections int
 	// CharsPerSource caps how much of each source the engine may read.
 	CharsPerSource int
+	// Topics are the fact topics named in earlier rounds, for an engine
+	// that extracts facts to reuse.
+	Topics []string
 }
 
 // Analysis is the reflect agent's output (seed 002 §2, 000 §3).
@@ -60,6 +64,18 @@ type Analysis struct {
 	Confidence float64     `json:"confidence"`
 	Relevance  float64     `json:"relevance"`
 	Quality    float64     `json:"quality"`
+	// Claims are facts the engine took from the round's sources (an
+	// engine that does not extract facts leaves them to the verifying
+	// stage's extractive reading).
+	Claims []Claim `json:"claims,omitempty"`
+}
+
+// Claim is a fact an engine took from a source: a quote, the topic it is
+// about and the value it gives. The verifying stage keeps it only when the
+// quote is found in the source.
+type Claim struct {
+	SourceID string `json:"source_id"`
+	verify.Claim
 }
 
 // Direction is a question still open, with the sub-question it follows.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/quarryhq/quarry/llm"
+	"github.com/quarryhq/quarry/research/verify"
 )
 
 // LLMEngine thinks with a language model through structured output.
@@ -67,16 +68,32 @@ type analysisReply struct {
 		ParentID string   `json:"parent_id" jsonschema:"id (Q1, ...) of the sub-question it follows from"`
 		Queries  []string `json:"queries"`
 	} `json:"directions"`
+	Facts []struct {
+		SourceID string `json:"source_id" jsonschema:"id (S1, S2, ...) of the source quoted"`
+		Quote    string `json:"quote" jsonschema:"one sentence copied word for word from that source, 10-500 characters, that states a checkable claim"`
+		Topic    string `json:"topic" jsonschema:"the thing and the property the claim is about, as a short noun phrase (e.g. Eiffel Tower height); reuse a listed topic when it is the same"`
+		Value    string `json:"value" jsonschema:"the value the quote gives for the topic, as written: a number with its unit, a date or a name"`
+	} `json:"facts,omitempty" jsonschema:"checkable facts quoted from the new data"`
 	IsComplete bool    `json:"is_complete" jsonschema:"true when the original question is fully answered"`
 	Confidence float64 `json:"confidence" jsonschema:"0-1"`
 	Relevance  float64 `json:"relevance" jsonschema:"0-1: how relevant the new data is"`
 	Quality    float64 `json:"quality" jsonschema:"0-1: how trustworthy the new data is"`
 }
 
+// Facts asked of an analysis.
+const (
+	factsPerSource      = 3
+	maxFactsPerAnalysis = 20
+)
+
 // Analyze implements Engine.
 func (e *LLMEngine) Analyze(ctx context.Context, in AnalyzeInput) (*Analysis, llm.Usage, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Analyze the research results and extract: 1. key learnings (facts and insights, each citing its source ids); 2. new directions (questions that remain unanswered, at most %d); 3. whether the original question is fully answered, with a confidence 0-1.\n\nOriginal question: %s\n\nPrevious learnings:\n", max(1, in.MaxDirections), in.Question)
+	fmt.Fprintf(&b, "Analyze the research results and extract: 1. key learnings (facts and insights, each citing its source ids); 2. new directions (questions that remain unanswered, at most %d); 3. facts: up to %d per source of the new data and %d in all, each a sentence quoted word for word from one source that states a number, a date, a name or a comparison relevant to the question, with its topic and value (quotes are checked against the source text; one that is not there is thrown away); 4. whether the original question is fully answered, with a confidence 0-1.\n\nOriginal question: %s\n", max(1, in.MaxDirections), factsPerSource, maxFactsPerAnalysis, in.Question)
+	if len(in.Topics) > 0 {
+		fmt.Fprintf(&b, "\nFact topics so far: %s\n", strings.Join(in.Topics, "; "))
+	}
+	b.WriteString("\nPrevious learnings:\n")
 	for _, l := range in.Learnings {
 		fmt.Fprintf(&b, "- %s [%s]\n", l.Text, strings.Join(l.SourceIDs, ","))
 	}
@@ -96,6 +113,9 @@ func (e *LLMEngine) Analyze(ctx context.Context, in AnalyzeInput) (*Analysis, ll
 	a := &Analysis{IsComplete: rep.IsComplete, Confidence: clamp01(rep.Confidence), Relevance: clamp01(rep.Relevance), Quality: clamp01(rep.Quality)}
 	for _, l := range rep.Learnings {
 		a.Learnings = append(a.Learnings, Learning{Text: strings.TrimSpace(l.Text), SourceIDs: l.SourceIDs})
+	}
+	for _, f := range rep.Facts {
+		a.Claims = append(a.Claims, Claim{SourceID: strings.TrimSpace(f.SourceID), Claim: verify.Claim{Text: f.Quote, Topic: f.Topic, Value: f.Value}})
 	}
 	for i, d := range rep.Directions {
 		a.Directions = append(a.Directions, Direction{Text: strings.TrimSpace(d.Text), ParentID: d.ParentID, Queries: nonEmpty(d.Queries), Score: float64(len(rep.Directions) - i)})
@@ -150,4 +170,32 @@ func nonEmpty(xs []string) []string {
 		}
 	}
 	return out
+}
+
+type judgeReply struct {
+	Verdicts []struct {
+		ID        string `json:"id" jsonschema:"the passage id (P1, P2, ...)"`
+		Supported bool   `json:"supported" jsonschema:"true only when the evidence states what the passage claims"`
+		Reason    string `json:"reason" jsonschema:"for an unsupported passage, what the evidence does not say, in one sentence"`
+	} `json:"verdicts" jsonschema:"one verdict per passage"`
+}
+
+var _ Judge = (*LLMEngine)(nil)
+
+// Judge implements Judge: one call for the batch.
+func (e *LLMEngine) Judge(ctx context.Context, items []JudgeItem) ([]Verdict, llm.Usage, error) {
+	var b strings.Builder
+	b.WriteString("You check the citations of a research report. For each passage below decide whether the evidence quoted from the sources it cites supports it. A passage is supported only when the evidence states what it claims: the same numbers, dates and names, the same direction of any comparison, no negation flipped and no claim stronger than the evidence. Paraphrase is fine. Judge only from the evidence shown, not from what you know. Give one verdict per passage id.\n")
+	for _, it := range items {
+		fmt.Fprintf(&b, "\nPassage %s: %s\nEvidence:\n%s\n", it.ID, it.Passage, it.Evidence)
+	}
+	rep, usage, err := llm.Structured[judgeReply](ctx, e.Provider, "citation_judge", e.req(b.String(), 200+80*len(items)))
+	if err != nil {
+		return nil, usage, err
+	}
+	out := make([]Verdict, len(rep.Verdicts))
+	for i, v := range rep.Verdicts {
+		out[i] = Verdict{ID: v.ID, Supported: v.Supported, Reason: v.Reason}
+	}
+	return out, usage, nil
 }

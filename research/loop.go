@@ -291,7 +291,7 @@ func (x *run) analyze(ctx context.Context, depth int, effort Effort) error {
 	}
 	x.agent(AgentReflector, AgentThinking, 0, fmt.Sprintf("analyzing round %d", depth), "")
 	in := AnalyzeInput{Question: r.Question, SubQuestions: sqs, Sources: x.sourceMap(), Learnings: r.Learnings,
-		MaxDirections: childBreadth(effort), CharsPerSource: 1500}
+		MaxDirections: childBreadth(effort), CharsPerSource: 1500, Topics: x.topics()}
 	if b := x.budget(); b.max > 0 {
 		// Shrink what the analyst reads to fit what the budget allows.
 		room := b.room() - analyzeOutputTokens
@@ -326,10 +326,43 @@ func (x *run) analyze(ctx context.Context, depth int, effort Effort) error {
 	if len(r.Learnings) > MaxLearnings {
 		r.Learnings = append([]Learning(nil), r.Learnings[len(r.Learnings)-MaxLearnings:]...)
 	}
+	// A fact must come from a source read in this round or before.
+	claims := a.Claims[:0:0]
+	for _, c := range a.Claims {
+		if ids := x.knownIDs([]string{c.SourceID}); len(ids) == 1 && strings.TrimSpace(c.Text) != "" {
+			claims = append(claims, c)
+		}
+	}
+	if dropped := len(a.Claims) - len(claims); dropped > 0 {
+		x.warn(fmt.Sprintf("round %d: %d facts dropped for naming no source read in this research", depth, dropped))
+	}
+	a.Claims = claims
 	round := &r.Rounds[depth]
 	round.Analysis = a
 	x.agent(AgentReflector, AgentCompleted, 1, "", fmt.Sprintf("%d learnings, %d directions, complete=%v, confidence %.2f", kept, len(a.Directions), a.IsComplete, a.Confidence))
 	return x.checkpoint(ctx)
+}
+
+// MaxTopics caps the fact topics an analyst is shown.
+const MaxTopics = 40
+
+// topics are the distinct fact topics of earlier rounds, newest last.
+func (x *run) topics() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, rd := range x.r.Rounds {
+		if rd.Analysis == nil {
+			continue
+		}
+		for _, c := range rd.Analysis.Claims {
+			k := strings.ToLower(strings.Join(strings.Fields(c.Topic), " "))
+			if k != "" && !seen[k] {
+				seen[k] = true
+				out = append(out, strings.Join(strings.Fields(c.Topic), " "))
+			}
+		}
+	}
+	return out[max(0, len(out)-MaxTopics):]
 }
 
 func countNew(sqs []SubQuestion) int {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -104,9 +105,33 @@ func replyBySchema(analyses ...string) func(int, llm.Request) (string, error) {
 			return a, nil
 		case "research_report":
 			return reportJSON, nil
+		case "citation_judge":
+			return judgeAll(req, nil), nil
 		}
 		return "", fmt.Errorf("unexpected schema %s", req.Schema.Name)
 	}
+}
+
+var judgePassage = regexp.MustCompile(`(?m)^Passage (P\d+): (.*)$`)
+
+// judgeAll answers a citation judge request: every passage supported
+// unless reject says otherwise.
+func judgeAll(req llm.Request, reject func(passage string) bool) string {
+	type verdict struct {
+		ID        string `json:"id"`
+		Supported bool   `json:"supported"`
+		Reason    string `json:"reason"`
+	}
+	var vs []verdict
+	for _, m := range judgePassage.FindAllStringSubmatch(req.Messages[0].Content, -1) {
+		v := verdict{ID: m[1], Supported: true}
+		if reject != nil && reject(m[2]) {
+			v.Supported, v.Reason = false, "the source says the opposite"
+		}
+		vs = append(vs, v)
+	}
+	out, _ := json.Marshal(map[string]any{"verdicts": vs})
+	return string(out)
 }
 
 func TestResearchWithLLM(t *testing.T) {
@@ -175,8 +200,11 @@ func TestResearchWithLLM(t *testing.T) {
 	if strings.Contains(md, "S42") || strings.Contains(md, "[cite:") {
 		t.Errorf("markers leaked:\n%s", md)
 	}
-	// Usage: plan, two analyses, one report.
-	if r.Usage.Calls != 4 || r.Usage.Stages["planning"].Calls != 1 || r.Usage.Stages["analyzing"].Calls != 2 || r.Usage.Stages["synthesizing"].Calls != 1 {
+	if ck := r.Checks; ck.Judge != "fake:m" || ck.Judged != 3 || !strings.Contains(ck.Method, "judge") {
+		t.Fatalf("judge: %+v", ck)
+	}
+	// Usage: plan, two analyses, one report, one judge call.
+	if r.Usage.Calls != 5 || r.Usage.Stages["planning"].Calls != 1 || r.Usage.Stages["analyzing"].Calls != 2 || r.Usage.Stages["synthesizing"].Calls != 1 || r.Usage.Stages["checking"].Calls != 1 {
 		t.Fatalf("usage: %+v", r.Usage)
 	}
 	// Every query was searched once.

@@ -38,6 +38,10 @@ const (
 // executing stage but are accounted apart (seed 000's reflect agent).
 const stageAnalyzing = "analyzing"
 
+// stageChecking keys the citation judge's usage and time: it runs within
+// the synthesizing stage, after the report is written.
+const stageChecking = "checking"
+
 // Research is one research run: its input, everything it found, and its
 // report. It is also the checkpoint: stored whole after every step.
 type Research struct {
@@ -55,7 +59,10 @@ type Research struct {
 	// Facts and Discrepancies come from the verifying stage.
 	Facts         []verify.Fact        `json:"facts"`
 	Discrepancies []verify.Discrepancy `json:"discrepancies"`
-	Report        *Report              `json:"report,omitempty"`
+	// RejectedClaims are the model's facts that verification threw out
+	// (a quote not found in its source, a wrong length).
+	RejectedClaims []verify.Rejected `json:"rejected_claims,omitempty"`
+	Report         *Report           `json:"report,omitempty"`
 	// Checks is the citation check of the report.
 	Checks     *Checks     `json:"checks,omitempty"`
 	Usage      UsageReport `json:"usage"`

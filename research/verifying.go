@@ -16,25 +16,42 @@ func (x *run) verify() {
 	t0 := x.rn.now()
 	defer x.timed(StageVerifying, t0)
 	x.setStatus(StatusProcessing, StageVerifying)
+	claims := map[string][]verify.Claim{}
+	for _, rd := range r.Rounds {
+		if rd.Analysis == nil {
+			continue
+		}
+		for _, c := range rd.Analysis.Claims {
+			claims[c.SourceID] = append(claims[c.SourceID], c.Claim)
+		}
+	}
 	srcs := make([]verify.Source, len(r.Sources))
+	given := 0
 	for i, s := range r.Sources {
-		srcs[i] = verify.Source{ID: s.ID, Domain: s.Domain, Credibility: s.Credibility, Published: s.Published, Content: s.Content}
+		srcs[i] = verify.Source{ID: s.ID, Domain: s.Domain, Credibility: s.Credibility, Published: s.Published, Content: s.Content, Claims: claims[s.ID]}
+		given += len(claims[s.ID])
 	}
 	res := verify.Run(srcs)
-	r.Facts, r.Discrepancies = res.Facts, res.Discrepancies
+	r.Facts, r.Discrepancies, r.RejectedClaims = res.Facts, res.Discrepancies, res.Rejected
+	if n := len(res.Rejected); n > 0 {
+		x.warn(fmt.Sprintf("verifying: %d of %d facts the model reported were rejected (first: %s: %q)", n, given, res.Rejected[0].Reason, clip(res.Rejected[0].Text, 80)))
+	}
 	if r.Facts == nil {
 		r.Facts = []verify.Fact{}
 	}
 	if r.Discrepancies == nil {
 		r.Discrepancies = []verify.Discrepancy{}
 	}
-	verified := 0
+	verified, model := 0, 0
 	for _, f := range r.Facts {
 		if f.Verified {
 			verified++
 		}
+		if f.Method == verify.MethodModel {
+			model++
+		}
 	}
-	x.message(AgentReflector, AgentWriter, MsgNotification, fmt.Sprintf("verified %d of %d facts; %d discrepancies", verified, len(r.Facts), len(r.Discrepancies)))
+	x.message(AgentReflector, AgentWriter, MsgNotification, fmt.Sprintf("verified %d of %d facts (%d from the model, %d extractive); %d discrepancies", verified, len(r.Facts), model, len(r.Facts)-model, len(r.Discrepancies)))
 }
 
 // conflicts renders the discrepancies with citations to the sources on

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/research/verify"
 )
 
@@ -51,7 +52,10 @@ func (x *run) write(ctx context.Context) error {
 	}
 	rep := x.render(draft, in.Sources, in.Facts, eng.Name(), notes)
 	r.Report = rep
-	ck := Check(rep, r.Sources)
+	ck, passed := check(rep, r.Sources)
+	if j, ok := eng.(Judge); ok && len(passed) > 0 {
+		x.judge(ctx, j, eng.Name(), &ck, passed)
+	}
 	r.Checks = &ck
 	if len(ck.Unsupported) > 0 {
 		x.warn(fmt.Sprintf("citation check: %d of %d cited passages are not supported by their sources", len(ck.Unsupported), ck.CitedPassages))
@@ -59,6 +63,27 @@ func (x *run) write(ctx context.Context) error {
 	x.agent(AgentWriter, AgentCompleted, 1, "", fmt.Sprintf("%d sections, %d references", len(rep.Sections), len(rep.References)))
 	x.emit(Event{Type: EventReport, Report: &ReportReady{Title: rep.Title, Sections: len(rep.Sections), References: len(rep.References)}})
 	return nil
+}
+
+// judge has the engine that wrote the report judge the passages the
+// lexical check passed, within the token budget; what it could not judge
+// keeps the lexical verdict, and a warning says so.
+func (x *run) judge(ctx context.Context, j Judge, name string, ck *Checks, passed []cited) {
+	t0 := x.rn.now()
+	defer x.timed(stageChecking, t0)
+	x.agent(AgentReflector, AgentThinking, 0, fmt.Sprintf("judging %d cited passages", len(passed)), "")
+	fits := func(n int) bool { b := x.budget(); return b.max == 0 || n <= b.left() }
+	unjudged, err := judgeChecks(ctx, j, ck, passed, fits, func(u llm.Usage) { x.addUsage(stageChecking, u) })
+	if ck.Judged > 0 {
+		ck.Judge, ck.Method = name, ck.Method+judgeMethod
+	}
+	switch {
+	case err != nil:
+		x.warn(fmt.Sprintf("citation judge %s failed (%v); %d of %d passages were checked lexically only", name, err, unjudged, len(passed)))
+	case unjudged > 0:
+		x.warn(fmt.Sprintf("citation judge %s gave no verdict on %d of %d passages (token budget or missing verdicts); they were checked lexically only", name, unjudged, len(passed)))
+	}
+	x.agent(AgentReflector, AgentCompleted, 1, "", fmt.Sprintf("judged %d passages; %d supported of %d cited", ck.Judged, ck.Supported, ck.CitedPassages))
 }
 
 // MaxWriterFacts caps the facts a writer is shown: verified ones first,

@@ -190,9 +190,14 @@ func TestResearchOpenAICompatible(t *testing.T) {
 		case "research_plan":
 			content = `{"strategy":"compare birth years","keywords":["Verdi","Dvořák"],"steps":[{"number":1,"description":"search both","sources":["kb"],"keywords":["born"]}],"sub_questions":[{"text":"When was Giuseppe Verdi born?","priority":1,"queries":["Giuseppe Verdi"]},{"text":"When was Antonín Dvořák born?","priority":2,"queries":["Antonín Dvořák"]}],"estimated_seconds":20}`
 		case "research_analysis":
-			content = "<think>both found</think>```json\n" + `{"learnings":[{"text":"Verdi was born in 1813.","source_ids":["S1"]}],"directions":[],"is_complete":true,"confidence":0.9,"relevance":1,"quality":0.8}` + "\n```"
+			content = "<think>both found</think>```json\n" + `{"learnings":[{"text":"Verdi was born in 1813.","source_ids":["S1"]}],"directions":[],"is_complete":true,"confidence":0.9,"relevance":1,"quality":0.8,` +
+				`"facts":[{"source_id":"S1","quote":"Giuseppe Fortunino Francesco Verdi (] ; 9 or 10 October 1813 – 27 January 1901) was an Italian opera composer.","topic":"Giuseppe Verdi birth year","value":"1813"},{"source_id":"S1","quote":"Verdi was born in Busseto.","topic":"Giuseppe Verdi birthplace","value":"Busseto"}]}` + "\n```"
+		case "citation_judge":
+			// Two passages passed the lexical check; the second adds a
+			// place its source does not give.
+			content = `{"verdicts":[{"id":"P1","supported":true,"reason":""},{"id":"P2","supported":false,"reason":"the source does not say Bohemia"}]}`
 		case "research_report":
-			content = `{"title":"Verdi was born first","summary":"Verdi was born in 1813 [cite:S1], before Dvořák [cite:S2]. See also [cite:S77].","sections":[{"heading":"Birth years","body":"Verdi: 1813 [cite:S1]."}]}`
+			content = `{"title":"Verdi was born first","summary":"Verdi was born in 1813 [cite:S1], before Dvořák [cite:S2]. See also [cite:S77].","sections":[{"heading":"Birth years","body":"Verdi: 1813 [cite:S1]. Verdi was an Italian opera composer from Bohemia [cite:S1]."}]}`
 		}
 		resp := map[string]any{"id": "c1", "object": "chat.completion", "created": 1, "model": req.Model,
 			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": content}}},
@@ -211,7 +216,16 @@ func TestResearchOpenAICompatible(t *testing.T) {
 	}
 	var r struct {
 		Engine string
-		Usage  struct {
+		Facts  []struct {
+			Method, Section, Text string
+		}
+		RejectedClaims []struct{ Reason string } `json:"rejected_claims"`
+		Checks         struct {
+			Judge       string
+			Judged      int
+			Unsupported []struct{ Text, Reason string }
+		}
+		Usage struct {
 			Calls int `json:"llm_calls"`
 			In    int `json:"input_tokens"`
 		}
@@ -225,7 +239,7 @@ func TestResearchOpenAICompatible(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.Engine != "openai:local-model" || r.Usage.Calls != 3 || r.Usage.In != 300 {
+	if r.Engine != "openai:local-model" || r.Usage.Calls != 4 || r.Usage.In != 400 {
 		t.Fatalf("engine %s usage %+v (schemas %v)", r.Engine, r.Usage, schemas)
 	}
 	if len(r.Report.References) != 2 || strings.Contains(r.Report.Markdown, "S77") || !strings.Contains(r.Report.Markdown, "Verdi was born in 1813 [1], before Dvořák [2].") {
@@ -233,5 +247,21 @@ func TestResearchOpenAICompatible(t *testing.T) {
 	}
 	if strings.Contains(errOut+out, "sk-test") {
 		t.Fatal("the API key leaked into the output")
+	}
+	// Facts came from the model where it gave them; the invented one did not.
+	var model int
+	for _, f := range r.Facts {
+		if f.Method == "model" {
+			model++
+			if f.Section != "Giuseppe Verdi birth year" || !strings.HasPrefix(f.Text, "Giuseppe Fortunino") {
+				t.Errorf("model fact %+v", f)
+			}
+		}
+	}
+	if model != 1 || len(r.RejectedClaims) != 1 || r.RejectedClaims[0].Reason != "the quote is not in the source text" {
+		t.Fatalf("facts %+v rejected %+v", r.Facts, r.RejectedClaims)
+	}
+	if r.Checks.Judge != "openai:local-model" || r.Checks.Judged != 2 || len(r.Checks.Unsupported) != 3 || r.Checks.Unsupported[2].Text != "Verdi was an Italian opera composer from Bohemia" || !strings.Contains(r.Checks.Unsupported[2].Reason, "does not say Bohemia") {
+		t.Fatalf("checks %+v", r.Checks)
 	}
 }

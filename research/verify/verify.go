@@ -6,12 +6,17 @@
 // credibility (the more credible source), and otherwise left as
 // uncertainty with both values stated.
 //
-// Extraction is extractive and deterministic: a fact is a sentence of a
-// source that carries a claim (a number, a date, a comparison or a named
-// entity), with its byte offsets in the source text. Its topic is the
-// entity it is about plus the words that say what is claimed, without the
-// value; two facts are on the same topic when their entities match and
-// those words mostly agree.
+// Facts come from one of two places. A language model's claims (Source.Claims,
+// from structured output) are kept only when their quote is found in the
+// source text; their topic and value are the model's, so facts on the same
+// model topic are compared on their values, names included. A source
+// without claims is read extractively and deterministically: a fact is a
+// sentence that carries a claim (a number, a date, a comparison or a named
+// entity); its topic is the entity it is about plus the words that say what
+// is claimed, without the value, and two such facts are on the same topic
+// when their entities match and those words mostly agree. Every fact keeps
+// the byte offsets of its passage in the source text and says which way it
+// was found (Method).
 package verify
 
 import (
@@ -37,7 +42,33 @@ type Source struct {
 	Credibility float64
 	Published   *time.Time
 	Content     string
+	// Claims are the facts a language model took from this source; when
+	// there are any, they replace extractive reading of it.
+	Claims []Claim
 }
+
+// Claim is a fact as a language model reported it: a quote from the source
+// (found there, or the claim is rejected), the topic it is about ("Eiffel
+// Tower height") and the value it gives for that topic ("330 metres",
+// "Gustave Eiffel").
+type Claim struct {
+	Text  string `json:"text"`
+	Topic string `json:"topic,omitempty"`
+	Value string `json:"value,omitempty"`
+}
+
+// Rejected is a claim that could not become a fact, and why.
+type Rejected struct {
+	SourceID string `json:"source_id"`
+	Text     string `json:"text"`
+	Reason   string `json:"reason"`
+}
+
+// Fact methods.
+const (
+	MethodExtractive = "extractive"
+	MethodModel      = "model"
+)
 
 // Fact is a claim taken from a source.
 type Fact struct {
@@ -53,8 +84,15 @@ type Fact struct {
 	Section string `json:"section"`
 	// SupportedBy lists the other sources that state the same thing.
 	SupportedBy []string `json:"supported_by,omitempty"`
+	// Method is how the fact was found: "model" (a language model's claim,
+	// located in the source) or "extractive".
+	Method string `json:"method"`
+	// Value is the value a model's claim gives for its topic.
+	Value string `json:"value,omitempty"`
 
 	entity string
+	// topic is the model's topic, normalised ("" for extractive facts).
+	topic  string
 	terms  map[string]bool
 	values []value
 }
@@ -94,13 +132,23 @@ const MaxFactsPerSource = 40
 type Result struct {
 	Facts         []Fact        `json:"facts"`
 	Discrepancies []Discrepancy `json:"discrepancies"`
+	// Rejected lists model claims that did not become facts.
+	Rejected []Rejected `json:"rejected,omitempty"`
 }
 
-// Run extracts facts from the sources and verifies them.
+// Run takes the facts of every source (its model claims, or extractively
+// when it has none) and verifies them.
 func Run(sources []Source) Result {
 	var facts []Fact
+	var rejected []Rejected
 	for _, s := range sources {
-		facts = append(facts, extract(s)...)
+		if len(s.Claims) == 0 {
+			facts = append(facts, extract(s)...)
+			continue
+		}
+		fs, rej := fromClaims(s)
+		facts = append(facts, fs...)
+		rejected = append(rejected, rej...)
 	}
 	for i := range facts {
 		facts[i].ID = "F" + strconv.Itoa(i+1)
@@ -110,8 +158,74 @@ func Run(sources []Source) Result {
 		bySource[s.ID] = s
 	}
 	disc := check(facts, bySource)
-	return Result{Facts: facts, Discrepancies: disc}
+	return Result{Facts: facts, Discrepancies: disc, Rejected: rejected}
 }
+
+// fromClaims turns a source's model claims into facts: each quote must be
+// found in the source text (so a fact never says what its source does not)
+// and be 10–500 characters long.
+func fromClaims(s Source) ([]Fact, []Rejected) {
+	var out []Fact
+	var rej []Rejected
+	var idx *index
+	seen := map[[2]int]bool{}
+	for _, c := range s.Claims {
+		reject := func(reason string) { rej = append(rej, Rejected{SourceID: s.ID, Text: c.Text, Reason: reason}) }
+		if len(out) == MaxFactsPerSource {
+			reject(fmt.Sprintf("the source already gave %d facts", MaxFactsPerSource))
+			continue
+		}
+		if idx == nil {
+			idx = newIndex(s.Content)
+		}
+		start, end, ok := idx.locate(c.Text)
+		if !ok {
+			reject("the quote is not in the source text")
+			continue
+		}
+		text := strings.Join(strings.Fields(s.Content[start:end]), " ")
+		if n := utf8.RuneCountInString(text); n < MinFactChars || n > MaxFactChars {
+			reject(fmt.Sprintf("a fact is %d to %d characters; this one is %d", MinFactChars, MaxFactChars, n))
+			continue
+		}
+		if seen[[2]int{start, end}] {
+			continue
+		}
+		seen[[2]int{start, end}] = true
+		ent, section := entity(text)
+		f := Fact{Text: text, SourceID: s.ID, Start: start, End: end, Confidence: s.Credibility, Method: MethodModel, entity: ent, Section: section}
+		if topic := oneLine(c.Topic); topic != "" {
+			f.Section, f.topic = topic, strings.ToLower(topic)
+		}
+		f.Value = oneLine(c.Value)
+		if f.Value != "" {
+			f.values = modelValue(f.Value)
+		} else {
+			f.values = values(text)
+		}
+		f.terms = terms(text, f.entity, f.values)
+		out = append(out, f)
+	}
+	return out, rej
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// modelValue reads a model's value: a number or date as extraction would
+// read it, otherwise a name compared case- and punctuation-insensitively.
+func modelValue(v string) []value {
+	if vs := values(v); len(vs) == 1 && strings.TrimSpace(strings.Trim(v, ".,;")) != "" && len(wordRE.FindAllString(v, -1)) <= 3 {
+		return vs
+	}
+	words := wordRE.FindAllString(strings.ToLower(v), -1)
+	for len(words) > 1 && leadingArticle[words[0]] {
+		words = words[1:]
+	}
+	return []value{{kind: kindName, text: v, name: strings.Join(words, " ")}}
+}
+
+// kindName is the kind of a value that is a name, not a number.
+const kindName = "name"
 
 // extract takes the claim-bearing sentences of a source.
 func extract(s Source) []Fact {
@@ -126,7 +240,7 @@ func extract(s Source) []Fact {
 		if !claim(text, ent) {
 			continue
 		}
-		f := Fact{Text: strings.Join(strings.Fields(text), " "), SourceID: s.ID, Start: sp.Start, End: sp.End, Confidence: s.Credibility, entity: ent, Section: section}
+		f := Fact{Text: strings.Join(strings.Fields(text), " "), SourceID: s.ID, Start: sp.Start, End: sp.End, Confidence: s.Credibility, Method: MethodExtractive, entity: ent, Section: section}
 		f.values = values(text)
 		f.terms = terms(text, f.entity, f.values)
 		out = append(out, f)
@@ -211,6 +325,16 @@ type value struct {
 	kind string
 	num  float64
 	text string
+	// name is a name value's comparison form (kind "name").
+	name string
+}
+
+// key is what values are compared on.
+func (v value) key() string {
+	if v.kind == kindName {
+		return v.name
+	}
+	return strconv.FormatFloat(v.num, 'f', -1, 64)
 }
 
 var number = regexp.MustCompile(`(\d[\d,]*(?:\.\d+)?)\s*(%|[A-Za-z]+)?`)
@@ -295,8 +419,12 @@ func terms(s, ent string, vals []value) map[string]bool {
 	return out
 }
 
-// sameTopic: same entity and mostly the same claim words.
+// sameTopic: the same model topic for two model facts; otherwise the same
+// entity and mostly the same claim words.
 func sameTopic(a, b *Fact) bool {
+	if a.topic != "" && b.topic != "" {
+		return a.topic == b.topic
+	}
 	if a.entity == "" || a.entity != b.entity {
 		return false
 	}
@@ -336,12 +464,15 @@ func check(facts []Fact, sources map[string]Source) []Discrepancy {
 		}
 		return parent[i]
 	}
-	// Only facts about the same entity can share a topic: compare within
-	// those buckets, not all pairs.
+	// Only facts about the same model topic, or else the same entity, can
+	// share a topic: compare within those buckets, not all pairs.
 	byEntity := map[string][]int{}
 	for i := range facts {
-		if e := facts[i].entity; e != "" {
-			byEntity[e] = append(byEntity[e], i)
+		switch f := &facts[i]; {
+		case f.topic != "":
+			byEntity["t\x00"+f.topic] = append(byEntity["t\x00"+f.topic], i)
+		case f.entity != "":
+			byEntity["e\x00"+f.entity] = append(byEntity["e\x00"+f.entity], i)
 		}
 	}
 	for _, b := range byEntity {
@@ -377,9 +508,13 @@ func check(facts []Fact, sources map[string]Source) []Discrepancy {
 			support(facts, idx, sources, func(int) string { return "" })
 			continue
 		}
+		canon := names(facts, idx, kind)
 		val := func(i int) string {
 			v, _ := keyValue(&facts[i], kind)
-			return strconv.FormatFloat(v.num, 'f', -1, 64)
+			if c, ok := canon[v.key()]; ok {
+				return c
+			}
+			return v.key()
 		}
 		support(facts, idx, sources, val)
 		byValue := map[string][]int{}
@@ -421,6 +556,45 @@ func check(facts []Fact, sources map[string]Source) []Discrepancy {
 		facts[i].Confidence = round2(c)
 	}
 	return out
+}
+
+// names maps each name value of a group to the longest name in the group
+// whose words include all of its words, so "Eiffel" and "Gustave Eiffel"
+// are one value, not a conflict.
+func names(facts []Fact, idx []int, kind string) map[string]string {
+	if kind != kindName {
+		return nil
+	}
+	var keys []string
+	for _, i := range idx {
+		if v, ok := keyValue(&facts[i], kind); ok {
+			keys = appendUnique(keys, v.key())
+		}
+	}
+	canon := map[string]string{}
+	for _, a := range keys {
+		best := a
+		for _, b := range keys {
+			if len(b) > len(best) && subset(strings.Fields(a), strings.Fields(b)) {
+				best = b
+			}
+		}
+		canon[a] = best
+	}
+	return canon
+}
+
+func subset(a, b []string) bool {
+	in := map[string]bool{}
+	for _, w := range b {
+		in[w] = true
+	}
+	for _, w := range a {
+		if !in[w] {
+			return false
+		}
+	}
+	return true
 }
 
 // sharedKind is the value kind every fact in the group that has one

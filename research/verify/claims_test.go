@@ -1,0 +1,115 @@
+package verify
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestClaimsLocatedOrRejected(t *testing.T) {
+	t.Parallel()
+	content := "The tower was designed by  Maurice Koechlin and Émile Nouguier.\nIt is 330 metres tall — the “tallest” in Paris."
+	r := Run([]Source{{ID: "S1", Domain: "a.org", Credibility: 0.6, Content: content, Claims: []Claim{
+		// White space, case, curly quotes, dashes and a trailing ellipsis
+		// are forgiven.
+		{Text: "the tower was designed by Maurice Koechlin and Émile Nouguier", Topic: "Eiffel Tower  designer", Value: "Maurice Koechlin"},
+		{Text: `"It is 330 metres tall - the "tallest" in Paris…"`, Topic: "Eiffel Tower height", Value: "330 metres"},
+		// A word the source does not have is not.
+		{Text: "The tower was designed by Gustave Eiffel.", Topic: "Eiffel Tower designer", Value: "Gustave Eiffel"},
+		{Text: "tall", Topic: "x"},
+		{Text: "", Topic: "x"},
+	}}})
+	if len(r.Facts) != 2 {
+		t.Fatalf("facts %+v", r.Facts)
+	}
+	f := r.Facts[0]
+	if content[f.Start:f.End] != "The tower was designed by  Maurice Koechlin and Émile Nouguier." || f.Text != "The tower was designed by Maurice Koechlin and Émile Nouguier." {
+		t.Fatalf("first fact %q from %q", f.Text, content[f.Start:f.End])
+	}
+	if f.Method != MethodModel || f.Section != "Eiffel Tower designer" || f.Value != "Maurice Koechlin" || f.Confidence != 0.6 {
+		t.Fatalf("first fact %+v", f)
+	}
+	if g := r.Facts[1]; content[g.Start:g.End] != "It is 330 metres tall — the “tallest” in Paris." {
+		t.Fatalf("second fact %q", content[g.Start:g.End])
+	}
+	if len(r.Rejected) != 3 || r.Rejected[0].Reason != "the quote is not in the source text" || !strings.Contains(r.Rejected[1].Reason, "10 to 500 characters") {
+		t.Fatalf("rejected %+v", r.Rejected)
+	}
+}
+
+func TestNameConflictOnModelTopic(t *testing.T) {
+	t.Parallel()
+	r := Run([]Source{
+		{ID: "S1", Domain: "old.example", Credibility: 0.6, Published: date(2001), Content: "The tower's designer was Gustave Eiffel, an engineer.",
+			Claims: []Claim{{Text: "The tower's designer was Gustave Eiffel", Topic: "Eiffel Tower designer", Value: "Gustave Eiffel"}}},
+		{ID: "S2", Domain: "new.example", Credibility: 0.6, Published: date(2019), Content: "Its design is credited to Maurice Koechlin.",
+			Claims: []Claim{{Text: "Its design is credited to Maurice Koechlin.", Topic: "eiffel tower designer", Value: "Maurice Koechlin"}}},
+		// "Eiffel" names the same person as "Gustave Eiffel": support, not conflict.
+		{ID: "S3", Domain: "third.example", Credibility: 0.6, Published: date(2001), Content: "Eiffel designed the tower himself, some say.",
+			Claims: []Claim{{Text: "Eiffel designed the tower himself", Topic: "Eiffel Tower designer", Value: "Eiffel"}}},
+		// A source the model gave no claims for is read extractively.
+		{ID: "S4", Domain: "fourth.example", Credibility: 0.6, Content: "The Eiffel Tower opened in 1889."},
+	})
+	d := only(t, r)
+	if d.Strategy != Recency || fact(r, d.Winner).SourceID != "S2" || !strings.HasPrefix(d.Resolution, "Maurice Koechlin") || len(d.FactIDs) != 3 {
+		t.Fatalf("discrepancy %+v", d)
+	}
+	if !strings.HasPrefix(d.Topic, "Eiffel Tower designer (name)") {
+		t.Fatalf("topic %q", d.Topic)
+	}
+	for _, f := range r.Facts {
+		switch f.SourceID {
+		case "S1", "S3":
+			if !f.Verified || f.Method != MethodModel {
+				t.Errorf("Eiffel facts support each other across domains: %+v", f)
+			}
+		case "S4":
+			if f.Method != MethodExtractive {
+				t.Errorf("S4 read extractively: %+v", f)
+			}
+		}
+	}
+}
+
+func TestModelNumbersCompareAsNumbers(t *testing.T) {
+	t.Parallel()
+	r := Run([]Source{
+		{ID: "S1", Domain: "a.example", Credibility: 0.9, Content: "Height: the structure measures 1,083 ft.",
+			Claims: []Claim{{Text: "the structure measures 1,083 ft", Topic: "Eiffel Tower height (feet)", Value: "1,083 ft"}}},
+		{ID: "S2", Domain: "b.example", Credibility: 0.5, Content: "It stands 1083 ft high.",
+			Claims: []Claim{{Text: "It stands 1083 ft high.", Topic: "Eiffel Tower height (feet)", Value: "1083 ft"}}},
+		{ID: "S3", Domain: "c.example", Credibility: 0.5, Content: "It stands 1,063 ft high.",
+			Claims: []Claim{{Text: "It stands 1,063 ft high.", Topic: "Eiffel Tower height (feet)", Value: "1,063 ft"}}},
+	})
+	d := only(t, r)
+	if d.Strategy != Credibility || fact(r, d.Winner).SourceID != "S1" {
+		t.Fatalf("discrepancy %+v", d)
+	}
+	if !r.Facts[0].Verified || r.Facts[2].Verified {
+		t.Fatalf("1,083 = 1083 across two domains: %+v", r.Facts)
+	}
+}
+
+func FuzzLocate(f *testing.F) {
+	f.Add("The tower is  330 metres tall.", 4, 20)
+	f.Add("“Quoted” — text\xff here.", 0, 9)
+	f.Fuzz(func(t *testing.T, text string, from, to int) {
+		if !utf8.ValidString(text) || from < 0 || to > len(text) || from >= to || !utf8.RuneStart(text[from]) || (to < len(text) && !utf8.RuneStart(text[to])) {
+			return
+		}
+		x := newIndex(text)
+		start, end, ok := x.locate(text[from:to])
+		if !ok {
+			if len(normQuote(text[from:to])) > 0 {
+				t.Fatalf("substring %q not found in %q", text[from:to], text)
+			}
+			return
+		}
+		if start < 0 || end > len(text) || start >= end || !utf8.RuneStart(text[start]) || (end < len(text) && !utf8.RuneStart(text[end])) {
+			t.Fatalf("range %d-%d of %d", start, end, len(text))
+		}
+		if string(normQuote(text[start:end])) != string(normQuote(text[from:to])) && !strings.HasPrefix(string(normQuote(text[start:end])), string(normQuote(text[from:to]))) {
+			t.Fatalf("found %q for %q", text[start:end], text[from:to])
+		}
+	})
+}

@@ -1,0 +1,115 @@
+package verify
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// index finds a model's quote in a source text, forgiving what models
+// change when they copy: runs of white space, letter case, curly quotes
+// and dashes, and punctuation or an ellipsis around the quote. It never
+// forgives a different word.
+type index struct {
+	norm []rune
+	// at[i] is the byte offset in the source of norm[i]; at[len(norm)] is
+	// the source's length.
+	at []int
+	// end[i] is the byte offset just past the source rune norm[i] came from.
+	end []int
+}
+
+func newIndex(text string) *index {
+	x := &index{}
+	space := false
+	for i, r := range text {
+		_, size := utf8.DecodeRuneInString(text[i:])
+		if unicode.IsSpace(r) {
+			if !space && len(x.norm) > 0 {
+				x.norm = append(x.norm, ' ')
+				x.at = append(x.at, i)
+				x.end = append(x.end, i+size)
+			}
+			space = true
+			continue
+		}
+		space = false
+		x.norm = append(x.norm, fold(r))
+		x.at = append(x.at, i)
+		x.end = append(x.end, i+size)
+	}
+	return x
+}
+
+// fold is the comparison form of a rune.
+func fold(r rune) rune {
+	switch r {
+	case '‘', '’', '‛', '′', '`':
+		return '\''
+	case '“', '”', '„', '″':
+		return '"'
+	case '‐', '‑', '‒', '–', '—', '−':
+		return '-'
+	}
+	return unicode.ToLower(r)
+}
+
+// normQuote is a quote in the index's form, without the punctuation,
+// quote marks and ellipses a model may put around it.
+func normQuote(q string) []rune {
+	q = strings.TrimFunc(q, func(r rune) bool {
+		return unicode.IsSpace(r) || r == '"' || r == '\'' || r == '“' || r == '”' || r == '‘' || r == '’' || r == '…' || r == '.'
+	})
+	var out []rune
+	space := false
+	for _, r := range q {
+		if unicode.IsSpace(r) {
+			if !space && len(out) > 0 {
+				out = append(out, ' ')
+			}
+			space = true
+			continue
+		}
+		space = false
+		out = append(out, fold(r))
+	}
+	return out
+}
+
+// locate returns the byte range of quote in the text, extended over a
+// sentence-ending mark right after it.
+func (x *index) locate(quote string) (start, end int, ok bool) {
+	q := normQuote(quote)
+	if len(q) == 0 {
+		return 0, 0, false
+	}
+	i := runeIndex(x.norm, q)
+	if i < 0 {
+		return 0, 0, false
+	}
+	last := i + len(q) - 1
+	if last+1 < len(x.norm) && strings.ContainsRune(".!?", x.norm[last+1]) {
+		last++
+	}
+	return x.at[i], x.end[last], true
+}
+
+func runeIndex(s, sub []rune) int {
+	if len(sub) > len(s) {
+		return -1
+	}
+	first := sub[0]
+outer:
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i] != first {
+			continue
+		}
+		for j := 1; j < len(sub); j++ {
+			if s[i+j] != sub[j] {
+				continue outer
+			}
+		}
+		return i
+	}
+	return -1
+}
