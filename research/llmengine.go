@@ -126,7 +126,7 @@ func (e *LLMEngine) Analyze(ctx context.Context, in AnalyzeInput) (*Analysis, ll
 // Write implements Engine.
 func (e *LLMEngine) Write(ctx context.Context, in WriteInput) (*Draft, llm.Usage, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Write a research report that answers the question from the sources below. Every sentence that states a fact ends with a citation marker naming its source, like [cite:S3] or [cite:S3,S7], or the listed fact it states, like [cite:F12]. Cite only the ids listed below; never invent a source, a fact id or a URL. Give a title, an executive summary of 200-500 words and sections with headings, each section at least 300 words drawing on at least 3 sources, as far as the evidence allows (never pad: say less when the sources say less). Do not write a references list or a conflicts section; Quarry adds both.\n\nQuestion: %s\n", in.Question)
+	fmt.Fprintf(&b, "Write a research report that answers the question from the sources below. Every sentence that states a fact ends with a citation marker naming its source, like [cite:S3] or [cite:S3,S7], or the listed fact it states, like [cite:F12]. Cite only the ids listed below; never invent a source, a fact id or a URL. Give a title, an executive summary of %d-%d words and sections with headings, each section at least %d words drawing on at least %d sources, as far as the evidence allows (never pad: say less when the sources say less). Do not write a references list or a conflicts section; Quarry adds both.\n\nQuestion: %s\n", SummaryMinWords, SummaryMaxWords, SectionMinWords, SectionMinSources, in.Question)
 	if in.Plan != nil && in.Plan.Strategy != "" {
 		fmt.Fprintf(&b, "Strategy: %s\n", in.Plan.Strategy)
 	}

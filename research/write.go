@@ -86,6 +86,16 @@ func (x *run) judge(ctx context.Context, j Judge, name string, ck *Checks, passe
 	x.agent(AgentReflector, AgentCompleted, 1, "", fmt.Sprintf("judged %d passages; %d supported of %d cited", ck.Judged, ck.Supported, ck.CitedPassages))
 }
 
+// Report length targets (seed 001 §7), met as far as the evidence allows:
+// an executive summary of 200–500 words, sections of at least 300 words
+// drawing on at least 3 sources.
+const (
+	SummaryMinWords   = 200
+	SummaryMaxWords   = 500
+	SectionMinWords   = 300
+	SectionMinSources = 3
+)
+
 // MaxWriterFacts caps the facts a writer is shown: verified ones first,
 // then the most confident.
 const MaxWriterFacts = 40

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/quarryhq/quarry/llm/llmtest"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/research/offline"
+	"github.com/quarryhq/quarry/research/verify"
 	"github.com/quarryhq/quarry/search"
 	"github.com/quarryhq/quarry/search/kbsource"
 	"github.com/quarryhq/quarry/store/sqlite"
@@ -58,6 +60,7 @@ func BenchmarkHotpotQA(b *testing.B) {
 			for range b.N {
 				var found, both, refs int
 				var passages, supported int
+				var summaryWords, sections, sectionWords, fullSections int
 				var worst time.Duration
 				t0 := time.Now()
 				for _, q := range qs {
@@ -70,6 +73,15 @@ func BenchmarkHotpotQA(b *testing.B) {
 					}
 					worst = max(worst, time.Since(t1))
 					passages += r.Checks.CitedPassages
+					summaryWords += words(r.Report.Summary)
+					for _, s := range r.Report.Sections {
+						n := words(s.Body)
+						sections++
+						sectionWords += n
+						if n >= research.SectionMinWords && len(citeRE.FindAllString(s.Body, -1)) > 0 && distinctRefs(s.Body) >= research.SectionMinSources {
+							fullSections++
+						}
+					}
 					supported += r.Checks.Supported
 					if os.Getenv("HOTPOT_VERBOSE") != "" {
 						for _, u := range r.Checks.Unsupported {
@@ -100,11 +112,55 @@ func BenchmarkHotpotQA(b *testing.B) {
 				b.ReportMetric(float64(both)/float64(len(qs)), "both_recall")
 				b.ReportMetric(float64(supported)/float64(max(1, passages)), "citation_support")
 				b.ReportMetric(float64(refs)/float64(len(qs)), "refs/research")
+				b.ReportMetric(float64(summaryWords)/float64(len(qs)), "summary_words")
+				b.ReportMetric(float64(sectionWords)/float64(max(1, sections)), "section_words")
+				b.ReportMetric(float64(fullSections)/float64(max(1, sections)), "sections_on_target")
 				b.ReportMetric(float64(elapsed.Milliseconds())/float64(len(qs)), "ms/research")
 				b.ReportMetric(float64(worst.Milliseconds()), "max_ms")
 			}
 		})
 	}
+}
+
+// promptSource is a source as a prompt shows it: "[S1] title (url)" and
+// its text on the next line.
+var (
+	promptSourceRE = regexp.MustCompile(`(?m)^\[(S\d+)\] [^\n]*\n([^\n]+)$`)
+	judgePassage   = regexp.MustCompile(`(?m)^Passage (P\d+): `)
+	sentenceEnd    = regexp.MustCompile(`[.!?]\s+`)
+)
+
+type promptSource struct {
+	id        string
+	sentences []string
+}
+
+func promptSources(req llm.Request) []promptSource {
+	var out []promptSource
+	for _, m := range promptSourceRE.FindAllStringSubmatch(req.Messages[0].Content, -1) {
+		var sents []string
+		for _, s := range sentenceEnd.Split(m[2], -1) {
+			if s = strings.TrimSpace(s); len(s) >= 20 {
+				sents = append(sents, s+".")
+			}
+		}
+		out = append(out, promptSource{id: m[1], sentences: sents})
+	}
+	return out
+}
+
+var citeRE = regexp.MustCompile(`\[(\d+)\]`)
+
+// words counts the words of rendered prose, citations left out.
+func words(s string) int { return len(strings.Fields(citeRE.ReplaceAllString(s, ""))) }
+
+// distinctRefs counts the references a rendered text cites.
+func distinctRefs(s string) int {
+	seen := map[string]bool{}
+	for _, m := range citeRE.FindAllStringSubmatch(s, -1) {
+		seen[m[1]] = true
+	}
+	return len(seen)
 }
 
 // hotpotKB ingests the HotpotQA corpus into a knowledge base "hotpot" in a
@@ -161,7 +217,7 @@ func BenchmarkHotpotQACost(b *testing.B) {
 	for _, level := range []string{research.LevelQuick, research.LevelStandard, research.LevelComprehensive} {
 		b.Run(level, func(b *testing.B) {
 			for range b.N {
-				var calls, in, out int
+				var calls, in, out, judged, modelFacts, rejected int
 				for qi, q := range qs {
 					n := 0
 					fake := &llmtest.Fake{Model: "m", Reply: func(_ int, req llm.Request) (string, error) {
@@ -174,9 +230,35 @@ func BenchmarkHotpotQACost(b *testing.B) {
 							return `{"strategy":"s","keywords":["k"],"steps":[],"sub_questions":[` + strings.Join(sqs, ",") + `],"estimated_seconds":60}`, nil
 						case "research_analysis":
 							n++
-							return fmt.Sprintf(`{"learnings":[{"text":"a learning of about twenty words that states what the sources say about the question in one sentence","source_ids":["S1"]}],"directions":[{"text":"direction %d-%d a","parent_id":"Q1","queries":[%q]},{"text":"direction %d-%d b","parent_id":"Q1","queries":[%q]},{"text":"direction %d-%d c","parent_id":"Q2","queries":[%q]}],"is_complete":false,"confidence":0.3,"relevance":0.5,"quality":0.5}`, qi, n, q.Question+" a", qi, n, q.Question+" b", qi, n, q.Question+" c"), nil
+							// Up to 3 facts per source, quoting its sentences.
+							var facts []string
+							for _, src := range promptSources(req) {
+								for _, sent := range src.sentences[:min(3, len(src.sentences))] {
+									facts = append(facts, fmt.Sprintf(`{"source_id":%q,"quote":%q,"topic":"the topic of the sentence","value":"a value"}`, src.id, sent))
+								}
+							}
+							facts = facts[:min(20, len(facts))]
+							return fmt.Sprintf(`{"learnings":[{"text":"a learning of about twenty words that states what the sources say about the question in one sentence","source_ids":["S1"]}],"directions":[{"text":"direction %d-%d a","parent_id":"Q1","queries":[%q]},{"text":"direction %d-%d b","parent_id":"Q1","queries":[%q]},{"text":"direction %d-%d c","parent_id":"Q2","queries":[%q]}],"is_complete":false,"confidence":0.3,"relevance":0.5,"quality":0.5,"facts":[%s]}`, qi, n, q.Question+" a", qi, n, q.Question+" b", qi, n, q.Question+" c", strings.Join(facts, ",")), nil
+						case "citation_judge":
+							var vs []string
+							for _, m := range judgePassage.FindAllStringSubmatch(req.Messages[0].Content, -1) {
+								vs = append(vs, fmt.Sprintf(`{"id":%q,"supported":true,"reason":""}`, m[1]))
+							}
+							return `{"verdicts":[` + strings.Join(vs, ",") + `]}`, nil
 						default:
-							return `{"title":"t","summary":"` + strings.Repeat("A summary sentence that cites its source [cite:S1]. ", 20) + `","sections":[{"heading":"h","body":"` + strings.Repeat("A body sentence that cites a source [cite:S2]. ", 60) + `"}]}`, nil
+							// A writer that quotes two sentences of every
+							// source it was shown, so the judge has a
+							// passage per citation to read.
+							var lines []string
+							for _, src := range promptSources(req) {
+								for _, sent := range src.sentences[:min(2, len(src.sentences))] {
+									lines = append(lines, strings.TrimRight(sent, ".")+" [cite:"+src.id+"].")
+								}
+							}
+							half := len(lines) / 2
+							body, _ := json.Marshal(strings.Join(lines[half:], " "))
+							summary, _ := json.Marshal(strings.Join(lines[:half], " "))
+							return `{"title":"t","summary":` + string(summary) + `,"sections":[{"heading":"h","body":` + string(body) + `}]}`, nil
 						}
 					}}
 					rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Sources: []search.Source{kbsource.New(svc, "hotpot", emb)}, Store: st}
@@ -185,12 +267,22 @@ func BenchmarkHotpotQACost(b *testing.B) {
 						b.Fatal(err)
 					}
 					calls += r.Usage.Calls
+					judged += r.Checks.Judged
+					rejected += len(r.RejectedClaims)
+					for _, f := range r.Facts {
+						if f.Method == verify.MethodModel {
+							modelFacts++
+						}
+					}
 					in += r.Usage.InputTokens
 					out += r.Usage.OutputTokens
 				}
 				b.ReportMetric(float64(calls)/float64(len(qs)), "llm_calls/research")
 				b.ReportMetric(float64(in)/float64(len(qs)), "prompt_tokens/research")
 				b.ReportMetric(float64(out)/float64(len(qs)), "completion_tokens/research")
+				b.ReportMetric(float64(judged)/float64(len(qs)), "judged/research")
+				b.ReportMetric(float64(modelFacts)/float64(len(qs)), "model_facts/research")
+				b.ReportMetric(float64(rejected)/float64(len(qs)), "rejected_facts/research")
 			}
 		})
 	}

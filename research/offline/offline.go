@@ -16,6 +16,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/quarryhq/quarry/kb/analyze"
 	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/research"
 )
@@ -319,82 +320,217 @@ func round2(f float64) float64 { return math.Round(f*100) / 100 }
 
 // Write implements research.Engine: an executive summary of the sentences
 // that best match the question across all sources, then one section per
-// sub-question quoting the best sentence of each of its sources. Every
-// sentence is quoted verbatim and cites its source.
+// sub-question quoting its sources' best sentences and, where they say too
+// little, the sentences of other sources about the sub-question. Both aim
+// at the report's length targets (research.SummaryMinWords …) as far as
+// relevant sentences allow; none is padded with weak ones. Every sentence
+// is quoted verbatim and cites its source (or the fact it is).
 func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft, llm.Usage, error) {
-	d := &research.Draft{Title: in.Question}
-	rd := newReader(in.CharsPerSource)
-	used := map[string]bool{}
-	// A quoted sentence that is one of the facts cites the fact.
-	factIDs := map[string]string{}
+	w := &writer{in: in, rd: newReader(in.CharsPerSource), used: map[string]bool{}, factIDs: map[string]string{}}
 	for _, f := range in.Facts {
-		factIDs[f.SourceID+"\x00"+f.Text] = f.ID
+		w.factIDs[f.SourceID+"\x00"+f.Text] = f.ID
 	}
-	cite := func(s scored) string {
-		if id, ok := factIDs[s.sourceID+"\x00"+s.text]; ok {
-			return s.text + " [cite:" + id + "]"
-		}
-		return s.text + " [cite:" + s.sourceID + "]"
-	}
-	// Summary: the best sentence of the best sources for the question.
-	sc := newScorer(in.Question, "")
-	var cands []scored
-	for _, sq := range in.SubQuestions {
+	// Every source read, in sub-question order.
+	seen := map[string]bool{}
+	for _, sq := range ordered(in.SubQuestions) {
 		for _, id := range sq.SourceIDs {
-			if src := in.Sources[id]; src != nil {
-				if b := sc.best(rd, src); len(b) > 0 {
-					cands = append(cands, b[0])
-				}
+			if in.Sources[id] != nil && !seen[id] {
+				seen[id] = true
+				w.all = append(w.all, id)
 			}
 		}
 	}
-	sort.SliceStable(cands, func(i, j int) bool { return cands[i].score > cands[j].score })
-	var summary []string
-	seenSrc := map[string]bool{}
-	for _, c := range cands {
-		if len(summary) == 5 {
-			break
-		}
-		if c.score <= 0 || used[c.text] || seenSrc[c.sourceID] {
-			continue
-		}
-		used[c.text], seenSrc[c.sourceID] = true, true
-		summary = append(summary, cite(c))
-	}
-	if len(summary) == 0 {
+	d := &research.Draft{Title: in.Question}
+	if d.Summary = w.summary(); d.Summary == "" {
 		d.Summary = "The sources searched returned nothing that matches the question."
-	} else {
-		d.Summary = strings.Join(summary, " ")
 	}
 	for _, sq := range ordered(in.SubQuestions) {
-		sc := newScorer(in.Question, sq.Text)
-		var lines []string
-		for _, id := range sq.SourceIDs {
-			src := in.Sources[id]
-			if src == nil {
-				continue
-			}
-			for _, s := range sc.best(rd, src) {
-				if s.score <= 0 {
-					break
-				}
-				if !used[s.text] {
-					used[s.text] = true
-					lines = append(lines, cite(s))
-					break
-				}
-			}
-		}
-		if len(lines) == 0 {
+		body := w.section(sq)
+		if body == "" {
 			continue
 		}
 		heading := sq.Text
 		if sq.ParentID != "" {
 			heading = "Follow-up: " + sq.Text
 		}
-		d.Sections = append(d.Sections, research.Section{Heading: heading, Body: strings.Join(lines, " ")})
+		d.Sections = append(d.Sections, research.Section{Heading: heading, Body: body})
 	}
 	return d, llm.Usage{}, nil
+}
+
+// relevantShare is how close to the best sentence's score a further
+// sentence must come to be quoted beyond the first of its source.
+const relevantShare = 0.34
+
+// writer assembles the offline report; used keeps a sentence from being
+// quoted twice.
+type writer struct {
+	in      research.WriteInput
+	rd      *reader
+	all     []string
+	used    map[string]bool
+	factIDs map[string]string
+}
+
+// cite quotes a sentence with its marker: the fact it is, or its source.
+func (w *writer) cite(s scored) string {
+	if id, ok := w.factIDs[s.sourceID+"\x00"+s.text]; ok {
+		return s.text + " [cite:" + id + "]"
+	}
+	return s.text + " [cite:" + s.sourceID + "]"
+}
+
+// passage collects quoted sentences up to a word target and cap.
+type passage struct {
+	lines   []string
+	words   int
+	sources map[string]bool
+}
+
+func (p *passage) add(w *writer, s scored, max int) bool {
+	n := len(strings.Fields(s.text))
+	if w.used[s.text] || len(p.lines) > 0 && p.words+n > max {
+		return false
+	}
+	w.used[s.text] = true
+	p.lines = append(p.lines, w.cite(s))
+	p.words += n
+	p.sources[s.sourceID] = true
+	return true
+}
+
+// ranked is every source's relevant sentences, best first, by a scorer;
+// keep filters them (nil keeps all that score above zero).
+func (w *writer) ranked(sc scorer, ids []string, keep func(scored) bool) [][]scored {
+	var out [][]scored
+	for _, id := range ids {
+		var ss []scored
+		for _, s := range sc.best(w.rd, w.in.Sources[id]) {
+			if s.score > 0 && (keep == nil || keep(s)) {
+				ss = append(ss, s)
+			}
+		}
+		if len(ss) > 0 {
+			out = append(out, ss)
+		}
+	}
+	return out
+}
+
+// fill quotes the k-th sentence of each source in turn (k = 0, 1, …),
+// best source first, until the passage reaches min words (and minSources
+// sources), never beyond max. A sentence beyond a source's first must
+// score within relevantShare of the best, and leave reserve sentences of
+// its source unquoted.
+func (w *writer) fill(p *passage, ranked [][]scored, minWords, maxWords, minSources, reserve int, top float64) {
+	for k := 0; ; k++ {
+		var round []scored
+		for _, ss := range ranked {
+			if k < len(ss) && (k == 0 || k < len(ss)-reserve && ss[k].score >= relevantShare*top) {
+				round = append(round, ss[k])
+			}
+		}
+		if len(round) == 0 {
+			return
+		}
+		sort.SliceStable(round, func(i, j int) bool { return round[i].score > round[j].score })
+		for _, s := range round {
+			if p.words >= minWords && len(p.sources) >= minSources {
+				return
+			}
+			p.add(w, s, maxWords)
+		}
+	}
+}
+
+// focus is what a text is about: the terms of the names it mentions, or
+// all its terms when it names nothing.
+func focus(text string) map[string]bool {
+	m := map[string]bool{}
+	for _, n := range names(text) {
+		analyze.TermsFunc(n, func(t string) { m[t] = true })
+	}
+	if len(m) == 0 {
+		return termSet(text)
+	}
+	return m
+}
+
+// mentions reports a sentence that has at least need of the terms.
+func mentions(s scored, terms map[string]bool, need int) bool {
+	n := 0
+	for t := range terms {
+		if s.terms[t] {
+			n++
+		}
+	}
+	return n >= need
+}
+
+func topScore(ranked [][]scored) float64 {
+	var top float64
+	for _, ss := range ranked {
+		top = max(top, ss[0].score)
+	}
+	return top
+}
+
+// summary quotes the sentences that best answer the question, one per
+// source first; beyond that it leaves each source a relevant sentence for
+// the sections.
+func (w *writer) summary() string {
+	// A sentence that shares only generic words with the question
+	// ("composer", "born") is not evidence: it must name what the
+	// question is about.
+	qf := focus(w.in.Question)
+	ranked := w.ranked(newScorer(w.in.Question, ""), w.all, func(s scored) bool { return mentions(s, qf, 1) })
+	p := &passage{sources: map[string]bool{}}
+	w.fill(p, ranked, research.SummaryMinWords, research.SummaryMaxWords, 0, 1, topScore(ranked))
+	return strings.Join(p.lines, " ")
+}
+
+// section quotes a sub-question's own sources first, then sentences of
+// other sources that name what the sub-question asks about.
+func (w *writer) section(sq research.SubQuestion) string {
+	sc := newScorer(w.in.Question, sq.Text)
+	var own []string
+	isOwn := map[string]bool{}
+	for _, id := range sq.SourceIDs {
+		if w.in.Sources[id] != nil && !isOwn[id] {
+			isOwn[id] = true
+			own = append(own, id)
+		}
+	}
+	var others []string
+	for _, id := range w.all {
+		if !isOwn[id] {
+			others = append(others, id)
+		}
+	}
+	p := &passage{sources: map[string]bool{}}
+	mine := w.ranked(sc, own, nil)
+	// First the best sentence of each of its own sources, whatever the
+	// target, as before any filling.
+	for _, ss := range mine {
+		for _, s := range ss {
+			if p.add(w, s, 1<<30) {
+				break
+			}
+		}
+	}
+	if len(p.lines) == 0 {
+		return ""
+	}
+	// Beyond each source's best sentence, a sentence must name what the
+	// question or the sub-question is about; another source's must name
+	// the sub-question's subject.
+	qf, sf := focus(w.in.Question), focus(sq.Text)
+	onTopic := func(s scored) bool { return mentions(s, qf, 1) || mentions(s, sf, 1) }
+	about := func(s scored) bool { return mentions(s, sf, max(1, (len(sf)+1)/2)) }
+	maxWords := research.SectionMinWords * 3 / 2
+	w.fill(p, w.ranked(sc, own, onTopic), research.SectionMinWords, maxWords, research.SectionMinSources, 0, 0)
+	w.fill(p, w.ranked(sc, others, about), research.SectionMinWords, maxWords, research.SectionMinSources, 0, topScore(mine))
+	return strings.Join(p.lines, " ")
 }
 
 // ordered lists root sub-questions by priority, each followed by its
