@@ -201,7 +201,7 @@ func fromClaims(s Source) ([]Fact, []Rejected) {
 		if f.Value != "" {
 			f.values = modelValue(f.Value)
 		} else {
-			f.values = values(text)
+			f.values = withoutEntity(values(text), section)
 		}
 		f.terms = terms(text, f.entity, f.values)
 		out = append(out, f)
@@ -241,7 +241,7 @@ func extract(s Source) []Fact {
 			continue
 		}
 		f := Fact{Text: strings.Join(strings.Fields(text), " "), SourceID: s.ID, Start: sp.Start, End: sp.End, Confidence: s.Credibility, Method: MethodExtractive, entity: ent, Section: section}
-		f.values = values(text)
+		f.values = withoutEntity(values(text), section)
 		f.terms = terms(text, f.entity, f.values)
 		out = append(out, f)
 		if len(out) == MaxFactsPerSource {
@@ -262,58 +262,114 @@ func claim(s, ent string) bool {
 var leadingArticle = map[string]bool{"the": true, "a": true, "an": true, "this": true, "that": true, "in": true, "on": true, "at": true, "by": true, "its": true, "his": true, "her": true, "their": true}
 
 // entity finds what a sentence is about: the first run of capitalised
-// words, skipping a sentence-initial article or preposition and preferring
-// a run that is more than the sentence's first word ("Today the Eiffel
-// Tower …" is about the Eiffel Tower). It returns the key (lower case) and
-// the display form.
+// words within its first words, skipping a sentence-initial article or
+// preposition, pronouns, month names and an opening word set off by a
+// comma ("Historically, the Pillsbury Company …"). A numeral right before the run is part of the name ("the
+// 1904 Tour de France", "the 188th Ohio Volunteer Infantry"). A name that
+// first appears late in the sentence is not its subject ("The team posted
+// a record … in the Conference"), so such a sentence has none. It returns
+// the key (lower case) and the display form.
 func entity(s string) (string, string) {
 	var runs [][]string
 	var run []string
 	starts := []int{}
 	flush := func() {
-		for len(run) > 0 && strings.ToLower(run[len(run)-1]) == run[len(run)-1] {
+		for len(run) > 0 && nameJoiner[run[len(run)-1]] {
 			run = run[:len(run)-1]
 		}
 		if len(run) > 0 {
 			runs = append(runs, run)
+		} else if len(starts) > len(runs) {
+			starts = starts[:len(runs)]
 		}
 		run = nil
 	}
 	ws := strings.Fields(s)
+	prev := ""
+	introWord := false
 	for i, raw := range ws {
 		w := strings.Trim(raw, `.,;:!?"'()[]“”‘’`)
 		if w == "" {
 			flush()
+			prev = ""
 			continue
 		}
 		r, _ := utf8.DecodeRuneInString(w)
-		switch {
-		case i == 0 && leadingArticle[strings.ToLower(w)]:
+		switch lw := strings.ToLower(w); {
+		case i == 0 && pronoun[lw]:
+			// "It was Alabama's 13th season": the subject is whatever
+			// "it" stands for, which this sentence does not say.
+			return "", "General"
+		case i == 0 && leadingArticle[lw]:
+		case notEntity[lw]:
+			flush()
+		case len(run) > 0 && numeral.MatchString(w) && !strings.ContainsAny(prev, ",;:"):
+			// "State Road 997", "Series 16": a number that ends a name.
+			run = append(run, w)
 		case unicode.IsUpper(r) && !isNumeric(w):
 			if len(run) == 0 {
-				starts = append(starts, i)
+				start := i
+				if numeral.MatchString(prev) {
+					run = append(run, prev)
+					start--
+				}
+				starts = append(starts, start)
 			}
 			run = append(run, w)
-		case len(run) > 0 && (w == "of" || w == "de" || w == "von" || w == "van"):
+		case len(run) > 0 && nameJoiner[w]:
 			run = append(run, w)
 		default:
 			flush()
 		}
 		if strings.ContainsAny(raw, ",;:") {
+			// "Historically, the Pillsbury Company …": one word and a
+			// comma open the sentence without being its subject.
+			introWord = introWord || i == 0 && len(run) == 1
 			flush()
 		}
+		prev = w
 	}
 	flush()
 	if len(runs) == 0 {
 		return "", "General"
 	}
-	best := runs[0]
-	if len(starts) > 0 && starts[0] == 0 && len(runs[0]) == 1 && len(runs) > 1 {
-		best = runs[1]
+	best, at := runs[0], starts[0]
+	if at == 0 && len(runs[0]) == 1 && len(runs) > 1 && introWord {
+		best, at = runs[1], starts[1]
+	}
+	if at > maxEntityStart {
+		return "", "General"
 	}
 	display := strings.Join(best, " ")
 	return strings.ToLower(display), display
 }
+
+// nameJoiner are lower-case words inside names ("University of Kansas",
+// "Chien Français Blanc et Noir").
+var nameJoiner = map[string]bool{"of": true, "de": true, "von": true, "van": true, "et": true, "di": true, "du": true, "del": true, "da": true, "des": true, "la": true, "le": true}
+
+// pronoun are the words that, starting a sentence, leave its subject unnamed.
+var pronoun = map[string]bool{"it": true, "he": true, "she": true, "they": true, "we": true, "i": true, "you": true, "there": true, "this": true, "these": true, "those": true, "such": true}
+
+// maxEntityStart is the last word position where a sentence's subject may
+// start.
+const maxEntityStart = 5
+
+// numeral is a number that can begin a name: "1904", "188th", "1952-53".
+var numeral = regexp.MustCompile(`^\d[\d,.–-]*(st|nd|rd|th|s)?$`)
+
+// notEntity are capitalised words that start sentences without naming
+// what they are about: pronouns and months.
+var notEntity = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields("it he she they we you i its his her their our there these those this that such both each some many most all one another other as after before during since while when where although however according from for with between among under over through later then today") {
+		m[w] = true
+	}
+	for mo := range months {
+		m[mo] = true
+	}
+	return m
+}()
 
 func isNumeric(w string) bool {
 	return strings.IndexFunc(w, func(r rune) bool { return !unicode.IsDigit(r) && r != ',' && r != '.' }) < 0
@@ -327,6 +383,16 @@ type value struct {
 	text string
 	// name is a name value's comparison form (kind "name").
 	name string
+	// role is the word that says what a date, count or rank is of.
+	role string
+}
+
+// class is what makes two values comparable: their kind and role.
+func (v value) class() string {
+	if v.role == "" {
+		return v.kind
+	}
+	return v.kind + "@" + v.role
 }
 
 // key is what values are compared on.
@@ -343,29 +409,100 @@ var months = map[string]bool{"january": true, "february": true, "march": true, "
 
 func values(s string) []value {
 	var out []value
-	for _, m := range number.FindAllStringSubmatch(s, -1) {
-		n, err := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", ""), 64)
+	for _, m := range number.FindAllStringSubmatchIndex(s, -1) {
+		digits := s[m[2]:m[3]]
+		n, err := strconv.ParseFloat(strings.ReplaceAll(digits, ",", ""), 64)
 		if err != nil {
 			continue
 		}
-		unit := strings.ToLower(m[2])
+		unit := ""
+		if m[4] >= 0 {
+			unit = strings.ToLower(s[m[4]:m[5]])
+		}
 		kind := unit
+		monthBefore := monthBefore(s[:m[0]])
 		switch {
+		case monthBefore > 0 && n >= 1 && n <= 31 && !strings.Contains(digits, "."):
+			// "May 19, 1928": the day of a month named before it.
+			kind = "day"
+			n = n*100 + float64(monthBefore)
 		case months[unit]:
 			kind = "day"
 			n = n*100 + float64(monthIndex(unit))
-		case !strings.Contains(m[1], ",") && !strings.Contains(m[1], ".") && n >= 1000 && n <= 2100 && (unit == "" || !unitWord(unit)):
+		case ordinalSuffix[unit]:
+			kind = "ordinal"
+		case !strings.Contains(digits, ",") && !strings.Contains(digits, ".") && n >= 1000 && n <= 2100 && (unit == "" || !unitWord(unit)):
 			kind = "year"
 		case !unitWord(unit):
 			kind = ""
 		}
-		text := strings.TrimSpace(m[0])
-		if kind == "year" || kind == "" {
-			text = m[1]
+		v := value{kind: kind, num: n, text: strings.TrimSpace(s[m[0]:m[1]])}
+		switch kind {
+		case "year", "", "ordinal", "day":
+			// A date, a count or a rank says nothing of what it measures:
+			// the word before it does ("born in 1813", "released on").
+			v.role = role(s[:m[0]])
+			switch {
+			case monthBefore > 0 && kind == "day":
+				v.text = strings.TrimRight(lastWord(s[:m[0]])+" "+digits, ",")
+			case kind != "day" && kind != "ordinal":
+				v.text = digits
+			}
 		}
-		out = append(out, value{kind: kind, num: n, text: text})
+		out = append(out, v)
 	}
 	return out
+}
+
+// monthBefore is the month (1–12) named right before a number, or 0.
+func monthBefore(before string) int {
+	return monthIndex(strings.ToLower(strings.Trim(lastWord(before), ".,")))
+}
+
+func lastWord(s string) string {
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		return ""
+	}
+	return f[len(f)-1]
+}
+
+var ordinalSuffix = map[string]bool{"st": true, "nd": true, "rd": true, "th": true}
+
+// role is the nearest content word (analysed) among the three words
+// before a value, skipping numbers and month names.
+func role(before string) string {
+	ws := wordRE.FindAllString(before, -1)
+	for i := len(ws) - 1; i >= 0 && i >= len(ws)-3; i-- {
+		if isNumeric(ws[i]) || months[strings.ToLower(ws[i])] {
+			continue
+		}
+		if ts := analyze.Terms(ws[i]); len(ts) > 0 {
+			return ts[0]
+		}
+	}
+	return ""
+}
+
+// withoutEntity drops the values that are part of the entity's name ("the
+// 1904 Tour de France" is not a claim about 1904).
+func withoutEntity(vals []value, display string) []value {
+	out := vals[:0]
+	for _, v := range vals {
+		if !numeralIn(display, v.text) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func numeralIn(display, num string) bool {
+	for _, w := range strings.Fields(display) {
+		if strings.HasPrefix(w, num) {
+			return true
+		}
+	}
+	return false
 }
 
 func monthIndex(m string) int {
@@ -442,7 +579,7 @@ func sameTopic(a, b *Fact) bool {
 // of the kind they share.
 func keyValue(f *Fact, kind string) (value, bool) {
 	for _, v := range f.values {
-		if v.kind == kind {
+		if v.class() == kind {
 			return v, true
 		}
 	}
@@ -501,34 +638,49 @@ func check(facts []Fact, sources map[string]Source) []Discrepancy {
 		if len(idx) < 2 {
 			continue
 		}
-		kind, ok := sharedKind(facts, idx)
-		if !ok {
+		kinds := sharedKinds(facts, idx)
+		if len(kinds) == 0 {
 			// No comparable value: facts of several domains saying the
 			// same thing support each other.
 			support(facts, idx, sources, func(int) string { return "" })
 			continue
 		}
-		canon := names(facts, idx, kind)
-		val := func(i int) string {
-			v, _ := keyValue(&facts[i], kind)
-			if c, ok := canon[v.key()]; ok {
-				return c
+		// Compare on the first shared kind of value the facts disagree
+		// on ("born in 1813" vs "born in 1814", though both died in 1901);
+		// support is judged on the first kind when they agree on all.
+		var kind string
+		var val func(int) string
+		var byValue map[string][]int
+		var order []string
+		for n, k := range kinds {
+			canon := names(facts, idx, k)
+			kv := func(i int) string {
+				v, _ := keyValue(&facts[i], k)
+				if c, ok := canon[v.key()]; ok {
+					return c
+				}
+				return v.key()
 			}
-			return v.key()
+			bv := map[string][]int{}
+			var ord []string
+			for _, i := range idx {
+				if _, has := keyValue(&facts[i], k); !has {
+					continue
+				}
+				key := kv(i)
+				if _, seen := bv[key]; !seen {
+					ord = append(ord, key)
+				}
+				bv[key] = append(bv[key], i)
+			}
+			if n == 0 || len(ord) >= 2 {
+				kind, val, byValue, order = k, kv, bv, ord
+			}
+			if len(ord) >= 2 {
+				break
+			}
 		}
 		support(facts, idx, sources, val)
-		byValue := map[string][]int{}
-		var order []string
-		for _, i := range idx {
-			if _, has := keyValue(&facts[i], kind); !has {
-				continue
-			}
-			k := val(i)
-			if _, seen := byValue[k]; !seen {
-				order = append(order, k)
-			}
-			byValue[k] = append(byValue[k], i)
-		}
 		if len(order) < 2 {
 			continue
 		}
@@ -597,26 +749,50 @@ func subset(a, b []string) bool {
 	return true
 }
 
-// sharedKind is the value kind every fact in the group that has one
-// agrees on, preferring years, then units, then bare numbers.
-func sharedKind(facts []Fact, idx []int) (string, bool) {
+// sharedKinds are the value classes (kind and role) that at least two
+// facts of the group have, most shared first, then years and dates before
+// names, units, ranks and bare numbers.
+func sharedKinds(facts []Fact, idx []int) []string {
 	count := map[string]int{}
 	for _, i := range idx {
 		seen := map[string]bool{}
 		for _, v := range facts[i].values {
-			if !seen[v.kind] {
-				seen[v.kind] = true
-				count[v.kind]++
+			if c := v.class(); !seen[c] {
+				seen[c] = true
+				count[c]++
 			}
 		}
 	}
-	best, bestN := "", 0
+	var out []string
 	for k, n := range count {
-		if n > bestN || n == bestN && k < best {
-			best, bestN = k, n
+		if n >= 2 {
+			out = append(out, k)
 		}
 	}
-	return best, bestN >= 2
+	rank := func(class string) int {
+		switch k, _, _ := strings.Cut(class, "@"); k {
+		case "year", "day":
+			return 0
+		case kindName:
+			return 1
+		case "ordinal":
+			return 3
+		case "":
+			return 4
+		}
+		return 2 // a unit
+	}
+	sort.Slice(out, func(a, b int) bool {
+		ka, kb := out[a], out[b]
+		if count[ka] != count[kb] {
+			return count[ka] > count[kb]
+		}
+		if rank(ka) != rank(kb) {
+			return rank(ka) < rank(kb)
+		}
+		return ka < kb
+	})
+	return out
 }
 
 // support marks facts whose value (or, with no value, whose topic) is
@@ -724,8 +900,8 @@ func resolve(facts []Fact, byValue map[string][]int, order []string, kind string
 // few words that say what is claimed ("Giuseppe Verdi (year): born, Roncole").
 func topicLabel(f *Fact, kind string) string {
 	label := f.Section
-	if kind != "" {
-		label += " (" + kind + ")"
+	if k, _, _ := strings.Cut(kind, "@"); k != "" {
+		label += " (" + k + ")"
 	}
 	var words []string
 	seen := map[string]bool{}
