@@ -41,12 +41,12 @@ const JudgeBatch = 12
 // Evidence shown to a judge: the best-matching sentences of each cited
 // source, within a size per source.
 const (
-	judgeSentences      = 3
-	judgeCharsPerSource = 700
+	judgeSentences      = 2
+	judgeCharsPerSource = 500
 )
 
 // judgeMethod is appended to the method of a judged check.
-const judgeMethod = "; then a language model judge read each passage that passed with the best-matching sentences of its cited sources"
+const judgeMethod = "; then a language model judge read each passage that passed and is not quoted word for word, with the best-matching sentences of its cited sources"
 
 // judgeChecks asks j about the passages the lexical check passed and moves
 // those it rejects to Unsupported. Batches run while the budget allows
@@ -54,10 +54,16 @@ const judgeMethod = "; then a language model judge read each passage that passed
 // reported per call through add. It returns how many passages went
 // unjudged and the first error.
 func judgeChecks(ctx context.Context, j Judge, ck *Checks, passed []cited, fits func(n int) bool, add func(llm.Usage)) (int, error) {
-	items := make([]JudgeItem, len(passed))
+	// A passage quoted word for word from a cited source needs no judge.
+	var items []JudgeItem
+	var of []int // index in passed of each item
 	ev := map[string][]judgeSentence{}
 	for i, p := range passed {
-		items[i] = JudgeItem{ID: "P" + strconv.Itoa(i+1), Passage: p.passage, Evidence: judgeEvidence(p, ev)}
+		if quoted(p) {
+			continue
+		}
+		items = append(items, JudgeItem{ID: "P" + strconv.Itoa(len(items)+1), Passage: p.passage, Evidence: judgeEvidence(p, ev)})
+		of = append(of, i)
 	}
 	unjudged := 0
 	var firstErr error
@@ -88,7 +94,7 @@ func judgeChecks(ctx context.Context, j Judge, ck *Checks, passed []cited, fits 
 			if v.Supported {
 				continue
 			}
-			p := passed[from+k]
+			p := passed[of[from+k]]
 			reason := "the judge found the cited text does not support it"
 			if r := oneLine(v.Reason); r != "" {
 				reason += ": " + clip(r, 300)
@@ -108,6 +114,18 @@ func judgeEstimate(items []JudgeItem) int {
 		n += (len(it.Passage)+len(it.Evidence))/3 + 60
 	}
 	return n
+}
+
+// quoted reports a passage that one of its cited sources contains word
+// for word (case and white space aside).
+func quoted(p cited) bool {
+	want := strings.ToLower(oneLine(p.passage))
+	for _, s := range p.sources {
+		if strings.Contains(strings.ToLower(oneLine(s.Content)), want) {
+			return true
+		}
+	}
+	return false
 }
 
 type judgeSentence struct {

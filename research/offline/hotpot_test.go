@@ -246,13 +246,14 @@ func BenchmarkHotpotQACost(b *testing.B) {
 							}
 							return `{"verdicts":[` + strings.Join(vs, ",") + `]}`, nil
 						default:
-							// A writer that quotes two sentences of every
+							// A writer that restates two sentences of every
 							// source it was shown, so the judge has a
 							// passage per citation to read.
 							var lines []string
 							for _, src := range promptSources(req) {
 								for _, sent := range src.sentences[:min(2, len(src.sentences))] {
-									lines = append(lines, strings.TrimRight(sent, ".")+" [cite:"+src.id+"].")
+									// Reworded, so the judge must read it.
+									lines = append(lines, "Reportedly, "+strings.TrimRight(sent, ".")+" [cite:"+src.id+"].")
 								}
 							}
 							half := len(lines) / 2
