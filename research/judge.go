@@ -46,26 +46,25 @@ const (
 )
 
 // judgeMethod is appended to the method of a judged check.
-const judgeMethod = "; then a language model judge read each passage that passed and is not quoted word for word, with the best-matching sentences of its cited sources"
+const judgeMethod = "; then a language model judge read each passage that passed and is not a source sentence quoted word for word, with the best-matching sentences of its cited sources"
 
 // judgeChecks asks j about the passages the lexical check passed and moves
 // those it rejects to Unsupported. Batches run while the budget allows
 // (fits reports whether a call estimated at n tokens does); usage is
-// reported per call through add. It returns how many passages went
-// unjudged and the first error.
-func judgeChecks(ctx context.Context, j Judge, ck *Checks, passed []cited, fits func(n int) bool, add func(llm.Usage)) (int, error) {
+// reported per call through add. It returns how many passages needed a
+// judge, how many of those went unjudged, and the first error.
+func judgeChecks(ctx context.Context, j Judge, ck *Checks, passed []cited, fits func(n int) bool, add func(llm.Usage)) (needed, unjudged int, err error) {
 	// A passage quoted word for word from a cited source needs no judge.
 	var items []JudgeItem
 	var of []int // index in passed of each item
 	ev := map[string][]judgeSentence{}
 	for i, p := range passed {
-		if quoted(p) {
+		if quoted(p, ev) {
 			continue
 		}
 		items = append(items, JudgeItem{ID: "P" + strconv.Itoa(len(items)+1), Passage: p.passage, Evidence: judgeEvidence(p, ev)})
 		of = append(of, i)
 	}
-	unjudged := 0
 	var firstErr error
 	for from := 0; from < len(items); from += JudgeBatch {
 		batch := items[from:min(from+JudgeBatch, len(items))]
@@ -104,7 +103,7 @@ func judgeChecks(ctx context.Context, j Judge, ck *Checks, passed []cited, fits 
 		}
 	}
 	ck.rate()
-	return unjudged, firstErr
+	return len(items), unjudged, firstErr
 }
 
 // judgeEstimate is a batch's tokens: its prompt and a short verdict each.
@@ -116,16 +115,35 @@ func judgeEstimate(items []JudgeItem) int {
 	return n
 }
 
-// quoted reports a passage that one of its cited sources contains word
-// for word (case and white space aside).
-func quoted(p cited) bool {
-	want := strings.ToLower(oneLine(p.passage))
+// quoted reports a passage that is a whole sentence of one of its cited
+// sources, word for word (case, white space and the final mark aside).
+func quoted(p cited, cache map[string][]judgeSentence) bool {
+	want := trimEnd(oneLine(p.passage))
 	for _, s := range p.sources {
-		if strings.Contains(strings.ToLower(oneLine(s.Content)), want) {
-			return true
+		for _, js := range sourceSentences(s, cache) {
+			if strings.EqualFold(trimEnd(js.text), want) {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+func trimEnd(s string) string { return strings.TrimRight(s, ".!?;: ") }
+
+// sourceSentences splits a source into analysed sentences, once.
+func sourceSentences(s *Source, cache map[string][]judgeSentence) []judgeSentence {
+	if sents, ok := cache[s.ID]; ok {
+		return sents
+	}
+	var sents []judgeSentence
+	for _, sp := range textseg.Spans(s.Content) {
+		js := judgeSentence{text: oneLine(s.Content[sp.Start:sp.End]), terms: map[string]bool{}}
+		analyze.TermsFunc(js.text, func(t string) { js.terms[t] = true })
+		sents = append(sents, js)
+	}
+	cache[s.ID] = sents
+	return sents
 }
 
 type judgeSentence struct {
@@ -140,15 +158,7 @@ func judgeEvidence(p cited, cache map[string][]judgeSentence) string {
 	analyze.TermsFunc(p.passage, func(t string) { want[t] = true })
 	var b strings.Builder
 	for _, s := range p.sources {
-		sents, ok := cache[s.ID]
-		if !ok {
-			for _, sp := range textseg.Spans(s.Content) {
-				js := judgeSentence{text: oneLine(s.Content[sp.Start:sp.End]), terms: map[string]bool{}}
-				analyze.TermsFunc(js.text, func(t string) { js.terms[t] = true })
-				sents = append(sents, js)
-			}
-			cache[s.ID] = sents
-		}
+		sents := sourceSentences(s, cache)
 		type hit struct{ i, score int }
 		var hits []hit
 		for i, js := range sents {

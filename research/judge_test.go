@@ -3,6 +3,7 @@ package research_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -28,7 +29,8 @@ func hasWarning(r *research.Research, part string) bool {
 // it; the judge reads it against the source sentence and catches it.
 func TestCitationJudgeCatchesWhatWordsMiss(t *testing.T) {
 	t.Parallel()
-	report := `{"title":"Alpha","summary":"Alpha uses are documented here [cite:S1]. Alpha uses are not documented anywhere [cite:S1].","sections":[]}`
+	// The third passage is a sentence of S1 word for word: no judge needed.
+	report := `{"title":"Alpha","summary":"Alpha uses are documented here [cite:S1]. Alpha uses are not documented anywhere [cite:S1]. Alpha uses is documented here [cite:S1].","sections":[]}`
 	fake := &llmtest.Fake{Model: "m", Reply: func(_ int, req llm.Request) (string, error) {
 		switch req.Schema.Name {
 		case "research_report":
@@ -44,14 +46,14 @@ func TestCitationJudgeCatchesWhatWordsMiss(t *testing.T) {
 		t.Fatal(err)
 	}
 	ck := r.Checks
-	if ck.CitedPassages != 2 || ck.Supported != 1 || ck.Judged != 2 || ck.CitationSupportRate != 0.5 || len(ck.Unsupported) != 1 {
+	if ck.CitedPassages != 3 || ck.Supported != 2 || ck.Judged != 2 || len(ck.Unsupported) != 1 {
 		t.Fatalf("checks %+v", ck)
 	}
 	u := ck.Unsupported[0]
 	if u.Text != "Alpha uses are not documented anywhere" || !strings.Contains(u.Reason, "judge") || !strings.Contains(u.Reason, "opposite") || u.SourceIDs[0] != "S1" {
 		t.Fatalf("unsupported %+v", u)
 	}
-	if !hasWarning(r, "citation check: 1 of 2") {
+	if !hasWarning(r, "citation check: 1 of 3") {
 		t.Fatalf("warnings %v", r.Warnings)
 	}
 	// The judge read each passage with its source's best sentences.
@@ -88,7 +90,7 @@ func TestCitationJudgeFailureKeepsLexicalCheck(t *testing.T) {
 	if ck := r.Checks; ck.Judge != "" || ck.Judged != 0 || ck.Method != research.CheckMethod || ck.Supported != 3 || ck.CitedPassages != 4 {
 		t.Fatalf("checks %+v", ck)
 	}
-	if !hasWarning(r, "citation judge fake:m failed") || !hasWarning(r, "2 of 3 passages were checked lexically only") {
+	if !hasWarning(r, "citation judge fake:m failed") || !hasWarning(r, "3 of 3 passages were checked lexically only") {
 		t.Fatalf("warnings %v", r.Warnings)
 	}
 }
@@ -154,4 +156,48 @@ func TestModelFacts(t *testing.T) {
 	if !strings.Contains(r.Report.Markdown, "## Conflicting evidence") {
 		t.Fatalf("report:\n%s", r.Report.Markdown)
 	}
+}
+
+// The judge's verdicts land on the right passages; a missing verdict and a
+// batch the budget cannot pay for keep the lexical result and are counted.
+func TestJudgeBatchesBudgetAndMissingVerdicts(t *testing.T) {
+	t.Parallel()
+	src := research.Source{ID: "S1", Content: "The tower is tall. It was built in 1889. It is made of iron."}
+	var passed []research.CitedForTest
+	for i := range 30 {
+		passed = append(passed, research.CitedForTest{Passage: fmt.Sprintf("claim number %d about the tower", i), Source: &src})
+	}
+	j := &scriptedJudge{}
+	calls := 0
+	fits := func(int) bool { calls++; return calls <= 2 } // the third batch does not fit
+	ck, needed, unjudged, err := research.JudgeChecksForTest(context.Background(), j, passed, fits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Batch 1 (P1–P12): P5 unsupported. Batch 2 (P13–P24): P13's verdict
+	// missing. Batch 3 (P25–P30): over budget.
+	if needed != 30 || unjudged != 1+6 || ck.Judged != 23 || ck.Supported != 29 || len(ck.Unsupported) != 1 || ck.Unsupported[0].Text != "claim number 4 about the tower" {
+		t.Fatalf("needed %d unjudged %d checks %+v", needed, unjudged, ck)
+	}
+	if len(j.batches) != 2 || len(j.batches[0]) != research.JudgeBatch || j.batches[1][0].ID != "P13" {
+		t.Fatalf("batches %+v", j.batches)
+	}
+}
+
+type scriptedJudge struct{ batches [][]research.JudgeItem }
+
+func (s *scriptedJudge) Judge(_ context.Context, items []research.JudgeItem) ([]research.Verdict, llm.Usage, error) {
+	s.batches = append(s.batches, items)
+	var out []research.Verdict
+	for _, it := range items {
+		switch it.ID {
+		case "P13":
+			continue
+		case "P5":
+			out = append(out, research.Verdict{ID: it.ID, Supported: false, Reason: "no"})
+		default:
+			out = append(out, research.Verdict{ID: it.ID, Supported: true})
+		}
+	}
+	return out, llm.Usage{Calls: 1}, nil
 }

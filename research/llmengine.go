@@ -114,8 +114,17 @@ func (e *LLMEngine) Analyze(ctx context.Context, in AnalyzeInput) (*Analysis, ll
 	for _, l := range rep.Learnings {
 		a.Learnings = append(a.Learnings, Learning{Text: strings.TrimSpace(l.Text), SourceIDs: l.SourceIDs})
 	}
+	// Facts beyond what was asked for (per source, per analysis) are not
+	// kept: the limits bound what verification and the writer's prompt
+	// carry whatever the model returns.
+	perSource := map[string]int{}
 	for _, f := range rep.Facts {
-		a.Claims = append(a.Claims, Claim{SourceID: strings.TrimSpace(f.SourceID), Claim: verify.Claim{Text: f.Quote, Topic: f.Topic, Value: f.Value}})
+		id := strings.TrimSpace(f.SourceID)
+		if perSource[id] == factsPerSource || len(a.Claims) == maxFactsPerAnalysis {
+			continue
+		}
+		perSource[id]++
+		a.Claims = append(a.Claims, Claim{SourceID: id, Claim: verify.Claim{Text: f.Quote, Topic: f.Topic, Value: f.Value}})
 	}
 	for i, d := range rep.Directions {
 		a.Directions = append(a.Directions, Direction{Text: strings.TrimSpace(d.Text), ParentID: d.ParentID, Queries: nonEmpty(d.Queries), Score: float64(len(rep.Directions) - i)})

@@ -73,15 +73,15 @@ func (x *run) judge(ctx context.Context, j Judge, name string, ck *Checks, passe
 	defer x.timed(stageChecking, t0)
 	x.agent(AgentReflector, AgentThinking, 0, fmt.Sprintf("judging %d cited passages", len(passed)), "")
 	fits := func(n int) bool { b := x.budget(); return b.max == 0 || n <= b.left() }
-	unjudged, err := judgeChecks(ctx, j, ck, passed, fits, func(u llm.Usage) { x.addUsage(stageChecking, u) })
+	needed, unjudged, err := judgeChecks(ctx, j, ck, passed, fits, func(u llm.Usage) { x.addUsage(stageChecking, u) })
 	if ck.Judged > 0 {
 		ck.Judge, ck.Method = name, ck.Method+judgeMethod
 	}
 	switch {
 	case err != nil:
-		x.warn(fmt.Sprintf("citation judge %s failed (%v); %d of %d passages were checked lexically only", name, err, unjudged, len(passed)))
+		x.warn(fmt.Sprintf("citation judge %s failed (%v); %d of %d passages were checked lexically only", name, err, unjudged, needed))
 	case unjudged > 0:
-		x.warn(fmt.Sprintf("citation judge %s gave no verdict on %d of %d passages (token budget or missing verdicts); they were checked lexically only", name, unjudged, len(passed)))
+		x.warn(fmt.Sprintf("citation judge %s gave no verdict on %d of %d passages (token budget or missing verdicts); they were checked lexically only", name, unjudged, needed))
 	}
 	x.agent(AgentReflector, AgentCompleted, 1, "", fmt.Sprintf("judged %d passages; %d supported of %d cited", ck.Judged, ck.Supported, ck.CitedPassages))
 }

@@ -3,6 +3,7 @@ package verify
 import (
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -93,23 +94,95 @@ func TestModelNumbersCompareAsNumbers(t *testing.T) {
 func FuzzLocate(f *testing.F) {
 	f.Add("The tower is  330 metres tall.", 4, 20)
 	f.Add("“Quoted” — text\xff here.", 0, 9)
+	f.Add("It is 1330 metres tall.", 6, 16)
 	f.Fuzz(func(t *testing.T, text string, from, to int) {
-		if !utf8.ValidString(text) || from < 0 || to > len(text) || from >= to || !utf8.RuneStart(text[from]) || (to < len(text) && !utf8.RuneStart(text[to])) {
+		if from < 0 || to > len(text) || from >= to {
 			return
 		}
 		x := newIndex(text)
 		start, end, ok := x.locate(text[from:to])
-		if !ok {
-			if len(normQuote(text[from:to])) > 0 {
-				t.Fatalf("substring %q not found in %q", text[from:to], text)
-			}
-			return
-		}
-		if start < 0 || end > len(text) || start >= end || !utf8.RuneStart(text[start]) || (end < len(text) && !utf8.RuneStart(text[end])) {
+		if ok && (start < 0 || end > len(text) || start >= end) {
 			t.Fatalf("range %d-%d of %d", start, end, len(text))
 		}
-		if string(normQuote(text[start:end])) != string(normQuote(text[from:to])) && !strings.HasPrefix(string(normQuote(text[start:end])), string(normQuote(text[from:to]))) {
+		if !utf8.ValidString(text) || !utf8.RuneStart(text[from]) || (to < len(text) && !utf8.RuneStart(text[to])) {
+			return
+		}
+		if ok && (!utf8.RuneStart(text[start]) || (end < len(text) && !utf8.RuneStart(text[end]))) {
+			t.Fatalf("range %d-%d cuts a rune", start, end)
+		}
+		// A substring on word edges is always found.
+		q := normQuote(text[from:to])
+		wordy := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+		before, _ := utf8.DecodeLastRuneInString(text[:from])
+		after, _ := utf8.DecodeRuneInString(text[to:])
+		first, _ := utf8.DecodeRuneInString(text[from:])
+		last, _ := utf8.DecodeLastRuneInString(text[:to])
+		// (Only for quotes that begin and end with letters: a number's
+		// edges also depend on the marks around it.)
+		onEdges := unicode.IsLetter(first) && unicode.IsLetter(last) && !(from > 0 && wordy(before)) && !(to < len(text) && wordy(after))
+		if len(q) > 0 && onEdges && strings.TrimFunc(text[from:to], unicode.IsSpace) == text[from:to] && !ok {
+			t.Fatalf("substring %q not found in %q", text[from:to], text)
+		}
+		if ok && !strings.Contains(string(normQuote(text[start:end])), string(q)) {
 			t.Fatalf("found %q for %q", text[start:end], text[from:to])
 		}
 	})
+}
+
+func TestLocateWordEdges(t *testing.T) {
+	t.Parallel()
+	text := "It is 1330 metres tall. It stands 330.5 m high."
+	x := newIndex(text)
+	if _, _, ok := x.locate("330 metres tall"); ok {
+		t.Error("found inside 1330")
+	}
+	if s, e, ok := x.locate("It stands 330"); ok {
+		t.Errorf("found %q inside 330.5", text[s:e])
+	}
+	if s, e, ok := x.locate("is 1330 metres tall"); !ok || text[s:e] != "is 1330 metres tall." {
+		t.Errorf("whole words not found: %d-%d %v", s, e, ok)
+	}
+}
+
+func TestReviewCases(t *testing.T) {
+	t.Parallel()
+	// A model value with a role word still compares with a bare one.
+	r := Run([]Source{
+		{ID: "S1", Domain: "a.example", Content: "Verdi was born in 1813.", Claims: []Claim{{Text: "Verdi was born in 1813.", Topic: "Verdi birth year", Value: "born in 1813"}}},
+		{ID: "S2", Domain: "b.example", Content: "Verdi was born in 1814.", Claims: []Claim{{Text: "Verdi was born in 1814.", Topic: "Verdi birth year", Value: "1814"}}},
+	})
+	if len(r.Discrepancies) != 1 || r.Facts[0].Verified {
+		t.Errorf("role on a model value: %+v %+v", r.Discrepancies, r.Facts)
+	}
+	// Values of different kinds on one topic do not verify each other.
+	r = Run([]Source{
+		{ID: "S1", Domain: "a.example", Content: "It is 330 m tall.", Claims: []Claim{{Text: "It is 330 m tall.", Topic: "Eiffel Tower height", Value: "330 m"}}},
+		{ID: "S2", Domain: "b.example", Content: "It is 300 metres tall.", Claims: []Claim{{Text: "It is 300 metres tall.", Topic: "Eiffel Tower height", Value: "300 metres"}}},
+	})
+	if r.Facts[0].Verified || r.Facts[1].Verified {
+		t.Errorf("different kinds verified each other: %+v", r.Facts)
+	}
+	// The year in a name is not a value the facts agree on.
+	r = Run([]Source{
+		{ID: "S1", Domain: "a.example", Content: "The 1904 Tour de France was won by Maurice Garin."},
+		{ID: "S2", Domain: "b.example", Content: "The 1904 Tour de France was won by Henri Cornet."},
+	})
+	for _, f := range r.Facts {
+		if f.Verified || len(f.values) != 0 || f.entity != "1904 tour de france" {
+			t.Errorf("1904 Tour de France: %+v values %+v entity %q", f, f.values, f.entity)
+		}
+	}
+	// A numeral before a comma is not part of the name after it.
+	if e, _ := entity("In 1813, Verdi was born in Le Roncole."); e != "verdi" {
+		t.Errorf("entity %q", e)
+	}
+	// A date's numbers do not use up the role window.
+	if vs := values("Verdi was born on 10 October 1813, in Le Roncole."); len(vs) != 2 || vs[1].kind != "year" || vs[1].role != "born" {
+		t.Errorf("values %+v", vs)
+	}
+	// A source whose claims were all rejected is read extractively.
+	r = Run([]Source{{ID: "S1", Domain: "a.example", Content: "Verdi was born in 1813.", Claims: []Claim{{Text: "Verdi was born in 1999."}}}})
+	if len(r.Facts) != 1 || r.Facts[0].Method != MethodExtractive || len(r.Rejected) != 1 {
+		t.Errorf("fallback: %+v %+v", r.Facts, r.Rejected)
+	}
 }

@@ -86,7 +86,7 @@ func evalCorpus(srcs []Source) corpusEval {
 		other := srcs[(indexOf(srcs, f.SourceID)+1)%len(srcs)]
 		a := orig
 		a.Published = date(2001)
-		b := Source{ID: "planted", Domain: "planted.example", Credibility: 0.7, Published: date(2020), Content: other.Content + " " + sent}
+		b := Source{ID: "planted", Domain: "planted.example", Credibility: 0.7, Published: date(2020), Content: other.Content + "\n\n" + sent}
 		res := Run([]Source{a, b})
 		ev.planted++
 		before := ev.found

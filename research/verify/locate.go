@@ -12,8 +12,7 @@ import (
 // forgives a different word.
 type index struct {
 	norm []rune
-	// at[i] is the byte offset in the source of norm[i]; at[len(norm)] is
-	// the source's length.
+	// at[i] is the byte offset in the source of norm[i].
 	at []int
 	// end[i] is the byte offset just past the source rune norm[i] came from.
 	end []int
@@ -76,23 +75,47 @@ func normQuote(q string) []rune {
 	return out
 }
 
-// locate returns the byte range of quote in the text, extended over a
+// locate returns the byte range of quote in the text, on word edges (a
+// quote of "330 metres" is not found in "1330 metres"), extended over a
 // sentence-ending mark right after it.
 func (x *index) locate(quote string) (start, end int, ok bool) {
 	q := normQuote(quote)
 	if len(q) == 0 {
 		return 0, 0, false
 	}
-	i := runeIndex(x.norm, q)
-	if i < 0 {
-		return 0, 0, false
+	for from := 0; from < len(x.norm); {
+		i := runeIndex(x.norm[from:], q)
+		if i < 0 {
+			return 0, 0, false
+		}
+		i += from
+		last := i + len(q) - 1
+		if edge(x.norm, i-1, -1, q[0]) && edge(x.norm, last+1, 1, q[len(q)-1]) {
+			if n := last + 1; n < len(x.norm) && strings.ContainsRune(".!?", x.norm[n]) && (n+1 == len(x.norm) || x.norm[n+1] == ' ') {
+				last = n
+			}
+			return x.at[i], x.end[last], true
+		}
+		from = i + 1
 	}
-	last := i + len(q) - 1
-	if last+1 < len(x.norm) && strings.ContainsRune(".!?", x.norm[last+1]) {
-		last++
-	}
-	return x.at[i], x.end[last], true
+	return 0, 0, false
 }
+
+// edge reports whether norm[j] may border a match whose rune next to it
+// is r (dir is -1 before the match, +1 after): outside the text, or not
+// continuing r's word or number ("330" does not end inside "330.5").
+func edge(norm []rune, j, dir int, r rune) bool {
+	if j < 0 || j >= len(norm) {
+		return true
+	}
+	if wordRune(norm[j]) && wordRune(r) {
+		return false
+	}
+	k := j + dir
+	return !(unicode.IsDigit(r) && (norm[j] == '.' || norm[j] == ',') && k >= 0 && k < len(norm) && unicode.IsDigit(norm[k]))
+}
+
+func wordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 func runeIndex(s, sub []rune) int {
 	if len(sub) > len(s) {

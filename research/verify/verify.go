@@ -147,6 +147,11 @@ func Run(sources []Source) Result {
 			continue
 		}
 		fs, rej := fromClaims(s)
+		if len(fs) == 0 {
+			// Every claim was thrown out: read the source as if the model
+			// had given none (the facts say "extractive").
+			fs = extract(s)
+		}
 		facts = append(facts, fs...)
 		rejected = append(rejected, rej...)
 	}
@@ -189,6 +194,7 @@ func fromClaims(s Source) ([]Fact, []Rejected) {
 			continue
 		}
 		if seen[[2]int{start, end}] {
+			reject("the same passage as an earlier fact")
 			continue
 		}
 		seen[[2]int{start, end}] = true
@@ -215,6 +221,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // read it, otherwise a name compared case- and punctuation-insensitively.
 func modelValue(v string) []value {
 	if vs := values(v); len(vs) == 1 && strings.TrimSpace(strings.Trim(v, ".,;")) != "" && len(wordRE.FindAllString(v, -1)) <= 3 {
+		vs[0].role = "" // the model's topic says what the value is of
 		return vs
 	}
 	words := wordRE.FindAllString(strings.ToLower(v), -1)
@@ -285,13 +292,14 @@ func entity(s string) (string, string) {
 		run = nil
 	}
 	ws := strings.Fields(s)
-	prev := ""
+	prev, prevRaw := "", ""
 	introWord := false
+	base := 0 // where the main clause starts
 	for i, raw := range ws {
 		w := strings.Trim(raw, `.,;:!?"'()[]“”‘’`)
 		if w == "" {
 			flush()
-			prev = ""
+			prev, prevRaw = "", ""
 			continue
 		}
 		r, _ := utf8.DecodeRuneInString(w)
@@ -303,13 +311,13 @@ func entity(s string) (string, string) {
 		case i == 0 && leadingArticle[lw]:
 		case notEntity[lw]:
 			flush()
-		case len(run) > 0 && numeral.MatchString(w) && !strings.ContainsAny(prev, ",;:"):
+		case len(run) > 0 && numeral.MatchString(w) && !strings.ContainsAny(prevRaw, ",;:") && !strings.HasPrefix(raw, "("):
 			// "State Road 997", "Series 16": a number that ends a name.
 			run = append(run, w)
 		case unicode.IsUpper(r) && !isNumeric(w):
 			if len(run) == 0 {
 				start := i
-				if numeral.MatchString(prev) {
+				if numeral.MatchString(prev) && !strings.ContainsAny(prevRaw, ",;:") {
 					run = append(run, prev)
 					start--
 				}
@@ -325,9 +333,12 @@ func entity(s string) (string, string) {
 			// "Historically, the Pillsbury Company …": one word and a
 			// comma open the sentence without being its subject.
 			introWord = introWord || i == 0 && len(run) == 1
+			if len(runs) == 0 && len(run) == 0 {
+				base = i + 1 // "According to the records, the …"
+			}
 			flush()
 		}
-		prev = w
+		prev, prevRaw = w, raw
 	}
 	flush()
 	if len(runs) == 0 {
@@ -337,7 +348,7 @@ func entity(s string) (string, string) {
 	if at == 0 && len(runs[0]) == 1 && len(runs) > 1 && introWord {
 		best, at = runs[1], starts[1]
 	}
-	if at > maxEntityStart {
+	if at-base >= maxEntityStart {
 		return "", "General"
 	}
 	display := strings.Join(best, " ")
@@ -351,8 +362,9 @@ var nameJoiner = map[string]bool{"of": true, "de": true, "von": true, "van": tru
 // pronoun are the words that, starting a sentence, leave its subject unnamed.
 var pronoun = map[string]bool{"it": true, "he": true, "she": true, "they": true, "we": true, "i": true, "you": true, "there": true, "this": true, "these": true, "those": true, "such": true}
 
-// maxEntityStart is the last word position where a sentence's subject may
-// start.
+// maxEntityStart bounds where a sentence's subject may start: within the
+// first five words of its main clause (after an opening phrase set off by a
+// comma).
 const maxEntityStart = 5
 
 // numeral is a number that can begin a name: "1904", "188th", "1952-53".
@@ -385,6 +397,8 @@ type value struct {
 	name string
 	// role is the word that says what a date, count or rank is of.
 	role string
+	// digits is the number as written ("1,083").
+	digits string
 }
 
 // class is what makes two values comparable: their kind and role.
@@ -403,7 +417,7 @@ func (v value) key() string {
 	return strconv.FormatFloat(v.num, 'f', -1, 64)
 }
 
-var number = regexp.MustCompile(`(\d[\d,]*(?:\.\d+)?)\s*(%|[A-Za-z]+)?`)
+var number = regexp.MustCompile(`(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s*(%|[A-Za-z]+)?`)
 
 var months = map[string]bool{"january": true, "february": true, "march": true, "april": true, "may": true, "june": true, "july": true, "august": true, "september": true, "october": true, "november": true, "december": true}
 
@@ -436,7 +450,7 @@ func values(s string) []value {
 		case !unitWord(unit):
 			kind = ""
 		}
-		v := value{kind: kind, num: n, text: strings.TrimSpace(s[m[0]:m[1]])}
+		v := value{kind: kind, num: n, text: strings.TrimSpace(s[m[0]:m[1]]), digits: digits}
 		switch kind {
 		case "year", "", "ordinal", "day":
 			// A date, a count or a rank says nothing of what it measures:
@@ -470,13 +484,15 @@ func lastWord(s string) string {
 var ordinalSuffix = map[string]bool{"st": true, "nd": true, "rd": true, "th": true}
 
 // role is the nearest content word (analysed) among the three words
-// before a value, skipping numbers and month names.
+// before a value, not counting the numbers and month names of a date.
 func role(before string) string {
 	ws := wordRE.FindAllString(before, -1)
-	for i := len(ws) - 1; i >= 0 && i >= len(ws)-3; i-- {
+	seen := 0
+	for i := len(ws) - 1; i >= 0 && seen < 3; i-- {
 		if isNumeric(ws[i]) || months[strings.ToLower(ws[i])] {
-			continue
+			continue // part of the date: "born on 19 May 1928"
 		}
+		seen++
 		if ts := analyze.Terms(ws[i]); len(ts) > 0 {
 			return ts[0]
 		}
@@ -489,16 +505,24 @@ func role(before string) string {
 func withoutEntity(vals []value, display string) []value {
 	out := vals[:0]
 	for _, v := range vals {
-		if !numeralIn(display, v.text) {
+		if !numeralIn(display, v.digits) {
 			out = append(out, v)
 		}
 	}
 	return out
 }
 
-func numeralIn(display, num string) bool {
+// numeralIn reports a word of the name that is the number, bare or as an
+// ordinal, plural or range ("1904", "188th", "1950s", "1952-53").
+func numeralIn(display, digits string) bool {
+	if digits == "" {
+		return false
+	}
 	for _, w := range strings.Fields(display) {
-		if strings.HasPrefix(w, num) {
+		w, _, _ = strings.Cut(w, "-")
+		w, _, _ = strings.Cut(w, "–")
+		w = strings.TrimRightFunc(w, unicode.IsLetter)
+		if w == digits {
 			return true
 		}
 	}
@@ -642,7 +666,9 @@ func check(facts []Fact, sources map[string]Source) []Discrepancy {
 		if len(kinds) == 0 {
 			// No comparable value: facts of several domains saying the
 			// same thing support each other.
-			support(facts, idx, sources, func(int) string { return "" })
+			// Facts with values of different kinds ("330 m", "300
+			// metres") do not: their value lists must match.
+			support(facts, idx, sources, func(i int) string { return signature(facts[i].values) })
 			continue
 		}
 		// Compare on the first shared kind of value the facts disagree
@@ -747,6 +773,16 @@ func subset(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// signature is a fact's values as one comparable string.
+func signature(vals []value) string {
+	parts := make([]string, len(vals))
+	for i, v := range vals {
+		parts[i] = v.class() + "=" + v.key()
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ";")
 }
 
 // sharedKinds are the value classes (kind and role) that at least two
