@@ -157,11 +157,7 @@ func TestChat(t *testing.T) {
 				})
 				providertest.WantField(t, body, "max_tokens", 256.0)
 				providertest.WantField(t, body, "temperature", 0.2)
-				for _, k := range []string{"stream", "tools", "tool_choice"} {
-					if _, ok := body[k]; ok {
-						t.Errorf("%s sent: %v", k, body[k])
-					}
-				}
+				providertest.WantAbsent(t, body, "stream", "tools", "tool_choice")
 			},
 			wantText:  "Hello again!",
 			wantStop:  "end_turn",
@@ -173,11 +169,7 @@ func TestChat(t *testing.T) {
 			replies: []func(http.ResponseWriter, *http.Request){jsonReply(200, message(textContent("Hi!"), "max_tokens", 8, 1024))},
 			check: func(t *testing.T, body map[string]any) {
 				providertest.WantField(t, body, "max_tokens", 1024.0)
-				for _, k := range []string{"system", "temperature"} {
-					if _, ok := body[k]; ok {
-						t.Errorf("%s sent: %v", k, body[k])
-					}
-				}
+				providertest.WantAbsent(t, body, "system", "temperature")
 			},
 			wantText:  "Hi!",
 			wantStop:  "max_tokens",
@@ -340,22 +332,7 @@ func TestChatRetries(t *testing.T) {
 			srv := providertest.NewServer(t, tt.replies...)
 			c := newClient(t, anthropic.Config{BaseURL: srv.URL, Model: "m", MaxRetries: tt.maxRetries})
 			resp, err := c.Chat(context.Background(), userSays("x"), nil)
-			if got := len(srv.Requests()); got != tt.wantReqs {
-				t.Errorf("server saw %d requests, want %d", got, tt.wantReqs)
-			}
-			if tt.wantStatus == 0 {
-				if err != nil {
-					t.Fatalf("Chat: %v", err)
-				}
-				if resp.Text != "done" || resp.Usage.Calls != 1 {
-					t.Errorf("resp = %+v", resp)
-				}
-				return
-			}
-			var apiErr *llm.APIError
-			if !errors.As(err, &apiErr) || apiErr.StatusCode != tt.wantStatus || apiErr.Provider != "anthropic" {
-				t.Fatalf("err = %v, want *llm.APIError with status %d", err, tt.wantStatus)
-			}
+			providertest.CheckRetried(t, srv, "anthropic", resp, err, tt.wantReqs, tt.wantStatus)
 		})
 	}
 }
@@ -418,19 +395,7 @@ func TestChatErrors(t *testing.T) {
 				onDelta = func(string) {}
 			}
 			_, err := c.Chat(context.Background(), userSays("x"), onDelta)
-			var apiErr *llm.APIError
-			if !errors.As(err, &apiErr) {
-				t.Fatalf("err = %v (%T), want *llm.APIError", err, err)
-			}
-			if apiErr.StatusCode != tt.wantStatus || !strings.Contains(apiErr.Message, tt.wantMsg) {
-				t.Errorf("err = %+v, want status %d and message containing %q", apiErr, tt.wantStatus, tt.wantMsg)
-			}
-			if strings.Contains(err.Error(), testKey) || strings.Contains(fmt.Sprintf("%+v %#v", err, apiErr), testKey) {
-				t.Errorf("error leaks the API key: %v", err)
-			}
-			if got := len(srv.Requests()); got != 1 {
-				t.Errorf("server saw %d requests, want 1", got)
-			}
+			providertest.CheckAPIError(t, srv, err, tt.wantStatus, tt.wantMsg, testKey)
 		})
 	}
 }

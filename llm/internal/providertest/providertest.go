@@ -5,12 +5,17 @@ package providertest
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/quarryhq/quarry/llm"
 )
 
 // Seen is one request as the server received it.
@@ -94,4 +99,57 @@ func JSONRoundTrip(t *testing.T, v any) any {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// WantAbsent checks that a request body leaves out the given fields.
+func WantAbsent(t *testing.T, body map[string]any, keys ...string) {
+	t.Helper()
+	for _, k := range keys {
+		if v, ok := body[k]; ok {
+			t.Errorf("%s sent: %v", k, v)
+		}
+	}
+}
+
+// CheckRetried checks a Chat call made against srv after retries: the
+// number of requests the server saw, and either the reply "done" from one
+// call (wantStatus 0) or an *llm.APIError of provider with wantStatus.
+func CheckRetried(t *testing.T, srv *Server, provider string, resp *llm.Response, err error, wantReqs, wantStatus int) {
+	t.Helper()
+	if got := len(srv.Requests()); got != wantReqs {
+		t.Errorf("server saw %d requests, want %d", got, wantReqs)
+	}
+	if wantStatus == 0 {
+		if err != nil {
+			t.Fatalf("Chat: %v", err)
+		}
+		if resp.Text != "done" || resp.Usage.Calls != 1 {
+			t.Errorf("resp = %+v", resp)
+		}
+		return
+	}
+	var apiErr *llm.APIError
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != wantStatus || apiErr.Provider != provider {
+		t.Fatalf("err = %v, want *llm.APIError with status %d", err, wantStatus)
+	}
+}
+
+// CheckAPIError checks that a Chat call against srv made one request and
+// failed with an *llm.APIError of wantStatus whose message contains
+// wantMsg, and that the error nowhere shows secret.
+func CheckAPIError(t *testing.T, srv *Server, err error, wantStatus int, wantMsg, secret string) {
+	t.Helper()
+	var apiErr *llm.APIError
+	if !errors.As(err, &apiErr) {
+		t.Fatalf("err = %v (%T), want *llm.APIError", err, err)
+	}
+	if apiErr.StatusCode != wantStatus || !strings.Contains(apiErr.Message, wantMsg) {
+		t.Errorf("err = %+v, want status %d and message containing %q", apiErr, wantStatus, wantMsg)
+	}
+	if strings.Contains(err.Error(), secret) || strings.Contains(fmt.Sprintf("%+v %#v", err, apiErr), secret) {
+		t.Errorf("error leaks the API key: %v", err)
+	}
+	if got := len(srv.Requests()); got != 1 {
+		t.Errorf("server saw %d requests, want 1", got)
+	}
 }
