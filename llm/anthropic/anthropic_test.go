@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -244,14 +243,7 @@ func TestChat(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Chat: %v", err)
 			}
-			reqs := srv.Requests()
-			if len(reqs) != 1 {
-				t.Fatalf("server saw %d requests, want 1", len(reqs))
-			}
-			r := reqs[0]
-			if r.Method != http.MethodPost || r.Path != "/v1/messages" {
-				t.Errorf("request = %s %s, want POST /v1/messages", r.Method, r.Path)
-			}
+			r := providertest.OnlyRequest(t, srv, "/v1/messages")
 			if got := r.Header.Get("x-api-key"); got != testKey {
 				t.Errorf("x-api-key = %q", got)
 			}
@@ -264,21 +256,7 @@ func TestChat(t *testing.T) {
 			providertest.WantField(t, r.Body, "model", "claude-sonnet-4-5")
 			tt.check(t, r.Body)
 
-			if resp.Text != tt.wantText {
-				t.Errorf("Text = %q, want %q", resp.Text, tt.wantText)
-			}
-			if !reflect.DeepEqual(deltas, tt.wantDeltas) {
-				t.Errorf("deltas = %q, want %q", deltas, tt.wantDeltas)
-			}
-			if resp.StopReason != tt.wantStop {
-				t.Errorf("StopReason = %q, want %q", resp.StopReason, tt.wantStop)
-			}
-			if resp.Usage != tt.wantUsage {
-				t.Errorf("Usage = %+v, want %+v", resp.Usage, tt.wantUsage)
-			}
-			if resp.Model != "claude-sonnet-4-5-20250929" {
-				t.Errorf("Model = %q", resp.Model)
-			}
+			providertest.CheckResponse(t, resp, deltas, providertest.Want{Text: tt.wantText, Stop: tt.wantStop, Model: "claude-sonnet-4-5-20250929", Deltas: tt.wantDeltas, Usage: tt.wantUsage})
 		})
 	}
 }

@@ -206,35 +206,14 @@ func TestChat(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Chat: %v", err)
 			}
-			reqs := srv.Requests()
-			if len(reqs) != 1 {
-				t.Fatalf("server saw %d requests, want 1", len(reqs))
-			}
-			r := reqs[0]
-			if r.Method != http.MethodPost || r.Path != "/v1/chat/completions" {
-				t.Errorf("request = %s %s, want POST /v1/chat/completions", r.Method, r.Path)
-			}
+			r := providertest.OnlyRequest(t, srv, "/v1/chat/completions")
 			if got := r.Header.Get("Authorization"); got != "Bearer "+testKey {
 				t.Errorf("Authorization = %q", got)
 			}
 			providertest.WantField(t, r.Body, "model", "gpt-4o-mini")
 			tt.check(t, r.Body)
 
-			if resp.Text != tt.wantText {
-				t.Errorf("Text = %q, want %q", resp.Text, tt.wantText)
-			}
-			if !reflect.DeepEqual(deltas, tt.wantDeltas) {
-				t.Errorf("deltas = %q, want %q", deltas, tt.wantDeltas)
-			}
-			if resp.StopReason != tt.wantStop {
-				t.Errorf("StopReason = %q, want %q", resp.StopReason, tt.wantStop)
-			}
-			if resp.Usage != tt.wantUsage {
-				t.Errorf("Usage = %+v, want %+v", resp.Usage, tt.wantUsage)
-			}
-			if resp.Model != "gpt-4o-mini-2024-07-18" {
-				t.Errorf("Model = %q", resp.Model)
-			}
+			providertest.CheckResponse(t, resp, deltas, providertest.Want{Text: tt.wantText, Stop: tt.wantStop, Model: "gpt-4o-mini-2024-07-18", Deltas: tt.wantDeltas, Usage: tt.wantUsage})
 		})
 	}
 }

@@ -153,3 +153,45 @@ func CheckAPIError(t *testing.T, srv *Server, err error, wantStatus int, wantMsg
 		t.Errorf("server saw %d requests, want 1", got)
 	}
 }
+
+// OnlyRequest returns the single request srv saw, checking that it was a
+// POST to path.
+func OnlyRequest(t *testing.T, srv *Server, path string) Seen {
+	t.Helper()
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("server saw %d requests, want 1", len(reqs))
+	}
+	r := reqs[0]
+	if r.Method != http.MethodPost || r.Path != path {
+		t.Errorf("request = %s %s, want POST %s", r.Method, r.Path, path)
+	}
+	return r
+}
+
+// Want is the reply a Chat call should return.
+type Want struct {
+	Text, Stop, Model string
+	Deltas            []string
+	Usage             llm.Usage
+}
+
+// CheckResponse compares a reply, and the deltas streamed for it, with want.
+func CheckResponse(t *testing.T, resp *llm.Response, deltas []string, want Want) {
+	t.Helper()
+	if resp.Text != want.Text {
+		t.Errorf("Text = %q, want %q", resp.Text, want.Text)
+	}
+	if !reflect.DeepEqual(deltas, want.Deltas) {
+		t.Errorf("deltas = %q, want %q", deltas, want.Deltas)
+	}
+	if resp.StopReason != want.Stop {
+		t.Errorf("StopReason = %q, want %q", resp.StopReason, want.Stop)
+	}
+	if resp.Usage != want.Usage {
+		t.Errorf("Usage = %+v, want %+v", resp.Usage, want.Usage)
+	}
+	if resp.Model != want.Model {
+		t.Errorf("Model = %q", resp.Model)
+	}
+}
