@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -411,71 +410,12 @@ func TestChatEmptyReply(t *testing.T) {
 	}
 }
 
-// hangingServer accepts requests and never answers until the client gives
-// up (or the test ends). Each request is announced on the returned channel.
-func hangingServer(t *testing.T, headersFirst bool) (*httptest.Server, <-chan struct{}) {
-	t.Helper()
-	arrived := make(chan struct{}, 8)
-	done := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if headersFirst {
-			w.Header().Set("Content-Type", "text/event-stream")
-			_, _ = io.WriteString(w, "event: message_start\ndata: "+`{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":3,"output_tokens":1}}}`+"\n\n")
-			w.(http.Flusher).Flush()
-		}
-		arrived <- struct{}{}
-		select {
-		case <-r.Context().Done():
-		case <-done:
-		}
-	}))
-	t.Cleanup(func() { close(done); srv.Close() })
-	return srv, arrived
-}
-
 func TestChatTimeoutAndCancel(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name         string
-		stream       bool
-		headersFirst bool
-		cancel       bool // cancel ctx once the server has the request, instead of a Timeout
-		want         error
-	}{
-		{name: "timeout", want: context.DeadlineExceeded},
-		{name: "timeout streamed", stream: true, want: context.DeadlineExceeded},
-		{name: "timeout mid-stream", stream: true, headersFirst: true, want: context.DeadlineExceeded},
-		{name: "cancel", cancel: true, want: context.Canceled},
-		{name: "cancel mid-stream", stream: true, headersFirst: true, cancel: true, want: context.Canceled},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			srv, arrived := hangingServer(t, tt.headersFirst)
-			cfg := anthropic.Config{BaseURL: srv.URL, Model: "m", Timeout: 200 * time.Millisecond, MaxRetries: -1}
-			if tt.cancel {
-				cfg.Timeout = -1
-			}
-			c := newClient(t, cfg)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			if tt.cancel {
-				go func() {
-					<-arrived
-					cancel()
-				}()
-			}
-			var onDelta func(string)
-			if tt.stream {
-				onDelta = func(string) {}
-			}
-			_, err := c.Chat(ctx, userSays("x"), onDelta)
-			t.Logf("err: %v", err)
-			if !errors.Is(err, tt.want) {
-				t.Fatalf("err = %v, want %v", err, tt.want)
-			}
-		})
-	}
+	first := "event: message_start\ndata: " + `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":3,"output_tokens":1}}}` + "\n\n"
+	providertest.TestTimeoutAndCancel(t, first, func(t *testing.T, url string, timeout time.Duration) llm.Provider {
+		return newClient(t, anthropic.Config{BaseURL: url, Model: "m", Timeout: timeout, MaxRetries: -1})
+	})
 }
 
 // TestNoEnvironment checks that the SDK's ANTHROPIC_* variables are

@@ -4,6 +4,7 @@
 package providertest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/quarryhq/quarry/llm"
 )
@@ -193,5 +195,84 @@ func CheckResponse(t *testing.T, resp *llm.Response, deltas []string, want Want)
 	}
 	if resp.Model != want.Model {
 		t.Errorf("Model = %q", resp.Model)
+	}
+}
+
+// hangingServer accepts requests and never answers until the client gives
+// up (or the test ends); firstEvent, when set, is streamed first as an
+// event-stream. Each request is announced on the returned channel.
+func hangingServer(t *testing.T, firstEvent string) (*httptest.Server, <-chan struct{}) {
+	t.Helper()
+	arrived := make(chan struct{}, 8)
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if firstEvent != "" {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, firstEvent)
+			w.(http.Flusher).Flush()
+		}
+		arrived <- struct{}{}
+		select {
+		case <-r.Context().Done():
+		case <-done:
+		}
+	}))
+	t.Cleanup(func() { close(done); srv.Close() })
+	return srv, arrived
+}
+
+// NewHangingClient builds a provider client for a server URL with a
+// per-attempt timeout and no retries.
+type NewHangingClient func(t *testing.T, url string, timeout time.Duration) llm.Provider
+
+// TestTimeoutAndCancel checks that a Chat call against a server that never
+// answers ends with the attempt's timeout, or with the caller's ctx when
+// it is cancelled, before any reply, streamed or not, and mid-stream after
+// firstEvent (one event in the provider's stream format).
+func TestTimeoutAndCancel(t *testing.T, firstEvent string, newClient NewHangingClient) {
+	tests := []struct {
+		name         string
+		stream       bool
+		headersFirst bool
+		cancel       bool // cancel ctx once the server has the request, instead of a Timeout
+		want         error
+	}{
+		{name: "timeout", want: context.DeadlineExceeded},
+		{name: "timeout streamed", stream: true, want: context.DeadlineExceeded},
+		{name: "timeout mid-stream", stream: true, headersFirst: true, want: context.DeadlineExceeded},
+		{name: "cancel", cancel: true, want: context.Canceled},
+		{name: "cancel mid-stream", stream: true, headersFirst: true, cancel: true, want: context.Canceled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			first := ""
+			if tt.headersFirst {
+				first = firstEvent
+			}
+			srv, arrived := hangingServer(t, first)
+			timeout := 200 * time.Millisecond
+			if tt.cancel {
+				timeout = -1
+			}
+			c := newClient(t, srv.URL, timeout)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.cancel {
+				go func() {
+					<-arrived
+					cancel()
+				}()
+			}
+			var onDelta func(string)
+			if tt.stream {
+				onDelta = func(string) {}
+			}
+			_, err := c.Chat(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}}, onDelta)
+			t.Logf("err: %v", err)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("err = %v, want %v", err, tt.want)
+			}
+		})
 	}
 }
