@@ -9,7 +9,6 @@ import (
 
 	"github.com/microcosm-cc/bluemonday"
 
-	"github.com/quarryhq/quarry/kb/analyze"
 	"github.com/quarryhq/quarry/research/internal/textseg"
 )
 
@@ -40,7 +39,7 @@ func HTML(rep *Report, sources []Source) string {
 	if rep == nil {
 		return ""
 	}
-	q := &quoter{refs: map[int]string{}, byID: map[string]*Source{}, passages: map[string][]passage{}}
+	q := &quoter{refs: map[int]string{}, byID: map[string]*Source{}, sentences: sentenceCache{}}
 	for i := range sources {
 		q.byID[sources[i].ID] = &sources[i]
 	}
@@ -73,7 +72,7 @@ func HTML(rep *Report, sources []Source) string {
 	}
 	b.WriteString(`<section id="references"><h2>References</h2><ol>` + "\n")
 	for _, r := range rep.References {
-		title := esc(authorList(r.Authors) + oneLine(r.Title))
+		title := esc(authorList(r.Authors) + textseg.OneLine(r.Title))
 		if safeURL(r.URL) {
 			fmt.Fprintf(&b, "<li id=\"ref-%d\"><cite><a href=\"%s\">%s</a></cite> <span class=\"accessed\">accessed %s</span></li>\n", r.Number, esc(r.URL), title, r.AccessedAt.Format("2006-01-02"))
 		} else {
@@ -107,14 +106,9 @@ func paragraphs(b *strings.Builder, text string, q *quoter) {
 // quoter finds, for a citation, the passage of the cited source that best
 // matches what the report says; each source is split and analysed once.
 type quoter struct {
-	refs     map[int]string // reference number → source id
-	byID     map[string]*Source
-	passages map[string][]passage
-}
-
-type passage struct {
-	text  string
-	terms map[string]bool
+	refs      map[int]string // reference number → source id
+	byID      map[string]*Source
+	sentences sentenceCache
 }
 
 // cited escapes text and turns each [n] that names a reference into a link
@@ -152,30 +146,13 @@ func (q *quoter) best(id, claim string) string {
 	if s == nil {
 		return ""
 	}
-	ps, ok := q.passages[id]
-	if !ok {
-		for _, sp := range textseg.Spans(s.Content) {
-			p := passage{text: s.Content[sp.Start:sp.End], terms: map[string]bool{}}
-			analyze.TermsFunc(p.text, func(t string) { p.terms[t] = true })
-			ps = append(ps, p)
-		}
-		q.passages[id] = ps
-	}
-	want := map[string]bool{}
-	analyze.TermsFunc(claim, func(t string) { want[t] = true })
+	want := termSet(claim)
 	best, bestN := "", -1
-	for _, p := range ps {
-		n := 0
-		for t := range want {
-			if p.terms[t] {
-				n++
-			}
-		}
-		if n > bestN {
+	for _, p := range q.sentences.of(s) {
+		if n := overlap(want, p.terms); n > bestN {
 			best, bestN = p.text, n
 		}
 	}
-	best = oneLine(best)
 	if r := []rune(best); len(r) > 300 {
 		best = string(r[:299]) + "…"
 	}

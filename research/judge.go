@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/quarryhq/quarry/kb/analyze"
 	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/research/internal/textseg"
 )
@@ -57,7 +56,7 @@ func judgeChecks(ctx context.Context, j Judge, ck *Checks, passed []cited, fits 
 	// A passage quoted word for word from a cited source needs no judge.
 	var items []JudgeItem
 	var of []int // index in passed of each item
-	ev := map[string][]judgeSentence{}
+	ev := sentenceCache{}
 	for i, p := range passed {
 		if quoted(p, ev) {
 			continue
@@ -95,7 +94,7 @@ func judgeChecks(ctx context.Context, j Judge, ck *Checks, passed []cited, fits 
 			}
 			p := passed[of[from+k]]
 			reason := "the judge found the cited text does not support it"
-			if r := oneLine(v.Reason); r != "" {
+			if r := textseg.OneLine(v.Reason); r != "" {
 				reason += ": " + clip(r, 300)
 			}
 			ck.Supported--
@@ -117,10 +116,10 @@ func judgeEstimate(items []JudgeItem) int {
 
 // quoted reports a passage that is a whole sentence of one of its cited
 // sources, word for word (case, white space and the final mark aside).
-func quoted(p cited, cache map[string][]judgeSentence) bool {
-	want := trimEnd(oneLine(p.passage))
+func quoted(p cited, cache sentenceCache) bool {
+	want := trimEnd(textseg.OneLine(p.passage))
 	for _, s := range p.sources {
-		for _, js := range sourceSentences(s, cache) {
+		for _, js := range cache.of(s) {
 			if strings.EqualFold(trimEnd(js.text), want) {
 				return true
 			}
@@ -131,44 +130,17 @@ func quoted(p cited, cache map[string][]judgeSentence) bool {
 
 func trimEnd(s string) string { return strings.TrimRight(s, ".!?;: ") }
 
-// sourceSentences splits a source into analysed sentences, once.
-func sourceSentences(s *Source, cache map[string][]judgeSentence) []judgeSentence {
-	if sents, ok := cache[s.ID]; ok {
-		return sents
-	}
-	var sents []judgeSentence
-	for _, sp := range textseg.Spans(s.Content) {
-		js := judgeSentence{text: oneLine(s.Content[sp.Start:sp.End]), terms: map[string]bool{}}
-		analyze.TermsFunc(js.text, func(t string) { js.terms[t] = true })
-		sents = append(sents, js)
-	}
-	cache[s.ID] = sents
-	return sents
-}
-
-type judgeSentence struct {
-	text  string
-	terms map[string]bool
-}
-
 // judgeEvidence picks, from each cited source, the sentences that share
 // the most terms with the passage, in source order.
-func judgeEvidence(p cited, cache map[string][]judgeSentence) string {
-	want := map[string]bool{}
-	analyze.TermsFunc(p.passage, func(t string) { want[t] = true })
+func judgeEvidence(p cited, cache sentenceCache) string {
+	want := termSet(p.passage)
 	var b strings.Builder
 	for _, s := range p.sources {
-		sents := sourceSentences(s, cache)
+		sents := cache.of(s)
 		type hit struct{ i, score int }
 		var hits []hit
 		for i, js := range sents {
-			n := 0
-			for t := range want {
-				if js.terms[t] {
-					n++
-				}
-			}
-			if n > 0 {
+			if n := overlap(want, js.terms); n > 0 {
 				hits = append(hits, hit{i, n})
 			}
 		}

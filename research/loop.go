@@ -9,6 +9,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/quarryhq/quarry/research/internal/textseg"
 	"github.com/quarryhq/quarry/search"
 )
 
@@ -355,10 +356,10 @@ func (x *run) topics() []string {
 			continue
 		}
 		for _, c := range rd.Analysis.Claims {
-			k := strings.ToLower(strings.Join(strings.Fields(c.Topic), " "))
-			if k != "" && !seen[k] {
+			t := textseg.OneLine(c.Topic)
+			if k := strings.ToLower(t); k != "" && !seen[k] {
 				seen[k] = true
-				out = append(out, strings.Join(strings.Fields(c.Topic), " "))
+				out = append(out, t)
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/quarryhq/quarry/llm"
+	"github.com/quarryhq/quarry/research/internal/textseg"
 	"github.com/quarryhq/quarry/research/verify"
 )
 
@@ -168,9 +169,9 @@ func (x *run) render(d *Draft, sources map[string]*Source, facts []FactRef, engi
 // the references list.
 func Markdown(rep *Report) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n", oneLine(rep.Title))
+	fmt.Fprintf(&b, "# %s\n\n", textseg.OneLine(rep.Title))
 	for _, n := range rep.Notes {
-		fmt.Fprintf(&b, "> %s\n", oneLine(n))
+		fmt.Fprintf(&b, "> %s\n", textseg.OneLine(n))
 	}
 	if len(rep.Notes) > 0 {
 		b.WriteString("\n")
@@ -179,12 +180,12 @@ func Markdown(rep *Report) string {
 		fmt.Fprintf(&b, "## Executive summary\n\n%s\n\n", rep.Summary)
 	}
 	for _, s := range rep.Sections {
-		fmt.Fprintf(&b, "## %s\n\n%s\n\n", oneLine(s.Heading), s.Body)
+		fmt.Fprintf(&b, "## %s\n\n%s\n\n", textseg.OneLine(s.Heading), s.Body)
 	}
 	if len(rep.Conflicts) > 0 {
 		b.WriteString("## Conflicting evidence\n\n")
 		for _, c := range rep.Conflicts {
-			fmt.Fprintf(&b, "- **%s** — %s (%s, confidence %.2f)\n", oneLine(c.Topic), c.Text, c.Strategy, c.Confidence)
+			fmt.Fprintf(&b, "- **%s** — %s (%s, confidence %.2f)\n", textseg.OneLine(c.Topic), c.Text, c.Strategy, c.Confidence)
 		}
 		b.WriteString("\n")
 	}
@@ -193,15 +194,13 @@ func Markdown(rep *Report) string {
 		b.WriteString("No sources were cited.\n")
 	}
 	for _, ref := range rep.References {
-		fmt.Fprintf(&b, "[%d] %s%s — %s (accessed %s)\n", ref.Number, authorList(ref.Authors), oneLine(ref.Title), ref.URL, ref.AccessedAt.Format("2006-01-02"))
+		fmt.Fprintf(&b, "[%d] %s%s — %s (accessed %s)\n", ref.Number, authorList(ref.Authors), textseg.OneLine(ref.Title), ref.URL, ref.AccessedAt.Format("2006-01-02"))
 	}
 	m := rep.Metadata
 	fmt.Fprintf(&b, "\n---\n%d words · %d sources read (%s) · %d references · %d facts, %d verified · %d discrepancies · quality %.2f\n",
 		m.WordCount, m.Sources, kinds(m.SourcesByKind), m.References, m.Facts, m.VerifiedFacts, m.Discrepancies, rep.Quality)
 	return b.String()
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // authorList renders "A, B and C: ", or "A et al.: " beyond three authors.
 func authorList(a []string) string {

@@ -16,7 +16,7 @@ import (
 func sentences(text string) []string {
 	var out []string
 	for _, sp := range textseg.Spans(text) {
-		s := strings.Join(strings.Fields(text[sp.Start:sp.End]), " ")
+		s := textseg.OneLine(text[sp.Start:sp.End])
 		n := utf8.RuneCountInString(s)
 		if n >= 12 || n >= 6 && strings.IndexFunc(s, func(r rune) bool { return textseg.IsHangul(r) || unicode.Is(unicode.Han, r) }) >= 0 {
 			out = append(out, s)

@@ -188,7 +188,7 @@ func fromClaims(s Source) ([]Fact, []Rejected) {
 			reject("the quote is not in the source text")
 			continue
 		}
-		text := strings.Join(strings.Fields(s.Content[start:end]), " ")
+		text := textseg.OneLine(s.Content[start:end])
 		if n := utf8.RuneCountInString(text); n < MinFactChars || n > MaxFactChars {
 			reject(fmt.Sprintf("a fact is %d to %d characters; this one is %d", MinFactChars, MaxFactChars, n))
 			continue
@@ -200,10 +200,10 @@ func fromClaims(s Source) ([]Fact, []Rejected) {
 		seen[[2]int{start, end}] = true
 		ent, section := entity(text)
 		f := Fact{Text: text, SourceID: s.ID, Start: start, End: end, Confidence: s.Credibility, Method: MethodModel, entity: ent, Section: section}
-		if topic := oneLine(c.Topic); topic != "" {
+		if topic := textseg.OneLine(c.Topic); topic != "" {
 			f.Section, f.topic = topic, strings.ToLower(topic)
 		}
-		f.Value = oneLine(c.Value)
+		f.Value = textseg.OneLine(c.Value)
 		if f.Value != "" {
 			f.values = modelValue(f.Value)
 		} else {
@@ -214,8 +214,6 @@ func fromClaims(s Source) ([]Fact, []Rejected) {
 	}
 	return out, rej
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // modelValue reads a model's value: a number or date as extraction would
 // read it, otherwise a name compared case- and punctuation-insensitively.
@@ -247,7 +245,7 @@ func extract(s Source) []Fact {
 		if !claim(text, ent) {
 			continue
 		}
-		f := Fact{Text: strings.Join(strings.Fields(text), " "), SourceID: s.ID, Start: sp.Start, End: sp.End, Confidence: s.Credibility, Method: MethodExtractive, entity: ent, Section: section}
+		f := Fact{Text: textseg.OneLine(text), SourceID: s.ID, Start: sp.Start, End: sp.End, Confidence: s.Credibility, Method: MethodExtractive, entity: ent, Section: section}
 		f.values = withoutEntity(values(text), section)
 		f.terms = terms(text, f.entity, f.values)
 		out = append(out, f)

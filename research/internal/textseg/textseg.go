@@ -101,3 +101,7 @@ func abbreviation(before []rune) bool {
 	}
 	return abbrevs[w]
 }
+
+// OneLine collapses every run of white space in s to one space and trims
+// the ends.
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
