@@ -98,10 +98,17 @@ func (e *LLMEngine) Analyze(ctx context.Context, in AnalyzeInput) (*Analysis, ll
 		fmt.Fprintf(&b, "- %s [%s]\n", l.Text, strings.Join(l.SourceIDs, ","))
 	}
 	b.WriteString("\nNew data:\n")
+	shown := map[string]bool{} // a source several sub-questions found is printed once
 	for _, sq := range in.SubQuestions {
 		fmt.Fprintf(&b, "\n## %s %s\n", sq.ID, sq.Text)
 		for _, id := range sq.SourceIDs {
-			if s := in.Sources[id]; s != nil {
+			s := in.Sources[id]
+			switch {
+			case s == nil:
+			case shown[id]:
+				fmt.Fprintf(&b, "[%s] (above)\n", s.ID)
+			default:
+				shown[id] = true
 				fmt.Fprintf(&b, "[%s] %s (%s)\n%s\n", s.ID, s.Title, s.URL, clip(s.Content, in.CharsPerSource))
 			}
 		}

@@ -366,12 +366,15 @@ func (x *run) topics() []string {
 	return out[max(0, len(out)-MaxTopics):]
 }
 
+// countNew counts the distinct sources the sub-questions found.
 func countNew(sqs []SubQuestion) int {
-	n := 0
+	ids := map[string]bool{}
 	for _, sq := range sqs {
-		n += len(sq.SourceIDs)
+		for _, id := range sq.SourceIDs {
+			ids[id] = true
+		}
 	}
-	return n
+	return len(ids)
 }
 
 // childBreadth is how many follow-up sub-questions a round may open: half

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/quarryhq/quarry/research/internal/textseg"
 	"github.com/quarryhq/quarry/research/verify"
 )
 
@@ -17,12 +18,18 @@ func (x *run) verify() {
 	defer x.timed(StageVerifying, t0)
 	x.setStatus(StatusProcessing, StageVerifying)
 	claims := map[string][]verify.Claim{}
+	seen := map[string]bool{}
 	for _, rd := range r.Rounds {
 		if rd.Analysis == nil {
 			continue
 		}
 		for _, c := range rd.Analysis.Claims {
-			claims[c.SourceID] = append(claims[c.SourceID], c.Claim)
+			// A quote reported again in a later round is one claim.
+			k := c.SourceID + "\x00" + strings.ToLower(textseg.OneLine(c.Text))
+			if !seen[k] {
+				seen[k] = true
+				claims[c.SourceID] = append(claims[c.SourceID], c.Claim)
+			}
 		}
 	}
 	srcs := make([]verify.Source, len(r.Sources))

@@ -125,7 +125,7 @@ func BenchmarkHotpotQA(b *testing.B) {
 // promptSource is a source as a prompt shows it: "[S1] title (url)" and
 // its text on the next line.
 var (
-	promptSourceRE = regexp.MustCompile(`(?m)^\[(S\d+)\] [^\n]*\n([^\n]+)$`)
+	promptSourceRE = regexp.MustCompile(`(?m)^\[(S\d+)\] [^\n]*\n([^\n\[#][^\n]*)$`)
 	judgePassage   = regexp.MustCompile(`(?m)^Passage (P\d+): `)
 	sentenceEnd    = regexp.MustCompile(`[.!?]\s+`)
 )
@@ -270,6 +270,11 @@ func BenchmarkHotpotQACost(b *testing.B) {
 					calls += r.Usage.Calls
 					judged += r.Checks.Judged
 					rejected += len(r.RejectedClaims)
+					if os.Getenv("HOTPOT_VERBOSE") != "" {
+						for _, rc := range r.RejectedClaims {
+							fmt.Printf("REJECTED %s: %q\n", rc.Reason, rc.Text)
+						}
+					}
 					for _, f := range r.Facts {
 						if f.Method == verify.MethodModel {
 							modelFacts++

@@ -326,13 +326,14 @@ func round2(f float64) float64 { return math.Round(f*100) / 100 }
 // relevant sentences allow; none is padded with weak ones. Every sentence
 // is quoted verbatim and cites its source (or the fact it is).
 func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft, llm.Usage, error) {
-	w := &writer{in: in, rd: newReader(in.CharsPerSource), used: map[string]bool{}, factIDs: map[string]string{}}
+	w := &writer{in: in, rd: newReader(in.CharsPerSource), used: map[string]bool{}, factIDs: map[string]string{}, qf: focus(in.Question)}
 	for _, f := range in.Facts {
 		w.factIDs[f.SourceID+"\x00"+f.Text] = f.ID
 	}
 	// Every source read, in sub-question order.
 	seen := map[string]bool{}
-	for _, sq := range ordered(in.SubQuestions) {
+	sqs := ordered(in.SubQuestions)
+	for _, sq := range sqs {
 		for _, id := range sq.SourceIDs {
 			if in.Sources[id] != nil && !seen[id] {
 				seen[id] = true
@@ -344,7 +345,7 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 	if d.Summary = w.summary(); d.Summary == "" {
 		d.Summary = "The sources searched returned nothing that matches the question."
 	}
-	for _, sq := range ordered(in.SubQuestions) {
+	for _, sq := range sqs {
 		body := w.section(sq)
 		if body == "" {
 			continue
@@ -370,6 +371,8 @@ type writer struct {
 	all     []string
 	used    map[string]bool
 	factIDs map[string]string
+	// qf is what the question is about (focus).
+	qf map[string]bool
 }
 
 // cite quotes a sentence with its marker: the fact it is, or its source.
@@ -467,6 +470,23 @@ func mentions(s scored, terms map[string]bool, need int) bool {
 	return n >= need
 }
 
+// filter keeps the sentences keep accepts, dropping sources left with none.
+func filter(ranked [][]scored, keep func(scored) bool) [][]scored {
+	var out [][]scored
+	for _, ss := range ranked {
+		var kept []scored
+		for _, s := range ss {
+			if keep(s) {
+				kept = append(kept, s)
+			}
+		}
+		if len(kept) > 0 {
+			out = append(out, kept)
+		}
+	}
+	return out
+}
+
 func topScore(ranked [][]scored) float64 {
 	var top float64
 	for _, ss := range ranked {
@@ -482,8 +502,7 @@ func (w *writer) summary() string {
 	// A sentence that shares only generic words with the question
 	// ("composer", "born") is not evidence: it must name what the
 	// question is about.
-	qf := focus(w.in.Question)
-	ranked := w.ranked(newScorer(w.in.Question, ""), w.all, func(s scored) bool { return mentions(s, qf, 1) })
+	ranked := w.ranked(newScorer(w.in.Question, ""), w.all, func(s scored) bool { return mentions(s, w.qf, 1) })
 	p := &passage{sources: map[string]bool{}}
 	w.fill(p, ranked, research.SummaryMinWords, research.SummaryMaxWords, 0, 1, topScore(ranked))
 	return strings.Join(p.lines, " ")
@@ -524,11 +543,11 @@ func (w *writer) section(sq research.SubQuestion) string {
 	// Beyond each source's best sentence, a sentence must name what the
 	// question or the sub-question is about; another source's must name
 	// the sub-question's subject.
-	qf, sf := focus(w.in.Question), focus(sq.Text)
-	onTopic := func(s scored) bool { return mentions(s, qf, 1) || mentions(s, sf, 1) }
+	sf := focus(sq.Text)
+	onTopic := func(s scored) bool { return mentions(s, w.qf, 1) || mentions(s, sf, 1) }
 	about := func(s scored) bool { return mentions(s, sf, max(1, (len(sf)+1)/2)) }
 	maxWords := research.SectionMinWords * 3 / 2
-	w.fill(p, w.ranked(sc, own, onTopic), research.SectionMinWords, maxWords, research.SectionMinSources, 0, 0)
+	w.fill(p, filter(mine, onTopic), research.SectionMinWords, maxWords, research.SectionMinSources, 0, 0)
 	w.fill(p, w.ranked(sc, others, about), research.SectionMinWords, maxWords, research.SectionMinSources, 0, topScore(mine))
 	return strings.Join(p.lines, " ")
 }

@@ -56,23 +56,9 @@ func fold(r rune) rune {
 // normQuote is a quote in the index's form, without the punctuation,
 // quote marks and ellipses a model may put around it.
 func normQuote(q string) []rune {
-	q = strings.TrimFunc(q, func(r rune) bool {
+	return newIndex(strings.TrimFunc(q, func(r rune) bool {
 		return unicode.IsSpace(r) || r == '"' || r == '\'' || r == '“' || r == '”' || r == '‘' || r == '’' || r == '…' || r == '.'
-	})
-	var out []rune
-	space := false
-	for _, r := range q {
-		if unicode.IsSpace(r) {
-			if !space && len(out) > 0 {
-				out = append(out, ' ')
-			}
-			space = true
-			continue
-		}
-		space = false
-		out = append(out, fold(r))
-	}
-	return out
+	})).norm
 }
 
 // locate returns the byte range of quote in the text, on word edges (a

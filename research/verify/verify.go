@@ -194,8 +194,7 @@ func fromClaims(s Source) ([]Fact, []Rejected) {
 			continue
 		}
 		if seen[[2]int{start, end}] {
-			reject("the same passage as an earlier fact")
-			continue
+			continue // the same passage reported again (a later round): one fact
 		}
 		seen[[2]int{start, end}] = true
 		ent, section := entity(text)
