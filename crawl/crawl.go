@@ -231,11 +231,7 @@ func (c *Crawler) Every(ctx context.Context, kbName, start string, opt Options, 
 }
 
 // permanent errors are not retried: the same request would fail the same way.
-func permanent(err error) bool {
-	var be *fetch.BlockedError
-	var ue *fetch.URLError
-	return errors.As(err, &be) || errors.As(err, &ue) || errors.Is(err, fetch.ErrDisallowed)
-}
+func permanent(err error) bool { return fetch.Permanent(err) }
 
 type stats struct {
 	crawled, updated, unchanged, failed, skipped int

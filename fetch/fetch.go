@@ -56,7 +56,9 @@ type Options struct {
 	PerHost int
 	// RobotsTTL is how long a robots.txt stays cached (default 1h).
 	RobotsTTL time.Duration
-	Logger    *slog.Logger
+	// Resolver looks host names up (nil: the system's).
+	Resolver *net.Resolver
+	Logger   *slog.Logger
 }
 
 func (o Options) withDefaults() Options {
@@ -102,7 +104,7 @@ type host struct {
 // New returns a Fetcher.
 func New(opt Options) *Fetcher {
 	opt = opt.withDefaults()
-	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Resolver: opt.Resolver}
 	if !opt.AllowPrivate {
 		dialer.Control = dialControl(opt.AllowPrefixes)
 	}
@@ -269,6 +271,17 @@ func (f *Fetcher) Get(ctx context.Context, req Request) (*Response, error) {
 		}
 	}
 	return out, nil
+}
+
+// Permanent reports whether err is one that asking again soon cannot
+// mend: a URL Quarry will not fetch, an address the guard refuses, a path
+// robots.txt forbids, or a host name DNS says does not exist.
+func Permanent(err error) bool {
+	var be *BlockedError
+	var ue *URLError
+	var de *net.DNSError
+	return errors.As(err, &be) || errors.As(err, &ue) || errors.Is(err, ErrDisallowed) ||
+		errors.As(err, &de) && de.IsNotFound
 }
 
 // wrap turns a client error into one that names the (redacted) URL once and

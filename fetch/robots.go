@@ -49,7 +49,8 @@ func (f *Fetcher) allowed(ctx context.Context, u *url.URL) error {
 // everything and a server error (5xx) disallows everything; a 5xx or a
 // network error is kept for robotsRetry, then asked again.
 func (f *Fetcher) Robots(ctx context.Context, u *url.URL) (*robotstxt.RobotsData, error) {
-	key := u.Scheme + "://" + u.Host
+	origin := &url.URL{Scheme: u.Scheme, Host: u.Host}
+	key := origin.String()
 	f.mu.Lock()
 	e, ok := f.robots[key]
 	if ok {
@@ -66,7 +67,7 @@ func (f *Fetcher) Robots(ctx context.Context, u *url.URL) (*robotstxt.RobotsData
 		f.robots[key] = e
 		f.mu.Unlock()
 		var temporary bool
-		e.data, temporary, e.err = f.fetchRobots(ctx, key)
+		e.data, temporary, e.err = f.fetchRobots(ctx, origin)
 		e.expires = time.Now().Add(f.opt.RobotsTTL)
 		switch {
 		case e.err != nil && ctx.Err() != nil:
@@ -96,10 +97,12 @@ func (f *Fetcher) Robots(ctx context.Context, u *url.URL) (*robotstxt.RobotsData
 	return e.data, e.err
 }
 
-func (f *Fetcher) fetchRobots(ctx context.Context, origin string) (data *robotstxt.RobotsData, temporary bool, err error) {
+func (f *Fetcher) fetchRobots(ctx context.Context, origin *url.URL) (data *robotstxt.RobotsData, temporary bool, err error) {
 	// No politeness slot: robots.txt is read once per host per TTL, and a
 	// redirect checked while the page holds the host's slot must not wait.
-	u, _ := url.Parse(origin + "/robots.txt")
+	// The URL is built, not parsed from a string: a host such as
+	// "[::1%lo]" does not survive a round trip through String and Parse.
+	u := &url.URL{Scheme: origin.Scheme, Host: origin.Host, Path: "/robots.txt"}
 	ctx, cancel := context.WithTimeout(ctx, f.opt.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
@@ -120,7 +123,9 @@ func (f *Fetcher) fetchRobots(ctx context.Context, origin string) (data *robotst
 	if err != nil {
 		// An unparsable file is treated like a missing one.
 		f.opt.Logger.Warn("robots.txt does not parse; treating as allow-all", "url", Redact(u), "err", err)
-		data, _ = robotstxt.FromStatusAndBytes(http.StatusNotFound, nil)
+		if data, err = robotstxt.FromStatusAndBytes(http.StatusNotFound, nil); err != nil {
+			return nil, false, fmt.Errorf("robots.txt of %s: %w", Redact(u), err)
+		}
 	}
 	return data, resp.StatusCode >= 500, nil
 }
