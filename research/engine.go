@@ -10,7 +10,7 @@ import (
 // Engine does the thinking of a research: planning, analysis and writing.
 // LLMEngine asks a language model; research/offline is extractive.
 type Engine interface {
-	// Name labels the engine in reports ("offline", "openai:gpt-4o").
+	// Name labels the engine in reports (OfflineEngine, "openai:gpt-4o").
 	Name() string
 	Plan(ctx context.Context, in PlanInput) (*PlanOutput, llm.Usage, error)
 	Analyze(ctx context.Context, in AnalyzeInput) (*Analysis, llm.Usage, error)
@@ -114,3 +114,7 @@ type Draft struct {
 	Summary  string    `json:"summary"`
 	Sections []Section `json:"sections"`
 }
+
+// OfflineEngine is the name of the offline extractive engine, which uses
+// no language model.
+const OfflineEngine = "offline"

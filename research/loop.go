@@ -305,6 +305,14 @@ func (x *run) analyze(ctx context.Context, depth int, effort Effort) error {
 	}
 	a, usage, err := x.rn.Engine.Analyze(ctx, in)
 	x.addUsage(stageAnalyzing, usage)
+	if err != nil && ctx.Err() == nil && x.rn.Fallback != nil && countNew(sqs) > 0 {
+		// The sources were read: an analyst that keeps failing costs the
+		// round its model reading, not the research.
+		x.warn(fmt.Sprintf("round %d: %s could not analyze the sources (%v); they were read extractively", depth, x.rn.Engine.Name(), err))
+		in.CharsPerSource = 1500
+		a, usage, err = x.rn.Fallback.Analyze(ctx, in)
+		x.addUsage(stageAnalyzing, usage)
+	}
 	if err != nil {
 		x.emit(Event{Type: EventAgent, Agent: &AgentState{Agent: AgentReflector, Status: AgentFailed, Error: err.Error()}})
 		return fmt.Errorf("analyze round %d: %w", depth, err)

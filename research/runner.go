@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -34,6 +36,105 @@ type Runner struct {
 	Concurrency int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Owner names this process in a research's lease (default host:pid).
+	Owner string
+}
+
+// Lease timings: a running research renews its lease every leaseRenew; a
+// process that died holds it at most leaseTTL.
+const (
+	leaseTTL   = 30 * time.Second
+	leaseRenew = 10 * time.Second
+)
+
+// hold takes the research's lease, so that no other process runs it at
+// the same time, and renews it until release is called. The returned
+// context ends when the lease is lost.
+func (rn *Runner) hold(ctx context.Context, id string) (context.Context, func(), error) {
+	owner := rn.Owner
+	if owner == "" {
+		owner = defaultOwner()
+	}
+	owner += "/" + uuid.NewString()[:8] // two runs in one process are two holders
+	now := rn.now()
+	err := rn.Store.ResearchClaim(ctx, id, owner, now, now.Add(leaseTTL))
+	var le *store.LeaseError
+	if errors.As(err, &le) && deadHolder(le.Owner) {
+		// The holder was a process on this host that is gone (a crash):
+		// take its lease over now instead of waiting for it to end. The
+		// claim only succeeds if the lease was not renewed meanwhile.
+		rn.logger().Info("taking over the lease of a process that is gone", "research", id, "holder", le.Owner)
+		err = rn.Store.ResearchClaim(ctx, id, owner, le.Until.Add(time.Nanosecond), now.Add(leaseTTL))
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(leaseRenew)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				now := rn.now()
+				if err := rn.Store.ResearchClaim(ctx, id, owner, now, now.Add(leaseTTL)); err != nil && ctx.Err() == nil {
+					cancel(fmt.Errorf("lost the research's lease: %w", err))
+					return
+				}
+			}
+		}
+	}()
+	release := func() {
+		close(done)
+		wg.Wait()
+		cancel(nil)
+		rctx, c := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer c()
+		if err := rn.Store.ResearchRelease(rctx, id, owner); err != nil {
+			rn.logger().Warn("release research lease", "research", id, "err", err)
+		}
+	}
+	return ctx, release, nil
+}
+
+func (rn *Runner) logger() *slog.Logger {
+	if rn.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return rn.Logger
+}
+
+// deadHolder reports whether a lease owner ("host:pid/…") names a process
+// on this host that no longer exists.
+func deadHolder(owner string) bool {
+	hostPID, _, _ := strings.Cut(owner, "/")
+	i := strings.LastIndexByte(hostPID, ':')
+	if i < 0 {
+		return false
+	}
+	host, err := os.Hostname()
+	if err != nil || hostPID[:i] != host {
+		return false
+	}
+	pid, err := strconv.Atoi(hostPID[i+1:])
+	if err != nil || pid <= 0 {
+		return false
+	}
+	return !processAlive(pid)
+}
+
+func defaultOwner() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	return fmt.Sprintf("%s:%d", host, os.Getpid())
 }
 
 // Start validates the question and options, creates a research and runs it
@@ -50,14 +151,33 @@ func (rn *Runner) Start(ctx context.Context, question string, opts Options) (*Re
 	if err := x.checkpoint(ctx); err != nil {
 		return nil, err
 	}
+	ctx, release, err := rn.hold(ctx, r.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	return x.run(ctx)
 }
 
 // Resume continues a stored research from its last checkpoint. Finished
 // steps are not redone. A completed research is returned as it is.
+// A research another process is running is refused with a *store.LeaseError
+// before anything is spent.
 func (rn *Runner) Resume(ctx context.Context, id string) (*Research, error) {
 	r, err := Load(ctx, rn.Store, id)
 	if err != nil {
+		return nil, err
+	}
+	if r.Status == StatusCompleted {
+		return r, nil
+	}
+	ctx, release, err := rn.hold(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	// Read again under the lease: the last holder may have saved since.
+	if r, err = Load(ctx, rn.Store, id); err != nil {
 		return nil, err
 	}
 	if r.Status == StatusCompleted {
@@ -223,9 +343,24 @@ func (x *run) run(ctx context.Context) (*Research, error) {
 	err := x.loop(loopCtx)
 	switch {
 	case err == nil:
+		if cause := x.readNothing(); cause != nil {
+			return x.fail(ctx, cause)
+		}
 	case ctx.Err() != nil:
-		// Interrupted by the caller (Ctrl-C): keep everything, resumable.
-		return x.fail(ctx, fmt.Errorf("interrupted: %w (resume with the research id %s)", ctx.Err(), r.ID))
+		// Interrupted by the caller (Ctrl-C) or a lost lease: keep
+		// everything, resumable.
+		return x.fail(ctx, fmt.Errorf("interrupted: %w (resume with the research id %s)", context.Cause(ctx), r.ID))
+	case r.Plan == nil:
+		// Nothing to write from, and not because nothing matched.
+		if errors.Is(err, errTokenBudget) {
+			return x.fail(ctx, fmt.Errorf("the token budget of %d leaves no room to plan (resume with a larger --max-tokens)", r.Options.MaxTokens))
+		}
+		if loopCtx.Err() != nil {
+			return x.fail(ctx, fmt.Errorf("no plan within the time budget (%s): %w", r.Options.Timeout, err))
+		}
+		return x.fail(ctx, err)
+	case len(r.Sources) == 0:
+		return x.fail(ctx, fmt.Errorf("no source was read: %w", err))
 	case errors.Is(err, errTimeBudget) || loopCtx.Err() != nil:
 		r.StopReason = "time budget reached"
 		x.warn(fmt.Sprintf("time budget of %s reached; writing the report from what was found", r.Options.Timeout))
@@ -237,11 +372,14 @@ func (x *run) run(ctx context.Context) (*Research, error) {
 	}
 	x.verify()
 	if err := x.checkpoint(writeCtx); err != nil && ctx.Err() == nil {
-		x.logger.Error("checkpoint", "err", err)
+		return x.fail(ctx, err)
+	}
+	if ctx.Err() != nil {
+		return x.fail(ctx, fmt.Errorf("interrupted: %w (resume with the research id %s)", context.Cause(ctx), r.ID))
 	}
 	if err := x.write(writeCtx); err != nil {
 		if ctx.Err() != nil {
-			return x.fail(ctx, fmt.Errorf("interrupted: %w (resume with the research id %s)", ctx.Err(), r.ID))
+			return x.fail(ctx, fmt.Errorf("interrupted: %w (resume with the research id %s)", context.Cause(ctx), r.ID))
 		}
 		return x.fail(ctx, err)
 	}
@@ -251,6 +389,21 @@ func (x *run) run(ctx context.Context) (*Research, error) {
 		return r, err
 	}
 	return r, nil
+}
+
+// readNothing is the cause when a loop that ended normally read no source
+// because searches failed; nil when sources were read or every search ran
+// and simply matched nothing.
+func (x *run) readNothing() error {
+	if len(x.r.Sources) > 0 {
+		return nil
+	}
+	for _, sq := range x.r.SubQuestions {
+		if sq.Status == SubFailed {
+			return fmt.Errorf("no source was read: %s %q: %s", sq.ID, sq.Text, sq.Error)
+		}
+	}
+	return nil
 }
 
 func (x *run) fail(ctx context.Context, err error) (*Research, error) {

@@ -149,8 +149,11 @@ func (x *run) render(d *Draft, sources map[string]*Source, facts []FactRef, engi
 		s := c.known[id]
 		rep.References = append(rep.References, Reference{Number: i + 1, SourceID: id, URL: s.URL, Title: s.Title, Authors: s.Authors, AccessedAt: s.AccessedAt})
 	}
-	if engine == "offline" {
+	switch {
+	case engine == x.rn.Engine.Name() && engine == OfflineEngine:
 		notes = append([]string{"Written by Quarry's offline extractive engine: no language model was used. Every sentence is quoted from the source it cites; nothing was generated."}, notes...)
+	case engine != x.rn.Engine.Name():
+		notes = append([]string{fmt.Sprintf("This report was assembled by Quarry's offline extractive engine: every sentence is quoted from the source it cites. %s planned and analysed the research (%d calls) but did not write the report.", x.rn.Engine.Name(), r.Usage.Calls)}, notes...)
 	}
 	if c.dropped > 0 {
 		notes = append(notes, fmt.Sprintf("%d citation(s) to sources not read in this research were removed.", c.dropped))

@@ -17,6 +17,9 @@ import (
 var (
 	ErrNotFound = errors.New("not found")
 	ErrExists   = errors.New("already exists")
+	// ErrBusy is returned when another process holds what was asked for
+	// (a research's lease).
+	ErrBusy = errors.New("busy")
 )
 
 // KB is a knowledge base: a named collection of sources and their chunks,
@@ -240,4 +243,25 @@ type ResearchStore interface {
 	ResearchList(ctx context.Context, limit int) ([]Research, error)
 	// ResearchEvents returns the events after seq, in order.
 	ResearchEvents(ctx context.Context, id string, afterSeq int64) ([]ResearchEvent, error)
+	// ResearchClaim takes or extends the lease that lets one process run a
+	// research: it succeeds when the research is unleased, its lease ended
+	// before now, or owner already holds it, and then holds it until
+	// until. Otherwise it returns a *LeaseError (errors.Is ErrBusy).
+	ResearchClaim(ctx context.Context, id, owner string, now, until time.Time) error
+	// ResearchRelease gives up owner's lease (nothing when owner does not
+	// hold it).
+	ResearchRelease(ctx context.Context, id, owner string) error
 }
+
+// LeaseError says who holds a research's lease, and until when.
+type LeaseError struct {
+	ID, Owner string
+	Until     time.Time
+}
+
+func (e *LeaseError) Error() string {
+	return fmt.Sprintf("research %s is already running (in %s; its lease runs to %s unless renewed)", e.ID, e.Owner, e.Until.UTC().Format(time.RFC3339))
+}
+
+// Is makes errors.Is(err, ErrBusy) true.
+func (e *LeaseError) Is(target error) bool { return target == ErrBusy }

@@ -108,13 +108,15 @@ func (c *Client) Chat(ctx context.Context, req llm.Request, onDelta func(string)
 		return nil, err
 	}
 	var msg *sdk.Message
+	var tried provider.Attempts
+	observe := option.WithMiddleware(tried.Observe)
 	if onDelta == nil {
-		msg, err = c.messages.New(ctx, params)
+		msg, err = c.messages.New(ctx, params, observe)
 	} else {
-		msg, err = c.stream(ctx, params, req.Schema != nil, onDelta)
+		msg, err = c.stream(ctx, params, req.Schema != nil, onDelta, observe)
 	}
 	if err != nil {
-		return nil, c.wrapErr(ctx, err)
+		return nil, c.wrapErr(ctx, err, &tried)
 	}
 	u := msg.Usage
 	resp := &llm.Response{
@@ -202,8 +204,8 @@ func inputSchema(m map[string]any) (sdk.ToolInputSchemaParam, error) {
 	return s, nil
 }
 
-func (c *Client) stream(ctx context.Context, params sdk.MessageNewParams, schema bool, onDelta func(string)) (*sdk.Message, error) {
-	s := c.messages.NewStreaming(ctx, params)
+func (c *Client) stream(ctx context.Context, params sdk.MessageNewParams, schema bool, onDelta func(string), opts ...option.RequestOption) (*sdk.Message, error) {
+	s := c.messages.NewStreaming(ctx, params, opts...)
 	defer s.Close()
 	var msg sdk.Message
 	for s.Next() {
@@ -247,8 +249,8 @@ func replyText(msg *sdk.Message, schema *llm.Schema) string {
 
 // wrapErr turns an SDK error into an *llm.APIError when the API answered
 // with an error, and otherwise keeps ctx's error visible to errors.Is.
-func (c *Client) wrapErr(ctx context.Context, err error) error {
-	err, done := provider.ContextErr(ctx, err, "anthropic: messages", c.timeout)
+func (c *Client) wrapErr(ctx context.Context, err error, tried *provider.Attempts) error {
+	err, done := provider.ContextErr(ctx, err, "anthropic: messages", c.timeout, tried)
 	if done {
 		return err
 	}

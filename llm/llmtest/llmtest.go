@@ -36,6 +36,9 @@ func (f *Fake) Chat(ctx context.Context, req llm.Request, onDelta func(string)) 
 	n := len(f.requests)
 	f.requests = append(f.requests, req)
 	f.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return nil, err // as an HTTP client does with a finished ctx
+	}
 	if f.Latency > 0 {
 		t := time.NewTimer(f.Latency)
 		select {

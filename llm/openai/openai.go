@@ -182,9 +182,10 @@ func (c *Client) params(req llm.Request) (sdk.ChatCompletionNewParams, error) {
 
 func (c *Client) complete(ctx context.Context, params sdk.ChatCompletionNewParams) (*llm.Response, error) {
 	var raw *http.Response
-	cc, err := c.chat.New(ctx, params, option.WithResponseInto(&raw))
+	var tried provider.Attempts
+	cc, err := c.chat.New(ctx, params, option.WithResponseInto(&raw), option.WithMiddleware(tried.Observe))
 	if err != nil {
-		return nil, c.wrapErr(ctx, err, raw)
+		return nil, c.wrapErr(ctx, err, raw, &tried)
 	}
 	resp := &llm.Response{
 		Model: cc.Model,
@@ -204,7 +205,8 @@ func (c *Client) complete(ctx context.Context, params sdk.ChatCompletionNewParam
 func (c *Client) stream(ctx context.Context, params sdk.ChatCompletionNewParams, onDelta func(string)) (*llm.Response, error) {
 	params.StreamOptions = sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}
 	var raw *http.Response
-	s := c.chat.NewStreaming(ctx, params, option.WithResponseInto(&raw))
+	var tried provider.Attempts
+	s := c.chat.NewStreaming(ctx, params, option.WithResponseInto(&raw), option.WithMiddleware(tried.Observe))
 	defer s.Close()
 
 	var acc sdk.ChatCompletionAccumulator
@@ -227,7 +229,7 @@ func (c *Client) stream(ctx context.Context, params sdk.ChatCompletionNewParams,
 		}
 	}
 	if err := s.Err(); err != nil {
-		return nil, c.wrapErr(ctx, err, raw)
+		return nil, c.wrapErr(ctx, err, raw, &tried)
 	}
 	resp := &llm.Response{
 		Model: acc.Model,
@@ -248,8 +250,8 @@ func (c *Client) stream(ctx context.Context, params sdk.ChatCompletionNewParams,
 // with an error status, and otherwise keeps ctx's error visible to
 // errors.Is. raw is the last HTTP response, if any: it gives the status when
 // a server's error body is not OpenAI-shaped.
-func (c *Client) wrapErr(ctx context.Context, err error, raw *http.Response) error {
-	err, done := provider.ContextErr(ctx, err, "openai: chat", c.timeout)
+func (c *Client) wrapErr(ctx context.Context, err error, raw *http.Response, tried *provider.Attempts) error {
+	err, done := provider.ContextErr(ctx, err, "openai: chat", c.timeout, tried)
 	if done {
 		return err
 	}

@@ -27,7 +27,7 @@ type Engine struct{}
 var _ research.Engine = Engine{}
 
 // Name implements research.Engine.
-func (Engine) Name() string { return "offline" }
+func (Engine) Name() string { return research.OfflineEngine }
 
 // Plan implements research.Engine: the whole question first, then each
 // named entity, then keyword facets, up to the effort's maximum.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/quarryhq/quarry/store"
 )
@@ -97,4 +98,41 @@ func (s *DB) ResearchEvents(ctx context.Context, id string, afterSeq int64) ([]s
 		out = append(out, e)
 	}
 	return out, rows.Err()
+}
+
+// ResearchClaim takes or extends a research's lease.
+func (s *DB) ResearchClaim(ctx context.Context, id, owner string, now, until time.Time) error {
+	if owner == "" {
+		return &store.ValidationError{Field: "owner", Rule: "must not be empty"}
+	}
+	res, err := s.SQL.ExecContext(ctx, s.q(`UPDATE researches SET lease_owner = ?, lease_until = ?
+		WHERE id = ? AND (lease_until IS NULL OR lease_until < ? OR lease_owner = ?)`), owner, s.tm(until), id, s.tm(now), owner)
+	if err != nil {
+		return fmt.Errorf("research claim %q: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("research claim %q: %w", id, err)
+	}
+	if n > 0 {
+		return nil
+	}
+	var holder string
+	var held scanTime
+	err = s.SQL.QueryRowContext(ctx, s.q(`SELECT lease_owner, lease_until FROM researches WHERE id = ?`), id).Scan(&holder, &held)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("research %q: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("research claim %q: %w", id, err)
+	}
+	return &store.LeaseError{ID: id, Owner: holder, Until: held.T}
+}
+
+// ResearchRelease gives up owner's lease.
+func (s *DB) ResearchRelease(ctx context.Context, id, owner string) error {
+	if _, err := s.SQL.ExecContext(ctx, s.q(`UPDATE researches SET lease_owner = '', lease_until = NULL WHERE id = ? AND lease_owner = ?`), id, owner); err != nil {
+		return fmt.Errorf("research release %q: %w", id, err)
+	}
+	return nil
 }

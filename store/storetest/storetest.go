@@ -273,6 +273,49 @@ func Exercise(t *testing.T, open Opener) {
 		if _, err := s.ResearchGet(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("missing: %v", err)
 		}
+
+		// Leases: one holder at a time; the holder renews; an ended lease
+		// or a released one can be taken; a missing research is not found.
+		now := time.Now().UTC()
+		if err := s.ResearchClaim(ctx, "r-1", "a", now, now.Add(30*time.Second)); err != nil {
+			t.Fatalf("claim: %v", err)
+		}
+		err = s.ResearchClaim(ctx, "r-1", "b", now, now.Add(30*time.Second))
+		var le *store.LeaseError
+		if !errors.Is(err, store.ErrBusy) || !errors.As(err, &le) || le.Owner != "a" || le.Until.Sub(now.Add(30*time.Second)).Abs() > time.Second {
+			t.Fatalf("second claim: %v, want busy naming a", err)
+		}
+		if err := s.ResearchClaim(ctx, "r-1", "a", now.Add(10*time.Second), now.Add(40*time.Second)); err != nil {
+			t.Fatalf("renew: %v", err)
+		}
+		if err := s.ResearchClaim(ctx, "r-1", "b", now.Add(35*time.Second), now.Add(60*time.Second)); !errors.Is(err, store.ErrBusy) {
+			t.Fatalf("claim before the renewed lease ends: %v", err)
+		}
+		if err := s.ResearchClaim(ctx, "r-1", "b", now.Add(41*time.Second), now.Add(70*time.Second)); err != nil {
+			t.Fatalf("claim after the lease ended: %v", err)
+		}
+		if err := s.ResearchRelease(ctx, "r-1", "a"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ResearchClaim(ctx, "r-1", "c", now, now.Add(time.Minute)); !errors.Is(err, store.ErrBusy) {
+			t.Fatalf("a release by a non-holder must not free the lease: %v", err)
+		}
+		if err := s.ResearchRelease(ctx, "r-1", "b"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ResearchClaim(ctx, "r-1", "c", now, now.Add(time.Minute)); err != nil {
+			t.Fatalf("claim after release: %v", err)
+		}
+		// A checkpoint leaves the lease alone.
+		if err := s.ResearchSave(ctx, r, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ResearchClaim(ctx, "r-1", "d", now, now.Add(time.Minute)); !errors.Is(err, store.ErrBusy) {
+			t.Fatalf("lease lost on save: %v", err)
+		}
+		if err := s.ResearchClaim(ctx, "nope", "a", now, now.Add(time.Minute)); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("claim of a missing research: %v", err)
+		}
 		r2.Status = "done"
 		if err := s.ResearchSave(ctx, r2, nil); err == nil {
 			t.Fatal("bad status accepted")

@@ -4,6 +4,8 @@
 package provider
 
 import (
+	"net/http"
+	"sync"
 	"context"
 	"errors"
 	"fmt"
@@ -55,12 +57,66 @@ func orDefault[T int | time.Duration](v, def T) T {
 	return v
 }
 
+// Attempts records how the server answered each attempt of one call (the
+// SDKs retry on their own), so a call that ran out of time can say why:
+// rate limited, failing, or silent. Observe is an SDK middleware.
+type Attempts struct {
+	mu         sync.Mutex
+	n          int
+	status     int
+	retryAfter string
+}
+
+// Observe passes req on and notes the answer.
+func (a *Attempts) Observe(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	resp, err := next(req)
+	a.mu.Lock()
+	a.n++
+	a.status, a.retryAfter = 0, ""
+	if resp != nil {
+		a.status, a.retryAfter = resp.StatusCode, resp.Header.Get("Retry-After")
+	}
+	a.mu.Unlock()
+	return resp, err
+}
+
+// String describes the attempts: "2 attempts; the last was answered HTTP
+// 429 Too Many Requests (Retry-After 30)".
+func (a *Attempts) String() string {
+	if a == nil {
+		return ""
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := fmt.Sprintf("%d attempts", a.n)
+	if a.n == 1 {
+		n = "1 attempt"
+	}
+	switch {
+	case a.n == 0:
+		return "no request was sent"
+	case a.status == 0:
+		return n + "; the last got no answer from the server"
+	case a.status < 300:
+		return n + fmt.Sprintf("; the last was answered HTTP %d but the reply never completed", a.status)
+	case a.retryAfter != "":
+		return n + fmt.Sprintf("; the last was answered HTTP %d %s (Retry-After %s)", a.status, http.StatusText(a.status), a.retryAfter)
+	}
+	return n + fmt.Sprintf("; the last was answered HTTP %d %s", a.status, http.StatusText(a.status))
+}
+
 // ContextErr keeps ctx's error visible to errors.Is when the SDK wrapped
-// it away, and names a per-attempt timeout (the caller's ctx still alive)
+// it away, says what the server did before ctx ended (from tried, which may
+// be nil), and names a per-attempt timeout (the caller's ctx still alive)
 // as such. done reports that the returned error is final.
-func ContextErr(ctx context.Context, err error, op string, timeout time.Duration) (_ error, done bool) {
-	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
-		err = fmt.Errorf("%w (%v)", ctxErr, err)
+func ContextErr(ctx context.Context, err error, op string, timeout time.Duration, tried *Attempts) (_ error, done bool) {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		if !errors.Is(err, ctxErr) {
+			err = fmt.Errorf("%w (%v)", ctxErr, err)
+		}
+		if tried != nil {
+			return fmt.Errorf("%s: %w (%s)", op, err, tried), true
+		}
 	}
 	if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%s: no complete reply within %s: %w", op, timeout, err), true
