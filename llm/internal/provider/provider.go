@@ -4,13 +4,13 @@
 package provider
 
 import (
-	"net/http"
-	"sync"
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/quarryhq/quarry/llm"
