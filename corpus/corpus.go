@@ -4,6 +4,7 @@
 package corpus
 
 import (
+	"bytes"
 	"bufio"
 	"encoding/json"
 	"errors"
@@ -59,11 +60,16 @@ func idString(raw *json.RawMessage) (string, error) {
 	return "", errors.New(`"_id" must be a string or number`)
 }
 
+var utf8BOM = []byte("\ufeff")
+
 // lines calls fn with each non-blank line and its 1-based number.
 func lines(r io.Reader, fn func(n int, line []byte) error) error {
 	br := bufio.NewReaderSize(r, 1<<16)
 	for n := 1; ; n++ {
 		line, err := readLine(br)
+		if n == 1 {
+			line = bytes.TrimPrefix(line, utf8BOM) // an editor's byte-order mark is not data
+		}
 		if len(line) > 0 {
 			if ferr := fn(n, line); ferr != nil {
 				return ferr

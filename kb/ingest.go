@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -213,6 +214,14 @@ func readCorpus(kbName, path string) ([]Document, []Problem, error) {
 	return docs, probs, err
 }
 
+// clipURL shortens a URL for a message.
+func clipURL(u string) string {
+	if utf8.RuneCountInString(u) <= 80 {
+		return u
+	}
+	return string([]rune(u)[:79]) + "…"
+}
+
 // contentHash identifies a document's title and text; an unchanged hash
 // means nothing to re-chunk or re-embed.
 func contentHash(d Document) string {
@@ -253,6 +262,10 @@ func (s *Service) AddDocuments(ctx context.Context, kb *store.KB, docs []Documen
 			continue
 		}
 		seen[d.URL] = d.Origin
+		if err := store.CheckSourceURL(d.URL); err != nil {
+			rep.Failed = append(rep.Failed, Problem{Origin: d.Origin, Reason: fmt.Sprintf("%s (%q)", err, clipURL(d.URL))})
+			continue
+		}
 		if h, ok := known[d.URL]; ok && h == contentHash(d) {
 			rep.Unchanged++
 			if opt.Touch {
@@ -276,6 +289,9 @@ func (s *Service) AddDocuments(ctx context.Context, kb *store.KB, docs []Documen
 		rep.Failed = append(rep.Failed, probs...)
 		if _, err := s.store.SourcePutBatch(ctx, kb.ID, puts); err != nil {
 			rep.Seconds = time.Since(start).Seconds()
+			if errors.Is(err, store.ErrNotFound) {
+				return rep, fmt.Errorf("knowledge base %q was removed while documents were being added (%d were added before): %w", kb.Name, rep.Added+rep.Updated, store.ErrNotFound)
+			}
 			return rep, fmt.Errorf("ingest batch at %s: %w", batch[0].Origin, err)
 		}
 		for _, p := range puts {

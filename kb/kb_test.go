@@ -270,3 +270,43 @@ func TestKoreanRetrieval(t *testing.T) {
 		t.Errorf("whitespace baseline unexpectedly strong (%.3f): the test set no longer tests particles", mrr)
 	}
 }
+
+// TestHostileDocuments: a javascript: or data: URL is reported and not
+// stored, the rest of the file is ingested; a knowledge base removed while
+// documents are added gives a clear not-found error, on every backend.
+func TestHostileDocuments(t *testing.T) {
+	backends(t, func(t *testing.T, st store.Store) {
+		ctx := context.Background()
+		svc := kb.New(st, nil)
+		if _, err := svc.Create(ctx, "h", "", embed.Hash{}); err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		p := write(t, dir, "c.jsonl", "\ufeff"+`{"_id":"1","title":"ok","text":"A fine document."}
+{"_id":"2","title":"x","text":"Click me.","url":"javascript:alert(1)"}
+{"_id":"3","title":"y","text":"Data me.","url":"data:text/html,<script>alert(1)</script>"}
+{"_id":"4","title":"z","text":"Spaced.","url":"https://example.com/a b"}
+{"_id":"5","title":"w","text":"Fine page.","url":"https://example.com/ok"}
+`)
+		rep, err := svc.AddPaths(ctx, "h", []string{p}, kb.AddOptions{Embedder: embed.Hash{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Added != 2 || len(rep.Failed) != 3 {
+			t.Fatalf("added %d, failed %+v (the BOM line must count)", rep.Added, rep.Failed)
+		}
+		for _, f := range rep.Failed {
+			if !strings.Contains(f.Reason, "url: must") {
+				t.Errorf("problem %+v does not name the url rule", f)
+			}
+		}
+		k := mustKB(t, svc, "h")
+		if err := svc.Delete(ctx, "h"); err != nil {
+			t.Fatal(err)
+		}
+		_, err = svc.AddDocuments(ctx, k, []kb.Document{{URL: "https://example.com/new", Title: "t", Text: "Some new text.", Origin: "new"}}, kb.AddOptions{Embedder: embed.Hash{}})
+		if !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), `knowledge base "h" was removed`) {
+			t.Fatalf("add after rm: %v", err)
+		}
+	})
+}

@@ -10,7 +10,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Sentinel errors callers branch on.
@@ -265,3 +268,29 @@ func (e *LeaseError) Error() string {
 
 // Is makes errors.Is(err, ErrBusy) true.
 func (e *LeaseError) Is(target error) bool { return target == ErrBusy }
+
+// storedSchemes are the URL schemes a source may have: pages, files and
+// BEIR records. Anything else (javascript:, data:) would become a link in
+// a report.
+var storedSchemes = []string{"http://", "https://", "file://", "kb://"}
+
+// CheckSourceURL is the rule for a source URL: an http, https, file or kb
+// URL of at most 500 characters (seed 003) with no spaces or control
+// characters.
+func CheckSourceURL(u string) error {
+	scheme := false
+	for _, p := range storedSchemes {
+		scheme = scheme || len(u) > len(p) && strings.EqualFold(u[:len(p)], p)
+	}
+	switch {
+	case u == "":
+		return &ValidationError{Field: "url", Rule: "must not be empty"}
+	case !scheme:
+		return &ValidationError{Field: "url", Rule: "must be an http, https, file or kb URL"}
+	case strings.ContainsFunc(u, func(r rune) bool { return r < 0x20 || r == 0x7f || unicode.IsSpace(r) }):
+		return &ValidationError{Field: "url", Rule: "must not contain spaces or control characters"}
+	case utf8.RuneCountInString(u) > 500:
+		return &ValidationError{Field: "url", Rule: "must be at most 500 characters (seed 003)"}
+	}
+	return nil
+}

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -118,7 +123,7 @@ func (c *Config) load(fs *pflag.FlagSet) error {
 		data, err := os.ReadFile(path)
 		switch {
 		case err == nil:
-			if err := yaml.Unmarshal(data, c); err != nil {
+			if err := decodeConfig(data, c); err != nil {
 				return fmt.Errorf("config file %s: %w", path, err)
 			}
 		case explicit || !errors.Is(err, os.ErrNotExist):
@@ -203,4 +208,42 @@ func firstEnv(names ...string) string {
 		}
 	}
 	return ""
+}
+
+var unknownKey = regexp.MustCompile(`line (\d+): field (\S+) not found in type`)
+
+// decodeConfig reads the YAML config file strictly: a key Quarry does not
+// know (a typo such as llm_modle) is an error naming it, not ignored.
+func decodeConfig(data []byte, c *Config) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	err := dec.Decode(c)
+	if errors.Is(err, io.EOF) {
+		return nil // an empty file
+	}
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs := make([]string, len(te.Errors))
+		for i, e := range te.Errors {
+			if m := unknownKey.FindStringSubmatch(e); m != nil {
+				e = fmt.Sprintf("line %s: unknown key %q (known keys: %s)", m[1], m[2], strings.Join(configKeys(), ", "))
+			}
+			msgs[i] = e
+		}
+		return errors.New(strings.Join(msgs, "; "))
+	}
+	return err
+}
+
+// configKeys are the keys the config file accepts.
+func configKeys() []string {
+	t := reflect.TypeFor[Config]()
+	var keys []string
+	for i := range t.NumField() {
+		if k, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); k != "" && k != "-" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -35,11 +35,11 @@ func (a *app) evalRetrievalCmd() *cobra.Command {
 			if f.k < 1 || f.k > 100 {
 				return usageError{fmt.Errorf("k: must be between 1 and 100, got %d", f.k)}
 			}
-			queries, err := readFile(queriesPath, corpus.ReadQueries)
+			queries, err := readFile("queries", queriesPath, corpus.ReadQueries)
 			if err != nil {
 				return err
 			}
-			qrels, err := readFile(qrelsPath, corpus.ReadQrels)
+			qrels, err := readFile("qrels", qrelsPath, corpus.ReadQrels)
 			if err != nil {
 				return err
 			}
@@ -100,16 +100,18 @@ func DocRanking(res []kb.Result) []string {
 	return out
 }
 
-func readFile[T any](path string, parse func(io.Reader) (T, error)) (T, error) {
+// readFile parses the file a flag (field) names; a file that cannot be
+// opened or parsed is invalid input naming the flag.
+func readFile[T any](field, path string, parse func(io.Reader) (T, error)) (T, error) {
+	var zero T
 	f, err := os.Open(path)
 	if err != nil {
-		var zero T
-		return zero, err
+		return zero, usageError{fmt.Errorf("%s: %w", field, err)}
 	}
 	defer f.Close()
 	v, err := parse(f)
 	if err != nil {
-		return v, fmt.Errorf("%s: %w", path, err)
+		return zero, usageError{fmt.Errorf("%s: %s: %w", field, path, err)}
 	}
 	return v, nil
 }

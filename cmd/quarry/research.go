@@ -96,8 +96,11 @@ QUARRY_LLM (or --llm) to use a model.`,
 
 func (a *app) runResearch(cmd *cobra.Command, f researchFlags, question string) error {
 	ctx := cmd.Context()
-	if f.format != "markdown" && f.format != "md" && f.format != "json" && f.format != "html" {
-		return usageError{fmt.Errorf("format: must be markdown, json or html, got %q", f.format)}
+	if err := checkFormat(f.format); err != nil {
+		return err
+	}
+	if err := checkOut(f.out); err != nil {
+		return err
 	}
 	opts := research.Options{Level: f.level, Breadth: f.breadth, MaxTokens: f.maxTokens, Timeout: f.timeout, Confidence: f.confidence}
 	if cmd.Flags().Changed("depth") {
@@ -391,6 +394,9 @@ func (a *app) researchShowCmd() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if err := checkFormat(format); err != nil {
+				return err
+			}
 			st, err := a.openStore(ctx)
 			if err != nil {
 				return err
@@ -440,6 +446,32 @@ func (a *app) researchShowCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&events, "events", false, "print the event log as JSON lines")
 	cmd.Flags().BoolVar(&check, "check", false, "check that every cited passage is supported by its sources (with --format json: the checks as JSON)")
 	return cmd
+}
+
+// checkFormat accepts the report formats.
+func checkFormat(format string) error {
+	switch format {
+	case "markdown", "md", "json", "html":
+		return nil
+	}
+	return usageError{fmt.Errorf("format: must be markdown, json or html, got %q", format)}
+}
+
+// checkOut refuses an --out path that cannot be written, before any work:
+// a directory, or a file in a folder that does not exist.
+func checkOut(path string) error {
+	if path == "" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return usageError{fmt.Errorf("out: %s is a directory; give a file path", path)}
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		return usageError{fmt.Errorf("out: folder %s does not exist", dir)}
+	}
+	return nil
 }
 
 func errSuffix(e string) string {

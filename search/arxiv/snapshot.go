@@ -67,7 +67,11 @@ func ReadSnapshot(r io.Reader) (*Snapshot, error) {
 	line := 0
 	for sc.Scan() {
 		line++
-		raw := bytes.TrimSpace(sc.Bytes())
+		raw := sc.Bytes()
+		if line == 1 {
+			raw = bytes.TrimPrefix(raw, []byte("\ufeff")) // an editor's byte-order mark is not data
+		}
+		raw = bytes.TrimSpace(raw)
 		if len(raw) == 0 {
 			continue
 		}

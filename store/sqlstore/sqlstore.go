@@ -356,6 +356,9 @@ func (s *DB) SourcePutBatch(ctx context.Context, kbID int64, puts []store.Source
 		return nil, fmt.Errorf("source put: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
+	if err := s.kbExists(ctx, tx, kbID); err != nil {
+		return nil, fmt.Errorf("source put: %w", err)
+	}
 	ids := make([]int64, len(puts))
 	for i, p := range puts {
 		src := p.Source
@@ -411,10 +414,27 @@ func (s *DB) SourcePutBatch(ctx context.Context, kbID int64, puts []store.Source
 	return ids, nil
 }
 
+// kbExists checks, inside a write transaction, that the knowledge base is
+// still there (a "kb rm" may have raced the write), locking its row in
+// PostgreSQL so it cannot be removed before the transaction ends.
+func (s *DB) kbExists(ctx context.Context, tx *sql.Tx, kbID int64) error {
+	query := `SELECT 1 FROM knowledge_bases WHERE id = ?`
+	if s.dialect.Dollar {
+		query += ` FOR SHARE`
+	}
+	var one int
+	err := tx.QueryRowContext(ctx, s.q(query), kbID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("knowledge base %d was removed: %w", kbID, store.ErrNotFound)
+	}
+	return err
+}
+
 func validateSource(src store.Source) error {
+	if err := store.CheckSourceURL(src.URL); err != nil {
+		return err
+	}
 	switch {
-	case src.URL == "":
-		return &store.ValidationError{Field: "url", Rule: "must not be empty"}
 	case utf8.RuneCountInString(src.URL) > 500:
 		return &store.ValidationError{Field: "url", Rule: "must be at most 500 characters (seed 003)"}
 	case len([]rune(src.Title)) > 500:
