@@ -285,7 +285,7 @@ func TestHostileDocuments(t *testing.T) {
 		p := write(t, dir, "c.jsonl", "\ufeff"+`{"_id":"1","title":"ok","text":"A fine document."}
 {"_id":"2","title":"x","text":"Click me.","url":"javascript:alert(1)"}
 {"_id":"3","title":"y","text":"Data me.","url":"data:text/html,<script>alert(1)</script>"}
-{"_id":"4","title":"z","text":"Spaced.","url":"https://example.com/a b"}
+{"_id":"4","title":"z","text":"Controlled.","url":"https://example.com/a\u001b[2Jb"}
 {"_id":"5","title":"w","text":"Fine page.","url":"https://example.com/ok"}
 `)
 		rep, err := svc.AddPaths(ctx, "h", []string{p}, kb.AddOptions{Embedder: embed.Hash{}})

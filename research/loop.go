@@ -10,7 +10,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/quarryhq/quarry/research/internal/textseg"
+	"github.com/quarryhq/quarry/internal/textclean"
 	"github.com/quarryhq/quarry/search"
+	"github.com/quarryhq/quarry/store"
 )
 
 // loop runs plan → (execute → analyze → decide)* until the research is
@@ -244,9 +246,15 @@ func (x *run) merge(sq *SubQuestion, byURL map[string]int) {
 	r := x.r
 	seen := map[string]bool{}
 	for _, h := range sq.Hits {
-		if h.URL == "" {
+		if err := store.CheckSourceURL(h.URL); err != nil {
+			// A search result's URL becomes a reference link: only
+			// http(s), file and kb URLs are read.
+			if h.URL != "" {
+				x.warn(fmt.Sprintf("%s: result %q skipped: %v", sq.ID, textclean.Line(clip(h.URL, 100)), err))
+			}
 			continue
 		}
+		h.Title, h.Content = textclean.Line(h.Title), textclean.Text(h.Content)
 		i, ok := byURL[h.URL]
 		if !ok {
 			s := Source{ID: "S" + strconv.Itoa(len(r.Sources)+1), URL: h.URL, Title: h.Title, Domain: search.Domain(h.URL), Kind: h.Kind,

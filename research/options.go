@@ -2,10 +2,10 @@ package research
 
 import (
 	"fmt"
-	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/quarryhq/quarry/internal/textclean"
 	"github.com/quarryhq/quarry/store"
 )
 
@@ -61,7 +61,9 @@ type Effort struct {
 // legacy --depth N given alone (seed 002) means one pass with breadth N:
 // the caller turns it into Breadth N, Depth 0.
 func Validate(question string, o *Options) (string, error) {
-	q := strings.TrimSpace(question)
+	// Control characters (a terminal's ESC sequences) and invalid bytes
+	// never reach the store or a later "research list".
+	q := textclean.Line(question)
 	switch n := utf8.RuneCountInString(q); {
 	case n == 0:
 		return "", &store.ValidationError{Field: "question", Rule: "must not be empty"}

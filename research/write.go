@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
+	"github.com/quarryhq/quarry/internal/textclean"
 	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/research/internal/textseg"
 	"github.com/quarryhq/quarry/research/verify"
@@ -172,23 +174,23 @@ func (x *run) render(d *Draft, sources map[string]*Source, facts []FactRef, engi
 // the references list.
 func Markdown(rep *Report) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n", textseg.OneLine(rep.Title))
+	fmt.Fprintf(&b, "# %s\n\n", mdLine(rep.Title))
 	for _, n := range rep.Notes {
-		fmt.Fprintf(&b, "> %s\n", textseg.OneLine(n))
+		fmt.Fprintf(&b, "> %s\n", mdLine(n))
 	}
 	if len(rep.Notes) > 0 {
 		b.WriteString("\n")
 	}
 	if rep.Summary != "" {
-		fmt.Fprintf(&b, "## Executive summary\n\n%s\n\n", rep.Summary)
+		fmt.Fprintf(&b, "## Executive summary\n\n%s\n\n", mdText(rep.Summary))
 	}
 	for _, s := range rep.Sections {
-		fmt.Fprintf(&b, "## %s\n\n%s\n\n", textseg.OneLine(s.Heading), s.Body)
+		fmt.Fprintf(&b, "## %s\n\n%s\n\n", mdLine(s.Heading), mdText(s.Body))
 	}
 	if len(rep.Conflicts) > 0 {
 		b.WriteString("## Conflicting evidence\n\n")
 		for _, c := range rep.Conflicts {
-			fmt.Fprintf(&b, "- **%s** — %s (%s, confidence %.2f)\n", textseg.OneLine(c.Topic), c.Text, c.Strategy, c.Confidence)
+			fmt.Fprintf(&b, "- **%s** — %s (%s, confidence %.2f)\n", mdLine(c.Topic), mdLine(c.Text), c.Strategy, c.Confidence)
 		}
 		b.WriteString("\n")
 	}
@@ -197,12 +199,74 @@ func Markdown(rep *Report) string {
 		b.WriteString("No sources were cited.\n")
 	}
 	for _, ref := range rep.References {
-		fmt.Fprintf(&b, "[%d] %s%s — %s (accessed %s)\n", ref.Number, authorList(ref.Authors), textseg.OneLine(ref.Title), ref.URL, ref.AccessedAt.Format("2006-01-02"))
+		fmt.Fprintf(&b, "[%d] %s%s — %s (accessed %s)\n", ref.Number, authorPrefix(ref.Authors), mdLine(ref.Title), mdLine(ref.URL), ref.AccessedAt.Format("2006-01-02"))
 	}
 	m := rep.Metadata
 	fmt.Fprintf(&b, "\n---\n%d words · %d sources read (%s) · %d references · %d facts, %d verified · %d discrepancies · quality %.2f\n",
 		m.WordCount, m.Sources, kinds(m.SourcesByKind), m.References, m.Facts, m.VerifiedFacts, m.Discrepancies, rep.Quality)
 	return b.String()
+}
+
+// Untrusted text (source titles, quoted sentences, URLs, a model's
+// prose) stays text in Markdown: raw HTML is entity-escaped, brackets are
+// escaped except in the report's own [n] citations (so no link or image
+// can be formed), and a line cannot open a heading, list, quote, table or
+// rule.
+var (
+	mdCitation  = regexp.MustCompile(`^\[[0-9]{1,6}\]`)
+	mdLineStart = regexp.MustCompile(`^([ \t]*)([#>+=|*_-]|[0-9]+[.)])`)
+)
+
+// mdLine is one line of escaped Markdown.
+func mdLine(s string) string { return mdEscape(textseg.OneLine(s)) }
+
+// mdText escapes each line of a body.
+func mdText(s string) string {
+	lines := strings.Split(textclean.Text(s), "\n")
+	for i, l := range lines {
+		lines[i] = mdEscape(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
+func mdEscape(s string) string {
+	s = textclean.Line(s)
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	if m := mdLineStart.FindStringSubmatchIndex(s); m != nil {
+		b.WriteString(s[:m[4]])
+		b.WriteByte('\\')
+		s = s[m[4]:]
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '[':
+			if loc := mdCitation.FindStringIndex(s[i:]); loc != nil {
+				b.WriteString(s[i : i+loc[1]])
+				i += loc[1] - 1
+				continue
+			}
+			b.WriteString(`\[`)
+		case ']', '\\', '`':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// authorPrefix is the escaped author list and ": ", or "".
+func authorPrefix(a []string) string {
+	if l := authorList(a); l != "" {
+		return mdLine(strings.TrimSuffix(l, ": ")) + ": "
+	}
+	return ""
 }
 
 // authorList renders "A, B and C: ", or "A et al.: " beyond three authors.

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -275,8 +274,7 @@ func (e *LeaseError) Is(target error) bool { return target == ErrBusy }
 var storedSchemes = []string{"http://", "https://", "file://", "kb://"}
 
 // CheckSourceURL is the rule for a source URL: an http, https, file or kb
-// URL of at most 500 characters (seed 003) with no spaces or control
-// characters.
+// URL of at most 500 characters (seed 003) with no control characters.
 func CheckSourceURL(u string) error {
 	scheme := false
 	for _, p := range storedSchemes {
@@ -287,8 +285,8 @@ func CheckSourceURL(u string) error {
 		return &ValidationError{Field: "url", Rule: "must not be empty"}
 	case !scheme:
 		return &ValidationError{Field: "url", Rule: "must be an http, https, file or kb URL"}
-	case strings.ContainsFunc(u, func(r rune) bool { return r < 0x20 || r == 0x7f || unicode.IsSpace(r) }):
-		return &ValidationError{Field: "url", Rule: "must not contain spaces or control characters"}
+	case strings.ContainsFunc(u, func(r rune) bool { return r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 }):
+		return &ValidationError{Field: "url", Rule: "must not contain control characters"}
 	case utf8.RuneCountInString(u) > 500:
 		return &ValidationError{Field: "url", Rule: "must be at most 500 characters (seed 003)"}
 	}

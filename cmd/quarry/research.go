@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/quarryhq/quarry/internal/textclean"
 	"github.com/quarryhq/quarry/kb"
 	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/llm/anthropic"
@@ -203,10 +206,16 @@ func researchSources(f researchFlags) ([]string, error) {
 }
 
 // ingestDocs ingests each --docs path into its knowledge base (unchanged
-// files are skipped).
+// files are skipped, files deleted from a folder leave it). A path that
+// is missing or holds nothing to ingest is an error and leaves no
+// knowledge base behind.
 func (a *app) ingestDocs(ctx context.Context, svc *kb.Service, docs []string) error {
 	for _, p := range docs {
+		if _, err := os.Stat(p); err != nil {
+			return usageError{fmt.Errorf("docs: %w", err)}
+		}
 		name := docsKBName(p)
+		_, missing := svc.Get(ctx, name)
 		_, emb, err := a.openKB(ctx, name, true)
 		if err != nil {
 			return err
@@ -216,15 +225,30 @@ func (a *app) ingestDocs(ctx context.Context, svc *kb.Service, docs []string) er
 			return fmt.Errorf("docs %s: %w", p, err)
 		}
 		for _, pr := range rep.Failed {
-			fmt.Fprintf(a.stderr, "quarry: skipped %s: %s\n", pr.Origin, pr.Reason)
+			fmt.Fprintf(a.stderr, "quarry: skipped %s: %s\n", textclean.Line(pr.Origin), textclean.Line(pr.Reason))
 		}
-		if rep.Added+rep.Updated > 0 {
-			fmt.Fprintf(a.stderr, "quarry: ingested %s into knowledge base %q: %d added, %d updated, %d unchanged (%.1fs)\n", p, name, rep.Added, rep.Updated, rep.Unchanged, rep.Seconds)
+		removed, err := svc.PruneMissingFiles(ctx, name, p)
+		if err != nil {
+			return fmt.Errorf("docs %s: %w", p, err)
 		}
-		if st, err := svc.Get(ctx, name); err == nil {
-			if stats, err := a.store.KBStats(ctx, st.ID); err == nil && stats.Chunks == 0 {
-				return usageError{fmt.Errorf("docs: nothing could be ingested from %s", p)}
+		if rep.Added+rep.Updated+len(removed) > 0 {
+			fmt.Fprintf(a.stderr, "quarry: ingested %s into knowledge base %q: %d added, %d updated, %d unchanged, %d removed (%.1fs)\n", p, name, rep.Added, rep.Updated, rep.Unchanged, len(removed), rep.Seconds)
+		}
+		k, err := svc.Get(ctx, name)
+		if err != nil {
+			return err
+		}
+		stats, err := a.store.KBStats(ctx, k.ID)
+		if err != nil {
+			return err
+		}
+		if stats.Chunks == 0 {
+			if missing != nil { // created by this run: leave nothing behind
+				if derr := svc.Delete(ctx, name); derr != nil {
+					return errors.Join(usageError{fmt.Errorf("docs: nothing could be ingested from %s", p)}, derr)
+				}
 			}
+			return usageError{fmt.Errorf("docs: nothing could be ingested from %s", p)}
 		}
 	}
 	return nil
@@ -232,23 +256,32 @@ func (a *app) ingestDocs(ctx context.Context, svc *kb.Service, docs []string) er
 
 var kbNameBad = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
-// docsKBName names the knowledge base for a --docs path after the path:
-// "examples/wiki/corpus.jsonl" → "docs-examples-wiki-corpus.jsonl".
+// docsKBName names the knowledge base of a --docs path: a readable part
+// from the path's last elements and a short hash of its absolute path, so
+// that two paths never share one ("notes/my notes" and "notes/my-notes",
+// or names that differ only in non-ASCII letters):
+// "examples/wiki/corpus.jsonl" → "docs-wiki-corpus.jsonl-1f2e3d4c".
 func docsKBName(p string) string {
 	abs, err := filepath.Abs(p)
-	if err == nil {
-		if wd, err := os.Getwd(); err == nil {
-			if rel, err := filepath.Rel(wd, abs); err == nil && !strings.HasPrefix(rel, "..") {
-				abs = rel
-			}
-		}
+	if err != nil {
+		abs = p
 	}
-	n := strings.Trim(kbNameBad.ReplaceAllString(filepath.ToSlash(abs), "-"), "-.")
-	n = "docs-" + n
-	if len(n) > 64 {
-		n = "docs-" + n[len(n)-59:]
+	abs = filepath.Clean(abs)
+	sum := sha256.Sum256([]byte(abs))
+	tag := hex.EncodeToString(sum[:4])
+	readable := filepath.Base(abs)
+	if parent := filepath.Base(filepath.Dir(abs)); parent != "/" && parent != "." {
+		readable = parent + "-" + readable
 	}
-	return strings.TrimRight(n, "-.")
+	readable = strings.Trim(kbNameBad.ReplaceAllString(readable, "-"), "-.")
+	const room = 64 - len("docs-") - 1 - 8
+	if len(readable) > room {
+		readable = strings.Trim(readable[len(readable)-room:], "-.")
+	}
+	if readable == "" {
+		return "docs-" + tag
+	}
+	return "docs-" + readable + "-" + tag
 }
 
 // openSources builds the search sources of the specs. A knowledge base
@@ -506,7 +539,7 @@ func (a *app) researchListCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSTATUS\tCREATED\tQUESTION")
 			for _, r := range rs {
-				q := r.Question
+				q := textclean.Line(r.Question) // stored before questions were cleaned
 				if len([]rune(q)) > 60 {
 					q = string([]rune(q)[:59]) + "…"
 				}

@@ -91,7 +91,7 @@ func TestResearchOffline(t *testing.T) {
 		}
 		urls[ref.URL] = true
 	}
-	name := "docs-testdata-research-corpus.jsonl"
+	name := docsKBName(researchCorpus)
 	for _, id := range []string{"w00612", "w02079"} { // Dvořák and Verdi
 		if !urls["kb://"+name+"/"+id] {
 			t.Errorf("gold paragraph %s not among the references: %v", id, urls)

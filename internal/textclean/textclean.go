@@ -1,0 +1,73 @@
+// Package textclean makes untrusted text safe to store and to print on a
+// terminal: valid UTF-8, no control characters (ESC sequences, NUL,
+// C1 controls) and no bidirectional overrides that reorder what a reader
+// sees.
+package textclean
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Line cleans s for one line of output (a title, a question, a URL shown
+// in a list): invalid bytes become U+FFFD, controls and line breaks become
+// spaces, runs of white space collapse, and the ends are trimmed.
+func Line(s string) string {
+	return strings.Join(strings.Fields(clean(s, false)), " ")
+}
+
+// Text cleans s and keeps its lines and tabs.
+func Text(s string) string { return clean(s, true) }
+
+func clean(s string, keepLines bool) string {
+	if isClean(s, keepLines) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteRune(utf8.RuneError)
+		case keepLines && (r == '\n' || r == '\t'):
+			b.WriteRune(r)
+		case r == '\r' && keepLines:
+			// CRLF becomes LF; a lone CR (which can overwrite a line on a
+			// terminal) too.
+			if i < len(s) && s[i] == '\n' {
+				continue
+			}
+			b.WriteByte('\n')
+		case unsafe(r):
+			b.WriteByte(' ')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func isClean(s string, keepLines bool) bool {
+	for _, r := range s {
+		if r == utf8.RuneError || (unsafe(r) && !(keepLines && (r == '\n' || r == '\t'))) || r == '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// unsafe reports the runes never printed as they are: C0 and C1
+// controls, DEL, and the bidirectional embedding, override and isolate
+// controls.
+func unsafe(r rune) bool {
+	switch {
+	case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	}
+	return unicode.Is(unicode.Cc, r)
+}

@@ -1,0 +1,51 @@
+package textclean
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain title":                   "plain title",
+		"evil \x1b[2J\x1b]0;pwned\x07 t": "evil [2J ]0;pwned t",
+		"a\r\nb\tc":                     "a b c",
+		"bad \xff\xfe bytes":            "bad \ufffd\ufffd bytes",
+		"rtl \u202egnp.exe":             "rtl gnp.exe",
+		"nul\x00byte":                   "nul byte",
+		"c1 \u0085 \u009b31m":           "c1 31m",
+		"한국어 제목":                        "한국어 제목",
+	} {
+		if got := Line(in); got != want {
+			t.Errorf("Line(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := Text("line one\r\nline two\rthree\n\ttab\x1b[31m"); got != "line one\nline two\nthree\n\ttab [31m" {
+		t.Errorf("Text = %q", got)
+	}
+}
+
+func FuzzLine(f *testing.F) {
+	for _, s := range []string{"", "a\x1b[0m", "\xff", "\u202e", "x\r\ny", "한국어"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, out := range []string{Line(s), Text(s)} {
+			if !utf8.ValidString(out) {
+				t.Fatalf("invalid UTF-8 out of %q", s)
+			}
+			for _, r := range out {
+				if unsafe(r) && r != '\n' && r != '\t' {
+					t.Fatalf("control %U left in %q", r, out)
+				}
+			}
+		}
+		if strings.ContainsAny(Line(s), "\n\t") {
+			t.Fatalf("Line kept a line break: %q", Line(s))
+		}
+		if Text(Text(s)) != Text(s) || Line(Line(s)) != Line(s) {
+			t.Fatalf("not idempotent on %q", s)
+		}
+	})
+}
