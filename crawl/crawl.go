@@ -176,8 +176,24 @@ func (c *Crawler) Run(ctx context.Context, kbName, start string, opt Options) (*
 		}
 		backoff *= 2
 	}
-	// Count failures once per run, on the pages the store knows.
+	// Count failures once per run, on the pages the store knows and on
+	// the pending frontier.
 	markCtx := context.WithoutCancel(ctx)
+	for _, it := range st.failedNew {
+		dropped, perr := c.Store.CrawlPendingFail(markCtx, k.ID, it.url, it.depth, StaleAfter)
+		if perr != nil {
+			err = errors.Join(err, perr)
+			continue
+		}
+		if dropped {
+			c.logger().Warn("page never fetched after repeated failures; no longer tried", "url", it.url, "runs", StaleAfter)
+		}
+	}
+	for _, u := range st.fetchedPending {
+		if perr := c.Store.CrawlPendingDone(markCtx, k.ID, u); perr != nil {
+			err = errors.Join(err, perr)
+		}
+	}
 	for _, u := range st.failedKnown {
 		stale, merr := c.Store.SourceMarkFailure(markCtx, k.ID, u, StaleAfter)
 		if merr != nil && !errors.Is(merr, store.ErrNotFound) {
@@ -236,6 +252,10 @@ func permanent(err error) bool { return fetch.Permanent(err) }
 type stats struct {
 	crawled, updated, unchanged, failed, skipped int
 	failedKnown                                  []string
+	// failedNew are pages not in the store that failed; fetchedPending
+	// are pages of the pending frontier that were fetched.
+	failedNew      []item
+	fetchedPending []string
 }
 
 type item struct {
@@ -294,6 +314,20 @@ func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt O
 	for u := range known {
 		push(u, min(1, opt.MaxDepth))
 	}
+	// Pages found on an earlier run that could not be fetched stay on the
+	// frontier: the pages linking to them may answer 304 now, and a 304
+	// gives no links.
+	pendingList, err := c.Store.CrawlPendingList(ctx, k.ID)
+	if err != nil {
+		return st, fmt.Errorf("crawl: %w", err)
+	}
+	pending := map[string]bool{}
+	for _, p := range pendingList {
+		if p.Depth <= opt.MaxDepth {
+			pending[p.URL] = true
+			push(p.URL, p.Depth)
+		}
+	}
 
 	w := &writer{c: c, kb: k, opt: opt, st: st}
 	// Buffered for every fetch in flight, so an early return (a store
@@ -342,12 +376,17 @@ func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt O
 			st.failed++
 			if _, ok := known[r.url]; ok {
 				st.failedKnown = append(st.failedKnown, r.url)
+			} else if !fetch.Permanent(r.err) {
+				st.failedNew = append(st.failedNew, item{r.url, r.depth})
 			}
 			c.logger().Info("page failed", "url", r.url, "err", r.err)
 			continue
 		}
 		succeeded++
 		st.crawled++
+		if pending[r.url] {
+			st.fetchedPending = append(st.fetchedPending, r.url)
+		}
 		final := r.url
 		if u, err := url.Parse(r.page.URL); err == nil && r.page.URL != r.url {
 			if !sameSite(u, site) {

@@ -468,3 +468,40 @@ func FuzzParseSitemap(f *testing.F) {
 		}
 	})
 }
+
+// TestFailedNewPageIsRetried: a page that failed on its first crawl and is
+// linked only from a page that answers 304 on the next run stays on the
+// frontier until it is fetched; one that keeps failing is given up after
+// StaleAfter runs.
+func TestFailedNewPageIsRetried(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	s := newSite(t)
+	s.set("/", html("Home", "/late", "/broken"))
+	s.set("/late", html("Late"))
+	s.set("/broken", html("Broken"))
+	s.fail("/late", 1) // the first run (which succeeds: its start page answered)
+	s.fail("/broken", 1000)
+	opt := Options{Backoff: time.Millisecond, NoSitemap: true, MaxDepth: 3}
+	b.run(t, s.srv.URL, opt)
+	if _, err := b.store.SourceGet(context.Background(), b.kb.ID, s.srv.URL+"/late"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("/late stored after failing: %v", err)
+	}
+	// Second run: "/" answers 304 and gives no links; /late now answers.
+	before := s.notModified.Load()
+	b.run(t, s.srv.URL, opt)
+	if s.notModified.Load() == before {
+		t.Fatal("the home page was not answered 304")
+	}
+	if src := b.source(t, s.srv.URL+"/late"); !strings.Contains(src.Content, "Late") {
+		t.Fatalf("/late after retry: %+v", src)
+	}
+	ps, err := b.store.CrawlPendingList(context.Background(), b.kb.ID)
+	if err != nil || len(ps) != 1 || ps[0].URL != s.srv.URL+"/broken" || ps[0].FailCount != 2 {
+		t.Fatalf("pending after two runs: %+v %v", ps, err)
+	}
+	b.run(t, s.srv.URL, opt)
+	if ps, _ := b.store.CrawlPendingList(context.Background(), b.kb.ID); len(ps) != 0 {
+		t.Fatalf("a page failing %d runs is still pending: %+v", StaleAfter, ps)
+	}
+}

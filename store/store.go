@@ -136,6 +136,13 @@ type SourceTouch struct {
 	CrawledAt    time.Time
 }
 
+// PendingPage is a page a crawl found but could not fetch yet.
+type PendingPage struct {
+	URL       string
+	Depth     int
+	FailCount int
+}
+
 // CrawlLogUpdateParams finishes or updates a crawl log.
 type CrawlLogUpdateParams struct {
 	ID              int64
@@ -195,6 +202,14 @@ type Store interface {
 	CrawlLogUpdate(ctx context.Context, p CrawlLogUpdateParams) error
 	CrawlLogList(ctx context.Context, kbID int64, limit int) ([]CrawlLog, error)
 	CrawlLogPurge(ctx context.Context, olderThan time.Time) (int, error)
+	// CrawlPendingList returns the pages found but not fetched yet.
+	CrawlPendingList(ctx context.Context, kbID int64) ([]PendingPage, error)
+	// CrawlPendingFail counts one more failed run for a page not fetched
+	// yet (adding it at depth); at giveUpAfter failures it is dropped and
+	// dropped is true.
+	CrawlPendingFail(ctx context.Context, kbID int64, url string, depth, giveUpAfter int) (dropped bool, err error)
+	// CrawlPendingDone removes a page that has now been fetched.
+	CrawlPendingDone(ctx context.Context, kbID int64, url string) error
 
 	ResearchStore
 

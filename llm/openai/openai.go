@@ -211,8 +211,16 @@ func (c *Client) stream(ctx context.Context, params sdk.ChatCompletionNewParams,
 
 	var acc sdk.ChatCompletionAccumulator
 	var usage sdk.CompletionUsage
+	firstID := ""
 	for s.Next() {
 		chunk := s.Current()
+		// OpenAI keeps one id per stream; compatible servers (llama.cpp,
+		// some vLLM and Ollama builds) vary it per chunk, which the SDK's
+		// accumulator refuses. The chunks are one reply either way.
+		if firstID == "" {
+			firstID = chunk.ID
+		}
+		chunk.ID = firstID
 		if !acc.AddChunk(chunk) {
 			return nil, fmt.Errorf("openai: stream: chunk %q could not be accumulated", chunk.ID)
 		}

@@ -478,3 +478,26 @@ func TestChatUnknownRole(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestChatStreamVaryingChunkIDs: servers that give every chunk its own id
+// (as llama.cpp's and some vLLM builds do) stream one reply all the same.
+func TestChatStreamVaryingChunkIDs(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewServer(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i, piece := range []string{"Hel", "lo", " there"} {
+			fmt.Fprintf(w, `data: {"id":"chatcmpl-%d","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":%q},"finish_reason":null}]}`+"\n\n", i, piece)
+		}
+		_, _ = io.WriteString(w, `data: {"id":"chatcmpl-9","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":3,"total_tokens":6}}`+"\n\n")
+		_, _ = io.WriteString(w, "data: [DONE]\n\n")
+	})
+	c := newClient(t, openai.Config{BaseURL: srv.URL + "/v1", Model: "m"})
+	var deltas []string
+	resp, err := c.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}}, func(s string) { deltas = append(deltas, s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Text != "Hello there" || resp.StopReason != "stop" || resp.Usage.InputTokens != 3 || len(deltas) != 3 {
+		t.Fatalf("resp %+v deltas %q", resp, deltas)
+	}
+}

@@ -648,3 +648,56 @@ func (s *DB) CrawlLogPurge(ctx context.Context, olderThan time.Time) (int, error
 	n, _ := res.RowsAffected()
 	return int(n), nil
 }
+
+// CrawlPendingList returns the pages found but not fetched yet.
+func (s *DB) CrawlPendingList(ctx context.Context, kbID int64) ([]store.PendingPage, error) {
+	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT url, depth, fail_count FROM crawl_pending WHERE kb_id = ? ORDER BY url`), kbID)
+	if err != nil {
+		return nil, fmt.Errorf("crawl pending: %w", err)
+	}
+	defer rows.Close()
+	var out []store.PendingPage
+	for rows.Next() {
+		var p store.PendingPage
+		if err := rows.Scan(&p.URL, &p.Depth, &p.FailCount); err != nil {
+			return nil, fmt.Errorf("crawl pending: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// CrawlPendingFail counts a failed run for a page not fetched yet.
+func (s *DB) CrawlPendingFail(ctx context.Context, kbID int64, url string, depth, giveUpAfter int) (bool, error) {
+	tx, err := s.dialect.BeginWrite(ctx, s.SQL)
+	if err != nil {
+		return false, fmt.Errorf("crawl pending %q: %w", url, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	var n int
+	err = tx.QueryRowContext(ctx, s.q(`INSERT INTO crawl_pending (kb_id, url, depth, fail_count) VALUES (?, ?, ?, 1)
+		ON CONFLICT (kb_id, url) DO UPDATE SET fail_count = crawl_pending.fail_count + 1,
+			depth = CASE WHEN excluded.depth < crawl_pending.depth THEN excluded.depth ELSE crawl_pending.depth END
+		RETURNING fail_count`), kbID, url, depth).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("crawl pending %q: %w", url, err)
+	}
+	dropped := n >= giveUpAfter
+	if dropped {
+		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM crawl_pending WHERE kb_id = ? AND url = ?`), kbID, url); err != nil {
+			return false, fmt.Errorf("crawl pending %q: %w", url, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("crawl pending %q: %w", url, err)
+	}
+	return dropped, nil
+}
+
+// CrawlPendingDone removes a page that has now been fetched.
+func (s *DB) CrawlPendingDone(ctx context.Context, kbID int64, url string) error {
+	if _, err := s.SQL.ExecContext(ctx, s.q(`DELETE FROM crawl_pending WHERE kb_id = ? AND url = ?`), kbID, url); err != nil {
+		return fmt.Errorf("crawl pending %q: %w", url, err)
+	}
+	return nil
+}

@@ -230,6 +230,38 @@ func Exercise(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("CrawlPending", func(t *testing.T) {
+		s := open(t)
+		kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: "p", Embedder: "hash-v1/8", Dimension: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range []bool{false, false, true} {
+			dropped, err := s.CrawlPendingFail(ctx, kb.ID, "https://ex.test/a", 3-i, 3)
+			if err != nil || dropped != want {
+				t.Fatalf("fail %d: dropped %v %v", i+1, dropped, err)
+			}
+			if i == 1 {
+				ps, err := s.CrawlPendingList(ctx, kb.ID)
+				if err != nil || len(ps) != 1 || ps[0] != (store.PendingPage{URL: "https://ex.test/a", Depth: 2, FailCount: 2}) {
+					t.Fatalf("pending after 2 failures: %+v %v", ps, err)
+				}
+			}
+		}
+		if ps, _ := s.CrawlPendingList(ctx, kb.ID); len(ps) != 0 {
+			t.Fatalf("dropped page still pending: %+v", ps)
+		}
+		if _, err := s.CrawlPendingFail(ctx, kb.ID, "https://ex.test/b", 1, 3); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CrawlPendingDone(ctx, kb.ID, "https://ex.test/b"); err != nil {
+			t.Fatal(err)
+		}
+		if ps, _ := s.CrawlPendingList(ctx, kb.ID); len(ps) != 0 {
+			t.Fatalf("done page still pending: %+v", ps)
+		}
+	})
+
 	t.Run("Researches", func(t *testing.T) {
 		s := open(t)
 		t0 := time.Now().Add(-time.Minute).UTC()
