@@ -191,9 +191,10 @@ func (rn *Runner) Resume(ctx context.Context, id string) (*Research, error) {
 	if len(evs) > 0 {
 		seq = evs[len(evs)-1].Seq
 	}
-	r.Error = ""
+	stage := orDefault(r.FailedStage, orDefault(r.Stage, StagePlanning))
+	r.Error, r.FailedStage, r.Stage = "", "", stage
 	x := rn.newRun(r, seq)
-	x.warn(fmt.Sprintf("resumed at stage %s", orDefault(r.Stage, StagePlanning)))
+	x.warn(fmt.Sprintf("resumed at stage %s", stage))
 	return x.run(ctx)
 }
 
@@ -408,6 +409,7 @@ func (x *run) readNothing() error {
 
 func (x *run) fail(ctx context.Context, err error) (*Research, error) {
 	x.r.Error = err.Error()
+	x.r.FailedStage = orDefault(x.r.Stage, StagePlanning)
 	x.r.Timings.Total += x.rn.now().Sub(x.started).Seconds()
 	x.setStatus(StatusFailed, StageFailed)
 	if cerr := x.checkpoint(ctx); cerr != nil {

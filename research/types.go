@@ -70,6 +70,9 @@ type Research struct {
 	Warnings   []string    `json:"warnings,omitempty"`
 	StopReason string      `json:"stop_reason,omitempty"`
 	Error      string      `json:"error,omitempty"`
+	// FailedStage is the stage a failed or interrupted research stopped
+	// in; a resume starts there.
+	FailedStage string `json:"failed_stage,omitempty"`
 	CreatedAt  time.Time   `json:"created_at"`
 	UpdatedAt  time.Time   `json:"updated_at"`
 }

@@ -174,7 +174,7 @@ func (a *app) runResearch(cmd *cobra.Command, f researchFlags, question string) 
 	}
 	if err != nil {
 		if r != nil {
-			fmt.Fprintf(a.stderr, "quarry: research %s %s at stage %s; everything found so far is saved: quarry research --resume %s\n", r.ID, r.Status, r.Stage, r.ID)
+			fmt.Fprintf(a.stderr, "quarry: research %s %s at stage %s; everything found so far is saved: quarry research --resume %s\n", r.ID, r.Status, orStage(r), r.ID)
 		}
 		return err
 	}
@@ -454,7 +454,7 @@ func (a *app) researchShowCmd() *cobra.Command {
 				return err
 			}
 			if (format != "json" || check) && r.Report == nil {
-				return fmt.Errorf("research %s has no report yet (status %s, stage %s%s); resume it with: quarry research --resume %s", r.ID, r.Status, r.Stage, errSuffix(r.Error), r.ID)
+				return fmt.Errorf("research %s has no report yet (status %s, stage %s%s); resume it with: quarry research --resume %s", r.ID, r.Status, orStage(r), errSuffix(r.Error), r.ID)
 			}
 			if check {
 				var ck research.Checks
@@ -479,6 +479,14 @@ func (a *app) researchShowCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&events, "events", false, "print the event log as JSON lines")
 	cmd.Flags().BoolVar(&check, "check", false, "check that every cited passage is supported by its sources (with --format json: the checks as JSON)")
 	return cmd
+}
+
+// orStage is the stage a research stopped in.
+func orStage(r *research.Research) string {
+	if r.FailedStage != "" {
+		return r.FailedStage
+	}
+	return r.Stage
 }
 
 // checkFormat accepts the report formats.
