@@ -9,8 +9,8 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/quarryhq/quarry/research/internal/textseg"
 	"github.com/quarryhq/quarry/internal/textclean"
+	"github.com/quarryhq/quarry/research/internal/textseg"
 	"github.com/quarryhq/quarry/search"
 	"github.com/quarryhq/quarry/store"
 )

@@ -72,9 +72,9 @@ type Research struct {
 	Error      string      `json:"error,omitempty"`
 	// FailedStage is the stage a failed or interrupted research stopped
 	// in; a resume starts there.
-	FailedStage string `json:"failed_stage,omitempty"`
-	CreatedAt  time.Time   `json:"created_at"`
-	UpdatedAt  time.Time   `json:"updated_at"`
+	FailedStage string    `json:"failed_stage,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
 }
 
 // Plan is the planning agent's output (seed 000 §5, 001 §2–3).
