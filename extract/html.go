@@ -58,9 +58,10 @@ func HTMLWithType(data []byte, pageURL, contentType string) (Doc, error) {
 
 	var u *url.URL
 	if pageURL != "" {
-		u, _ = url.Parse(pageURL)
-	}
-	if u != nil {
+		var err error
+		if u, err = url.Parse(pageURL); err != nil {
+			return Doc{}, fmt.Errorf("html: page URL %q: %w", pageURL, err)
+		}
 		doc.Links = links(gq, u)
 	}
 	// Readability mutates the tree; give it its own copy.
