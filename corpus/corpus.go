@@ -4,8 +4,8 @@
 package corpus
 
 import (
-	"bytes"
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"

@@ -22,6 +22,9 @@ type PlanInput struct {
 	Question string
 	Sources  []string
 	Effort   Effort
+	// History holds the thread's earlier questions and answers, oldest
+	// first: a follow-up may refer to them ("when did he die?").
+	History []Turn
 }
 
 // PlanOutput is a plan with its prioritised root sub-questions.
@@ -88,7 +91,10 @@ type Direction struct {
 
 // WriteInput is everything the writer may use.
 type WriteInput struct {
-	Question     string
+	Question string
+	// History is the thread's earlier questions and answers: context for
+	// the writer, never a source to cite.
+	History      []Turn
 	Plan         *Plan
 	SubQuestions []SubQuestion
 	Sources      map[string]*Source

@@ -44,6 +44,9 @@ type planReply struct {
 func (e *LLMEngine) Plan(ctx context.Context, in PlanInput) (*PlanOutput, llm.Usage, error) {
 	prompt := fmt.Sprintf("Plan research on this question.\n\nQuestion: %s\nSources available: %s\n\nGive %d to %d prioritised sub-questions that together answer it, each with 1-2 search queries, and one numbered search step per sub-question.",
 		in.Question, strings.Join(in.Sources, ", "), in.Effort.MinSub, in.Effort.MaxSub)
+	if len(in.History) > 0 {
+		prompt += "\n\nThe question follows these earlier ones in the same conversation; resolve what it refers to (he, it, that, the first one) with them, and do not research again what they already answered:\n" + historyText(in.History)
+	}
 	rep, usage, err := llm.Structured[planReply](ctx, e.Provider, "research_plan", e.req(prompt, 1200))
 	if err != nil {
 		return nil, usage, err
@@ -145,6 +148,9 @@ func (e *LLMEngine) Write(ctx context.Context, in WriteInput) (*Draft, llm.Usage
 	fmt.Fprintf(&b, "Write a research report that answers the question from the sources below. Every sentence that states a fact ends with a citation marker naming its source, like [cite:S3] or [cite:S3,S7], or the listed fact it states, like [cite:F12]. Cite only the ids listed below; never invent a source, a fact id or a URL. Give a title, an executive summary of %d-%d words and sections with headings, each section at least %d words drawing on at least %d sources, as far as the evidence allows (never pad: say less when the sources say less). Do not write a references list or a conflicts section; Quarry adds both.\n\nQuestion: %s\n", SummaryMinWords, SummaryMaxWords, SectionMinWords, SectionMinSources, in.Question)
 	if in.Plan != nil && in.Plan.Strategy != "" {
 		fmt.Fprintf(&b, "Strategy: %s\n", in.Plan.Strategy)
+	}
+	if len(in.History) > 0 {
+		b.WriteString("\nEarlier in this conversation (context for what the question refers to; not a source: cite only the sources below):\n" + historyText(in.History))
 	}
 	b.WriteString("\nLearnings:\n")
 	for _, l := range in.Learnings {

@@ -83,7 +83,7 @@ func (x *run) plan(ctx context.Context, effort Effort) error {
 	if !x.budget().allow(estimatePlanTokens) {
 		return errTokenBudget
 	}
-	out, usage, err := x.rn.Engine.Plan(ctx, PlanInput{Question: r.Question, Sources: r.Options.Sources, Effort: effort})
+	out, usage, err := x.rn.Engine.Plan(ctx, PlanInput{Question: r.Question, Sources: r.Options.Sources, Effort: effort, History: r.History})
 	x.addUsage(StagePlanning, usage)
 	x.timed(StagePlanning, t0)
 	if err != nil {

@@ -31,6 +31,9 @@ const (
 // Options are a research's inputs.
 type Options struct {
 	Sources []string `json:"sources"`
+	// Thread, on Create, names the thread the question follows up (empty:
+	// a new thread). The research records it as ThreadID.
+	Thread string `json:"-"`
 	// Level is quick, standard or comprehensive; ignored when Breadth or
 	// Depth is set.
 	Level string `json:"level,omitempty"`

@@ -28,16 +28,26 @@ type Runner struct {
 	// leaves it no room (the offline engine); the report says so.
 	Fallback Engine
 	Sources  []search.Source
-	Store    store.ResearchStore
+	Store    Store
 	Logger   *slog.Logger
-	// OnEvent, when set, receives every event as it happens.
+	// OnEvent, when set, receives every event once it is stored, in
+	// sequence order, from one goroutine.
 	OnEvent func(Event)
+	// Publish, when set, receives every stored event (a broker's Publish,
+	// bound to the research's topic by the caller).
+	Publish func(researchID string, e store.ResearchEvent)
 	// Concurrency bounds simultaneous searches (default 4).
 	Concurrency int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Owner names this process in a research's lease (default host:pid).
 	Owner string
+	// IdleAfter is how long a thread stays active without activity
+	// (default DefaultIdleAfter).
+	IdleAfter time.Duration
+
+	mu      sync.Mutex
+	running map[string]context.CancelCauseFunc // researches running here
 }
 
 // Lease timings: a running research renews its lease every leaseRenew; a
@@ -45,6 +55,7 @@ type Runner struct {
 const (
 	leaseTTL   = 30 * time.Second
 	leaseRenew = 10 * time.Second
+	cancelPoll = time.Second
 )
 
 // hold takes the research's lease, so that no other process runs it at
@@ -70,23 +81,40 @@ func (rn *Runner) hold(ctx context.Context, id string) (context.Context, func(),
 		return nil, nil, err
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
+	rn.mu.Lock()
+	if rn.running == nil {
+		rn.running = map[string]context.CancelCauseFunc{}
+	}
+	rn.running[id] = cancel
+	rn.mu.Unlock()
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(leaseRenew)
+		// A cancel asked from another process is seen within a poll; the
+		// lease is renewed every leaseRenew.
+		t := time.NewTicker(cancelPoll)
 		defer t.Stop()
+		renewed := time.Now()
 		for {
 			select {
 			case <-done:
 				return
 			case <-t.C:
-				now := rn.now()
-				if err := rn.Store.ResearchClaim(ctx, id, owner, now, now.Add(leaseTTL)); err != nil && ctx.Err() == nil {
-					cancel(fmt.Errorf("lost the research's lease: %w", err))
-					return
-				}
+			}
+			if c, err := rn.Store.ResearchCancelRequested(ctx, id); err == nil && c {
+				cancel(ErrCanceled)
+				return
+			}
+			if time.Since(renewed) < leaseRenew {
+				continue
+			}
+			renewed = time.Now()
+			now := rn.now()
+			if err := rn.Store.ResearchClaim(ctx, id, owner, now, now.Add(leaseTTL)); err != nil && ctx.Err() == nil {
+				cancel(fmt.Errorf("lost the research's lease: %w", err))
+				return
 			}
 		}
 	}()
@@ -94,6 +122,9 @@ func (rn *Runner) hold(ctx context.Context, id string) (context.Context, func(),
 		close(done)
 		wg.Wait()
 		cancel(nil)
+		rn.mu.Lock()
+		delete(rn.running, id)
+		rn.mu.Unlock()
 		rctx, c := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer c()
 		if err := rn.Store.ResearchRelease(rctx, id, owner); err != nil {
@@ -137,33 +168,67 @@ func defaultOwner() string {
 	return fmt.Sprintf("%s:%d", host, os.Getpid())
 }
 
-// Start validates the question and options, creates a research and runs it
-// to the end. The research is returned (and stored) also when it failed.
-func (rn *Runner) Start(ctx context.Context, question string, opts Options) (*Research, error) {
+// Store is what a Runner keeps researches, their events and their threads
+// in.
+type Store interface {
+	store.ResearchStore
+	store.ThreadStore
+}
+
+// ErrCanceled is the cause of a run stopped by Cancel.
+var ErrCanceled = errors.New("canceled on request")
+
+// Create validates the question and options and stores a pending research,
+// returning it at once; Run runs it.
+func (rn *Runner) Create(ctx context.Context, question string, opts Options) (*Research, error) {
 	q, err := Validate(question, &opts)
 	if err != nil {
 		return nil, err
 	}
 	now := rn.now()
 	r := &Research{ID: uuid.NewString(), Question: q, Status: StatusPending, Options: opts, Engine: rn.Engine.Name(), CreatedAt: now, UpdatedAt: now}
-	x := rn.newRun(r, 0)
-	x.emit(Event{Type: EventStatus, Status: &StatusChange{Status: StatusPending}})
-	if err := x.checkpoint(ctx); err != nil {
+	if r.ThreadID, r.History, err = rn.joinThread(ctx, opts.Thread, q, now); err != nil {
 		return nil, err
 	}
-	ctx, release, err := rn.hold(ctx, r.ID)
+	// The row and its first event are written together: events refer to
+	// a stored research, and nobody can watch it before its id is known.
+	e := Event{ResearchID: r.ID, Seq: 1, Type: EventStatus, At: now, Status: &StatusChange{Status: StatusPending}}
+	data, err := json.Marshal(e)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	return x.run(ctx)
+	state, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	rec := store.Research{ID: r.ID, Question: r.Question, Status: r.Status, CreatedAt: now, UpdatedAt: now, ThreadID: r.ThreadID, State: state}
+	if err := rn.Store.ResearchSave(ctx, rec, []store.ResearchEvent{{Seq: 1, Type: e.Type, At: now, Data: data}}); err != nil {
+		return nil, fmt.Errorf("create research: %w", err)
+	}
+	if rn.OnEvent != nil {
+		rn.OnEvent(e)
+	}
+	return r, nil
 }
 
-// Resume continues a stored research from its last checkpoint. Finished
-// steps are not redone. A completed research is returned as it is.
-// A research another process is running is refused with a *store.LeaseError
-// before anything is spent.
-func (rn *Runner) Resume(ctx context.Context, id string) (*Research, error) {
+// Start creates a research and runs it to the end. The research is
+// returned (and stored) also when it failed.
+func (rn *Runner) Start(ctx context.Context, question string, opts Options) (*Research, error) {
+	r, err := rn.Create(ctx, question, opts)
+	if err != nil {
+		return nil, err
+	}
+	return rn.Run(ctx, r.ID)
+}
+
+// Resume is Run: it continues a stored research from its last checkpoint.
+func (rn *Runner) Resume(ctx context.Context, id string) (*Research, error) { return rn.Run(ctx, id) }
+
+// Run runs a stored research: a pending one from the start; a processing,
+// failed or canceled one from its last checkpoint, redoing no finished
+// step; a completed one is returned as it is. A research another process
+// is running is refused with a *store.LeaseError before anything is spent.
+func (rn *Runner) Run(ctx context.Context, id string) (*Research, error) {
 	r, err := Load(ctx, rn.Store, id)
 	if err != nil {
 		return nil, err
@@ -183,6 +248,10 @@ func (rn *Runner) Resume(ctx context.Context, id string) (*Research, error) {
 	if r.Status == StatusCompleted {
 		return r, nil
 	}
+	// Running it again is the answer to an earlier cancel.
+	if err := rn.Store.ResearchSetCancel(ctx, id, false); err != nil {
+		return nil, err
+	}
 	evs, err := rn.Store.ResearchEvents(ctx, id, 0)
 	if err != nil {
 		return nil, err
@@ -191,11 +260,39 @@ func (rn *Runner) Resume(ctx context.Context, id string) (*Research, error) {
 	if len(evs) > 0 {
 		seq = evs[len(evs)-1].Seq
 	}
+	resumed := r.Status != StatusPending
 	stage := orDefault(r.FailedStage, orDefault(r.Stage, StagePlanning))
-	r.Error, r.FailedStage, r.Stage = "", "", stage
+	if resumed {
+		r.Error, r.FailedStage, r.Stage = "", "", stage
+	}
 	x := rn.newRun(r, seq)
-	x.warn(fmt.Sprintf("resumed at stage %s", stage))
-	return x.run(ctx)
+	if resumed {
+		x.warn(fmt.Sprintf("resumed at stage %s", stage))
+	}
+	return x.finish(x.run(ctx))
+}
+
+// Cancel asks a pending or processing research to stop, wherever it runs:
+// it checkpoints and ends canceled, and Run may continue it later.
+func (rn *Runner) Cancel(ctx context.Context, id string) error {
+	r, err := Load(ctx, rn.Store, id)
+	if err != nil {
+		return err
+	}
+	switch r.Status {
+	case StatusCompleted, StatusFailed, StatusCanceled:
+		return &store.ValidationError{Field: "id", Rule: fmt.Sprintf("research %s is %s, not running; nothing to cancel", id, r.Status)}
+	}
+	if err := rn.Store.ResearchSetCancel(ctx, id, true); err != nil {
+		return err
+	}
+	rn.mu.Lock()
+	stop := rn.running[id]
+	rn.mu.Unlock()
+	if stop != nil {
+		stop(ErrCanceled)
+	}
+	return nil
 }
 
 // Load reads a stored research.
@@ -227,7 +324,7 @@ type run struct {
 	mu      sync.Mutex
 	r       *Research
 	seq     int64
-	pending []Event
+	disp    *dispatcher
 	started time.Time
 }
 
@@ -242,19 +339,32 @@ func (rn *Runner) newRun(r *Research, seq int64) *run {
 	if r.Timings.Stages == nil {
 		r.Timings.Stages = map[string]float64{}
 	}
-	return &run{rn: rn, logger: lg.With("research", r.ID), r: r, seq: seq, started: rn.now()}
+	x := &run{rn: rn, logger: lg.With("research", r.ID), r: r, seq: seq, started: rn.now()}
+	var publish func(store.ResearchEvent)
+	if rn.Publish != nil {
+		publish = func(e store.ResearchEvent) { rn.Publish(r.ID, e) }
+	}
+	x.disp = newDispatcher(rn.Store, r.ID, publish, rn.OnEvent, x.logger)
+	return x
 }
 
-// emit records an event for the next checkpoint and streams it now.
+// finish stops the run's event delivery once everything queued is stored
+// and published; a store error fails the run if nothing else did.
+func (x *run) finish(r *Research, err error) (*Research, error) {
+	if derr := x.disp.close(); derr != nil && err == nil {
+		err = fmt.Errorf("research %s: %w", x.r.ID, derr)
+	}
+	return r, err
+}
+
+// emit numbers an event and queues it for the dispatcher, which stores
+// and then publishes it.
 func (x *run) emit(e Event) {
 	x.mu.Lock()
 	x.seq++
 	e.ResearchID, e.Seq, e.At = x.r.ID, x.seq, x.rn.now()
-	x.pending = append(x.pending, e)
+	x.disp.enqueue(e) // under mu: the queue is in sequence order
 	x.mu.Unlock()
-	if x.rn.OnEvent != nil {
-		x.rn.OnEvent(e)
-	}
 }
 
 func (x *run) agent(name, status string, progress float64, task, result string) {
@@ -273,17 +383,23 @@ func (x *run) warn(msg string) {
 	x.emit(Event{Type: EventWarning, Warning: msg})
 }
 
+// setStatus records a status or stage change; subscribers have seen it
+// (as far as delivery succeeded) before the stage's work starts.
 func (x *run) setStatus(status, stage string) {
 	x.mu.Lock()
 	x.r.Status, x.r.Stage = status, stage
 	x.mu.Unlock()
 	x.emit(Event{Type: EventStatus, Status: &StatusChange{Status: status, Stage: stage}})
+	_ = x.disp.flush() // a store error fails the next checkpoint
 }
 
-// checkpoint stores the research and the events since the last one, in one
-// transaction. It runs even when ctx is cancelled, so an interrupted
-// research keeps what it found.
+// checkpoint stores the research's state once the events before it are
+// stored. It runs even when ctx is cancelled, so an interrupted research
+// keeps what it found; a store error is returned, and fails the run.
 func (x *run) checkpoint(ctx context.Context) error {
+	if err := x.disp.flush(); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
 	x.saveMu.Lock()
 	defer x.saveMu.Unlock()
 	x.mu.Lock()
@@ -293,21 +409,11 @@ func (x *run) checkpoint(ctx context.Context) error {
 		x.mu.Unlock()
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	rec := store.Research{ID: x.r.ID, Question: x.r.Question, Status: x.r.Status, CreatedAt: x.r.CreatedAt, UpdatedAt: x.r.UpdatedAt, State: state}
-	evs := make([]store.ResearchEvent, 0, len(x.pending))
-	for _, e := range x.pending {
-		data, err := json.Marshal(e)
-		if err != nil {
-			x.mu.Unlock()
-			return fmt.Errorf("checkpoint: %w", err)
-		}
-		evs = append(evs, store.ResearchEvent{Seq: e.Seq, Type: e.Type, At: e.At, Data: data})
-	}
-	x.pending = nil
+	rec := store.Research{ID: x.r.ID, Question: x.r.Question, Status: x.r.Status, CreatedAt: x.r.CreatedAt, UpdatedAt: x.r.UpdatedAt, ThreadID: x.r.ThreadID, State: state}
 	x.mu.Unlock()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	if err := x.rn.Store.ResearchSave(sctx, rec, evs); err != nil {
+	if err := x.rn.Store.ResearchSave(sctx, rec, nil); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return nil
@@ -348,9 +454,9 @@ func (x *run) run(ctx context.Context) (*Research, error) {
 			return x.fail(ctx, cause)
 		}
 	case ctx.Err() != nil:
-		// Interrupted by the caller (Ctrl-C) or a lost lease: keep
-		// everything, resumable.
-		return x.fail(ctx, fmt.Errorf("interrupted: %w (resume with the research id %s)", context.Cause(ctx), r.ID))
+		// Canceled, interrupted by the caller (Ctrl-C) or a lost lease:
+		// keep everything, resumable.
+		return x.stopped(ctx)
 	case r.Plan == nil:
 		// Nothing to write from, and not because nothing matched.
 		if errors.Is(err, errTokenBudget) {
@@ -376,16 +482,21 @@ func (x *run) run(ctx context.Context) (*Research, error) {
 		return x.fail(ctx, err)
 	}
 	if ctx.Err() != nil {
-		return x.fail(ctx, fmt.Errorf("interrupted: %w (resume with the research id %s)", context.Cause(ctx), r.ID))
+		return x.stopped(ctx)
 	}
 	if err := x.write(writeCtx); err != nil {
 		if ctx.Err() != nil {
-			return x.fail(ctx, fmt.Errorf("interrupted: %w (resume with the research id %s)", context.Cause(ctx), r.ID))
+			return x.stopped(ctx)
 		}
 		return x.fail(ctx, err)
 	}
 	r.Timings.Total += x.rn.now().Sub(x.started).Seconds()
 	x.setStatus(StatusCompleted, StageCompleted)
+	if r.ThreadID != "" {
+		if err := x.rn.Store.ThreadTouch(context.WithoutCancel(ctx), r.ThreadID, x.rn.now()); err != nil {
+			return r, fmt.Errorf("thread %s: %w", r.ThreadID, err)
+		}
+	}
 	if err := x.checkpoint(ctx); err != nil {
 		return r, err
 	}
@@ -407,11 +518,26 @@ func (x *run) readNothing() error {
 	return nil
 }
 
+// stopped ends a run whose ctx ended: canceled when Cancel asked, else
+// failed (interrupted); either way resumable.
+func (x *run) stopped(ctx context.Context) (*Research, error) {
+	cause := context.Cause(ctx)
+	err := fmt.Errorf("interrupted: %w (resume with the research id %s)", cause, x.r.ID)
+	if errors.Is(cause, ErrCanceled) {
+		return x.end(ctx, StatusCanceled, fmt.Errorf("%w (resume with the research id %s)", cause, x.r.ID))
+	}
+	return x.end(ctx, StatusFailed, err)
+}
+
 func (x *run) fail(ctx context.Context, err error) (*Research, error) {
+	return x.end(ctx, StatusFailed, err)
+}
+
+func (x *run) end(ctx context.Context, status string, err error) (*Research, error) {
 	x.r.Error = err.Error()
 	x.r.FailedStage = orDefault(x.r.Stage, StagePlanning)
 	x.r.Timings.Total += x.rn.now().Sub(x.started).Seconds()
-	x.setStatus(StatusFailed, StageFailed)
+	x.setStatus(status, StageFailed)
 	if cerr := x.checkpoint(ctx); cerr != nil {
 		x.logger.Error("checkpoint after failure", "err", cerr)
 	}

@@ -22,6 +22,8 @@ const (
 	StatusProcessing = "processing"
 	StatusCompleted  = "completed"
 	StatusFailed     = "failed"
+	// StatusCanceled: stopped by Cancel; Run continues it.
+	StatusCanceled = "canceled"
 )
 
 // Stages (seed 001).
@@ -45,10 +47,14 @@ const stageChecking = "checking"
 // Research is one research run: its input, everything it found, and its
 // report. It is also the checkpoint: stored whole after every step.
 type Research struct {
-	ID           string        `json:"id"`
-	Question     string        `json:"question"`
-	Status       string        `json:"status"`
-	Stage        string        `json:"stage"`
+	ID       string `json:"id"`
+	Question string `json:"question"`
+	Status   string `json:"status"`
+	Stage    string `json:"stage"`
+	// ThreadID is the conversation the research belongs to; History the
+	// earlier answers of that thread it was given as context.
+	ThreadID     string        `json:"thread_id"`
+	History      []Turn        `json:"history,omitempty"`
 	Options      Options       `json:"options"`
 	Engine       string        `json:"engine"`
 	Plan         *Plan         `json:"plan,omitempty"`

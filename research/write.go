@@ -21,7 +21,7 @@ func (x *run) write(ctx context.Context) error {
 	defer x.timed(StageSynthesizing, t0)
 	x.setStatus(StatusProcessing, StageSynthesizing)
 	x.agent(AgentWriter, AgentThinking, 0, "writing the report", "")
-	in := WriteInput{Question: r.Question, Plan: r.Plan, SubQuestions: r.SubQuestions, Sources: x.sourceMap(), Learnings: r.Learnings,
+	in := WriteInput{Question: r.Question, History: r.History, Plan: r.Plan, SubQuestions: r.SubQuestions, Sources: x.sourceMap(), Learnings: r.Learnings,
 		Facts: writerFacts(r.Facts), CharsPerSource: 1200}
 	eng := x.rn.Engine
 	var notes []string

@@ -126,6 +126,23 @@ type SourcePut struct {
 	Chunks []Chunk
 }
 
+// SourceAppendChunksParams adds chunks to a source already written, for a
+// document too large to write in one transaction.
+type SourceAppendChunksParams struct {
+	SourceID int64
+	// Chunks must have chunk indexes the source does not have yet.
+	Chunks []Chunk
+	// Final also sets the source's ContentHash, ETag and LastModified, in
+	// the same transaction as its last chunks. Until then the source keeps
+	// the empty content hash and no validators it was first written with,
+	// so one cut short looks changed to the next ingest (and is fetched
+	// again unconditionally), which writes it again.
+	Final        bool
+	ContentHash  string
+	ETag         string
+	LastModified *time.Time
+}
+
 // SourceTouch is a successful fetch of an unchanged source: its validators
 // and crawl time are updated, its failure count reset and its stale flag
 // cleared, without touching content or chunks.
@@ -186,6 +203,10 @@ type Store interface {
 	// SourcePutBatch writes sources (and replaces their chunks) in one
 	// transaction and returns their ids in order.
 	SourcePutBatch(ctx context.Context, kbID int64, puts []SourcePut) ([]int64, error)
+	// SourceAppendChunks adds chunks to a source in one transaction (and
+	// with p.Final marks it complete); ErrNotFound if the source or the KB
+	// is gone.
+	SourceAppendChunks(ctx context.Context, kbID int64, p SourceAppendChunksParams) error
 	SourceDelete(ctx context.Context, kbID int64, url string) error
 	// SourceTouch records that sources were fetched and found unchanged.
 	SourceTouch(ctx context.Context, kbID int64, touches []SourceTouch) error
@@ -212,6 +233,7 @@ type Store interface {
 	CrawlPendingDone(ctx context.Context, kbID int64, url string) error
 
 	ResearchStore
+	ThreadStore
 
 	Close() error
 }
@@ -238,7 +260,34 @@ type Research struct {
 	Status    string    `json:"status"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+	ThreadID  string    `json:"thread_id"`
 	State     []byte    `json:"-"`
+}
+
+// Thread is a conversation: researches asked one after another, each a
+// follow-up of the ones before (seed 000 §2).
+type Thread struct {
+	ID           string    `json:"id"`
+	Title        string    `json:"title"`
+	Status       string    `json:"status"` // active or closed; idle is derived from LastActivity
+	CreatedAt    time.Time `json:"created_at"`
+	LastActivity time.Time `json:"last_activity"`
+}
+
+// ThreadStore persists threads.
+type ThreadStore interface {
+	ThreadCreate(ctx context.Context, t Thread) error
+	// ThreadGet returns a thread, ErrNotFound if none.
+	ThreadGet(ctx context.Context, id string) (*Thread, error)
+	// ThreadList returns threads, most recently active first.
+	ThreadList(ctx context.Context, limit int) ([]Thread, error)
+	// ThreadTouch records activity at at.
+	ThreadTouch(ctx context.Context, id string, at time.Time) error
+	// ThreadClose closes a thread; ErrNotFound if none.
+	ThreadClose(ctx context.Context, id string) error
+	// ThreadResearches returns a thread's researches, oldest first,
+	// without state.
+	ThreadResearches(ctx context.Context, id string) ([]Research, error)
 }
 
 // ResearchEvent is one stored event of a research, in sequence order.
@@ -268,6 +317,14 @@ type ResearchStore interface {
 	// ResearchRelease gives up owner's lease (nothing when owner does not
 	// hold it).
 	ResearchRelease(ctx context.Context, id, owner string) error
+	// ResearchAppendEvents stores events (their Seq must be new) without
+	// touching the research's state.
+	ResearchAppendEvents(ctx context.Context, id string, events []ResearchEvent) error
+	// ResearchSetCancel records (or clears) a request to cancel a research,
+	// for whichever process runs it; ErrNotFound if there is none.
+	ResearchSetCancel(ctx context.Context, id string, requested bool) error
+	// ResearchCancelRequested reports whether a cancel was requested.
+	ResearchCancelRequested(ctx context.Context, id string) (bool, error)
 }
 
 // LeaseError says who holds a research's lease, and until when.

@@ -2,10 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -26,10 +26,7 @@ func runWith(t *testing.T, dataDir, config string, args ...string) (string, stri
 	return string(o), string(e), err
 }
 
-func isUsage(err error) bool {
-	var u usageError
-	return errors.As(err, &u)
-}
+func isUsage(err error) bool { return err != nil && exitCode(err) == exitUsage }
 
 // TestDocsNeverMixFolders: two paths that differ only in a space (or in
 // non-ASCII letters) get two knowledge bases; a file deleted from a folder
@@ -166,5 +163,54 @@ func TestFlagsCheckedFirst(t *testing.T) {
 	_, _, err := runWith(t, data, cfg, "kb", "list")
 	if !isUsage(err) || !strings.Contains(err.Error(), `line 2: unknown key "llm_modle"`) || !strings.Contains(err.Error(), "llm_base_url") {
 		t.Fatalf("config typo: %v", err)
+	}
+}
+
+// TestWatchAndCancelCLI: watch --json replays a finished research's events
+// one per line, numbered 1, 2, 3, …; bad ids and --after values and the
+// cancel of a finished research are clear errors.
+func TestWatchAndCancelCLI(t *testing.T) {
+	data := t.TempDir()
+	out, errOut, err := run(t, data, "research", composerQ, "--docs", researchCorpus, "--level", "quick", "--format", "json")
+	if err != nil {
+		t.Fatalf("%v %s", err, errOut)
+	}
+	var r struct{ ID string }
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errOut, "quarry research watch "+r.ID) {
+		t.Fatalf("the id was not announced when the research started:\n%s", errOut)
+	}
+	lines, _, err := run(t, data, "research", "watch", r.ID, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, l := range strings.Split(strings.TrimSpace(lines), "\n") {
+		var e struct {
+			Seq  int
+			Type string
+		}
+		if err := json.Unmarshal([]byte(l), &e); err != nil || e.Seq != n+1 {
+			t.Fatalf("line %d: %q (%v)", n+1, l, err)
+		}
+		n++
+	}
+	if n < 10 {
+		t.Fatalf("%d events", n)
+	}
+	tail, _, err := run(t, data, "research", "watch", r.ID, "--after", strconv.Itoa(n-1))
+	if err != nil || strings.Count(tail, "\n") != 1 || !strings.Contains(tail, "completed") {
+		t.Fatalf("watch --after %d: %v %q", n-1, err, tail)
+	}
+	if _, _, err := run(t, data, "research", "watch", r.ID, "--after", strconv.Itoa(n+10)); !isUsage(err) || !strings.HasPrefix(err.Error(), "after:") {
+		t.Fatalf("--after beyond the end: %v", err)
+	}
+	if _, _, err := run(t, data, "research", "watch", "no-such-id"); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("unknown id: %v", err)
+	}
+	if _, _, err := run(t, data, "research", "cancel", r.ID); !isUsage(err) || !strings.Contains(err.Error(), "is completed, not running") {
+		t.Fatalf("cancel of a completed research: %v", err)
 	}
 }

@@ -42,13 +42,19 @@ func main() {
 	root := app.rootCmd()
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "quarry:", err)
-		var ve *store.ValidationError
-		var usage usageError
-		if errors.As(err, &ve) || errors.As(err, &usage) || strings.HasPrefix(err.Error(), "unknown ") || strings.Contains(err.Error(), "arg(s)") {
-			os.Exit(exitUsage)
-		}
-		os.Exit(exitError)
+		os.Exit(exitCode(err))
 	}
+}
+
+// exitCode is 2 for invalid input (a flag, an argument, a value breaking a
+// rule) and 1 for any other failure.
+func exitCode(err error) int {
+	var ve *store.ValidationError
+	var usage usageError
+	if errors.As(err, &ve) || errors.As(err, &usage) || strings.HasPrefix(err.Error(), "unknown ") || strings.Contains(err.Error(), "arg(s)") {
+		return exitUsage
+	}
+	return exitError
 }
 
 type usageError struct{ error }
@@ -88,7 +94,7 @@ func (a *app) rootCmd() *cobra.Command {
 		},
 	}
 	a.cfg.registerFlags(root.PersistentFlags())
-	root.AddCommand(a.versionCmd(), a.kbCmd(), a.evalCmd(), a.researchCmd())
+	root.AddCommand(a.versionCmd(), a.kbCmd(), a.evalCmd(), a.researchCmd(), a.threadCmd())
 	return root
 }
 

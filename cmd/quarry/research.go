@@ -48,6 +48,7 @@ type researchFlags struct {
 	timeout    time.Duration
 	confidence float64
 	resume     string
+	thread     string
 }
 
 func (a *app) researchCmd() *cobra.Command {
@@ -93,7 +94,8 @@ QUARRY_LLM (or --llm) to use a model.`,
 	fl.DurationVar(&f.timeout, "timeout", 0, "wall-time budget, a reserve kept for the report (e.g. 5m; 0 = none)")
 	fl.Float64Var(&f.confidence, "confidence", 0, "stop early when complete with at least this confidence (default 0.7)")
 	fl.StringVar(&f.resume, "resume", "", "continue a stored research from its last checkpoint")
-	cmd.AddCommand(a.researchShowCmd(), a.researchListCmd())
+	fl.StringVar(&f.thread, "thread", "", "ask in this thread: the question is researched with the thread's earlier answers as context")
+	cmd.AddCommand(a.researchShowCmd(), a.researchListCmd(), a.researchWatchCmd(), a.researchCancelCmd())
 	return cmd
 }
 
@@ -105,7 +107,7 @@ func (a *app) runResearch(cmd *cobra.Command, f researchFlags, question string) 
 	if err := checkOut(f.out); err != nil {
 		return err
 	}
-	opts := research.Options{Level: f.level, Breadth: f.breadth, MaxTokens: f.maxTokens, Timeout: f.timeout, Confidence: f.confidence}
+	opts := research.Options{Level: f.level, Breadth: f.breadth, MaxTokens: f.maxTokens, Timeout: f.timeout, Confidence: f.confidence, Thread: f.thread}
 	if cmd.Flags().Changed("depth") {
 		opts.Depth, opts.DepthSet = f.depth, true
 		if !cmd.Flags().Changed("breadth") {
@@ -170,7 +172,11 @@ func (a *app) runResearch(cmd *cobra.Command, f researchFlags, question string) 
 	if stored != nil {
 		r, err = rn.Resume(ctx, stored.ID)
 	} else {
-		r, err = rn.Start(ctx, question, opts)
+		r, err = rn.Create(ctx, question, opts)
+		if err == nil {
+			fmt.Fprintf(a.stderr, "quarry: research %s started (watch it with: quarry research watch %s; stop it with: quarry research cancel %s)\n", r.ID, r.ID, r.ID)
+			r, err = rn.Run(ctx, r.ID)
+		}
 	}
 	if err != nil {
 		if r != nil {
@@ -565,20 +571,100 @@ func (a *app) researchListCmd() *cobra.Command {
 func progressPrinter(w io.Writer) func(research.Event) {
 	return func(e research.Event) {
 		switch e.Type {
-		case research.EventStatus:
-			fmt.Fprintf(w, "· %s: %s\n", e.Status.Status, e.Status.Stage)
-		case research.EventAgent:
-			s := e.Agent
-			msg := s.Task
-			if s.Result != "" {
-				msg = s.Result
-			}
-			if s.Error != "" {
-				msg = s.Error
-			}
-			fmt.Fprintf(w, "  [%s] %s %3.0f%% %s\n", s.Agent, s.Status, s.Progress*100, msg)
-		case research.EventWarning:
-			fmt.Fprintf(w, "  ! %s\n", e.Warning)
+		case research.EventStatus, research.EventAgent, research.EventWarning:
+			fmt.Fprintln(w, eventLine(e))
 		}
+	}
+}
+
+// eventLine renders one event as a line of text, cleaned for a terminal.
+func eventLine(e research.Event) string {
+	var line string
+	switch {
+	case e.Status != nil:
+		line = fmt.Sprintf("· %s: %s", e.Status.Status, e.Status.Stage)
+	case e.Agent != nil:
+		s := e.Agent
+		msg := s.Task
+		if s.Result != "" {
+			msg = s.Result
+		}
+		if s.Error != "" {
+			msg = s.Error
+		}
+		line = fmt.Sprintf("  [%s] %s %3.0f%% %s", s.Agent, s.Status, s.Progress*100, msg)
+	case e.Message != nil:
+		to := e.Message.To
+		if to == "" {
+			to = "all"
+		}
+		line = fmt.Sprintf("  %s → %s (%s): %s", e.Message.From, to, e.Message.Kind, e.Message.Content)
+	case e.Source != nil:
+		line = fmt.Sprintf("  + %s %s — %s", e.Source.ID, e.Source.Title, e.Source.URL)
+	case e.Learning != nil:
+		line = fmt.Sprintf("  learned: %s", e.Learning.Text)
+	case e.Usage != nil:
+		line = fmt.Sprintf("  tokens: %d in, %d out, %d calls", e.Usage.InputTokens, e.Usage.OutputTokens, e.Usage.Calls)
+	case e.Report != nil:
+		line = fmt.Sprintf("  report: %q, %d sections, %d references", e.Report.Title, e.Report.Sections, e.Report.References)
+	case e.Warning != "":
+		line = "  ! " + e.Warning
+	default:
+		line = "  " + e.Type
+	}
+	indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
+	return indent + textclean.Line(line)
+}
+
+func (a *app) researchWatchCmd() *cobra.Command {
+	var after int64
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "watch ID",
+		Short: "Print a research's events after --after, then follow it live until it ends",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			st, err := a.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			return research.Watch(ctx, st, args[0], research.WatchOptions{After: after}, func(e store.ResearchEvent) error {
+				if asJSON {
+					_, err := fmt.Fprintf(a.stdout, "%s\n", e.Data)
+					return err
+				}
+				var ev research.Event
+				if err := json.Unmarshal(e.Data, &ev); err != nil {
+					return fmt.Errorf("event %d: %w", e.Seq, err)
+				}
+				_, err := fmt.Fprintf(a.stdout, "%4d %s\n", e.Seq, eventLine(ev))
+				return err
+			})
+		},
+	}
+	cmd.Flags().Int64Var(&after, "after", 0, "print only the events after this sequence number")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print each event as one JSON line (with its seq)")
+	return cmd
+}
+
+func (a *app) researchCancelCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "cancel ID",
+		Short: "Stop a running research, wherever it runs; its state is kept and --resume continues it",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			st, err := a.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			rn := &research.Runner{Store: st, Logger: a.logger}
+			if err := rn.Cancel(ctx, args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "asked research %s to stop; it checkpoints and ends canceled (resume it with: quarry research --resume %s)\n", args[0], args[0])
+			return nil
+		},
 	}
 }

@@ -8,14 +8,14 @@ import (
 
 func TestLine(t *testing.T) {
 	for in, want := range map[string]string{
-		"plain title":                   "plain title",
+		"plain title":                    "plain title",
 		"evil \x1b[2J\x1b]0;pwned\x07 t": "evil [2J ]0;pwned t",
-		"a\r\nb\tc":                     "a b c",
-		"bad \xff\xfe bytes":            "bad \ufffd\ufffd bytes",
-		"rtl \u202egnp.exe":             "rtl gnp.exe",
-		"nul\x00byte":                   "nul byte",
-		"c1 \u0085 \u009b31m":           "c1 31m",
-		"한국어 제목":                        "한국어 제목",
+		"a\r\nb\tc":                      "a b c",
+		"bad \xff\xfe bytes":             "bad \ufffd\ufffd bytes",
+		"rtl \u202egnp.exe":              "rtl gnp.exe",
+		"nul\x00byte":                    "nul byte",
+		"c1 \u0085 \u009b31m":            "c1 31m",
+		"한국어 제목":                         "한국어 제목",
 	} {
 		if got := Line(in); got != want {
 			t.Errorf("Line(%q) = %q, want %q", in, got, want)

@@ -47,6 +47,14 @@ func (Engine) Plan(_ context.Context, in research.PlanInput) (*research.PlanOutp
 		sqs = append(sqs, research.PlannedQuestion{Text: text, Priority: len(sqs) + 1, Queries: queries})
 	}
 	add(q, q)
+	if len(ents) == 0 && len(in.History) > 0 {
+		// A follow-up that names nothing ("when did he die?") is about
+		// what the last question named: search it with those names.
+		last := in.History[len(in.History)-1]
+		for _, e := range names(last.Question) {
+			add(q+" ("+e+")", e+" "+strings.Join(first(kws, 4), " "))
+		}
+	}
 	covered := map[string]bool{}
 	for _, e := range ents {
 		rest := without(kws, e)

@@ -18,20 +18,14 @@ func (s *DB) ResearchSave(ctx context.Context, r store.Research, events []store.
 		return fmt.Errorf("research save %s: %w", r.ID, err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	_, err = tx.ExecContext(ctx, s.q(`INSERT INTO researches (id, question, status, created_at, updated_at, state) VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET question = excluded.question, status = excluded.status, updated_at = excluded.updated_at, state = excluded.state`),
-		r.ID, r.Question, r.Status, s.tm(r.CreatedAt), s.tm(r.UpdatedAt), string(r.State))
+	_, err = tx.ExecContext(ctx, s.q(`INSERT INTO researches (id, question, status, created_at, updated_at, state, thread_id) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET question = excluded.question, status = excluded.status, updated_at = excluded.updated_at, state = excluded.state, thread_id = excluded.thread_id`),
+		r.ID, r.Question, r.Status, s.tm(r.CreatedAt), s.tm(r.UpdatedAt), string(r.State), r.ThreadID)
 	if err != nil {
 		return fmt.Errorf("research save %s: %w", r.ID, err)
 	}
-	for _, e := range events {
-		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO research_events (research_id, seq, type, at, data) VALUES (?, ?, ?, ?, ?)`),
-			r.ID, e.Seq, e.Type, s.tm(e.At), string(e.Data)); err != nil {
-			if s.uniqueErr(err) {
-				return fmt.Errorf("research save %s: event %d: %w", r.ID, e.Seq, store.ErrExists)
-			}
-			return fmt.Errorf("research save %s: event %d: %w", r.ID, e.Seq, err)
-		}
+	if err := s.insertEvents(ctx, tx, r.ID, events); err != nil {
+		return fmt.Errorf("research save %s: %w", r.ID, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("research save %s: %w", r.ID, err)
@@ -44,8 +38,8 @@ func (s *DB) ResearchGet(ctx context.Context, id string) (*store.Research, error
 	var r store.Research
 	var created, updated scanTime
 	var state string
-	err := s.SQL.QueryRowContext(ctx, s.q(`SELECT id, question, status, created_at, updated_at, state FROM researches WHERE id = ?`), id).
-		Scan(&r.ID, &r.Question, &r.Status, &created, &updated, &state)
+	err := s.SQL.QueryRowContext(ctx, s.q(`SELECT id, question, status, created_at, updated_at, state, thread_id FROM researches WHERE id = ?`), id).
+		Scan(&r.ID, &r.Question, &r.Status, &created, &updated, &state, &r.ThreadID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("research %q: %w", id, store.ErrNotFound)
 	}
@@ -61,16 +55,20 @@ func (s *DB) ResearchList(ctx context.Context, limit int) ([]store.Research, err
 	if limit <= 0 {
 		limit = 50
 	}
-	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT id, question, status, created_at, updated_at FROM researches ORDER BY created_at DESC, id LIMIT ?`), limit)
+	return s.researchRows(ctx, `SELECT id, question, status, created_at, updated_at, thread_id FROM researches ORDER BY created_at DESC, id LIMIT ?`, limit)
+}
+
+func (s *DB) researchRows(ctx context.Context, query string, args ...any) ([]store.Research, error) {
+	rows, err := s.SQL.QueryContext(ctx, s.q(query), args...)
 	if err != nil {
 		return nil, fmt.Errorf("research list: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Research
+	out := []store.Research{}
 	for rows.Next() {
 		var r store.Research
 		var created, updated scanTime
-		if err := rows.Scan(&r.ID, &r.Question, &r.Status, &created, &updated); err != nil {
+		if err := rows.Scan(&r.ID, &r.Question, &r.Status, &created, &updated, &r.ThreadID); err != nil {
 			return nil, fmt.Errorf("research list: %w", err)
 		}
 		r.CreatedAt, r.UpdatedAt = created.T, updated.T
@@ -135,4 +133,65 @@ func (s *DB) ResearchRelease(ctx context.Context, id, owner string) error {
 		return fmt.Errorf("research release %q: %w", id, err)
 	}
 	return nil
+}
+
+func (s *DB) insertEvents(ctx context.Context, tx *sql.Tx, id string, events []store.ResearchEvent) error {
+	for _, e := range events {
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO research_events (research_id, seq, type, at, data) VALUES (?, ?, ?, ?, ?)`),
+			id, e.Seq, e.Type, s.tm(e.At), string(e.Data)); err != nil {
+			if s.uniqueErr(err) {
+				return fmt.Errorf("event %d: %w", e.Seq, store.ErrExists)
+			}
+			return fmt.Errorf("event %d: %w", e.Seq, err)
+		}
+	}
+	return nil
+}
+
+// ResearchAppendEvents stores events without touching the state.
+func (s *DB) ResearchAppendEvents(ctx context.Context, id string, events []store.ResearchEvent) error {
+	if len(events) == 0 {
+		return nil
+	}
+	tx, err := s.dialect.BeginWrite(ctx, s.SQL)
+	if err != nil {
+		return fmt.Errorf("research events %s: %w", id, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := s.insertEvents(ctx, tx, id, events); err != nil {
+		return fmt.Errorf("research events %s: %w", id, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("research events %s: %w", id, err)
+	}
+	return nil
+}
+
+// ResearchSetCancel records or clears a cancel request.
+func (s *DB) ResearchSetCancel(ctx context.Context, id string, requested bool) error {
+	res, err := s.SQL.ExecContext(ctx, s.q(`UPDATE researches SET cancel_requested = ? WHERE id = ?`), requested, id)
+	if err != nil {
+		return fmt.Errorf("research cancel %q: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("research cancel %q: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("research %q: %w", id, store.ErrNotFound)
+	}
+	return nil
+}
+
+// ResearchCancelRequested reports whether a cancel was requested.
+func (s *DB) ResearchCancelRequested(ctx context.Context, id string) (bool, error) {
+	var v bool
+	err := s.SQL.QueryRowContext(ctx, s.q(`SELECT cancel_requested FROM researches WHERE id = ?`), id).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, fmt.Errorf("research %q: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return false, fmt.Errorf("research cancel %q: %w", id, err)
+	}
+	return v, nil
 }

@@ -390,19 +390,8 @@ func (s *DB) SourcePutBatch(ctx context.Context, kbID int64, puts []store.Source
 		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM chunks WHERE source_id = ?`), ids[i]); err != nil {
 			return nil, fmt.Errorf("source put %q: replace chunks: %w", src.URL, err)
 		}
-		for _, c := range p.Chunks {
-			var cid int64
-			err := tx.QueryRowContext(ctx, s.q(`INSERT INTO chunks (source_id, kb_id, chunk_index, text, token_count, language, embedding, terms)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
-				ids[i], kbID, c.ChunkIndex, c.Text, c.TokenCount, orUnd(c.Language), store.EncodeVector(c.Embedding), c.Terms).Scan(&cid)
-			if err != nil {
-				return nil, fmt.Errorf("source put %q: chunk %d: %w", src.URL, c.ChunkIndex, err)
-			}
-			if s.dialect.AfterChunkInsert != nil && c.Embedding != nil {
-				if err := s.dialect.AfterChunkInsert(ctx, tx, cid, c); err != nil {
-					return nil, fmt.Errorf("source put %q: chunk %d vector: %w", src.URL, c.ChunkIndex, err)
-				}
-			}
+		if err := s.insertChunks(ctx, tx, kbID, ids[i], p.Chunks); err != nil {
+			return nil, fmt.Errorf("source put %q: %w", src.URL, err)
 		}
 	}
 	if err := bumpVersion(ctx, s, tx, kbID); err != nil {
@@ -412,6 +401,61 @@ func (s *DB) SourcePutBatch(ctx context.Context, kbID int64, puts []store.Source
 		return nil, fmt.Errorf("source put: commit: %w", err)
 	}
 	return ids, nil
+}
+
+func (s *DB) insertChunks(ctx context.Context, tx *sql.Tx, kbID, sourceID int64, chunks []store.Chunk) error {
+	for _, c := range chunks {
+		var cid int64
+		err := tx.QueryRowContext(ctx, s.q(`INSERT INTO chunks (source_id, kb_id, chunk_index, text, token_count, language, embedding, terms)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+			sourceID, kbID, c.ChunkIndex, c.Text, c.TokenCount, orUnd(c.Language), store.EncodeVector(c.Embedding), c.Terms).Scan(&cid)
+		if err != nil {
+			return fmt.Errorf("chunk %d: %w", c.ChunkIndex, err)
+		}
+		if s.dialect.AfterChunkInsert != nil && c.Embedding != nil {
+			if err := s.dialect.AfterChunkInsert(ctx, tx, cid, c); err != nil {
+				return fmt.Errorf("chunk %d vector: %w", c.ChunkIndex, err)
+			}
+		}
+	}
+	return nil
+}
+
+// SourceAppendChunks adds chunks to a source in one transaction and, with
+// p.Final, sets its content hash and validators in the same one.
+func (s *DB) SourceAppendChunks(ctx context.Context, kbID int64, p store.SourceAppendChunksParams) error {
+	tx, err := s.dialect.BeginWrite(ctx, s.SQL)
+	if err != nil {
+		return fmt.Errorf("source append chunks: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := s.kbExists(ctx, tx, kbID); err != nil {
+		return fmt.Errorf("source append chunks: %w", err)
+	}
+	var one int
+	err = tx.QueryRowContext(ctx, s.q(`SELECT 1 FROM sources WHERE id = ? AND kb_id = ?`), p.SourceID, kbID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("source %d was removed: %w", p.SourceID, store.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("source append chunks: %w", err)
+	}
+	if err := s.insertChunks(ctx, tx, kbID, p.SourceID, p.Chunks); err != nil {
+		return fmt.Errorf("source append chunks: source %d: %w", p.SourceID, err)
+	}
+	if p.Final {
+		if _, err := tx.ExecContext(ctx, s.q(`UPDATE sources SET content_hash = ?, etag = ?, last_modified = ? WHERE id = ?`),
+			p.ContentHash, p.ETag, s.tmp(p.LastModified), p.SourceID); err != nil {
+			return fmt.Errorf("source append chunks: source %d: %w", p.SourceID, err)
+		}
+	}
+	if err := bumpVersion(ctx, s, tx, kbID); err != nil {
+		return fmt.Errorf("source append chunks: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("source append chunks: commit: %w", err)
+	}
+	return nil
 }
 
 // kbExists checks, inside a write transaction, that the knowledge base is

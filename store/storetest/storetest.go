@@ -149,6 +149,79 @@ func Exercise(t *testing.T, open Opener) {
 		}
 	})
 
+	// A document too large for one transaction: the source first, with no
+	// chunks and an empty content hash, then its chunks batch by batch, the
+	// last batch setting the hash and validators.
+	t.Run("AppendChunks", func(t *testing.T) {
+		s := open(t)
+		kb := mustKB(t, s, "big")
+		first := src("https://x.test/big", "Big", "a long text", nil)
+		first.ContentHash, first.ETag = "", ""
+		ids, err := s.SourcePutBatch(ctx, kb.ID, []store.SourcePut{{Source: first, Chunks: []store.Chunk{}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch := func(from, n int) []store.Chunk { return chunks(from+n, 4)[from:] }
+		if err := s.SourceAppendChunks(ctx, kb.ID, store.SourceAppendChunksParams{SourceID: ids[0], Chunks: batch(0, 2)}); err != nil {
+			t.Fatal(err)
+		}
+		v0, _ := s.KBVersion(ctx, kb.ID)
+		// A batch repeating a chunk index is refused whole.
+		if err := s.SourceAppendChunks(ctx, kb.ID, store.SourceAppendChunksParams{SourceID: ids[0], Chunks: batch(1, 2)}); err == nil {
+			t.Fatal("duplicate chunk_index accepted")
+		}
+		got, _ := s.SourceGet(ctx, kb.ID, "https://x.test/big")
+		if st, _ := s.KBStats(ctx, kb.ID); st.Chunks != 2 || got.ContentHash != "" {
+			t.Fatalf("after a refused batch: %+v, hash %q", st, got.ContentHash)
+		}
+		lm := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+		if err := s.SourceAppendChunks(ctx, kb.ID, store.SourceAppendChunksParams{SourceID: ids[0], Chunks: batch(2, 3),
+			Final: true, ContentHash: "h-big", ETag: `"e1"`, LastModified: &lm}); err != nil {
+			t.Fatal(err)
+		}
+		if v1, _ := s.KBVersion(ctx, kb.ID); v1 <= v0 {
+			t.Fatalf("version did not increase: %d -> %d", v0, v1)
+		}
+		got, err = s.SourceGet(ctx, kb.ID, "https://x.test/big")
+		if err != nil || got.ContentHash != "h-big" || got.ETag != `"e1"` || got.LastModified == nil || !got.LastModified.Equal(lm) || got.Content != "a long text" {
+			t.Fatalf("final batch did not complete the source: %+v %v", got, err)
+		}
+		var idx []int
+		if err := s.ChunkScan(ctx, kb.ID, func(c store.IndexedChunk) error {
+			idx = append(idx, c.ChunkIndex)
+			if c.SourceURL != "https://x.test/big" || len(c.Embedding) != 4 {
+				t.Errorf("chunk %+v", c)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(idx) != "[0 1 2 3 4]" {
+			t.Fatalf("chunk indexes %v", idx)
+		}
+		// A source or knowledge base removed meanwhile is not found.
+		if err := s.SourceDelete(ctx, kb.ID, "https://x.test/big"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SourceAppendChunks(ctx, kb.ID, store.SourceAppendChunksParams{SourceID: ids[0], Chunks: batch(5, 1)}); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("append to a removed source: %v", err)
+		}
+		other := mustKB(t, s, "other")
+		ids, err = s.SourcePutBatch(ctx, other.ID, []store.SourcePut{{Source: first, Chunks: []store.Chunk{}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SourceAppendChunks(ctx, kb.ID, store.SourceAppendChunksParams{SourceID: ids[0], Chunks: batch(0, 1)}); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("append to another knowledge base's source: %v", err)
+		}
+		if err := s.KBDelete(ctx, "other"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SourceAppendChunks(ctx, other.ID, store.SourceAppendChunksParams{SourceID: ids[0], Chunks: batch(0, 1)}); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("append after kb delete: %v", err)
+		}
+	})
+
 	t.Run("StaleAfterThreeFailures", func(t *testing.T) {
 		s := open(t)
 		kb := mustKB(t, s, "site")
@@ -262,6 +335,53 @@ func Exercise(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("Threads", func(t *testing.T) {
+		s := open(t)
+		t0 := time.Now().Add(-time.Hour).UTC().Truncate(time.Millisecond)
+		for i, id := range []string{"t-1", "t-2"} {
+			if err := s.ThreadCreate(ctx, store.Thread{ID: id, Title: "about " + id, Status: "active", CreatedAt: t0, LastActivity: t0.Add(time.Duration(i) * time.Minute)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.ThreadCreate(ctx, store.Thread{ID: "t-1", Title: "again", Status: "active", CreatedAt: t0, LastActivity: t0}); !errors.Is(err, store.ErrExists) {
+			t.Fatalf("duplicate thread: %v", err)
+		}
+		if err := s.ThreadTouch(ctx, "t-1", t0.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		list, err := s.ThreadList(ctx, 10)
+		if err != nil || len(list) != 2 || list[0].ID != "t-1" || !list[0].LastActivity.Equal(t0.Add(time.Hour)) {
+			t.Fatalf("list, most recent first: %+v %v", list, err)
+		}
+		if err := s.ThreadClose(ctx, "t-2"); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.ThreadGet(ctx, "t-2"); err != nil || got.Status != "closed" || got.Title != "about t-2" {
+			t.Fatalf("closed: %+v %v", got, err)
+		}
+		for _, err := range []error{s.ThreadClose(ctx, "nope"), s.ThreadTouch(ctx, "nope", t0)} {
+			if !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("missing thread: %v", err)
+			}
+		}
+		if _, err := s.ThreadGet(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("missing thread: %v", err)
+		}
+		for i, id := range []string{"q-2", "q-1"} {
+			r := store.Research{ID: id, Question: id, Status: "completed", CreatedAt: t0.Add(time.Duration(1-i) * time.Second), UpdatedAt: t0, ThreadID: "t-1", State: []byte(`{}`)}
+			if err := s.ResearchSave(ctx, r, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rs, err := s.ThreadResearches(ctx, "t-1")
+		if err != nil || len(rs) != 2 || rs[0].ID != "q-1" || rs[1].ThreadID != "t-1" {
+			t.Fatalf("thread researches, oldest first: %+v %v", rs, err)
+		}
+		if rs, err := s.ThreadResearches(ctx, "t-2"); err != nil || rs == nil || len(rs) != 0 {
+			t.Fatalf("empty thread: %#v %v", rs, err)
+		}
+	})
+
 	t.Run("Researches", func(t *testing.T) {
 		s := open(t)
 		t0 := time.Now().Add(-time.Minute).UTC()
@@ -304,6 +424,40 @@ func Exercise(t *testing.T, open Opener) {
 		}
 		if _, err := s.ResearchGet(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("missing: %v", err)
+		}
+
+		// Events appended alone; cancel requests; the canceled status.
+		if err := s.ResearchAppendEvents(ctx, "r-1", []store.ResearchEvent{ev(4), ev(5)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ResearchAppendEvents(ctx, "r-1", []store.ResearchEvent{ev(5)}); !errors.Is(err, store.ErrExists) {
+			t.Fatalf("append a repeated seq: %v", err)
+		}
+		if evs, _ := s.ResearchEvents(ctx, "r-1", 3); len(evs) != 2 || evs[1].Seq != 5 {
+			t.Fatalf("appended events: %+v", evs)
+		}
+		if got, _ := s.ResearchGet(ctx, "r-1"); string(got.State) != `{"step":2}` {
+			t.Fatalf("append touched the state: %s", got.State)
+		}
+		if c, err := s.ResearchCancelRequested(ctx, "r-1"); err != nil || c {
+			t.Fatalf("cancel requested at start: %v %v", c, err)
+		}
+		if err := s.ResearchSetCancel(ctx, "r-1", true); err != nil {
+			t.Fatal(err)
+		}
+		if c, err := s.ResearchCancelRequested(ctx, "r-1"); err != nil || !c {
+			t.Fatalf("cancel not recorded: %v %v", c, err)
+		}
+		if err := s.ResearchSetCancel(ctx, "nope", true); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("cancel of a missing research: %v", err)
+		}
+		canceled := r
+		canceled.Status = "canceled"
+		if err := s.ResearchSave(ctx, canceled, nil); err != nil {
+			t.Fatalf("status canceled: %v", err)
+		}
+		if err := s.ResearchSetCancel(ctx, "r-1", false); err != nil {
+			t.Fatal(err)
 		}
 
 		// Leases: one holder at a time; the holder renews; an ended lease

@@ -1,0 +1,125 @@
+package research
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/quarryhq/quarry/store"
+)
+
+// dispatcher delivers one run's events: it stores them in sequence order
+// and only then publishes them and calls OnEvent, all from one goroutine,
+// so every subscriber sees each event once, in order, never concurrently,
+// and never an event the store does not hold. The research itself only
+// queues events and never waits for a subscriber.
+type dispatcher struct {
+	st      store.ResearchStore
+	id      string
+	publish func(store.ResearchEvent)
+	onEvent func(Event)
+	logger  *slog.Logger
+
+	mu        sync.Mutex
+	cond      *sync.Cond
+	queue     []Event
+	enqueued  int
+	delivered int
+	closed    bool
+	err       error
+	done      chan struct{}
+}
+
+func newDispatcher(st store.ResearchStore, id string, publish func(store.ResearchEvent), onEvent func(Event), logger *slog.Logger) *dispatcher {
+	d := &dispatcher{st: st, id: id, publish: publish, onEvent: onEvent, logger: logger, done: make(chan struct{})}
+	d.cond = sync.NewCond(&d.mu)
+	go d.loop()
+	return d
+}
+
+// enqueue queues e for delivery; its Seq is already set.
+func (d *dispatcher) enqueue(e Event) {
+	d.mu.Lock()
+	d.queue = append(d.queue, e)
+	d.enqueued++
+	d.cond.Broadcast()
+	d.mu.Unlock()
+}
+
+// flush waits until every event queued so far is stored and delivered,
+// and returns the first store error.
+func (d *dispatcher) flush() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	target := d.enqueued
+	for d.delivered < target {
+		d.cond.Wait()
+	}
+	return d.err
+}
+
+// close delivers what is queued and stops the goroutine.
+func (d *dispatcher) close() error {
+	err := d.flush()
+	d.mu.Lock()
+	d.closed = true
+	d.cond.Broadcast()
+	d.mu.Unlock()
+	<-d.done
+	return err
+}
+
+func (d *dispatcher) loop() {
+	defer close(d.done)
+	for {
+		d.mu.Lock()
+		for len(d.queue) == 0 && !d.closed {
+			d.cond.Wait()
+		}
+		batch, closed := d.queue, d.closed
+		d.queue = nil
+		d.mu.Unlock()
+		if len(batch) == 0 && closed {
+			return
+		}
+		err := d.deliver(batch)
+		d.mu.Lock()
+		d.delivered += len(batch)
+		if err != nil && d.err == nil {
+			d.err = err
+		}
+		d.cond.Broadcast()
+		d.mu.Unlock()
+	}
+}
+
+func (d *dispatcher) deliver(batch []Event) error {
+	recs := make([]store.ResearchEvent, len(batch))
+	for i, e := range batch {
+		data, err := json.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("event %d: %w", e.Seq, err)
+		}
+		recs[i] = store.ResearchEvent{Seq: e.Seq, Type: e.Type, At: e.At, Data: data}
+	}
+	// Events are kept even when the research was interrupted: they say
+	// what happened up to then.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := d.st.ResearchAppendEvents(ctx, d.id, recs); err != nil {
+		d.logger.Error("store research events", "err", err)
+		return fmt.Errorf("store events: %w", err)
+	}
+	for i, e := range batch {
+		if d.publish != nil {
+			d.publish(recs[i])
+		}
+		if d.onEvent != nil {
+			d.onEvent(e)
+		}
+	}
+	return nil
+}
