@@ -38,6 +38,10 @@ type Config struct {
 	// LLM keys come from the environment only.
 	OpenAIKey    string `yaml:"-"`
 	AnthropicKey string `yaml:"-"`
+	// LLMAPIKey (QUARRY_LLM_API_KEY) wins over the provider's own key;
+	// OpenAIBaseURL is OPENAI_BASE_URL, the OpenAI SDKs' convention.
+	LLMAPIKey     string `yaml:"-"`
+	OpenAIBaseURL string `yaml:"-"`
 
 	// AllowPrivate lifts the fetcher's SSRF guard (loopback, private,
 	// link-local and metadata addresses).
@@ -106,12 +110,28 @@ func (c *Config) registerFlags(fs *pflag.FlagSet) {
 	}
 }
 
-// load fills c from the config file, then the environment, then flags.
-func (c *Config) load(fs *pflag.FlagSet) error {
-	path, _ := fs.GetString("config")
+// load fills c from the config file, then the environment (read through
+// env, never the process's own: tests give their own), then flags.
+func (c *Config) load(fs *pflag.FlagSet, env func(string) (string, bool)) error {
+	if env == nil {
+		env = func(string) (string, bool) { return "", false }
+	}
+	getenv := func(k string) string { v, _ := env(k); return v }
+	firstEnv := func(names ...string) string {
+		for _, n := range names {
+			if v := getenv(n); v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	path, err := fs.GetString("config")
+	if err != nil {
+		return err
+	}
 	explicit := path != ""
 	if path == "" {
-		path = os.Getenv("QUARRY_CONFIG")
+		path = getenv("QUARRY_CONFIG")
 		explicit = path != ""
 	}
 	if path == "" {
@@ -132,7 +152,7 @@ func (c *Config) load(fs *pflag.FlagSet) error {
 	}
 	fileEmbedder := c.Embedder != ""
 	for _, s := range c.settings() {
-		v, ok := os.LookupEnv(s.env)
+		v, ok := env(s.env)
 		if fs.Changed(s.flag) {
 			v, ok = fs.Lookup(s.flag).Value.String(), true
 		}
@@ -156,20 +176,19 @@ func (c *Config) load(fs *pflag.FlagSet) error {
 			*p = b
 		}
 	}
-	c.embedderSet = fileEmbedder || os.Getenv("QUARRY_EMBEDDER") != "" || fs.Changed("embedder")
-	c.EmbedAPIKey = os.Getenv("QUARRY_EMBED_API_KEY")
-	if c.EmbedAPIKey == "" {
-		c.EmbedAPIKey = os.Getenv("OPENAI_API_KEY")
-	}
+	c.embedderSet = fileEmbedder || getenv("QUARRY_EMBEDDER") != "" || fs.Changed("embedder")
+	c.EmbedAPIKey = firstEnv("QUARRY_EMBED_API_KEY", "OPENAI_API_KEY")
+	c.OpenAIBaseURL = getenv("OPENAI_BASE_URL")
 	if c.EmbedBaseURL == "" {
-		c.EmbedBaseURL = os.Getenv("OPENAI_BASE_URL")
+		c.EmbedBaseURL = c.OpenAIBaseURL
 	}
-	c.OpenAIKey = os.Getenv("OPENAI_API_KEY")
-	c.AnthropicKey = os.Getenv("ANTHROPIC_API_KEY")
+	c.OpenAIKey = getenv("OPENAI_API_KEY")
+	c.AnthropicKey = getenv("ANTHROPIC_API_KEY")
+	c.LLMAPIKey = getenv("QUARRY_LLM_API_KEY")
 	c.GoogleKey = firstEnv("QUARRY_GOOGLE_API_KEY", "GOOGLE_API_KEY")
 	c.BraveKey = firstEnv("QUARRY_BRAVE_API_KEY", "BRAVE_API_KEY")
 	if c.DataDir == "" {
-		base := os.Getenv("XDG_DATA_HOME")
+		base := getenv("XDG_DATA_HOME")
 		if base == "" {
 			home, err := os.UserHomeDir()
 			if err != nil {
@@ -199,15 +218,6 @@ func (c *Config) load(fs *pflag.FlagSet) error {
 		return fmt.Errorf("embed-dim: must not be negative, got %d", c.EmbedDim)
 	}
 	return nil
-}
-
-func firstEnv(names ...string) string {
-	for _, n := range names {
-		if v := os.Getenv(n); v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 var unknownKey = regexp.MustCompile(`line (\d+): field (\S+) not found in type`)

@@ -54,7 +54,7 @@ func TestKBCrawlCLI(t *testing.T) {
 	if l["status"] != "success" || l["pages_crawled"] != 3.0 || l["pages_updated"] != 3.0 || l["pages_failed"] != 1.0 {
 		t.Fatalf("crawl log: %v", l)
 	}
-	t.Setenv("QUARRY_ALLOW_PRIVATE", "1")
+	setenv(t, "QUARRY_ALLOW_PRIVATE", "1")
 	out, _, err = run(t, data, "kb", "crawl", "docs", srv.URL, "--delay", "0")
 	if err != nil || !strings.Contains(out, "success, 3 pages crawled, 0 updated") {
 		t.Fatalf("recrawl: %v %q", err, out)
@@ -145,15 +145,15 @@ func remote(t *testing.T) *httptest.Server {
 func TestResearchRemoteSources(t *testing.T) {
 	srv := remote(t)
 	data := t.TempDir()
-	t.Setenv("QUARRY_LLM", "offline")
+	setenv(t, "QUARRY_LLM", "offline")
 	_, _, err := run(t, data, "research", composerQ, "--source", "web")
 	if err == nil || !strings.Contains(err.Error(), "QUARRY_SEARXNG_URL") {
 		t.Fatalf("unconfigured web: %v", err)
 	}
-	t.Setenv("QUARRY_SEARXNG_URL", srv.URL+"/searx")
-	t.Setenv("QUARRY_WIKIPEDIA_BASE_URL", srv.URL+"/w/api.php")
-	t.Setenv("QUARRY_ARXIV_SNAPSHOT", "../../../shared/data/arxiv/sample.jsonl")
-	if _, err := os.Stat(os.Getenv("QUARRY_ARXIV_SNAPSHOT")); err != nil {
+	setenv(t, "QUARRY_SEARXNG_URL", srv.URL+"/searx")
+	setenv(t, "QUARRY_WIKIPEDIA_BASE_URL", srv.URL+"/w/api.php")
+	setenv(t, "QUARRY_ARXIV_SNAPSHOT", "../../../shared/data/arxiv/sample.jsonl")
+	if _, err := os.Stat("../../../shared/data/arxiv/sample.jsonl"); err != nil {
 		t.Skip("../shared/data not present")
 	}
 	// Guarded: the fake APIs are on loopback, so every search fails, and
@@ -163,7 +163,7 @@ func TestResearchRemoteSources(t *testing.T) {
 		t.Fatalf("guarded research: %v", err)
 	}
 	var out string
-	t.Setenv("QUARRY_ALLOW_PRIVATE", "1")
+	setenv(t, "QUARRY_ALLOW_PRIVATE", "1")
 	var errOut string
 	out, errOut, err = run(t, data, "research", composerQ, "--source", "web,wikipedia,arxiv", "--level", "quick", "--format", "json")
 	if err != nil {

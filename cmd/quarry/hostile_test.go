@@ -17,7 +17,7 @@ func runWith(t *testing.T, dataDir, config string, args ...string) (string, stri
 	errf, _ := os.Create(filepath.Join(dir, "err"))
 	defer out.Close()
 	defer errf.Close()
-	a := &app{stdout: out, stderr: errf}
+	a := &app{stdout: out, stderr: errf, env: envOf(t)}
 	root := a.rootCmd()
 	root.SetArgs(append([]string{"--data-dir", dataDir, "--config", config}, args...))
 	err := root.ExecuteContext(t.Context())

@@ -38,7 +38,7 @@ const (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	app := &app{stdout: os.Stdout, stderr: os.Stderr}
+	app := &app{stdout: os.Stdout, stderr: os.Stderr, env: os.LookupEnv}
 	root := app.rootCmd()
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "quarry:", err)
@@ -60,7 +60,10 @@ func exitCode(err error) int {
 type usageError struct{ error }
 
 type app struct {
-	cfg    Config
+	cfg Config
+	// env looks up environment variables: os.LookupEnv in main, a map in
+	// tests, so no test reads the real environment.
+	env    func(string) (string, bool)
 	stdout *os.File
 	stderr *os.File
 	logger *slog.Logger
@@ -77,7 +80,7 @@ func (a *app) rootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if err := a.cfg.load(cmd.Flags()); err != nil {
+			if err := a.cfg.load(cmd.Flags(), a.env); err != nil {
 				return usageError{err}
 			}
 			var lvl slog.Level

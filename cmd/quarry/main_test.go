@@ -6,8 +6,26 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
+
+// testEnvs holds each test's environment (setenv): the CLI under test
+// reads it instead of the process's, so no test sees a real key.
+var testEnvs sync.Map // *testing.T → map[string]string
+
+// setenv sets an environment variable for the CLI runs of this test only.
+func setenv(t *testing.T, k, v string) {
+	m, _ := testEnvs.LoadOrStore(t, map[string]string{})
+	m.(map[string]string)[k] = v
+	t.Cleanup(func() { testEnvs.Delete(t) })
+}
+
+func envOf(t *testing.T) func(string) (string, bool) {
+	m, _ := testEnvs.Load(t)
+	env, _ := m.(map[string]string)
+	return func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+}
 
 // run executes the CLI in-process with its own data dir and returns stdout,
 // stderr and the error.
@@ -18,7 +36,7 @@ func run(t *testing.T, dataDir string, args ...string) (string, string, error) {
 	errf, _ := os.Create(filepath.Join(dir, "err"))
 	defer out.Close()
 	defer errf.Close()
-	a := &app{stdout: out, stderr: errf}
+	a := &app{stdout: out, stderr: errf, env: envOf(t)}
 	root := a.rootCmd()
 	root.SetArgs(append([]string{"--data-dir", dataDir, "--config", filepath.Join("testdata", "config.yaml")}, args...))
 	err := root.ExecuteContext(context.Background())
@@ -99,22 +117,33 @@ func TestCLIEndToEnd(t *testing.T) {
 }
 
 func TestConfigPrecedence(t *testing.T) {
-	t.Setenv("QUARRY_LOG_LEVEL", "info")
-	t.Setenv("QUARRY_EMBED_DIM", "128")
-	a := &app{stdout: os.Stdout, stderr: os.Stderr}
+	env := map[string]string{"QUARRY_LOG_LEVEL": "info", "QUARRY_EMBED_DIM": "128", "ANTHROPIC_API_KEY": "sk-ant-from-env"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	a := &app{stdout: os.Stdout, stderr: os.Stderr, env: lookup}
 	root := a.rootCmd()
 	fs := root.PersistentFlags()
 	_ = fs.Parse([]string{"--config", filepath.Join("testdata", "config.yaml"), "--embed-dim", "64"})
-	if err := a.cfg.load(fs); err != nil {
+	if err := a.cfg.load(fs, lookup); err != nil {
 		t.Fatal(err)
 	}
 	// file says log_level debug, env info (env wins); env dim 128, flag 64 (flag wins);
 	// file sets embed_model, nothing overrides it.
-	if a.cfg.LogLevel != "info" || a.cfg.EmbedDim != 64 || a.cfg.EmbedModel != "from-file" {
+	if a.cfg.LogLevel != "info" || a.cfg.EmbedDim != 64 || a.cfg.EmbedModel != "from-file" || a.cfg.AnthropicKey != "sk-ant-from-env" {
 		t.Fatalf("config: %+v", a.cfg)
 	}
-	t.Setenv("QUARRY_EMBEDDER", "bogus")
-	if err := (&Config{}).load(fs); err == nil || !strings.Contains(err.Error(), "embedder: must be hash or openai") {
+	env["QUARRY_EMBEDDER"] = "bogus"
+	if err := (&Config{}).load(fs, lookup); err == nil || !strings.Contains(err.Error(), "embedder: must be hash or openai") {
 		t.Fatalf("bad embedder: %v", err)
+	}
+}
+
+// TestRealEnvironmentIsNotRead: keys in the test process's environment
+// never reach the CLI under test (it would call the real API).
+func TestRealEnvironmentIsNotRead(t *testing.T) {
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-real-key-must-not-be-used")
+	t.Setenv("QUARRY_LLM", "anthropic")
+	_, errOut, err := run(t, t.TempDir(), "research", composerQ, "--docs", researchCorpus, "--level", "quick")
+	if err != nil || !strings.Contains(errOut, "offline extractive engine") {
+		t.Fatalf("the real environment was read: %v\n%s", err, errOut)
 	}
 }

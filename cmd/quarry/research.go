@@ -341,7 +341,7 @@ func (a *app) provider() (llm.Provider, error) {
 		switch {
 		case c.AnthropicKey != "":
 			spec = "anthropic"
-		case c.OpenAIKey != "" || os.Getenv("OPENAI_BASE_URL") != "" || c.LLMBaseURL != "":
+		case c.OpenAIKey != "" || c.OpenAIBaseURL != "" || c.LLMBaseURL != "":
 			spec = "openai"
 		default:
 			spec = "offline"
@@ -357,9 +357,9 @@ func (a *app) provider() (llm.Provider, error) {
 		}
 		base := c.LLMBaseURL
 		if base == "" {
-			base = os.Getenv("OPENAI_BASE_URL")
+			base = c.OpenAIBaseURL
 		}
-		key := os.Getenv("QUARRY_LLM_API_KEY")
+		key := c.LLMAPIKey
 		if key == "" {
 			key = c.OpenAIKey
 		}
@@ -368,7 +368,7 @@ func (a *app) provider() (llm.Provider, error) {
 		if model == "" {
 			model = defaultAnthropicModel
 		}
-		key := os.Getenv("QUARRY_LLM_API_KEY")
+		key := c.LLMAPIKey
 		if key == "" {
 			key = c.AnthropicKey
 		}

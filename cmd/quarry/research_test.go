@@ -206,9 +206,9 @@ func TestResearchOpenAICompatible(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(resp)
 	}))
 	defer srv.Close()
-	t.Setenv("QUARRY_LLM", "openai:local-model")
-	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", "sk-test")
+	setenv(t, "QUARRY_LLM", "openai:local-model")
+	setenv(t, "OPENAI_BASE_URL", srv.URL+"/v1")
+	setenv(t, "OPENAI_API_KEY", "sk-test")
 	data := t.TempDir()
 	out, errOut, err := run(t, data, "research", composerQ, "--docs", researchCorpus, "--format", "json")
 	if err != nil {
