@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/quarryhq/quarry/errcode"
 )
 
 // Agent is the robots.txt product token Quarry obeys rules for.
@@ -420,6 +422,9 @@ type URLError struct {
 }
 
 func (e *URLError) Error() string { return fmt.Sprintf("url %q %s", e.URL, e.Rule) }
+
+// ErrorCode implements errcode.Coder: a URL given is invalid input.
+func (e *URLError) ErrorCode() errcode.Code { return errcode.Invalid }
 
 var secretParams = []string{"key", "api_key", "apikey", "token", "access_token", "auth", "password", "secret", "sig", "signature", "x-api-key"}
 

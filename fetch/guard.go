@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/netip"
 	"syscall"
+
+	"github.com/quarryhq/quarry/errcode"
 )
 
 // BlockedError is returned when a connection would reach an address the SSRF
@@ -15,6 +17,9 @@ type BlockedError struct {
 	Addr   netip.Addr
 	Reason string
 }
+
+// ErrorCode implements errcode.Coder: the address is not to be reached.
+func (e *BlockedError) ErrorCode() errcode.Code { return errcode.Forbidden }
 
 func (e *BlockedError) Error() string {
 	return fmt.Sprintf("refused to connect to %s: %s (private and internal addresses are blocked; pass --allow-private or set QUARRY_ALLOW_PRIVATE=1 to allow them)", e.Addr, e.Reason)

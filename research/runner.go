@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/quarryhq/quarry/errcode"
 	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/search"
 	"github.com/quarryhq/quarry/store"
@@ -281,7 +282,7 @@ func (rn *Runner) Cancel(ctx context.Context, id string) error {
 	}
 	switch r.Status {
 	case StatusCompleted, StatusFailed, StatusCanceled:
-		return &store.ValidationError{Field: "id", Rule: fmt.Sprintf("research %s is %s, not running; nothing to cancel", id, r.Status)}
+		return errcode.New(errcode.Conflict, "id", fmt.Sprintf("research %s is %s, not running; nothing to cancel", id, r.Status))
 	}
 	if err := rn.Store.ResearchSetCancel(ctx, id, true); err != nil {
 		return err

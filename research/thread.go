@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/quarryhq/quarry/errcode"
 	"github.com/quarryhq/quarry/store"
 )
 
@@ -88,7 +89,7 @@ func (rn *Runner) joinThread(ctx context.Context, id, question string, now time.
 		return "", nil, err
 	}
 	if t.Status == ThreadClosed {
-		return "", nil, &store.ValidationError{Field: "thread", Rule: fmt.Sprintf("thread %s is closed and takes no new questions; ask without --thread to start a new one", id)}
+		return "", nil, errcode.New(errcode.Conflict, "thread", fmt.Sprintf("%s is closed and takes no new questions; ask without --thread to start a new one", id))
 	}
 	hist, err := rn.history(ctx, id)
 	if err != nil {
@@ -198,7 +199,7 @@ func (rn *Runner) CloseThread(ctx context.Context, id string) error {
 		return err
 	}
 	if t.Status == ThreadClosed {
-		return &store.ValidationError{Field: "thread", Rule: fmt.Sprintf("thread %s is already closed", id)}
+		return errcode.New(errcode.Conflict, "thread", fmt.Sprintf("%s is already closed", id))
 	}
 	if err := rn.Store.ThreadClose(ctx, id); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quarryhq/quarry/errcode"
 	"github.com/quarryhq/quarry/llm/llmtest"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/research/offline"
@@ -69,11 +70,10 @@ func TestThreads(t *testing.T) {
 	if err := rn.CloseThread(ctx, first.ThreadID); err != nil {
 		t.Fatal(err)
 	}
-	var ve *store.ValidationError
-	if _, err := rn.Create(ctx, "One more?", research.Options{Sources: []string{"web"}, Thread: first.ThreadID}); !errors.As(err, &ve) || ve.Field != "thread" || !strings.Contains(err.Error(), "closed") {
+	if _, err := rn.Create(ctx, "One more?", research.Options{Sources: []string{"web"}, Thread: first.ThreadID}); errcode.Of(err) != errcode.Conflict || errcode.Field(err) != "thread" || !strings.Contains(err.Error(), "closed") {
 		t.Fatalf("question on a closed thread: %v", err)
 	}
-	if err := rn.CloseThread(ctx, first.ThreadID); !errors.As(err, &ve) {
+	if err := rn.CloseThread(ctx, first.ThreadID); errcode.Of(err) != errcode.Conflict {
 		t.Fatalf("closing twice: %v", err)
 	}
 	if v, _ := rn.Thread(ctx, first.ThreadID); v.Status != research.ThreadClosed || len(v.Queries) != 2 {

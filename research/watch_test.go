@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry/broker"
+	"github.com/quarryhq/quarry/errcode"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/research/offline"
 	"github.com/quarryhq/quarry/search"
@@ -192,8 +193,7 @@ func TestCancel(t *testing.T) {
 	if err != nil || done.Status != research.StatusCompleted {
 		t.Fatalf("run after cancel: %v", err)
 	}
-	var ve *store.ValidationError
-	if err := rn.Cancel(context.Background(), r.ID); !errors.As(err, &ve) {
+	if err := rn.Cancel(context.Background(), r.ID); errcode.Of(err) != errcode.Conflict {
 		t.Fatalf("cancel of a completed research: %v", err)
 	}
 	if err := rn.Cancel(context.Background(), "nope"); !errors.Is(err, store.ErrNotFound) {

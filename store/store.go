@@ -8,20 +8,21 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/quarryhq/quarry/errcode"
 )
 
 // Sentinel errors callers branch on.
 var (
-	ErrNotFound = errors.New("not found")
-	ErrExists   = errors.New("already exists")
+	ErrNotFound = errcode.Sentinel(errcode.NotFound, "not found")
+	ErrExists   = errcode.Sentinel(errcode.Conflict, "already exists")
 	// ErrBusy is returned when another process holds what was asked for
 	// (a research's lease).
-	ErrBusy = errors.New("busy")
+	ErrBusy = errcode.Sentinel(errcode.Conflict, "busy")
 )
 
 // KB is a knowledge base: a named collection of sources and their chunks,
@@ -252,6 +253,9 @@ type ValidationError struct {
 
 func (e *ValidationError) Error() string { return fmt.Sprintf("%s: %s", e.Field, e.Rule) }
 
+// ErrorCode implements errcode.Coder: invalid input.
+func (e *ValidationError) ErrorCode() errcode.Code { return errcode.Invalid }
+
 // Research is a stored research run: summary columns for listing and the
 // whole state (the research engine's checkpoint) as JSON.
 type Research struct {
@@ -339,6 +343,9 @@ func (e *LeaseError) Error() string {
 
 // Is makes errors.Is(err, ErrBusy) true.
 func (e *LeaseError) Is(target error) bool { return target == ErrBusy }
+
+// ErrorCode implements errcode.Coder: the research is busy elsewhere.
+func (e *LeaseError) ErrorCode() errcode.Code { return errcode.Conflict }
 
 // storedSchemes are the URL schemes a source may have: pages, files and
 // BEIR records. Anything else (javascript:, data:) would become a link in

@@ -210,7 +210,7 @@ func TestWatchAndCancelCLI(t *testing.T) {
 	if _, _, err := run(t, data, "research", "watch", "no-such-id"); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Fatalf("unknown id: %v", err)
 	}
-	if _, _, err := run(t, data, "research", "cancel", r.ID); !isUsage(err) || !strings.Contains(err.Error(), "is completed, not running") {
+	if _, _, err := run(t, data, "research", "cancel", r.ID); err == nil || exitCode(err) != exitError || !strings.Contains(err.Error(), "is completed, not running") {
 		t.Fatalf("cancel of a completed research: %v", err)
 	}
 }

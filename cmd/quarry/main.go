@@ -19,6 +19,7 @@ import (
 
 	"github.com/quarryhq/quarry/embed"
 	"github.com/quarryhq/quarry/embed/openai"
+	"github.com/quarryhq/quarry/errcode"
 	"github.com/quarryhq/quarry/fetch"
 	"github.com/quarryhq/quarry/kb"
 	"github.com/quarryhq/quarry/store"
@@ -47,11 +48,10 @@ func main() {
 }
 
 // exitCode is 2 for invalid input (a flag, an argument, a value breaking a
-// rule) and 1 for any other failure.
+// rule: errcode.Invalid) and 1 for any other failure.
 func exitCode(err error) int {
-	var ve *store.ValidationError
 	var usage usageError
-	if errors.As(err, &ve) || errors.As(err, &usage) || strings.HasPrefix(err.Error(), "unknown ") || strings.Contains(err.Error(), "arg(s)") {
+	if errcode.Of(err) == errcode.Invalid || errors.As(err, &usage) || strings.HasPrefix(err.Error(), "unknown ") || strings.Contains(err.Error(), "arg(s)") {
 		return exitUsage
 	}
 	return exitError

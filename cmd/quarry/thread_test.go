@@ -47,7 +47,7 @@ func TestThreadCLI(t *testing.T) {
 	if _, _, err := run(t, data, "thread", "close", first.ThreadID); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := run(t, data, "research", "And his operas?", "--source", "kb:"+docsKBName(researchCorpus), "--thread", first.ThreadID); !isUsage(err) || !strings.Contains(err.Error(), "closed") {
+	if _, _, err := run(t, data, "research", "And his operas?", "--source", "kb:"+docsKBName(researchCorpus), "--thread", first.ThreadID); err == nil || exitCode(err) != exitError || !strings.Contains(err.Error(), "closed") {
 		t.Fatalf("question on a closed thread: %v", err)
 	}
 	if _, _, err := run(t, data, "thread", "show", "no-such-thread"); err == nil || !strings.Contains(err.Error(), "not found") {
