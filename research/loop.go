@@ -221,7 +221,7 @@ func (x *run) searchAll(ctx context.Context, sq SubQuestion, k int) ([]search.Re
 	var last error
 	failures := 0
 	for _, q := range queries {
-		for _, src := range x.rn.Sources {
+		for _, src := range x.sources {
 			res, err := src.Search(ctx, q, k)
 			if err != nil {
 				if ctx.Err() != nil {

@@ -29,8 +29,12 @@ type Runner struct {
 	// leaves it no room (the offline engine); the report says so.
 	Fallback Engine
 	Sources  []search.Source
-	Store    Store
-	Logger   *slog.Logger
+	// OpenSources, when set, opens each research's sources from its
+	// options instead of Sources, so one long-lived runner serves
+	// researches over different sources.
+	OpenSources func(ctx context.Context, specs []string) ([]search.Source, error)
+	Store       Store
+	Logger      *slog.Logger
 	// OnEvent, when set, receives every event once it is stored, in
 	// sequence order, from one goroutine.
 	OnEvent func(Event)
@@ -230,6 +234,17 @@ func (rn *Runner) Resume(ctx context.Context, id string) (*Research, error) { re
 // step; a completed one is returned as it is. A research another process
 // is running is refused with a *store.LeaseError before anything is spent.
 func (rn *Runner) Run(ctx context.Context, id string) (*Research, error) {
+	return rn.run(ctx, id, false)
+}
+
+// Work is Run for a job queue: a research whose cancel was asked while it
+// waited (or whose runner died while it was being canceled) ends canceled
+// instead of running, and one that is finished or canceled is left alone.
+func (rn *Runner) Work(ctx context.Context, id string) (*Research, error) {
+	return rn.run(ctx, id, true)
+}
+
+func (rn *Runner) run(ctx context.Context, id string, queued bool) (*Research, error) {
 	r, err := Load(ctx, rn.Store, id)
 	if err != nil {
 		return nil, err
@@ -246,10 +261,14 @@ func (rn *Runner) Run(ctx context.Context, id string) (*Research, error) {
 	if r, err = Load(ctx, rn.Store, id); err != nil {
 		return nil, err
 	}
-	if r.Status == StatusCompleted {
+	if r.Status == StatusCompleted || queued && (r.Status == StatusCanceled || r.Status == StatusFailed) {
 		return r, nil
 	}
-	// Running it again is the answer to an earlier cancel.
+	cancelAsked, err := rn.Store.ResearchCancelRequested(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	// Running it again by hand is the answer to an earlier cancel.
 	if err := rn.Store.ResearchSetCancel(ctx, id, false); err != nil {
 		return nil, err
 	}
@@ -267,6 +286,15 @@ func (rn *Runner) Run(ctx context.Context, id string) (*Research, error) {
 		r.Error, r.FailedStage, r.Stage = "", "", stage
 	}
 	x := rn.newRun(r, seq)
+	if queued && cancelAsked {
+		return x.finish(x.end(ctx, StatusCanceled, fmt.Errorf("%w before it ran (resume with the research id %s)", ErrCanceled, id)))
+	}
+	x.sources = rn.Sources
+	if rn.OpenSources != nil {
+		if x.sources, err = rn.OpenSources(ctx, r.Options.Sources); err != nil {
+			return x.finish(x.fail(ctx, fmt.Errorf("sources: %w", err)))
+		}
+	}
 	if resumed {
 		x.warn(fmt.Sprintf("resumed at stage %s", stage))
 	}
@@ -285,6 +313,15 @@ func (rn *Runner) Cancel(ctx context.Context, id string) error {
 		return errcode.New(errcode.Conflict, "id", fmt.Sprintf("research %s is %s, not running; nothing to cancel", id, r.Status))
 	}
 	if err := rn.Store.ResearchSetCancel(ctx, id, true); err != nil {
+		return err
+	}
+	if r.Status == StatusPending {
+		// Nobody may be running it yet: end it canceled here unless a
+		// runner holds it, which then sees the request within a poll.
+		_, err := rn.Work(ctx, id)
+		if err == nil || errors.Is(err, ErrCanceled) || errors.Is(err, store.ErrBusy) {
+			return nil
+		}
 		return err
 	}
 	rn.mu.Lock()
@@ -326,6 +363,7 @@ type run struct {
 	r       *Research
 	seq     int64
 	disp    *dispatcher
+	sources []search.Source
 	started time.Time
 }
 
@@ -519,10 +557,22 @@ func (x *run) readNothing() error {
 	return nil
 }
 
-// stopped ends a run whose ctx ended: canceled when Cancel asked, else
-// failed (interrupted); either way resumable.
+// ErrShutdown is the cause a worker stops its runs with when it shuts
+// down: they checkpoint and stay processing, for another worker to take.
+var ErrShutdown = errors.New("worker shutting down")
+
+// stopped ends a run whose ctx ended: canceled when Cancel asked; left
+// processing (with its lease given up) when its worker shuts down; else
+// failed (interrupted). All are resumable.
 func (x *run) stopped(ctx context.Context) (*Research, error) {
 	cause := context.Cause(ctx)
+	if errors.Is(cause, ErrShutdown) {
+		x.r.Timings.Total += x.rn.now().Sub(x.started).Seconds()
+		if err := x.checkpoint(ctx); err != nil {
+			return x.r, err
+		}
+		return x.r, fmt.Errorf("research %s: %w; another worker continues it", x.r.ID, cause)
+	}
 	err := fmt.Errorf("interrupted: %w (resume with the research id %s)", cause, x.r.ID)
 	if errors.Is(cause, ErrCanceled) {
 		return x.end(ctx, StatusCanceled, fmt.Errorf("%w (resume with the research id %s)", cause, x.r.ID))

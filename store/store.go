@@ -329,6 +329,10 @@ type ResearchStore interface {
 	ResearchSetCancel(ctx context.Context, id string, requested bool) error
 	// ResearchCancelRequested reports whether a cancel was requested.
 	ResearchCancelRequested(ctx context.Context, id string) (bool, error)
+	// ResearchRunnable lists, oldest first, researches a worker may take:
+	// pending, or processing with no lease or one that ended before now
+	// (its runner died or shut down).
+	ResearchRunnable(ctx context.Context, now time.Time, limit int) ([]string, error)
 }
 
 // LeaseError says who holds a research's lease, and until when.

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -37,7 +38,7 @@ const (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	app := &app{stdout: os.Stdout, stderr: os.Stderr, env: os.LookupEnv}
 	root := app.rootCmd()
@@ -97,7 +98,7 @@ func (a *app) rootCmd() *cobra.Command {
 		},
 	}
 	a.cfg.registerFlags(root.PersistentFlags())
-	root.AddCommand(a.versionCmd(), a.kbCmd(), a.evalCmd(), a.researchCmd(), a.threadCmd())
+	root.AddCommand(a.versionCmd(), a.kbCmd(), a.evalCmd(), a.researchCmd(), a.threadCmd(), a.workerCmd())
 	return root
 }
 

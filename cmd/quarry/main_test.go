@@ -31,6 +31,12 @@ func envOf(t *testing.T) func(string) (string, bool) {
 // stderr and the error.
 func run(t *testing.T, dataDir string, args ...string) (string, string, error) {
 	t.Helper()
+	return runCtx(context.Background(), t, dataDir, args...)
+}
+
+// runCtx is run with a context (a worker runs until it ends).
+func runCtx(ctx context.Context, t *testing.T, dataDir string, args ...string) (string, string, error) {
+	t.Helper()
 	dir := t.TempDir()
 	out, _ := os.Create(filepath.Join(dir, "out"))
 	errf, _ := os.Create(filepath.Join(dir, "err"))
@@ -39,7 +45,7 @@ func run(t *testing.T, dataDir string, args ...string) (string, string, error) {
 	a := &app{stdout: out, stderr: errf, env: envOf(t)}
 	root := a.rootCmd()
 	root.SetArgs(append([]string{"--data-dir", dataDir, "--config", filepath.Join("testdata", "config.yaml")}, args...))
-	err := root.ExecuteContext(context.Background())
+	err := root.ExecuteContext(ctx)
 	o, _ := os.ReadFile(out.Name())
 	e, _ := os.ReadFile(errf.Name())
 	return string(o), string(e), err

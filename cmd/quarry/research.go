@@ -49,6 +49,7 @@ type researchFlags struct {
 	confidence float64
 	resume     string
 	thread     string
+	detach     bool
 }
 
 func (a *app) researchCmd() *cobra.Command {
@@ -95,6 +96,7 @@ QUARRY_LLM (or --llm) to use a model.`,
 	fl.Float64Var(&f.confidence, "confidence", 0, "stop early when complete with at least this confidence (default 0.7)")
 	fl.StringVar(&f.resume, "resume", "", "continue a stored research from its last checkpoint")
 	fl.StringVar(&f.thread, "thread", "", "ask in this thread: the question is researched with the thread's earlier answers as context")
+	fl.BoolVar(&f.detach, "detach", false, "queue the research and print its id; a quarry worker on the same store runs it")
 	cmd.AddCommand(a.researchShowCmd(), a.researchListCmd(), a.researchWatchCmd(), a.researchCancelCmd())
 	return cmd
 }
@@ -160,6 +162,19 @@ func (a *app) runResearch(cmd *cobra.Command, f researchFlags, question string) 
 	sources, err := a.openSources(ctx, svc, opts.Sources)
 	if err != nil {
 		return err
+	}
+	if f.detach {
+		if stored != nil {
+			return usageError{errors.New("detach: --resume runs here; to hand a research to the workers, it must be new")}
+		}
+		rn := &research.Runner{Engine: eng, Store: st, Logger: a.logger}
+		r, err := rn.Create(ctx, question, opts)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(a.stdout, r.ID)
+		fmt.Fprintf(a.stderr, "quarry: research %s queued; a worker runs it (quarry worker); follow it with: quarry research watch %s\n", r.ID, r.ID)
+		return nil
 	}
 	if eng.Name() == "offline" {
 		fmt.Fprintln(a.stderr, "quarry: no language model configured: using the offline extractive engine (set ANTHROPIC_API_KEY, OPENAI_API_KEY / OPENAI_BASE_URL or QUARRY_LLM to use one)")

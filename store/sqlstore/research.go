@@ -195,3 +195,26 @@ func (s *DB) ResearchCancelRequested(ctx context.Context, id string) (bool, erro
 	}
 	return v, nil
 }
+
+// ResearchRunnable lists researches a worker may take, oldest first.
+func (s *DB) ResearchRunnable(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	if limit <= 0 {
+		limit = 10
+	}
+	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT id FROM researches
+		WHERE status IN ('pending', 'processing') AND (lease_until IS NULL OR lease_until < ?)
+		ORDER BY created_at, id LIMIT ?`), s.tm(now), limit)
+	if err != nil {
+		return nil, fmt.Errorf("research runnable: %w", err)
+	}
+	defer rows.Close()
+	ids := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("research runnable: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}

@@ -502,6 +502,25 @@ func Exercise(t *testing.T, open Opener) {
 		if err := s.ResearchClaim(ctx, "nope", "a", now, now.Add(time.Minute)); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("claim of a missing research: %v", err)
 		}
+
+		// Runnable: pending, or processing without a live lease.
+		if ids, err := s.ResearchRunnable(ctx, now, 10); err != nil || len(ids) != 1 || ids[0] != "r-2" {
+			t.Fatalf("runnable (r-1 completed, r-2 pending): %v %v", ids, err)
+		}
+		proc := r
+		proc.Status = "processing"
+		if err := s.ResearchSave(ctx, proc, nil); err != nil {
+			t.Fatal(err)
+		}
+		if ids, _ := s.ResearchRunnable(ctx, now, 10); len(ids) != 1 {
+			t.Fatalf("a processing research with a live lease is not runnable: %v", ids)
+		}
+		if ids, _ := s.ResearchRunnable(ctx, now.Add(2*time.Minute), 10); len(ids) != 2 || ids[0] != "r-1" {
+			t.Fatalf("once its lease ended it is, oldest first: %v", ids)
+		}
+		if ids, _ := s.ResearchRunnable(ctx, now.Add(2*time.Minute), 1); len(ids) != 1 {
+			t.Fatalf("limit: %v", ids)
+		}
 		r2.Status = "done"
 		if err := s.ResearchSave(ctx, r2, nil); err == nil {
 			t.Fatal("bad status accepted")

@@ -1,0 +1,246 @@
+package jobs_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/quarryhq/quarry/jobs"
+	"github.com/quarryhq/quarry/llm"
+	"github.com/quarryhq/quarry/llm/llmtest"
+	"github.com/quarryhq/quarry/research"
+	"github.com/quarryhq/quarry/research/offline"
+	"github.com/quarryhq/quarry/search"
+	"github.com/quarryhq/quarry/store"
+	"github.com/quarryhq/quarry/store/sqlite"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// source answers every query with two documents; while hold is set,
+// queries wait for it to be cleared or for ctx's end.
+type source struct {
+	hold    atomic.Bool
+	calls   atomic.Int64
+	entered chan struct{}
+	once    sync.Once
+}
+
+func (s *source) Name() string { return "web" }
+
+func (s *source) Search(ctx context.Context, q string, k int) ([]search.Result, error) {
+	s.calls.Add(1)
+	if s.entered != nil {
+		s.once.Do(func() { close(s.entered) })
+	}
+	for s.hold.Load() {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	slug := strings.ReplaceAll(q, " ", "-")
+	return []search.Result{
+		{URL: "https://ex.test/" + slug + "/1", Title: q, Content: q + " is documented here. It was founded in 1901.", Kind: "web", Credibility: 0.5},
+		{URL: "https://ex.test/" + slug + "/2", Title: q + " 2", Content: q + " has 40 members.", Kind: "web", Credibility: 0.5},
+	}, nil
+}
+
+const plan = `{"strategy":"s","keywords":["k"],"steps":[],"sub_questions":[{"text":"alpha origins","priority":1,"queries":["alpha origins"]},{"text":"alpha uses","priority":2,"queries":["alpha uses"]}],"estimated_seconds":1}`
+
+// model counts plans per research question.
+func model() (*llmtest.Fake, *sync.Map) {
+	plans := &sync.Map{}
+	return &llmtest.Fake{Reply: func(_ int, req llm.Request) (string, error) {
+		switch req.Schema.Name {
+		case "research_plan":
+			q := req.Messages[0].Content
+			q = q[strings.Index(q, "Question: ")+10:]
+			q = q[:strings.Index(q, "\n")]
+			n, _ := plans.LoadOrStore(q, new(atomic.Int64))
+			n.(*atomic.Int64).Add(1)
+			return plan, nil
+		case "research_analysis":
+			return `{"learnings":[{"text":"Alpha is documented.","source_ids":["S1"]}],"directions":[],"is_complete":true,"confidence":0.9,"relevance":1,"quality":1}`, nil
+		case "research_report":
+			return `{"title":"Alpha","summary":"Alpha is documented [cite:S1].","sections":[]}`, nil
+		case "citation_judge":
+			return `{"verdicts":[]}`, nil
+		}
+		return "", fmt.Errorf("unexpected %s", req.Schema.Name)
+	}}, plans
+}
+
+func open(t *testing.T) store.Store {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "q.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func runner(st store.Store, p llm.Provider, src search.Source) *research.Runner {
+	return &research.Runner{Engine: &research.LLMEngine{Provider: p}, Fallback: offline.Engine{}, Sources: []search.Source{src}, Store: st}
+}
+
+func waitAll(t *testing.T, st store.Store, ids []string, status string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for _, id := range ids {
+		for {
+			r, err := research.Load(context.Background(), st, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Status == status {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("research %s is %s, want %s", id, r.Status, status)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// TestTwoWorkersRunEachOnce: ten queued researches, two workers sharing
+// the store: all complete, each planned exactly once.
+func TestTwoWorkersRunEachOnce(t *testing.T) {
+	st := open(t)
+	fake, plans := model()
+	src := &source{}
+	var ids []string
+	creator := runner(st, fake, src)
+	for i := range 10 {
+		r, err := creator.Create(context.Background(), fmt.Sprintf("What is alpha number %d?", i), research.Options{Sources: []string{"web"}, Level: "quick"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.ID)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range 2 {
+		w := &jobs.Local{Runner: runner(st, fake, src), Store: st, Concurrency: 2, Poll: 20 * time.Millisecond}
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = w.Run(ctx) }()
+	}
+	waitAll(t, st, ids, research.StatusCompleted)
+	cancel()
+	wg.Wait()
+	n := 0
+	plans.Range(func(q, c any) bool {
+		n++
+		if c.(*atomic.Int64).Load() != 1 {
+			t.Errorf("%s planned %d times", q, c.(*atomic.Int64).Load())
+		}
+		return true
+	})
+	if n != 10 {
+		t.Fatalf("%d researches planned, want 10", n)
+	}
+}
+
+// TestShutdownHandsOver: a worker that shuts down mid-research leaves it
+// processing, checkpointed and unleased; another worker finishes it
+// without planning it again.
+func TestShutdownHandsOver(t *testing.T) {
+	st := open(t)
+	fake, plans := model()
+	src := &source{entered: make(chan struct{})}
+	src.hold.Store(true)
+	r, err := runner(st, fake, src).Create(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: "quick"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx1, stop1 := context.WithCancel(context.Background())
+	w1 := &jobs.Local{Runner: runner(st, fake, src), Store: st, Poll: 20 * time.Millisecond}
+	done1 := make(chan error, 1)
+	go func() { done1 <- w1.Run(ctx1) }()
+	<-src.entered
+	stop1()
+	if err := <-done1; err != nil {
+		t.Fatal(err)
+	}
+	mid, _ := research.Load(context.Background(), st, r.ID)
+	if mid.Status != research.StatusProcessing || mid.Plan == nil {
+		t.Fatalf("after shutdown: %s, plan %v", mid.Status, mid.Plan != nil)
+	}
+	src.hold.Store(false)
+	ctx2, stop2 := context.WithCancel(context.Background())
+	defer stop2()
+	w2 := &jobs.Local{Runner: runner(st, fake, src), Store: st, Poll: 20 * time.Millisecond}
+	done2 := make(chan error, 1)
+	go func() { done2 <- w2.Run(ctx2) }()
+	waitAll(t, st, []string{r.ID}, research.StatusCompleted)
+	stop2()
+	<-done2
+	c, _ := plans.Load("What is alpha?")
+	if c.(*atomic.Int64).Load() != 1 {
+		t.Fatalf("planned %d times", c.(*atomic.Int64).Load())
+	}
+}
+
+// TestCrashedLeaseIsRescued: a research whose runner died (its lease, held
+// by a process on another host, ran out) is taken by a worker.
+func TestCrashedLeaseIsRescued(t *testing.T) {
+	st := open(t)
+	fake, _ := model()
+	src := &source{}
+	rn := runner(st, fake, src)
+	r, err := rn.Create(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: "quick"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if err := st.ResearchClaim(context.Background(), r.ID, "elsewhere:1/dead", now.Add(-time.Minute), now.Add(300*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	w := &jobs.Local{Runner: rn, Store: st, Poll: 50 * time.Millisecond}
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	waitAll(t, st, []string{r.ID}, research.StatusCompleted)
+	stop()
+	<-done
+}
+
+// TestQueuedCancel: a research canceled while it waited is not run.
+func TestQueuedCancel(t *testing.T) {
+	st := open(t)
+	fake, plans := model()
+	rn := runner(st, fake, &source{})
+	r, err := rn.Create(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: "quick"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rn.Cancel(context.Background(), r.ID); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := research.Load(context.Background(), st, r.ID)
+	if got.Status != research.StatusCanceled {
+		t.Fatalf("status %s", got.Status)
+	}
+	ctx, stop := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer stop()
+	if err := (&jobs.Local{Runner: rn, Store: st, Poll: 20 * time.Millisecond}).Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := plans.Load("What is alpha?"); ok {
+		t.Fatal("a canceled research was run")
+	}
+	if _, err := rn.Work(context.Background(), r.ID); err != nil && !errors.Is(err, research.ErrCanceled) {
+		t.Fatal(err)
+	}
+}
