@@ -2,6 +2,7 @@ package research_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -107,5 +108,23 @@ func TestOfflineFollowUp(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("the follow-up's queries do not name Giuseppe Verdi: %+v", second.SubQuestions)
+	}
+}
+
+// TestPublicListsAreNeverNull: a research just created prints its lists
+// as [] (clients iterate them without a null check).
+func TestPublicListsAreNeverNull(t *testing.T) {
+	t.Parallel()
+	rn := &research.Runner{Engine: offline.Engine{}, Store: openStore(t)}
+	r, err := rn.Create(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(research.Public(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "null") {
+		t.Fatalf("null in %s", b)
 	}
 }

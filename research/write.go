@@ -73,7 +73,15 @@ func (x *run) write(ctx context.Context) error {
 // keeps the lexical verdict, and a warning says so.
 func (x *run) judge(ctx context.Context, j Judge, name string, ck *Checks, passed []cited) {
 	t0 := x.rn.now()
-	defer x.timed(stageChecking, t0)
+	defer func() {
+		// The judge runs inside the writer's stage: its time is counted
+		// under checking only, not twice.
+		d := x.rn.now().Sub(t0).Seconds()
+		x.mu.Lock()
+		x.r.Timings.Stages[stageChecking] += d
+		x.r.Timings.Stages[StageSynthesizing] -= d
+		x.mu.Unlock()
+	}()
 	x.agent(AgentReflector, AgentThinking, 0, fmt.Sprintf("judging %d cited passages", len(passed)), "")
 	fits := func(n int) bool { b := x.budget(); return b.max == 0 || n <= b.left() }
 	needed, unjudged, err := judgeChecks(ctx, j, ck, passed, fits, func(u llm.Usage) { x.addUsage(stageChecking, u) })

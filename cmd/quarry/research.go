@@ -412,7 +412,7 @@ func (a *app) printResearch(r *research.Research, format, out string) error {
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(publicView(r))
+		return enc.Encode(research.Public(r))
 	case "html":
 		_, err := io.WriteString(w, research.HTML(r.Report, r.Sources))
 		return err
@@ -422,22 +422,6 @@ func (a *app) printResearch(r *research.Research, format, out string) error {
 	}
 }
 
-// publicView is the research as printed: source texts and checkpoint-only
-// fields left out.
-func publicView(r *research.Research) *research.Research {
-	v := *r
-	v.Sources = make([]research.Source, len(r.Sources))
-	for i, s := range r.Sources {
-		s.Content = ""
-		v.Sources[i] = s
-	}
-	v.SubQuestions = make([]research.SubQuestion, len(r.SubQuestions))
-	for i, sq := range r.SubQuestions {
-		sq.Hits = nil
-		v.SubQuestions[i] = sq
-	}
-	return &v
-}
 
 func (a *app) researchShowCmd() *cobra.Command {
 	var format string

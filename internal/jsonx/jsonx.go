@@ -1,0 +1,55 @@
+// Package jsonx holds what Quarry's JSON output needs beyond
+// encoding/json.
+package jsonx
+
+import (
+	"reflect"
+	"strings"
+)
+
+// EmptySlices replaces, in the value v points to, every nil slice that
+// JSON would print as null (a field without omitempty, an element of a
+// slice) with an empty one, recursively, so lists print as []. Maps are
+// left as they are.
+func EmptySlices(v any) {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return
+	}
+	fill(rv.Elem(), true)
+}
+
+func fill(v reflect.Value, printed bool) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			fill(v.Elem(), true)
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			tag := f.Tag.Get("json")
+			if tag == "-" {
+				continue
+			}
+			fv := v.Field(i)
+			if fv.CanSet() {
+				fill(fv, !strings.Contains(tag, ",omitempty"))
+			}
+		}
+	case reflect.Slice:
+		if v.IsNil() {
+			if printed && v.CanSet() && v.Type().Elem().Kind() != reflect.Uint8 {
+				v.Set(reflect.MakeSlice(v.Type(), 0, 0))
+			}
+			return
+		}
+		for i := range v.Len() {
+			fill(v.Index(i), true)
+		}
+	}
+}
