@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -61,9 +62,14 @@ type Progress struct {
 
 // AddOptions tune an ingest.
 type AddOptions struct {
-	Embedder  embed.Embedder
-	Chunking  chunk.Options
+	Embedder embed.Embedder
+	Chunking chunk.Options
+	// BatchSize is how many documents are chunked, embedded and written
+	// together (default 256).
 	BatchSize int
+	// ChunkBatch is how many chunks of a document are embedded and written
+	// together when it has more than that (default 256); see AddDocuments.
+	ChunkBatch int
 	// Touch records unchanged documents as fetched again (store.SourceTouch:
 	// new ETag and Last-Modified, crawl time, failures reset) — what a
 	// crawler wants for a page that answered with the same content.
@@ -223,19 +229,39 @@ func clipURL(u string) string {
 }
 
 // contentHash identifies a document's title and text; an unchanged hash
-// means nothing to re-chunk or re-embed.
+// means nothing to re-chunk or re-embed. It never holds a copy of the text.
 func contentHash(d Document) string {
 	h := sha256.New()
-	h.Write([]byte(d.Title))
+	_, _ = io.WriteString(h, d.Title)
 	h.Write([]byte{0})
-	h.Write([]byte(d.Text))
+	var buf [32 << 10]byte
+	for text := d.Text; text != ""; {
+		n := copy(buf[:], text)
+		h.Write(buf[:n])
+		text = text[n:]
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// todoDoc is a document to write, with its content hash.
+type todoDoc struct {
+	Document
+	hash string
+}
+
 // AddDocuments ingests extracted documents. An unchanged document (same
-// content hash) is skipped; a changed one has its own chunks replaced. Each
-// batch is written in one transaction, so a failure loses nothing already
-// stored and leaves nothing half-written.
+// content hash) is skipped; a changed one has its own chunks replaced.
+//
+// Documents of up to AddOptions.ChunkBatch chunks are written BatchSize at a
+// time, each batch in one transaction, so a failure loses nothing already
+// stored and leaves nothing half-written. A longer document is streamed so
+// that memory stays within a few chunk batches besides its text, however
+// long it is: its source is written first with an empty content hash and
+// no chunks (its old ones removed), then its chunks ChunkBatch at a time as
+// they are cut, analysed and embedded, each batch in its own transaction,
+// and its content hash is set with the last batch. A failure part-way
+// leaves the empty hash, so the document never passes for unchanged and the
+// next ingest writes it again; until then searches see the chunks written.
 func (s *Service) AddDocuments(ctx context.Context, kb *store.KB, docs []Document, opt AddOptions) (*Report, error) {
 	start := time.Now()
 	rep := &Report{Failed: []Problem{}}
@@ -245,6 +271,9 @@ func (s *Service) AddDocuments(ctx context.Context, kb *store.KB, docs []Documen
 	if opt.BatchSize <= 0 {
 		opt.BatchSize = 256
 	}
+	if opt.ChunkBatch <= 0 {
+		opt.ChunkBatch = 256
+	}
 	existing, err := s.store.SourceList(ctx, kb.ID)
 	if err != nil {
 		return rep, err
@@ -253,7 +282,7 @@ func (s *Service) AddDocuments(ctx context.Context, kb *store.KB, docs []Documen
 	for _, e := range existing {
 		known[e.URL] = e.ContentHash
 	}
-	var todo []Document
+	var todo []todoDoc
 	var touches []store.SourceTouch
 	seen := map[string]string{}
 	for _, d := range docs {
@@ -266,22 +295,34 @@ func (s *Service) AddDocuments(ctx context.Context, kb *store.KB, docs []Documen
 			rep.Failed = append(rep.Failed, Problem{Origin: d.Origin, Reason: fmt.Sprintf("%s (%q)", err, clipURL(d.URL))})
 			continue
 		}
-		if h, ok := known[d.URL]; ok && h == contentHash(d) {
+		hash := contentHash(d)
+		if h, ok := known[d.URL]; ok && h == hash {
 			rep.Unchanged++
 			if opt.Touch {
 				touches = append(touches, store.SourceTouch{URL: d.URL, ETag: d.ETag, LastModified: d.LastModified, CrawledAt: time.Now().UTC()})
 			}
 			continue
 		}
-		todo = append(todo, d)
+		todo = append(todo, todoDoc{d, hash})
 	}
 	if err := s.store.SourceTouch(ctx, kb.ID, touches); err != nil {
 		rep.Seconds = time.Since(start).Seconds()
 		return rep, fmt.Errorf("ingest: %w", err)
 	}
+	count := func(url string, chunks []store.Chunk) {
+		if _, ok := known[url]; ok {
+			rep.Updated++
+		} else {
+			rep.Added++
+		}
+		rep.Chunks += len(chunks)
+		for _, c := range chunks {
+			rep.Tokens += c.TokenCount
+		}
+	}
 	for i := 0; i < len(todo); i += opt.BatchSize {
 		batch := todo[i:min(len(todo), i+opt.BatchSize)]
-		puts, probs, err := s.prepare(ctx, kb, batch, opt)
+		puts, long, probs, err := s.prepare(ctx, kb, batch, opt)
 		if err != nil {
 			rep.Seconds = time.Since(start).Seconds()
 			return rep, err
@@ -289,21 +330,20 @@ func (s *Service) AddDocuments(ctx context.Context, kb *store.KB, docs []Documen
 		rep.Failed = append(rep.Failed, probs...)
 		if _, err := s.store.SourcePutBatch(ctx, kb.ID, puts); err != nil {
 			rep.Seconds = time.Since(start).Seconds()
-			if errors.Is(err, store.ErrNotFound) {
-				return rep, fmt.Errorf("knowledge base %q was removed while documents were being added (%d were added before): %w", kb.Name, rep.Added+rep.Updated, store.ErrNotFound)
-			}
-			return rep, fmt.Errorf("ingest batch at %s: %w", batch[0].Origin, err)
+			return rep, s.writeError(ctx, kb, rep, batch[0].Origin, err)
 		}
 		for _, p := range puts {
-			if _, ok := known[p.Source.URL]; ok {
-				rep.Updated++
-			} else {
-				rep.Added++
+			count(p.Source.URL, p.Chunks)
+		}
+		for _, d := range long {
+			chunks, tokens, err := s.addLong(ctx, kb, d.src, opt)
+			if err != nil {
+				rep.Seconds = time.Since(start).Seconds()
+				return rep, s.writeError(ctx, kb, rep, d.origin, err)
 			}
-			rep.Chunks += len(p.Chunks)
-			for _, c := range p.Chunks {
-				rep.Tokens += c.TokenCount
-			}
+			count(d.src.URL, nil)
+			rep.Chunks += chunks
+			rep.Tokens += tokens
 		}
 		if opt.Progress != nil {
 			opt.Progress(Progress{Done: min(len(todo), i+opt.BatchSize), Total: len(todo)})
@@ -313,10 +353,33 @@ func (s *Service) AddDocuments(ctx context.Context, kb *store.KB, docs []Documen
 	return rep, nil
 }
 
-// prepare chunks, analyses and embeds a batch on all cores.
-func (s *Service) prepare(ctx context.Context, kb *store.KB, batch []Document, opt AddOptions) ([]store.SourcePut, []Problem, error) {
+// writeError explains a failed write: a knowledge base removed meanwhile,
+// or the batch that failed.
+func (s *Service) writeError(ctx context.Context, kb *store.KB, rep *Report, origin string, err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		if _, verr := s.store.KBVersion(ctx, kb.ID); errors.Is(verr, store.ErrNotFound) {
+			return fmt.Errorf("knowledge base %q was removed while documents were being added (%d were added before): %w", kb.Name, rep.Added+rep.Updated, store.ErrNotFound)
+		}
+	}
+	return fmt.Errorf("ingest batch at %s: %w", origin, err)
+}
+
+// errLong stops chunking a document that has more than a batch of chunks:
+// it is streamed by addLong instead.
+var errLong = errors.New("more chunks than a batch")
+
+// longDoc is a document with more chunks than a batch, to be streamed.
+type longDoc struct {
+	src    store.Source
+	origin string
+}
+
+// prepare chunks, analyses and embeds a batch on all cores. Documents with
+// more than opt.ChunkBatch chunks are returned in long, to be streamed.
+func (s *Service) prepare(ctx context.Context, kb *store.KB, batch []todoDoc, opt AddOptions) ([]store.SourcePut, []longDoc, []Problem, error) {
 	type result struct {
 		put  store.SourcePut
+		long bool
 		prob *Problem
 	}
 	results := make([]result, len(batch))
@@ -324,18 +387,19 @@ func (s *Service) prepare(ctx context.Context, kb *store.KB, batch []Document, o
 	next := make(chan int)
 	workers := runtime.GOMAXPROCS(0)
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range next {
-				put, err := buildSource(batch[i], opt.Chunking)
-				if err != nil {
+				put, err := buildSource(batch[i], opt.Chunking, opt.ChunkBatch)
+				switch {
+				case errors.Is(err, errLong):
+					results[i].put, results[i].long = put, true
+				case err != nil:
 					results[i].prob = &Problem{Origin: batch[i].Origin, Reason: err.Error()}
-					continue
+				default:
+					results[i].put = put
 				}
-				results[i].put = put
 			}
-		}()
+		})
 	}
 	for i := range batch {
 		next <- i
@@ -346,10 +410,15 @@ func (s *Service) prepare(ctx context.Context, kb *store.KB, batch []Document, o
 	// Embed all chunks of the batch in one call (providers batch further).
 	var texts []string
 	var puts []store.SourcePut
+	var long []longDoc
 	var probs []Problem
-	for _, r := range results {
-		if r.prob != nil {
+	for i, r := range results {
+		switch {
+		case r.prob != nil:
 			probs = append(probs, *r.prob)
+			continue
+		case r.long:
+			long = append(long, longDoc{r.put.Source, batch[i].Origin})
 			continue
 		}
 		puts = append(puts, r.put)
@@ -357,21 +426,167 @@ func (s *Service) prepare(ctx context.Context, kb *store.KB, batch []Document, o
 			texts = append(texts, embedText(r.put.Source.Title, c.Text))
 		}
 	}
-	vecs, err := opt.Embedder.Embed(ctx, texts)
+	if len(texts) == 0 {
+		return puts, long, probs, nil
+	}
+	vecs, err := embedTexts(ctx, kb, texts, opt)
 	if err != nil {
-		return nil, nil, fmt.Errorf("embed: %w", err)
+		return nil, nil, nil, err
 	}
 	k := 0
 	for i := range puts {
 		for j := range puts[i].Chunks {
-			if len(vecs[k]) != kb.Dimension {
-				return nil, nil, fmt.Errorf("embed: got %d dimensions, knowledge base %q has %d", len(vecs[k]), kb.Name, kb.Dimension)
-			}
 			puts[i].Chunks[j].Embedding = vecs[k]
 			k++
 		}
 	}
-	return puts, probs, nil
+	return puts, long, probs, nil
+}
+
+func embedTexts(ctx context.Context, kb *store.KB, texts []string, opt AddOptions) ([][]float32, error) {
+	vecs, err := opt.Embedder.Embed(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("embed: %w", err)
+	}
+	if len(vecs) != len(texts) {
+		return nil, fmt.Errorf("embed: got %d vectors for %d texts", len(vecs), len(texts))
+	}
+	for _, v := range vecs {
+		if len(v) != kb.Dimension {
+			return nil, fmt.Errorf("embed: got %d dimensions, knowledge base %q has %d", len(v), kb.Name, kb.Dimension)
+		}
+	}
+	return vecs, nil
+}
+
+// addLong streams a document with more than opt.ChunkBatch chunks (see
+// AddDocuments) through a pipeline of batches: cutting chunks, analysing
+// them (on all cores), embedding them and writing them each run in their
+// own goroutine, one batch apart, so a few batches are held at a time.
+// It returns the document's chunk and token counts.
+func (s *Service) addLong(ctx context.Context, kb *store.KB, src store.Source, opt AddOptions) (chunks, tokens int, err error) {
+	final := store.SourceAppendChunksParams{Final: true, ContentHash: src.ContentHash, ETag: src.ETag, LastModified: src.LastModified}
+	src.ContentHash, src.ETag, src.LastModified = "", "", nil
+	ids, err := s.store.SourcePutBatch(ctx, kb.ID, []store.SourcePut{{Source: src, Chunks: []store.Chunk{}}})
+	if err != nil {
+		return 0, 0, err
+	}
+	final.SourceID = ids[0]
+
+	ctx, fail := context.WithCancelCause(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer fail(nil)
+	cut := make(chan []chunk.Chunk, 1)
+	wg.Go(func() {
+		defer close(cut)
+		batch := make([]chunk.Chunk, 0, opt.ChunkBatch)
+		err := chunk.Each(src.Content, opt.Chunking, func(c chunk.Chunk) error {
+			if batch = append(batch, c); len(batch) < opt.ChunkBatch {
+				return nil
+			}
+			err := send(ctx, cut, batch)
+			batch = make([]chunk.Chunk, 0, opt.ChunkBatch)
+			return err
+		})
+		if err == nil && len(batch) > 0 {
+			err = send(ctx, cut, batch)
+		}
+		if err != nil {
+			fail(err)
+		}
+	})
+	analysed := stage(ctx, &wg, fail, cut, func(b []chunk.Chunk) (analysedBatch, error) {
+		return analyseChunks(src.Title, b), nil
+	})
+	embedded := stage(ctx, &wg, fail, analysed, func(b analysedBatch) ([]store.Chunk, error) {
+		vecs, err := embedTexts(ctx, kb, b.texts, opt)
+		for i := range vecs {
+			b.chunks[i].Embedding = vecs[i]
+		}
+		return b.chunks, err
+	})
+	// Each batch is written once the next is embedded, so that the last
+	// completes the source in its own transaction.
+	write := func(p store.SourceAppendChunksParams) error {
+		if err := s.store.SourceAppendChunks(ctx, kb.ID, p); err != nil {
+			return err
+		}
+		chunks += len(p.Chunks)
+		for _, c := range p.Chunks {
+			tokens += c.TokenCount
+		}
+		return nil
+	}
+	var held []store.Chunk
+	for b := range embedded {
+		if held != nil {
+			if err := write(store.SourceAppendChunksParams{SourceID: final.SourceID, Chunks: held}); err != nil {
+				fail(err)
+				return chunks, tokens, err
+			}
+		}
+		held = b
+	}
+	if err := context.Cause(ctx); err != nil {
+		return chunks, tokens, err
+	}
+	final.Chunks = held
+	return chunks, tokens, write(final)
+}
+
+// send sends v unless ctx is done first.
+func send[T any](ctx context.Context, ch chan<- T, v T) error {
+	select {
+	case ch <- v:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// stage runs fn on each value from in, in a goroutine of wg, and sends the
+// results on the channel it returns, which it closes when in is closed or
+// ctx is done. An error from fn is passed to fail, which must cancel ctx.
+func stage[In, Out any](ctx context.Context, wg *sync.WaitGroup, fail context.CancelCauseFunc, in <-chan In, fn func(In) (Out, error)) <-chan Out {
+	out := make(chan Out, 1)
+	wg.Go(func() {
+		defer close(out)
+		for v := range in {
+			r, err := fn(v)
+			if err == nil {
+				err = send(ctx, out, r)
+			}
+			if err != nil {
+				fail(err)
+				return
+			}
+		}
+	})
+	return out
+}
+
+// analysedBatch is a batch of chunks analysed, with the texts to embed.
+type analysedBatch struct {
+	chunks []store.Chunk
+	texts  []string
+}
+
+// analyseChunks analyses a batch of a document's chunks on all cores.
+func analyseChunks(title string, pieces []chunk.Chunk) analysedBatch {
+	b := analysedBatch{chunks: make([]store.Chunk, len(pieces)), texts: make([]string, len(pieces))}
+	var wg sync.WaitGroup
+	workers := runtime.GOMAXPROCS(0)
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(pieces); i += workers {
+				b.chunks[i] = chunkRow(title, pieces[i], analyze.Language(pieces[i].Text))
+				b.texts[i] = embedText(title, pieces[i].Text)
+			}
+		})
+	}
+	wg.Wait()
+	return b
 }
 
 func embedText(title, text string) string {
@@ -381,34 +596,55 @@ func embedText(title, text string) string {
 	return title + "\n" + text
 }
 
-func buildSource(d Document, copt chunk.Options) (store.SourcePut, error) {
+// newSource is the source row for a document: sanitised text and title,
+// its language.
+func newSource(d todoDoc) (store.Source, error) {
 	if n := utf8.RuneCountInString(d.URL); n == 0 || n > 500 {
-		return store.SourcePut{}, fmt.Errorf("source URL must be 1-500 characters, got %d", n)
+		return store.Source{}, fmt.Errorf("source URL must be 1-500 characters, got %d", n)
 	}
 	text := chunk.Sanitize(d.Text)
 	title := strings.TrimSpace(chunk.Sanitize(d.Title))
 	if r := []rune(title); len(r) > 500 {
 		title = string(r[:500])
 	}
-	pieces, err := chunk.Split(text, copt)
+	return store.Source{
+		URL: d.URL, DocID: d.DocID, Title: title, Content: text, Language: analyze.Language(text),
+		LastModified: d.LastModified, CrawledAt: time.Now().UTC(), Metadata: d.Metadata,
+		ContentHash: d.hash, ETag: d.ETag,
+	}, nil
+}
+
+// buildSource chunks and analyses a document of at most limit chunks. If
+// it has more, it returns errLong with the source (and no chunks).
+func buildSource(d todoDoc, copt chunk.Options, limit int) (store.SourcePut, error) {
+	src, err := newSource(d)
+	if err != nil {
+		return store.SourcePut{}, err
+	}
+	var pieces []chunk.Chunk
+	err = chunk.Each(src.Content, copt, func(c chunk.Chunk) error {
+		if len(pieces) == limit {
+			return errLong
+		}
+		pieces = append(pieces, c)
+		return nil
+	})
+	if errors.Is(err, errLong) {
+		return store.SourcePut{Source: src}, err
+	}
 	if err != nil {
 		return store.SourcePut{}, err
 	}
 	if len(pieces) == 0 {
 		// A title-only record still gets one chunk so it can be found.
-		if title == "" {
+		if src.Title == "" {
 			return store.SourcePut{}, fmt.Errorf("no text to index")
 		}
-		n, err := chunk.CountTokens(title)
+		n, err := chunk.CountTokens(src.Title)
 		if err != nil {
 			return store.SourcePut{}, err
 		}
-		pieces = []chunk.Chunk{{Text: title, Tokens: n}}
-	}
-	src := store.Source{
-		URL: d.URL, DocID: d.DocID, Title: title, Content: text, Language: analyze.Language(text),
-		LastModified: d.LastModified, CrawledAt: time.Now().UTC(), Metadata: d.Metadata,
-		ContentHash: contentHash(d), ETag: d.ETag,
+		pieces = []chunk.Chunk{{Text: src.Title, Tokens: n}}
 	}
 	chunks := make([]store.Chunk, len(pieces))
 	for i, p := range pieces {
@@ -416,10 +652,16 @@ func buildSource(d Document, copt chunk.Options) (store.SourcePut, error) {
 		if len(pieces) > 1 {
 			lang = analyze.Language(p.Text)
 		}
-		chunks[i] = store.Chunk{
-			ChunkIndex: i, Text: p.Text, TokenCount: p.Tokens, Language: lang,
-			Terms: strings.Join(analyze.Terms(title+"\n"+p.Text), " "),
-		}
+		chunks[i] = chunkRow(src.Title, p, lang)
 	}
 	return store.SourcePut{Source: src, Chunks: chunks}, nil
+}
+
+// chunkRow is the stored form of a piece: its analysed terms carry the
+// title so a search for it finds every chunk.
+func chunkRow(title string, p chunk.Chunk, lang string) store.Chunk {
+	return store.Chunk{
+		ChunkIndex: p.Index, Text: p.Text, TokenCount: p.Tokens, Language: lang,
+		Terms: strings.Join(analyze.Terms(title+"\n"+p.Text), " "),
+	}
 }

@@ -1,8 +1,9 @@
 // Package kb is Quarry's knowledge-base service: it creates knowledge bases,
 // ingests files, folders and BEIR corpora (extract → chunk → analyse →
-// embed → store), and answers BM25, vector and hybrid searches from an
-// in-process index it loads from the store and reloads when the store's
-// version for that knowledge base changes.
+// embed → store; a long document streams through in batches of chunks, so
+// memory does not grow with its length), and answers BM25, vector and
+// hybrid searches from an in-process index it loads from the store and
+// reloads when the store's version for that knowledge base changes.
 package kb
 
 import (

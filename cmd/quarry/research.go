@@ -422,7 +422,6 @@ func (a *app) printResearch(r *research.Research, format, out string) error {
 	}
 }
 
-
 func (a *app) researchShowCmd() *cobra.Command {
 	var format string
 	var events, check bool

@@ -1,11 +1,16 @@
 // Package chunk splits text into pieces of at most MaxTokens cl100k tokens
 // with Overlap tokens carried between neighbours. Cuts prefer a paragraph
 // break, then a sentence end (Latin, Korean and CJK punctuation), then a word
-// break, and fall back to a token boundary only when a piece has none.
+// break, and fall back to a token boundary only when a piece has none. Each
+// streams the pieces of a text of any length in memory proportional to
+// MaxTokens; Split collects them.
 package chunk
 
 import (
+	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -76,89 +81,237 @@ const (
 	paragraph
 )
 
+// segmentBytes is how much text is tokenized at a time.
+const segmentBytes = 64 << 10
+
 // Split chunks text. Invalid UTF-8 is replaced, not rejected.
 func Split(text string, opt Options) ([]Chunk, error) {
+	var out []Chunk
+	if err := Each(text, opt, func(c Chunk) error {
+		out = append(out, c)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Each calls fn with the chunks Split returns, in order, as it cuts them.
+// It tokenizes the text a segment at a time and keeps only the tokens of the
+// chunk being cut, so besides the text itself it holds memory in proportion
+// to MaxTokens, however long the text. An error from fn stops it and is
+// returned as is.
+func Each(text string, opt Options, fn func(Chunk) error) error {
+	return each(text, opt, segmentBytes, fn)
+}
+
+func each(text string, opt Options, segment int, fn func(Chunk) error) error {
 	if opt.MaxTokens <= 0 {
 		opt.MaxTokens = DefaultMaxTokens
 	}
 	if opt.Overlap < 0 || opt.Overlap >= opt.MaxTokens/2 {
-		return nil, fmt.Errorf("chunk: overlap %d must be between 0 and half of max tokens %d", opt.Overlap, opt.MaxTokens)
+		return fmt.Errorf("chunk: overlap %d must be between 0 and half of max tokens %d", opt.Overlap, opt.MaxTokens)
 	}
 	text = Sanitize(text)
 	if strings.TrimSpace(text) == "" {
-		return nil, nil
+		return nil
 	}
 	c, err := cl100k()
 	if err != nil {
-		return nil, fmt.Errorf("chunk: %w", err)
+		return fmt.Errorf("chunk: %w", err)
 	}
-	_, toks, err := c.Encode(text)
-	if err != nil {
-		return nil, fmt.Errorf("chunk: tokenize: %w", err)
-	}
-	// off[i] is the byte offset where token i starts; off[n] = len(text).
-	off := make([]int, len(toks)+1)
-	for i, t := range toks {
-		off[i+1] = off[i] + len(t)
-	}
-	if off[len(toks)] != len(text) {
+	t := &tokens{text: text, c: c, segment: max(1, segment), levels: levelScan{prev: -1}}
+	n, err := pack(t, opt, c, fn)
+	if errors.Is(err, errUncovered) && n == 0 {
 		// Token strings did not cover the text; fall back to rune pieces.
-		return splitRunes(text, opt)
+		chunks, err := splitRunes(text, opt)
+		if err != nil {
+			return err
+		}
+		for _, ch := range chunks {
+			if err := fn(ch); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
-	levels := boundaryLevels(text)
-	return pack(text, off, levels, opt, c)
+	return err
 }
 
-func pack(text string, off []int, levels []int8, opt Options, c tokenizer.Codec) ([]Chunk, error) {
-	n := len(off) - 1
-	var out []Chunk
-	for s := 0; s < n; {
+// errUncovered means the token strings of a segment did not add up to it.
+// cl100k's pre-tokenizer matches every character of valid UTF-8, so it
+// does not happen to sanitised text; when it did before the first chunk,
+// Each falls back to rune windows for the whole text.
+var errUncovered = errors.New("chunk: token strings do not cover the text")
+
+// tokens streams the cl100k tokens of text a segment at a time and keeps a
+// window of them: token i (counted from the start of the text) starts at
+// byte off[i-base], where the boundary level is lv[i-base]. When the text is
+// all read the window ends with token n = the end of the text, a paragraph
+// boundary, as if the text ended with one.
+type tokens struct {
+	text    string
+	c       tokenizer.Codec
+	segment int
+	next    int // where the next segment starts
+	done    bool
+	base    int
+	off     []int
+	lv      []int8
+	levels  levelScan
+}
+
+// fill reads segments until token i is in the window or the text is read.
+func (t *tokens) fill(i int) error {
+	for !t.done && t.base+len(t.off) <= i {
+		if err := t.read(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// n is the number of tokens once the text is read; before that it is more
+// than any token in the window.
+func (t *tokens) n() int {
+	if t.done {
+		return t.base + len(t.off) - 1
+	}
+	return math.MaxInt
+}
+
+func (t *tokens) at(i int) int     { return t.off[i-t.base] }
+func (t *tokens) level(i int) int8 { return t.lv[i-t.base] }
+
+// drop forgets the tokens before i, now and then, so the window stays small.
+func (t *tokens) drop(i int) {
+	k := i - t.base
+	if k < 4096 || k < len(t.off)/2 {
+		return
+	}
+	t.off = t.off[:copy(t.off, t.off[k:])]
+	t.lv = t.lv[:copy(t.lv, t.lv[k:])]
+	t.base = i
+}
+
+// read tokenizes the next segment. Segments end where segmentEnd says
+// tokenizing each side alone gives the tokens of the whole text.
+func (t *tokens) read() error {
+	a := t.next
+	b := segmentEnd(t.text, a+t.segment)
+	_, toks, err := t.c.Encode(t.text[a:b])
+	if err != nil {
+		return fmt.Errorf("chunk: tokenize: %w", err)
+	}
+	lv := t.levels.scan(t.text, a, b)
+	p := a
+	for _, tok := range toks {
+		if p >= b {
+			return errUncovered
+		}
+		t.off = append(t.off, p)
+		t.lv = append(t.lv, lv[p-a])
+		p += len(tok)
+	}
+	if p != b {
+		return errUncovered
+	}
+	t.next = b
+	if b == len(t.text) {
+		t.done = true
+		t.off = append(t.off, b)
+		t.lv = append(t.lv, paragraph)
+	}
+	return nil
+}
+
+// segmentEnd returns the first place at or after from where the text can
+// be cut without changing its tokens, or len(text) if there is none: after a
+// letter that a non-letter follows, or after a line break that a letter or
+// digit follows. cl100k's pre-tokenizer (see tokenizer/codec/cl100k_base.go)
+// never puts the characters on either side of such a place in one piece
+// and never looks past it to decide a piece before it, and BPE merges only
+// inside pieces; so the tokens of the two sides are the tokens of the whole.
+func segmentEnd(text string, from int) int {
+	for x := max(from, 1); x < len(text); x++ {
+		if !utf8.RuneStart(text[x]) {
+			continue
+		}
+		prev, _ := utf8.DecodeLastRuneInString(text[:x])
+		r, _ := utf8.DecodeRuneInString(text[x:])
+		if unicode.IsLetter(prev) && !unicode.IsLetter(r) || prev == '\n' && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			return x
+		}
+	}
+	return len(text)
+}
+
+// pack cuts chunks from the token stream and hands each to fn; it returns
+// how many it handed over.
+func pack(t *tokens, opt Options, c tokenizer.Codec, fn func(Chunk) error) (int, error) {
+	text := t.text
+	count := 0
+	for s := 0; ; {
+		// The chunk's tokens, and the few a cut may move forward to align
+		// with a rune.
+		if err := t.fill(s + opt.MaxTokens + utf8.UTFMax); err != nil {
+			return count, err
+		}
+		n := t.n()
+		if s >= n {
+			break
+		}
+		t.drop(s)
 		e := min(n, s+opt.MaxTokens)
 		cut := e
 		if e < n {
-			cut = bestCut(off, levels, s+opt.MaxTokens/2, e)
-			cut = runeAligned(text, off, cut, s+1)
+			cut = t.bestCut(s+opt.MaxTokens/2, e)
+			cut = t.runeAligned(cut, s+1)
 		}
-		ch, ok := makeChunk(text, off[s], off[cut])
+		ch, ok := makeChunk(text, t.at(s), t.at(cut))
 		if ok {
 			cnt, err := c.Count(ch.Text)
 			if err != nil {
-				return nil, fmt.Errorf("chunk: count: %w", err)
+				return count, fmt.Errorf("chunk: count: %w", err)
 			}
 			// Re-tokenising a slice can merge differently at its edges; shrink
 			// until the stored count honours the limit.
 			for cnt > opt.MaxTokens && cut > s+1 {
-				cut = runeAligned(text, off, cut-1, s+1)
-				ch, ok = makeChunk(text, off[s], off[cut])
+				cut = t.runeAligned(cut-1, s+1)
+				ch, ok = makeChunk(text, t.at(s), t.at(cut))
 				if !ok {
 					break
 				}
 				if cnt, err = c.Count(ch.Text); err != nil {
-					return nil, fmt.Errorf("chunk: count: %w", err)
+					return count, fmt.Errorf("chunk: count: %w", err)
 				}
 			}
 			if ok && cnt > 0 {
 				ch.Tokens = cnt
-				ch.Index = len(out)
-				out = append(out, ch)
+				ch.Index = count
+				if err := fn(ch); err != nil {
+					return count, err
+				}
+				count++
 			}
 		}
 		if cut >= n {
 			break
 		}
-		next := overlapStart(off, levels, max(s+1, cut-opt.Overlap), cut)
-		s = runeAligned(text, off, next, s+1)
+		next := t.overlapStart(max(s+1, cut-opt.Overlap), cut)
+		s = t.runeAligned(next, s+1)
 	}
-	return out, nil
+	return count, nil
 }
 
 // runeAligned moves token index i back (not below lo) until it starts a
 // rune: byte-level BPE tokens can split a multi-byte character.
-func runeAligned(text string, off []int, i, lo int) int {
-	for i > lo && off[i] < len(text) && !utf8.RuneStart(text[off[i]]) {
+func (t *tokens) runeAligned(i, lo int) int {
+	text := t.text
+	for i > lo && t.at(i) < len(text) && !utf8.RuneStart(text[t.at(i)]) {
 		i--
 	}
-	for i < len(off)-1 && off[i] < len(text) && !utf8.RuneStart(text[off[i]]) {
+	for i < t.n() && t.at(i) < len(text) && !utf8.RuneStart(text[t.at(i)]) {
 		i++
 	}
 	return i
@@ -166,10 +319,10 @@ func runeAligned(text string, off []int, i, lo int) int {
 
 // bestCut picks the token index in [lo, hi] at the strongest boundary,
 // latest among equals; hi when there is none.
-func bestCut(off []int, levels []int8, lo, hi int) int {
+func (t *tokens) bestCut(lo, hi int) int {
 	best, bestLevel := hi, none
 	for i := hi; i >= lo; i-- {
-		if l := levels[off[i]]; l > bestLevel {
+		if l := t.level(i); l > bestLevel {
 			best, bestLevel = i, l
 			if l == paragraph {
 				break
@@ -181,13 +334,13 @@ func bestCut(off []int, levels []int8, lo, hi int) int {
 
 // overlapStart picks where the next chunk begins within [lo, cut): the
 // earliest sentence start, else the earliest word start, else lo.
-func overlapStart(off []int, levels []int8, lo, cut int) int {
+func (t *tokens) overlapStart(lo, cut int) int {
 	if lo >= cut {
 		return cut
 	}
 	firstWord := -1
 	for i := lo; i < cut; i++ {
-		switch l := levels[off[i]]; {
+		switch l := t.level(i); {
 		case l >= sentence:
 			return i
 		case l == word && firstWord < 0:
@@ -235,37 +388,67 @@ func isCloser(r rune) bool {
 	return false
 }
 
-// boundaryLevels marks, for every byte offset, how good a cut there is.
-func boundaryLevels(text string) []int8 {
-	lv := make([]int8, len(text)+1)
-	lv[len(text)] = paragraph
-	prev := rune(-1)
-	newlines := 0
-	for i, r := range text {
+// levelScan marks, for every byte offset, how good a place to cut it is,
+// one segment at a time from the start of the text; the levels are those of
+// the whole text, since it carries what it has seen across segments and
+// reads past a segment's end when a sentence end needs it.
+type levelScan struct {
+	prev     rune // the last rune scanned, -1 before the first
+	newlines int  // line breaks in the whitespace since the last non-space
+	pos      int  // where the sentence-end scan resumes
+	// pending are sentence boundaries already found past the last segment.
+	pending []int
+	buf     []int8
+}
+
+// scan returns the levels of the bytes in [a, b), which must follow the
+// previous segment scanned; the slice is reused by the next call.
+func (s *levelScan) scan(text string, a, b int) []int8 {
+	lv := slices.Grow(s.buf[:0], b-a)[:b-a]
+	clear(lv)
+	s.buf = lv
+	for i, r := range text[a:b] {
 		if unicode.IsSpace(r) {
 			if r == '\n' {
-				newlines++
+				s.newlines++
 			}
 			if lv[i] < word {
 				lv[i] = word
 			}
-			prev = r
+			s.prev = r
 			continue
 		}
 		// i starts a non-space rune after whitespace.
-		if prev >= 0 && unicode.IsSpace(prev) {
-			if newlines >= 2 {
+		if s.prev >= 0 && unicode.IsSpace(s.prev) {
+			if s.newlines >= 2 {
 				lv[i] = paragraph
 			} else if lv[i] < word {
 				lv[i] = word
 			}
 		}
-		newlines = 0
-		prev = r
+		s.newlines = 0
+		s.prev = r
+	}
+	kept := s.pending[:0]
+	for _, p := range s.pending {
+		if p < b {
+			lv[p-a] = max(lv[p-a], sentence)
+		} else {
+			kept = append(kept, p)
+		}
+	}
+	s.pending = kept
+	mark := func(p int) {
+		if p < b {
+			lv[p-a] = max(lv[p-a], sentence)
+		} else {
+			s.pending = append(s.pending, p)
+		}
 	}
 	// Sentence ends: after terminal punctuation (and closing quotes) that is
 	// followed by space, or after a CJK full stop whatever follows.
-	for i := 0; i < len(text); {
+	i := s.pos
+	for i < b {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		j := i + size
 		if isSentenceEnd(r) {
@@ -282,9 +465,7 @@ func boundaryLevels(text string) []int8 {
 				nextSpace = unicode.IsSpace(r2)
 			}
 			if nextSpace || isCJKStop(r) {
-				if lv[j] < sentence {
-					lv[j] = sentence
-				}
+				mark(j)
 				// the first non-space after it starts a sentence
 				k := j
 				for k < len(text) {
@@ -294,13 +475,12 @@ func boundaryLevels(text string) []int8 {
 					}
 					k += s3
 				}
-				if lv[k] < sentence {
-					lv[k] = sentence
-				}
+				mark(k)
 			}
 		}
 		i = j
 	}
+	s.pos = i
 	return lv
 }
 
