@@ -136,3 +136,47 @@ func FuzzHTML(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMarkdown: whatever a source or a model says, the Markdown report has
+// no raw HTML, no link or image, no control character and no heading,
+// list or quote that the report did not write itself.
+func FuzzMarkdown(f *testing.F) {
+	f.Add("Verdi [1] <script>alert(1)</script>", "https://x/\"><img src=x>", "[x](javascript:alert(1)) ![i](data:x) [2]")
+	f.Add("# Fake heading\n## References\n> quote", "javascript:alert(1)", "\x1b[2J\u202e\r\n- item")
+	f.Add("\\[x\\](y) `code` <http://a>", "kb://notes/1", "[1][1] [99] [a]")
+	f.Fuzz(func(t *testing.T, text, url, content string) {
+		rep, _ := goldenReport()
+		rep.Summary = text
+		rep.Sections[0].Body = content + " [1]"
+		rep.Sections[0].Heading = content
+		rep.Title = text
+		rep.Notes = []string{content}
+		rep.References[0].URL = url
+		rep.References[1].Title = content
+		md := research.Markdown(rep)
+		if strings.ContainsAny(md, "<\x1b\r\u202e") {
+			t.Fatalf("raw markup or control in:\n%q", md)
+		}
+		for i := 0; i < len(md); i++ {
+			if md[i] == ']' && i+1 < len(md) && md[i+1] == '(' && (i == 0 || md[i-1] != '\\') {
+				t.Fatalf("a link survived in:\n%q", md)
+			}
+		}
+		var own int
+		for _, line := range strings.Split(md, "\n") {
+			if strings.HasPrefix(line, "#") {
+				own++
+			}
+		}
+		want := 1 + len(rep.Sections) + 1 // title, sections, references
+		if rep.Summary != "" {
+			want++
+		}
+		if len(rep.Conflicts) > 0 {
+			want++
+		}
+		if own != want {
+			t.Fatalf("%d heading lines, want %d:\n%s", own, want, md)
+		}
+	})
+}
