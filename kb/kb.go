@@ -14,6 +14,8 @@ import (
 	"regexp"
 	"sync"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/quarryhq/quarry/embed"
 	"github.com/quarryhq/quarry/store"
 )
@@ -25,6 +27,7 @@ type Service struct {
 
 	mu      sync.Mutex
 	indexes map[int64]*memIndex
+	loads   singleflight.Group // one load per knowledge base and version at a time
 }
 
 // New returns a service over st.

@@ -135,12 +135,26 @@ func (s *Service) load(ctx context.Context, kb *store.KB) (*memIndex, error) {
 		return nil, err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if m, ok := s.indexes[kb.ID]; ok && m.version == v {
+	m, ok := s.indexes[kb.ID]
+	s.mu.Unlock()
+	if ok && m.version == v {
 		return m, nil
 	}
+	// No lock is held while loading: searches on other knowledge bases go
+	// on, and concurrent loads of this one at this version are one load,
+	// which no single caller's cancellation cuts short.
+	res, err, _ := s.loads.Do(fmt.Sprintf("%d@%d", kb.ID, v), func() (any, error) {
+		return s.loadIndex(context.WithoutCancel(ctx), kb, v)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res.(*memIndex), nil
+}
+
+func (s *Service) loadIndex(ctx context.Context, kb *store.KB, v int64) (*memIndex, error) {
 	m := &memIndex{version: v, bm25: index.NewBM25(BM25K1, BM25B), vec: index.NewVectors(kb.Dimension), pos: map[int64]int{}}
-	err = s.store.ChunkScan(ctx, kb.ID, func(c store.IndexedChunk) error {
+	err := s.store.ChunkScan(ctx, kb.ID, func(c store.IndexedChunk) error {
 		id := len(m.chunks)
 		m.bm25.Add(id, strings.Fields(c.Terms))
 		if err := m.vec.Add(c.Embedding); err != nil {
@@ -154,7 +168,11 @@ func (s *Service) load(ctx context.Context, kb *store.KB) (*memIndex, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load index for %q: %w", kb.Name, err)
 	}
-	s.indexes[kb.ID] = m
+	s.mu.Lock()
+	if cur, ok := s.indexes[kb.ID]; !ok || cur.version < v {
+		s.indexes[kb.ID] = m
+	}
+	s.mu.Unlock()
 	s.logger.Debug("kb index loaded", "kb", kb.Name, "chunks", len(m.chunks), "version", v)
 	return m, nil
 }

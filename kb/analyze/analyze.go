@@ -10,6 +10,7 @@ package analyze
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -17,14 +18,25 @@ import (
 	"github.com/kljensen/snowball/english"
 )
 
-// stemCache memoises stems: corpora repeat words far more than they add new ones.
-var stemCache sync.Map
+// stemCache memoises stems: corpora repeat words far more than they add
+// new ones. It is emptied when it holds maxStems words, so a long-lived
+// process reading endless new words (names, typos, hashes) stays bounded.
+var (
+	stemCache sync.Map
+	stems     atomic.Int64
+)
+
+const maxStems = 1 << 18
 
 func stem(w string) string {
 	if s, ok := stemCache.Load(w); ok {
 		return s.(string)
 	}
 	s := english.Stem(w, false)
+	if stems.Add(1) > maxStems {
+		stemCache.Clear()
+		stems.Store(1)
+	}
 	stemCache.Store(w, s)
 	return s
 }
