@@ -63,11 +63,14 @@ type Error struct {
 
 func (e *Error) Error() string {
 	msg := e.Message
+	if e.Err != nil {
+		if msg != "" {
+			msg += ": "
+		}
+		msg += e.Err.Error()
+	}
 	if e.Field != "" {
 		msg = e.Field + ": " + msg
-	}
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
 	}
 	return msg
 }
@@ -80,6 +83,14 @@ func (e *Error) Unwrap() error { return e.Err }
 // New returns an error with a code.
 func New(code Code, field, message string) *Error {
 	return &Error{Code: code, Field: field, Message: message}
+}
+
+// Wrap gives err a code, keeping its message.
+func Wrap(code Code, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Code: code, Err: err}
 }
 
 // Sentinel returns an error value for errors.Is comparisons that carries a

@@ -13,7 +13,7 @@ import (
 	"github.com/quarryhq/quarry/store"
 )
 
-func (a *app) kbCrawlCmd() *cobra.Command {
+func (a *cli) kbCrawlCmd() *cobra.Command {
 	var opt crawl.Options
 	var every, delay time.Duration
 	var asJSON, create bool
@@ -47,9 +47,9 @@ Every run writes a crawl log (see 'quarry kb logs'); a failed run is retried
 				return err
 			}
 			c := &crawl.Crawler{
-				Fetcher:  a.fetcher(fetch.Options{Delay: delay, PerHost: max(1, opt.Concurrency)}),
+				Fetcher:  a.q().Fetcher(fetch.Options{Delay: delay, PerHost: max(1, opt.Concurrency)}),
 				KB:       svc,
-				Store:    a.store,
+				Store:    a.q().CurrentStore(),
 				Embedder: emb,
 				Logger:   a.logger,
 			}
@@ -86,7 +86,7 @@ Every run writes a crawl log (see 'quarry kb logs'); a failed run is retried
 	return cmd
 }
 
-func (a *app) kbLogsCmd() *cobra.Command {
+func (a *cli) kbLogsCmd() *cobra.Command {
 	var asJSON bool
 	var limit int
 	cmd := &cobra.Command{
@@ -122,7 +122,7 @@ func (a *app) kbLogsCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) crawlLogs(ctx context.Context, name string, limit int) ([]store.CrawlLog, error) {
+func (a *cli) crawlLogs(ctx context.Context, name string, limit int) ([]store.CrawlLog, error) {
 	svc, err := a.service(ctx)
 	if err != nil {
 		return nil, err
@@ -131,7 +131,7 @@ func (a *app) crawlLogs(ctx context.Context, name string, limit int) ([]store.Cr
 	if err != nil {
 		return nil, err
 	}
-	logs, err := a.store.CrawlLogList(ctx, k.ID, limit)
+	logs, err := a.q().CurrentStore().CrawlLogList(ctx, k.ID, limit)
 	if err != nil {
 		return nil, err
 	}

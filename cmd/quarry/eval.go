@@ -13,13 +13,13 @@ import (
 	"github.com/quarryhq/quarry/kb"
 )
 
-func (a *app) evalCmd() *cobra.Command {
+func (a *cli) evalCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "eval", Short: "Evaluate retrieval quality"}
 	cmd.AddCommand(a.evalRetrievalCmd())
 	return cmd
 }
 
-func (a *app) evalRetrievalCmd() *cobra.Command {
+func (a *cli) evalRetrievalCmd() *cobra.Command {
 	var f searchFlags
 	var kbName, queriesPath, qrelsPath string
 	var asJSON bool

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/quarryhq/quarry/app"
 )
 
 func runWith(t *testing.T, dataDir, config string, args ...string) (string, string, error) {
@@ -17,7 +19,7 @@ func runWith(t *testing.T, dataDir, config string, args ...string) (string, stri
 	errf, _ := os.Create(filepath.Join(dir, "err"))
 	defer out.Close()
 	defer errf.Close()
-	a := &app{stdout: out, stderr: errf, env: envOf(t)}
+	a := &cli{stdout: out, stderr: errf, env: envOf(t)}
 	root := a.rootCmd()
 	root.SetArgs(append([]string{"--data-dir", dataDir, "--config", config}, args...))
 	err := root.ExecuteContext(t.Context())
@@ -49,8 +51,8 @@ func TestDocsNeverMixFolders(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if docsKBName(spaced) == docsKBName(dashed) || docsKBName(ko1) == docsKBName(ko2) {
-		t.Fatalf("names collide: %s %s %s %s", docsKBName(spaced), docsKBName(dashed), docsKBName(ko1), docsKBName(ko2))
+	if app.DocsKBName(spaced) == app.DocsKBName(dashed) || app.DocsKBName(ko1) == app.DocsKBName(ko2) {
+		t.Fatalf("names collide: %s %s %s %s", app.DocsKBName(spaced), app.DocsKBName(dashed), app.DocsKBName(ko1), app.DocsKBName(ko2))
 	}
 	for _, dir := range []string{spaced, dashed, ko1, ko2} {
 		out, errOut, err := run(t, data, "research", "What happened to Project Falcon?", "--docs", dir, "--level", "quick", "--format", "json")
@@ -88,7 +90,7 @@ func TestDocsNeverMixFolders(t *testing.T) {
 	if err != nil || !strings.Contains(errOut, "1 removed") {
 		t.Fatalf("after deleting a file: %v %s", err, errOut)
 	}
-	stats, _, err := run(t, data, "kb", "stats", docsKBName(spaced), "--json")
+	stats, _, err := run(t, data, "kb", "stats", app.DocsKBName(spaced), "--json")
 	if err != nil || !strings.Contains(stats, `"sources": 1`) {
 		t.Fatalf("stats after deleting a file: %v %s", err, stats)
 	}
@@ -102,8 +104,8 @@ func TestDocsNeverMixFolders(t *testing.T) {
 		if _, _, err := run(t, data, "research", "anything", "--docs", p); !isUsage(err) {
 			t.Fatalf("--docs %s: %v, want invalid input", p, err)
 		}
-		if list, _, _ := run(t, data, "kb", "list"); strings.Contains(list, docsKBName(p)) {
-			t.Fatalf("--docs %s left %s behind:\n%s", p, docsKBName(p), list)
+		if list, _, _ := run(t, data, "kb", "list"); strings.Contains(list, app.DocsKBName(p)) {
+			t.Fatalf("--docs %s left %s behind:\n%s", p, app.DocsKBName(p), list)
 		}
 	}
 }

@@ -19,13 +19,13 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func (a *app) kbCmd() *cobra.Command {
+func (a *cli) kbCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "kb", Short: "Manage knowledge bases: create, add, crawl, logs, list, search, stats, rm"}
 	cmd.AddCommand(a.kbCreateCmd(), a.kbAddCmd(), a.kbCrawlCmd(), a.kbLogsCmd(), a.kbListCmd(), a.kbSearchCmd(), a.kbStatsCmd(), a.kbRmCmd())
 	return cmd
 }
 
-func (a *app) kbCreateCmd() *cobra.Command {
+func (a *cli) kbCreateCmd() *cobra.Command {
 	var desc string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -37,7 +37,7 @@ func (a *app) kbCreateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			emb, err := a.configuredEmbedder()
+			emb, err := a.q().Embedder()
 			if err != nil {
 				return usageError{err}
 			}
@@ -57,7 +57,7 @@ func (a *app) kbCreateCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) kbAddCmd() *cobra.Command {
+func (a *cli) kbAddCmd() *cobra.Command {
 	var asJSON, create bool
 	cmd := &cobra.Command{
 		Use:   "add NAME PATH...",
@@ -106,7 +106,7 @@ func (a *app) kbAddCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) kbListCmd() *cobra.Command {
+func (a *cli) kbListCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -152,7 +152,7 @@ func (a *app) kbListCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) kbStatsCmd() *cobra.Command {
+func (a *cli) kbStatsCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "stats NAME",
@@ -167,7 +167,7 @@ func (a *app) kbStatsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, err := a.store.KBStats(cmd.Context(), k.ID)
+			s, err := a.q().CurrentStore().KBStats(cmd.Context(), k.ID)
 			if err != nil {
 				return err
 			}
@@ -183,7 +183,7 @@ func (a *app) kbStatsCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) kbRmCmd() *cobra.Command {
+func (a *cli) kbRmCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "rm NAME",
 		Short: "Delete a knowledge base and everything in it",
@@ -228,7 +228,7 @@ func (f *searchFlags) query(text string) kb.Query {
 		Fusion: f.fusion, BM25Weight: f.bm25W, VectorWeight: f.vecW}
 }
 
-func (a *app) kbSearchCmd() *cobra.Command {
+func (a *cli) kbSearchCmd() *cobra.Command {
 	var f searchFlags
 	var asJSON bool
 	cmd := &cobra.Command{

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/quarryhq/quarry/app"
 )
 
 // testEnvs holds each test's environment (setenv): the CLI under test
@@ -42,7 +44,7 @@ func runCtx(ctx context.Context, t *testing.T, dataDir string, args ...string) (
 	errf, _ := os.Create(filepath.Join(dir, "err"))
 	defer out.Close()
 	defer errf.Close()
-	a := &app{stdout: out, stderr: errf, env: envOf(t)}
+	a := &cli{stdout: out, stderr: errf, env: envOf(t)}
 	root := a.rootCmd()
 	root.SetArgs(append([]string{"--data-dir", dataDir, "--config", filepath.Join("testdata", "config.yaml")}, args...))
 	err := root.ExecuteContext(ctx)
@@ -125,11 +127,11 @@ func TestCLIEndToEnd(t *testing.T) {
 func TestConfigPrecedence(t *testing.T) {
 	env := map[string]string{"QUARRY_LOG_LEVEL": "info", "QUARRY_EMBED_DIM": "128", "ANTHROPIC_API_KEY": "sk-ant-from-env"}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	a := &app{stdout: os.Stdout, stderr: os.Stderr, env: lookup}
+	a := &cli{stdout: os.Stdout, stderr: os.Stderr, env: lookup}
 	root := a.rootCmd()
 	fs := root.PersistentFlags()
 	_ = fs.Parse([]string{"--config", filepath.Join("testdata", "config.yaml"), "--embed-dim", "64"})
-	if err := a.cfg.load(fs, lookup); err != nil {
+	if err := a.cfg.Load(fs, lookup); err != nil {
 		t.Fatal(err)
 	}
 	// file says log_level debug, env info (env wins); env dim 128, flag 64 (flag wins);
@@ -138,7 +140,7 @@ func TestConfigPrecedence(t *testing.T) {
 		t.Fatalf("config: %+v", a.cfg)
 	}
 	env["QUARRY_EMBEDDER"] = "bogus"
-	if err := (&Config{}).load(fs, lookup); err == nil || !strings.Contains(err.Error(), "embedder: must be hash or openai") {
+	if err := (&app.Config{}).Load(fs, lookup); err == nil || !strings.Contains(err.Error(), "embedder: must be hash or openai") {
 		t.Fatalf("bad embedder: %v", err)
 	}
 }

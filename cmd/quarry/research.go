@@ -1,39 +1,24 @@
 package main
 
 import (
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/quarryhq/quarry/app"
 	"github.com/quarryhq/quarry/internal/textclean"
-	"github.com/quarryhq/quarry/kb"
-	"github.com/quarryhq/quarry/llm"
-	"github.com/quarryhq/quarry/llm/anthropic"
-	"github.com/quarryhq/quarry/llm/openai"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/research/offline"
 	"github.com/quarryhq/quarry/search"
-	"github.com/quarryhq/quarry/search/credibility"
-	"github.com/quarryhq/quarry/search/kbsource"
 	"github.com/quarryhq/quarry/store"
-)
-
-// Default models when only a key is configured.
-const (
-	defaultOpenAIModel    = "gpt-4o-mini"
-	defaultAnthropicModel = "claude-sonnet-4-5"
 )
 
 type researchFlags struct {
@@ -52,7 +37,7 @@ type researchFlags struct {
 	detach     bool
 }
 
-func (a *app) researchCmd() *cobra.Command {
+func (a *cli) researchCmd() *cobra.Command {
 	var f researchFlags
 	cmd := &cobra.Command{
 		Use:   "research QUESTION",
@@ -101,7 +86,7 @@ QUARRY_LLM (or --llm) to use a model.`,
 	return cmd
 }
 
-func (a *app) runResearch(cmd *cobra.Command, f researchFlags, question string) error {
+func (a *cli) runResearch(cmd *cobra.Command, f researchFlags, question string) error {
 	ctx := cmd.Context()
 	if err := checkFormat(f.format); err != nil {
 		return err
@@ -126,15 +111,14 @@ func (a *app) runResearch(cmd *cobra.Command, f researchFlags, question string) 
 	if opts.Level != "" && (cmd.Flags().Changed("breadth") || cmd.Flags().Changed("depth")) {
 		return usageError{errors.New("level: give either --level or --breadth/--depth, not both")}
 	}
-	eng, err := a.engine()
+	eng, err := a.q().Engine()
 	if err != nil {
 		return usageError{err}
 	}
-	svc, err := a.service(ctx)
+	st, err := a.openStore(ctx)
 	if err != nil {
 		return err
 	}
-	st := a.store
 	var stored *research.Research
 	if f.resume != "" {
 		stored, err = research.Load(ctx, st, f.resume)
@@ -155,11 +139,11 @@ func (a *app) runResearch(cmd *cobra.Command, f researchFlags, question string) 
 		if _, err := research.Validate(question, &opts); err != nil {
 			return err
 		}
-		if err := a.ingestDocs(ctx, svc, f.docs); err != nil {
+		if err := a.q().IngestDocs(ctx, f.docs, a.stderr); err != nil {
 			return err
 		}
 	}
-	sources, err := a.openSources(ctx, svc, opts.Sources)
+	sources, err := a.q().OpenSources(ctx, opts.Sources)
 	if err != nil {
 		return err
 	}
@@ -218,7 +202,7 @@ func researchSources(f researchFlags) ([]string, error) {
 		}
 	}
 	for _, p := range f.docs {
-		specs = append(specs, "kb:"+docsKBName(p))
+		specs = append(specs, "kb:"+app.DocsKBName(p))
 	}
 	if len(specs) == 0 {
 		return nil, usageError{errors.New("source: give --source (kb:<name>, web, arxiv, wikipedia) or --docs PATH")}
@@ -226,176 +210,7 @@ func researchSources(f researchFlags) ([]string, error) {
 	return specs, nil
 }
 
-// ingestDocs ingests each --docs path into its knowledge base (unchanged
-// files are skipped, files deleted from a folder leave it). A path that
-// is missing or holds nothing to ingest is an error and leaves no
-// knowledge base behind.
-func (a *app) ingestDocs(ctx context.Context, svc *kb.Service, docs []string) error {
-	for _, p := range docs {
-		if _, err := os.Stat(p); err != nil {
-			return usageError{fmt.Errorf("docs: %w", err)}
-		}
-		name := docsKBName(p)
-		_, missing := svc.Get(ctx, name)
-		_, emb, err := a.openKB(ctx, name, true)
-		if err != nil {
-			return err
-		}
-		rep, err := svc.AddPaths(ctx, name, []string{p}, kb.AddOptions{Embedder: emb})
-		if err != nil {
-			return fmt.Errorf("docs %s: %w", p, err)
-		}
-		for _, pr := range rep.Failed {
-			fmt.Fprintf(a.stderr, "quarry: skipped %s: %s\n", textclean.Line(pr.Origin), textclean.Line(pr.Reason))
-		}
-		removed, err := svc.PruneMissingFiles(ctx, name, p)
-		if err != nil {
-			return fmt.Errorf("docs %s: %w", p, err)
-		}
-		if rep.Added+rep.Updated+len(removed) > 0 {
-			fmt.Fprintf(a.stderr, "quarry: ingested %s into knowledge base %q: %d added, %d updated, %d unchanged, %d removed (%.1fs)\n", p, name, rep.Added, rep.Updated, rep.Unchanged, len(removed), rep.Seconds)
-		}
-		k, err := svc.Get(ctx, name)
-		if err != nil {
-			return err
-		}
-		stats, err := a.store.KBStats(ctx, k.ID)
-		if err != nil {
-			return err
-		}
-		if stats.Chunks == 0 {
-			if missing != nil { // created by this run: leave nothing behind
-				if derr := svc.Delete(ctx, name); derr != nil {
-					return errors.Join(usageError{fmt.Errorf("docs: nothing could be ingested from %s", p)}, derr)
-				}
-			}
-			return usageError{fmt.Errorf("docs: nothing could be ingested from %s", p)}
-		}
-	}
-	return nil
-}
-
-var kbNameBad = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
-
-// docsKBName names the knowledge base of a --docs path: a readable part
-// from the path's last elements and a short hash of its absolute path, so
-// that two paths never share one ("notes/my notes" and "notes/my-notes",
-// or names that differ only in non-ASCII letters):
-// "examples/wiki/corpus.jsonl" → "docs-wiki-corpus.jsonl-1f2e3d4c".
-func docsKBName(p string) string {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		abs = p
-	}
-	abs = filepath.Clean(abs)
-	sum := sha256.Sum256([]byte(abs))
-	tag := hex.EncodeToString(sum[:4])
-	readable := filepath.Base(abs)
-	if parent := filepath.Base(filepath.Dir(abs)); parent != "/" && parent != "." {
-		readable = parent + "-" + readable
-	}
-	readable = strings.Trim(kbNameBad.ReplaceAllString(readable, "-"), "-.")
-	const room = 64 - len("docs-") - 1 - 8
-	if len(readable) > room {
-		readable = strings.Trim(readable[len(readable)-room:], "-.")
-	}
-	if readable == "" {
-		return "docs-" + tag
-	}
-	return "docs-" + readable + "-" + tag
-}
-
-// openSources builds the search sources of the specs. A knowledge base
-// must exist; sources this build cannot reach are clear errors.
-func (a *app) openSources(ctx context.Context, svc *kb.Service, specs []string) ([]search.Source, error) {
-	parsed, err := search.ParseSpecs(strings.Join(specs, ","))
-	if err != nil {
-		return nil, usageError{err}
-	}
-	cred, err := credibility.New(a.cfg.Credibility)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	var out []search.Source
-	for _, s := range parsed {
-		switch s.Kind {
-		case "kb":
-			_, emb, err := a.openKB(ctx, s.Arg, false)
-			if errors.Is(err, store.ErrNotFound) {
-				return nil, usageError{fmt.Errorf("source kb:%s: knowledge base %q does not exist (create it with: quarry kb add %s PATH --create)", s.Arg, s.Arg, s.Arg)}
-			}
-			if err != nil {
-				return nil, fmt.Errorf("source kb:%s: %w", s.Arg, err)
-			}
-			out = append(out, credibility.Apply(kbsource.New(svc, s.Arg, emb), cred))
-		default:
-			src, err := a.remoteSource(s.Kind, cred)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, credibility.Apply(src, cred))
-		}
-	}
-	return out, nil
-}
-
-// engine returns the configured research engine.
-func (a *app) engine() (research.Engine, error) {
-	p, err := a.provider()
-	if err != nil || p == nil {
-		return offline.Engine{}, err
-	}
-	return &research.LLMEngine{Provider: p}, nil
-}
-
-// provider builds the configured language model, nil for offline.
-func (a *app) provider() (llm.Provider, error) {
-	c := a.cfg
-	spec := c.LLM
-	if spec == "" {
-		switch {
-		case c.AnthropicKey != "":
-			spec = "anthropic"
-		case c.OpenAIKey != "" || c.OpenAIBaseURL != "" || c.LLMBaseURL != "":
-			spec = "openai"
-		default:
-			spec = "offline"
-		}
-	}
-	kind, model, _ := strings.Cut(spec, ":")
-	switch kind {
-	case "offline":
-		return nil, nil
-	case "openai":
-		if model == "" {
-			model = defaultOpenAIModel
-		}
-		base := c.LLMBaseURL
-		if base == "" {
-			base = c.OpenAIBaseURL
-		}
-		key := c.LLMAPIKey
-		if key == "" {
-			key = c.OpenAIKey
-		}
-		return openai.New(openai.Config{BaseURL: base, APIKey: key, Model: model})
-	case "anthropic":
-		if model == "" {
-			model = defaultAnthropicModel
-		}
-		key := c.LLMAPIKey
-		if key == "" {
-			key = c.AnthropicKey
-		}
-		if key == "" {
-			return nil, errors.New("llm: anthropic needs ANTHROPIC_API_KEY (or QUARRY_LLM_API_KEY) in the environment")
-		}
-		return anthropic.New(anthropic.Config{BaseURL: c.LLMBaseURL, APIKey: key, Model: model})
-	}
-	return nil, fmt.Errorf("llm: must be offline, openai[:MODEL] or anthropic[:MODEL], got %q", spec)
-}
-
-func (a *app) printResearch(r *research.Research, format, out string) error {
+func (a *cli) printResearch(r *research.Research, format, out string) error {
 	if format != "json" && r.Report == nil {
 		return fmt.Errorf("research %s has no report (status %s, stage %s): resume it with quarry research --resume %s", r.ID, r.Status, r.Stage, r.ID)
 	}
@@ -422,7 +237,7 @@ func (a *app) printResearch(r *research.Research, format, out string) error {
 	}
 }
 
-func (a *app) researchShowCmd() *cobra.Command {
+func (a *cli) researchShowCmd() *cobra.Command {
 	var format string
 	var events, check bool
 	cmd := &cobra.Command{
@@ -526,7 +341,7 @@ func errSuffix(e string) string {
 	return ": " + e
 }
 
-func (a *app) researchListCmd() *cobra.Command {
+func (a *cli) researchListCmd() *cobra.Command {
 	var asJSON bool
 	var limit int
 	cmd := &cobra.Command{
@@ -614,7 +429,7 @@ func eventLine(e research.Event) string {
 	return indent + textclean.Line(line)
 }
 
-func (a *app) researchWatchCmd() *cobra.Command {
+func (a *cli) researchWatchCmd() *cobra.Command {
 	var after int64
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -646,7 +461,7 @@ func (a *app) researchWatchCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) researchCancelCmd() *cobra.Command {
+func (a *cli) researchCancelCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "cancel ID",
 		Short: "Stop a running research, wherever it runs; its state is kept and --resume continues it",

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/quarryhq/quarry/app"
 )
 
 var researchCorpus = filepath.Join("testdata", "research", "corpus.jsonl")
@@ -91,7 +93,7 @@ func TestResearchOffline(t *testing.T) {
 		}
 		urls[ref.URL] = true
 	}
-	name := docsKBName(researchCorpus)
+	name := app.DocsKBName(researchCorpus)
 	for _, id := range []string{"w00612", "w02079"} { // Dvořák and Verdi
 		if !urls["kb://"+name+"/"+id] {
 			t.Errorf("gold paragraph %s not among the references: %v", id, urls)

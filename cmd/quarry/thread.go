@@ -10,7 +10,7 @@ import (
 	"github.com/quarryhq/quarry/research"
 )
 
-func (a *app) threadCmd() *cobra.Command {
+func (a *cli) threadCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "thread",
 		Short: "Conversation threads: list, show, close (ask in one with quarry research --thread ID)",
@@ -20,7 +20,7 @@ func (a *app) threadCmd() *cobra.Command {
 }
 
 // threads opens the store behind a runner that only reads threads.
-func (a *app) threads(cmd *cobra.Command) (*research.Runner, error) {
+func (a *cli) threads(cmd *cobra.Command) (*research.Runner, error) {
 	st, err := a.openStore(cmd.Context())
 	if err != nil {
 		return nil, err
@@ -28,7 +28,7 @@ func (a *app) threads(cmd *cobra.Command) (*research.Runner, error) {
 	return &research.Runner{Store: st, Logger: a.logger}, nil
 }
 
-func (a *app) threadListCmd() *cobra.Command {
+func (a *cli) threadListCmd() *cobra.Command {
 	var asJSON bool
 	var limit int
 	cmd := &cobra.Command{
@@ -60,7 +60,7 @@ func (a *app) threadListCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) threadShowCmd() *cobra.Command {
+func (a *cli) threadShowCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "show ID",
@@ -92,7 +92,7 @@ func (a *app) threadShowCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) threadCloseCmd() *cobra.Command {
+func (a *cli) threadCloseCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "close ID",
 		Short: "Close a thread: it keeps its questions and answers and takes no new ones",

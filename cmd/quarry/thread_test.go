@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/quarryhq/quarry/app"
 )
 
 func TestThreadCLI(t *testing.T) {
@@ -19,7 +21,7 @@ func TestThreadCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &first); err != nil || first.ThreadID == "" {
 		t.Fatalf("thread_id in the JSON: %v %.200s", err, out)
 	}
-	out, errOut, err = run(t, data, "research", "When did he die?", "--source", "kb:"+docsKBName(researchCorpus), "--level", "quick", "--thread", first.ThreadID, "--format", "json")
+	out, errOut, err = run(t, data, "research", "When did he die?", "--source", "kb:"+app.DocsKBName(researchCorpus), "--level", "quick", "--thread", first.ThreadID, "--format", "json")
 	if err != nil {
 		t.Fatalf("follow-up: %v %s", err, errOut)
 	}
@@ -47,7 +49,7 @@ func TestThreadCLI(t *testing.T) {
 	if _, _, err := run(t, data, "thread", "close", first.ThreadID); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := run(t, data, "research", "And his operas?", "--source", "kb:"+docsKBName(researchCorpus), "--thread", first.ThreadID); err == nil || exitCode(err) != exitError || !strings.Contains(err.Error(), "closed") {
+	if _, _, err := run(t, data, "research", "And his operas?", "--source", "kb:"+app.DocsKBName(researchCorpus), "--thread", first.ThreadID); err == nil || exitCode(err) != exitError || !strings.Contains(err.Error(), "closed") {
 		t.Fatalf("question on a closed thread: %v", err)
 	}
 	if _, _, err := run(t, data, "thread", "show", "no-such-thread"); err == nil || !strings.Contains(err.Error(), "not found") {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -9,11 +8,9 @@ import (
 
 	"github.com/quarryhq/quarry/jobs"
 	"github.com/quarryhq/quarry/research"
-	"github.com/quarryhq/quarry/research/offline"
-	"github.com/quarryhq/quarry/search"
 )
 
-func (a *app) workerCmd() *cobra.Command {
+func (a *cli) workerCmd() *cobra.Command {
 	var concurrency int
 	var poll time.Duration
 	cmd := &cobra.Command{
@@ -30,19 +27,11 @@ checkpointed, for another to continue. Works on the embedded SQLite store
 			if concurrency < 1 || concurrency > 64 {
 				return usageError{fmt.Errorf("concurrency: must be between 1 and 64, got %d", concurrency)}
 			}
-			eng, err := a.engine()
-			if err != nil {
-				return usageError{err}
-			}
-			svc, err := a.service(ctx)
+			rn, err := a.q().Runner(ctx)
 			if err != nil {
 				return err
 			}
-			rn := &research.Runner{Engine: eng, Fallback: offline.Engine{}, Store: a.store, Logger: a.logger,
-				OpenSources: func(ctx context.Context, specs []string) ([]search.Source, error) {
-					return a.openSources(ctx, svc, specs)
-				}}
-			w := &jobs.Local{Runner: rn, Store: a.store, Concurrency: concurrency, Poll: poll, Logger: a.logger,
+			w := &jobs.Local{Runner: rn, Store: a.q().CurrentStore(), Concurrency: concurrency, Poll: poll, Logger: a.logger,
 				OnDone: func(id string, r *research.Research, err error) {
 					switch {
 					case err != nil:
@@ -51,7 +40,7 @@ checkpointed, for another to continue. Works on the embedded SQLite store
 						fmt.Fprintf(a.stderr, "quarry worker: research %s %s\n", id, r.Status)
 					}
 				}}
-			fmt.Fprintf(a.stderr, "quarry worker: running up to %d researches at once with %s; Ctrl-C stops (running researches are handed back)\n", concurrency, eng.Name())
+			fmt.Fprintf(a.stderr, "quarry worker: running up to %d researches at once with %s; Ctrl-C stops (running researches are handed back)\n", concurrency, rn.Engine.Name())
 			return w.Run(ctx)
 		},
 	}

@@ -1,4 +1,8 @@
-package main
+// Package app assembles Quarry from its configuration: the store, the
+// knowledge-base service, the model, the embedders, the search sources,
+// the fetcher, the research runner and the event broker. The CLI, the
+// server and the worker build an App and ask it for the parts they use.
+package app
 
 import (
 	"bytes"
@@ -15,6 +19,8 @@ import (
 
 	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
+
+	"github.com/quarryhq/quarry/errcode"
 )
 
 // Config is everything Quarry reads from flags, QUARRY_* environment
@@ -95,7 +101,8 @@ func (c *Config) settings() []setting {
 	}
 }
 
-func (c *Config) registerFlags(fs *pflag.FlagSet) {
+// RegisterFlags adds a flag for every setting, and --config.
+func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.String("config", "", "config file (YAML; default $XDG_CONFIG_HOME/quarry/config.yaml)")
 	for _, s := range c.settings() {
 		switch p := s.ptr.(type) {
@@ -110,8 +117,13 @@ func (c *Config) registerFlags(fs *pflag.FlagSet) {
 	}
 }
 
-// load fills c from the config file, then the environment (read through
-// env, never the process's own: tests give their own), then flags.
+// Load fills c from the config file, then the environment (read through
+// env, never the process's own: tests give their own), then flags. A bad
+// value is an errcode.Invalid error naming the setting.
+func (c *Config) Load(fs *pflag.FlagSet, env func(string) (string, bool)) error {
+	return errcode.Wrap(errcode.Invalid, c.load(fs, env))
+}
+
 func (c *Config) load(fs *pflag.FlagSet, env func(string) (string, bool)) error {
 	if env == nil {
 		env = func(string) (string, bool) { return "", false }

@@ -1,8 +1,10 @@
-package main
+package app
 
 import (
 	"errors"
 	"fmt"
+
+	"github.com/quarryhq/quarry/errcode"
 
 	"github.com/quarryhq/quarry/fetch"
 	"github.com/quarryhq/quarry/search"
@@ -12,34 +14,33 @@ import (
 	"github.com/quarryhq/quarry/search/wikipedia"
 )
 
-// fetcher is the process's one Fetcher: every network read goes through
-// it, so its SSRF guard, robots.txt cache and politeness apply everywhere.
-func (a *app) fetcher(opt fetch.Options) *fetch.Fetcher {
-	opt.AllowPrivate = a.cfg.AllowPrivate
-	opt.Logger = a.logger
+// Fetcher returns a new fetcher with the configuration's SSRF guard.
+func (a *App) Fetcher(opt fetch.Options) *fetch.Fetcher {
+	opt.AllowPrivate = a.Config.AllowPrivate
+	opt.Logger = a.Logger
 	return fetch.New(opt)
 }
 
 // remoteSource builds the web, arxiv or wikipedia source from the
 // configuration, or says what to configure.
-func (a *app) remoteSource(kind string, cred *credibility.Table) (search.Source, error) {
-	c := a.cfg
+func (a *App) remoteSource(kind string, cred *credibility.Table) (search.Source, error) {
+	c := a.Config
 	if a.researchFetcher == nil {
-		a.researchFetcher = a.fetcher(fetch.Options{Delay: 0})
+		a.researchFetcher = a.Fetcher(fetch.Options{Delay: 0})
 	}
 	f := a.researchFetcher
 	switch kind {
 	case "web":
 		eng, err := a.webEngine(f)
 		if err != nil {
-			return nil, usageError{err}
+			return nil, errcode.Wrap(errcode.Invalid, err)
 		}
-		return &web.Source{Engine: eng, Pages: f, Credibility: cred, Logger: a.logger}, nil
+		return &web.Source{Engine: eng, Pages: f, Credibility: cred, Logger: a.Logger}, nil
 	case "arxiv":
 		if c.ArxivSnapshot != "" {
 			s, err := arxiv.OpenSnapshot(c.ArxivSnapshot)
 			if err != nil {
-				return nil, usageError{fmt.Errorf("source arxiv: QUARRY_ARXIV_SNAPSHOT: %w", err)}
+				return nil, errcode.Wrap(errcode.Invalid, fmt.Errorf("source arxiv: QUARRY_ARXIV_SNAPSHOT: %w", err))
 			}
 			return s, nil
 		}
@@ -47,13 +48,13 @@ func (a *app) remoteSource(kind string, cred *credibility.Table) (search.Source,
 	case "wikipedia":
 		return &wikipedia.Source{Getter: f, BaseURL: c.WikipediaBaseURL}, nil
 	}
-	return nil, usageError{fmt.Errorf("source %s: unknown", kind)}
+	return nil, errcode.Wrap(errcode.Invalid, fmt.Errorf("source %s: unknown", kind))
 }
 
 var errWebUnconfigured = errors.New("source web: no web search API is configured; set QUARRY_GOOGLE_API_KEY and QUARRY_GOOGLE_CX (Google Programmable Search), QUARRY_SEARXNG_URL (a SearxNG instance with the JSON format on) or QUARRY_BRAVE_API_KEY (Brave Search)")
 
-func (a *app) webEngine(f *fetch.Fetcher) (web.Engine, error) {
-	c := a.cfg
+func (a *App) webEngine(f *fetch.Fetcher) (web.Engine, error) {
+	c := a.Config
 	google := func() (web.Engine, error) {
 		if c.GoogleKey == "" || c.GoogleCX == "" {
 			return nil, errors.New("source web: google needs QUARRY_GOOGLE_API_KEY and QUARRY_GOOGLE_CX")

@@ -1,0 +1,176 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/quarryhq/quarry/broker"
+	"github.com/quarryhq/quarry/embed"
+	"github.com/quarryhq/quarry/embed/openai"
+	"github.com/quarryhq/quarry/errcode"
+	"github.com/quarryhq/quarry/fetch"
+	"github.com/quarryhq/quarry/kb"
+	"github.com/quarryhq/quarry/research"
+	"github.com/quarryhq/quarry/research/offline"
+	"github.com/quarryhq/quarry/search"
+	"github.com/quarryhq/quarry/store"
+	"github.com/quarryhq/quarry/store/postgres"
+	"github.com/quarryhq/quarry/store/sqlite"
+)
+
+// App is Quarry's running parts for one Config. Parts are opened when
+// first asked for, once, and closed by Close.
+type App struct {
+	Config Config
+	Logger *slog.Logger
+	// Broker hands the events of researches run by this App's runners to
+	// their watchers in this process.
+	Broker *broker.Broker
+
+	mu              sync.Mutex
+	store           store.Store
+	kb              *kb.Service // one per process, so loaded indexes are shared
+	researchFetcher *fetch.Fetcher
+}
+
+// New returns an App; nothing is opened yet.
+func New(cfg Config, logger *slog.Logger) *App {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &App{Config: cfg, Logger: logger, Broker: broker.New(0)}
+}
+
+// Close closes what was opened.
+func (a *App) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.Broker.Close()
+	if a.store != nil {
+		err := a.store.Close()
+		a.store = nil
+		return err
+	}
+	return nil
+}
+
+// Store opens the configured store once: PostgreSQL for a postgres://
+// database URL, else the SQLite file in the data directory.
+func (a *App) Store(ctx context.Context) (store.Store, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.store != nil {
+		return a.store, nil
+	}
+	var err error
+	if u := a.Config.DatabaseURL; strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://") {
+		a.store, err = postgres.Open(ctx, u, postgres.Options{Logger: a.Logger})
+	} else if u != "" {
+		return nil, errcode.New(errcode.Invalid, "database-url", "must start with postgres:// or postgresql://")
+	} else {
+		a.store, err = sqlite.Open(ctx, filepath.Join(a.Config.DataDir, "quarry.db"))
+	}
+	if err != nil {
+		a.store = nil
+		return nil, err
+	}
+	return a.store, nil
+}
+
+// KB returns the knowledge-base service.
+func (a *App) KB(ctx context.Context) (*kb.Service, error) {
+	st, err := a.Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.kb == nil {
+		a.kb = kb.New(st, a.Logger)
+	}
+	return a.kb, nil
+}
+
+// OpenKB opens a knowledge base with its embedder. With create, a missing
+// knowledge base is created with the configured embedder.
+func (a *App) OpenKB(ctx context.Context, name string, create bool) (*kb.Service, embed.Embedder, error) {
+	svc, err := a.KB(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	k, err := svc.Get(ctx, name)
+	if create && errors.Is(err, store.ErrNotFound) {
+		emb, eerr := a.Embedder()
+		if eerr != nil {
+			return nil, nil, errcode.Wrap(errcode.Invalid, eerr)
+		}
+		k, err = svc.Create(ctx, name, "", emb)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	emb, err := a.EmbedderFor(k)
+	if err != nil {
+		return nil, nil, err
+	}
+	return svc, emb, nil
+}
+
+// Embedder builds the embedder the configuration names.
+func (a *App) Embedder() (embed.Embedder, error) {
+	c := a.Config
+	switch c.Embedder {
+	case "openai":
+		return openai.New(openai.Config{BaseURL: c.EmbedBaseURL, APIKey: c.EmbedAPIKey, Model: c.EmbedModel, Dim: c.EmbedDim})
+	default:
+		return embed.Hash{Dim: c.EmbedDim}, nil
+	}
+}
+
+// EmbedderFor returns the embedder for an existing knowledge base: the
+// configured one when the user chose one (a mismatch is then an error),
+// else the one the knowledge base was built with.
+func (a *App) EmbedderFor(k *store.KB) (embed.Embedder, error) {
+	c := a.Config
+	if c.embedderSet {
+		return a.Embedder()
+	}
+	switch {
+	case strings.HasPrefix(k.Embedder, "hash-v1/"):
+		return embed.Hash{Dim: k.Dimension}, nil
+	case strings.HasPrefix(k.Embedder, "openai:"):
+		return openai.New(openai.Config{BaseURL: c.EmbedBaseURL, APIKey: c.EmbedAPIKey, Model: strings.TrimPrefix(k.Embedder, "openai:"), Dim: k.Dimension})
+	}
+	return nil, fmt.Errorf("knowledge base %q uses unknown embedder %q", k.Name, k.Embedder)
+}
+
+// Runner returns a research runner over the configured engine (the
+// offline engine standing in for a failing writer), the store, the
+// broker, and each research's own sources.
+func (a *App) Runner(ctx context.Context) (*research.Runner, error) {
+	eng, err := a.Engine()
+	if err != nil {
+		return nil, errcode.Wrap(errcode.Invalid, err)
+	}
+	st, err := a.Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &research.Runner{Engine: eng, Fallback: offline.Engine{}, Store: st, Logger: a.Logger,
+		Publish: a.Broker.Publish,
+		OpenSources: func(ctx context.Context, specs []string) ([]search.Source, error) {
+			return a.OpenSources(ctx, specs)
+		}}, nil
+}
+
+// CurrentStore is the store Store opened (nil before it did).
+func (a *App) CurrentStore() store.Store {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.store
+}
