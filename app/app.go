@@ -36,6 +36,7 @@ type App struct {
 	store           store.Store
 	kb              *kb.Service // one per process, so loaded indexes are shared
 	researchFetcher *fetch.Fetcher
+	following       int // FollowEvents calls running
 }
 
 // New returns an App; nothing is opened yet.

@@ -438,11 +438,7 @@ func (a *cli) researchWatchCmd() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			st, err := a.openStore(ctx)
-			if err != nil {
-				return err
-			}
-			return research.Watch(ctx, st, args[0], research.WatchOptions{After: after}, func(e store.ResearchEvent) error {
+			return a.q().Watch(ctx, args[0], after, func(e store.ResearchEvent) error {
 				if asJSON {
 					_, err := fmt.Fprintf(a.stdout, "%s\n", e.Data)
 					return err

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -38,6 +39,8 @@ type Options struct {
 type Store struct {
 	*sqlstore.DB
 	pgvector bool
+	cfg      *pgx.ConnConfig
+	logger   *slog.Logger
 }
 
 var (
@@ -71,12 +74,13 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open postgres: %w", redactErr(err))
 	}
-	s := &Store{}
+	s := &Store{cfg: cfg, logger: opts.Logger}
 	s.DB = sqlstore.New(db, sqlstore.Dialect{
 		Name:              "postgres",
 		Dollar:            true,
 		IsUniqueViolation: isUnique,
 		AfterChunkInsert:  s.copyVector,
+		AfterEventsInsert: notifyEvents,
 	})
 	if err := s.Migrate(ctx, migrations, "migrations"); err != nil {
 		_ = db.Close()
@@ -208,4 +212,50 @@ func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]s
 		hits = append(hits, h)
 	}
 	return hits, rows.Err()
+}
+
+// EventsChannel is the notification channel that names, as its payload,
+// each research whose events were just stored.
+const EventsChannel = "quarry_research_events"
+
+func notifyEvents(ctx context.Context, tx *sql.Tx, researchID string) error {
+	_, err := tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, EventsChannel, researchID)
+	return err
+}
+
+// ListenEvents calls fn with the id of each research whose events another
+// connection stored (delivered when that transaction commits), until ctx
+// ends. A lost connection is dialled again after a pause; fn may then
+// have missed notifications, which callers cover by reading the store.
+func (s *Store) ListenEvents(ctx context.Context, fn func(researchID string)) error {
+	for ctx.Err() == nil {
+		err := s.listen(ctx, fn)
+		if ctx.Err() != nil {
+			break
+		}
+		s.logger.Warn("postgres: event notifications interrupted; listening again", "err", redactErr(err))
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+	return nil
+}
+
+func (s *Store) listen(ctx context.Context, fn func(string)) error {
+	conn, err := pgx.ConnectConfig(ctx, s.cfg)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
+	if _, err := conn.Exec(ctx, "LISTEN "+EventsChannel); err != nil {
+		return err
+	}
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		fn(n.Payload)
+	}
 }

@@ -145,6 +145,11 @@ func (s *DB) insertEvents(ctx context.Context, tx *sql.Tx, id string, events []s
 			return fmt.Errorf("event %d: %w", e.Seq, err)
 		}
 	}
+	if len(events) > 0 && s.dialect.AfterEventsInsert != nil {
+		if err := s.dialect.AfterEventsInsert(ctx, tx, id); err != nil {
+			return fmt.Errorf("events stored: %w", err)
+		}
+	}
 	return nil
 }
 

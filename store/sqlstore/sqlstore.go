@@ -28,6 +28,9 @@ type Dialect struct {
 	IsUniqueViolation func(error) bool
 	// AfterChunkInsert runs in the chunk-writing transaction (pgvector copies).
 	AfterChunkInsert func(ctx context.Context, tx *sql.Tx, chunkID int64, c store.Chunk) error
+	// AfterEventsInsert runs in the transaction that stored a research's
+	// events (PostgreSQL: NOTIFY, so watchers in other processes wake).
+	AfterEventsInsert func(ctx context.Context, tx *sql.Tx, researchID string) error
 	// BeginWrite opens a write transaction.
 	BeginWrite func(ctx context.Context, db *sql.DB) (*sql.Tx, error)
 }

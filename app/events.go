@@ -1,0 +1,80 @@
+package app
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/quarryhq/quarry/research"
+	"github.com/quarryhq/quarry/store"
+)
+
+// eventListener is a store that announces stored events across processes
+// (PostgreSQL's LISTEN/NOTIFY).
+type eventListener interface {
+	ListenEvents(ctx context.Context, fn func(researchID string)) error
+}
+
+// FollowEvents, on a store that announces stored events, publishes the
+// events other processes store into a.Broker as they are stored, for the
+// researches someone here watches; it returns when ctx ends. On a store
+// that does not, it returns at once (watchers read the store instead).
+func (a *App) FollowEvents(ctx context.Context) error {
+	st, err := a.Store(ctx)
+	if err != nil {
+		return err
+	}
+	l, ok := st.(eventListener)
+	if !ok {
+		return nil
+	}
+	a.mu.Lock()
+	a.following++
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		a.following--
+		a.mu.Unlock()
+	}()
+	last := map[string]int64{}
+	return l.ListenEvents(ctx, func(id string) {
+		if a.Broker.Subscribers(id) == 0 {
+			delete(last, id)
+			return
+		}
+		evs, err := st.ResearchEvents(ctx, id, last[id])
+		if err != nil {
+			a.Logger.Warn("follow events", "research", id, "err", err)
+			return
+		}
+		for _, e := range evs {
+			a.Broker.Publish(id, e)
+			last[id] = e.Seq
+		}
+	})
+}
+
+// Watch is research.Watch with what this App has: its broker for the
+// researches it runs, and on PostgreSQL the store's notifications for
+// those other processes run (read every 250 ms on SQLite).
+func (a *App) Watch(ctx context.Context, id string, after int64, fn func(store.ResearchEvent) error) error {
+	st, err := a.Store(ctx)
+	if err != nil {
+		return err
+	}
+	opt := research.WatchOptions{After: after, Broker: a.Broker, Poll: 250 * time.Millisecond}
+	if _, ok := st.(eventListener); ok {
+		opt.Poll = 5 * time.Second // a safety net: notifications bring the events
+		a.mu.Lock()
+		following := a.following > 0
+		a.mu.Unlock()
+		if !following {
+			fctx, cancel := context.WithCancel(ctx)
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() { defer wg.Done(); _ = a.FollowEvents(fctx) }()
+			defer func() { cancel(); wg.Wait() }()
+		}
+	}
+	return research.Watch(ctx, st, id, opt, fn)
+}
