@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -181,30 +182,13 @@ func (a *App) Provider() (llm.Provider, error) {
 	case "offline":
 		return nil, nil
 	case "openai":
-		if model == "" {
-			model = defaultOpenAIModel
-		}
-		base := c.LLMBaseURL
-		if base == "" {
-			base = c.OpenAIBaseURL
-		}
-		key := c.LLMAPIKey
-		if key == "" {
-			key = c.OpenAIKey
-		}
-		return openai.New(openai.Config{BaseURL: base, APIKey: key, Model: model})
+		return openai.New(openai.Config{BaseURL: cmp.Or(c.LLMBaseURL, c.OpenAIBaseURL), APIKey: cmp.Or(c.LLMAPIKey, c.OpenAIKey), Model: cmp.Or(model, defaultOpenAIModel)})
 	case "anthropic":
-		if model == "" {
-			model = defaultAnthropicModel
-		}
-		key := c.LLMAPIKey
-		if key == "" {
-			key = c.AnthropicKey
-		}
+		key := cmp.Or(c.LLMAPIKey, c.AnthropicKey)
 		if key == "" {
 			return nil, errors.New("llm: anthropic needs ANTHROPIC_API_KEY (or QUARRY_LLM_API_KEY) in the environment")
 		}
-		return anthropic.New(anthropic.Config{BaseURL: c.LLMBaseURL, APIKey: key, Model: model})
+		return anthropic.New(anthropic.Config{BaseURL: c.LLMBaseURL, APIKey: key, Model: cmp.Or(model, defaultAnthropicModel)})
 	}
 	return nil, fmt.Errorf("llm: must be offline, openai[:MODEL] or anthropic[:MODEL], got %q", spec)
 }

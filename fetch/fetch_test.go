@@ -51,6 +51,13 @@ func TestBlockedReason(t *testing.T) {
 		"2606:4700::1111":  "",
 		"8.8.8.8":          "",
 	}
+	checkReasons(t, cases)
+}
+
+// checkReasons checks blockedReason on each address: "" allowed, else a
+// part of the reason.
+func checkReasons(t *testing.T, cases map[string]string) {
+	t.Helper()
 	for ip, want := range cases {
 		got := blockedReason(netip.MustParseAddr(ip))
 		if want == "" && got != "" || want != "" && !strings.Contains(got, want) {

@@ -12,22 +12,6 @@ import (
 	"github.com/quarryhq/quarry/app"
 )
 
-func runWith(t *testing.T, dataDir, config string, args ...string) (string, string, error) {
-	t.Helper()
-	dir := t.TempDir()
-	out, _ := os.Create(filepath.Join(dir, "out"))
-	errf, _ := os.Create(filepath.Join(dir, "err"))
-	defer out.Close()
-	defer errf.Close()
-	a := &cli{stdout: out, stderr: errf, env: envOf(t)}
-	root := a.rootCmd()
-	root.SetArgs(append([]string{"--data-dir", dataDir, "--config", config}, args...))
-	err := root.ExecuteContext(t.Context())
-	o, _ := os.ReadFile(out.Name())
-	e, _ := os.ReadFile(errf.Name())
-	return string(o), string(e), err
-}
-
 func isUsage(err error) bool { return err != nil && exitCode(err) == exitUsage }
 
 // TestDocsNeverMixFolders: two paths that differ only in a space (or in
@@ -162,7 +146,7 @@ func TestFlagsCheckedFirst(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("log_level: info\nllm_modle: openai:gpt\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := runWith(t, data, cfg, "kb", "list")
+	_, _, err := runCtx(t.Context(), t, data, "--config", cfg, "kb", "list")
 	if !isUsage(err) || !strings.Contains(err.Error(), `line 2: unknown key "llm_modle"`) || !strings.Contains(err.Error(), "llm_base_url") {
 		t.Fatalf("config typo: %v", err)
 	}

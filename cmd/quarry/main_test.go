@@ -36,7 +36,8 @@ func run(t *testing.T, dataDir string, args ...string) (string, string, error) {
 	return runCtx(context.Background(), t, dataDir, args...)
 }
 
-// runCtx is run with a context (a worker runs until it ends).
+// runCtx is run with a context (a worker runs until it ends). A later
+// --config in args wins over the test one.
 func runCtx(ctx context.Context, t *testing.T, dataDir string, args ...string) (string, string, error) {
 	t.Helper()
 	dir := t.TempDir()
