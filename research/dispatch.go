@@ -26,6 +26,7 @@ type dispatcher struct {
 	mu        sync.Mutex
 	cond      *sync.Cond
 	queue     []Event
+	state     *store.Research // a checkpoint to write with the queued events
 	enqueued  int
 	delivered int
 	closed    bool
@@ -61,6 +62,17 @@ func (d *dispatcher) flush() error {
 	return d.err
 }
 
+// save writes a checkpoint of the research's state in one transaction
+// with the events queued before it, and waits for it.
+func (d *dispatcher) save(rec store.Research) error {
+	d.mu.Lock()
+	d.state = &rec
+	d.enqueued++ // the checkpoint counts as one delivery
+	d.cond.Broadcast()
+	d.mu.Unlock()
+	return d.flush()
+}
+
 // close delivers what is queued and stops the goroutine.
 func (d *dispatcher) close() error {
 	err := d.flush()
@@ -76,18 +88,21 @@ func (d *dispatcher) loop() {
 	defer close(d.done)
 	for {
 		d.mu.Lock()
-		for len(d.queue) == 0 && !d.closed {
+		for len(d.queue) == 0 && d.state == nil && !d.closed {
 			d.cond.Wait()
 		}
-		batch, closed := d.queue, d.closed
-		d.queue = nil
+		batch, state, closed := d.queue, d.state, d.closed
+		d.queue, d.state = nil, nil
 		d.mu.Unlock()
-		if len(batch) == 0 && closed {
+		if len(batch) == 0 && state == nil && closed {
 			return
 		}
-		err := d.deliver(batch)
+		err := d.deliver(batch, state)
 		d.mu.Lock()
 		d.delivered += len(batch)
+		if state != nil {
+			d.delivered++
+		}
 		if err != nil && d.err == nil {
 			d.err = err
 		}
@@ -96,7 +111,7 @@ func (d *dispatcher) loop() {
 	}
 }
 
-func (d *dispatcher) deliver(batch []Event) error {
+func (d *dispatcher) deliver(batch []Event, state *store.Research) error {
 	recs := make([]store.ResearchEvent, len(batch))
 	for i, e := range batch {
 		data, err := json.Marshal(e)
@@ -109,7 +124,12 @@ func (d *dispatcher) deliver(batch []Event) error {
 	// what happened up to then.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := d.st.ResearchAppendEvents(ctx, d.id, recs); err != nil {
+	if state != nil {
+		if err := d.st.ResearchSave(ctx, *state, recs); err != nil {
+			d.logger.Error("checkpoint", "err", err)
+			return fmt.Errorf("store checkpoint: %w", err)
+		}
+	} else if err := d.st.ResearchAppendEvents(ctx, d.id, recs); err != nil {
 		d.logger.Error("store research events", "err", err)
 		return fmt.Errorf("store events: %w", err)
 	}

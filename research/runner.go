@@ -436,9 +436,6 @@ func (x *run) setStatus(status, stage string) {
 // stored. It runs even when ctx is cancelled, so an interrupted research
 // keeps what it found; a store error is returned, and fails the run.
 func (x *run) checkpoint(ctx context.Context) error {
-	if err := x.disp.flush(); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
 	x.saveMu.Lock()
 	defer x.saveMu.Unlock()
 	x.mu.Lock()
@@ -450,9 +447,9 @@ func (x *run) checkpoint(ctx context.Context) error {
 	}
 	rec := store.Research{ID: x.r.ID, Question: x.r.Question, Status: x.r.Status, CreatedAt: x.r.CreatedAt, UpdatedAt: x.r.UpdatedAt, ThreadID: x.r.ThreadID, State: state}
 	x.mu.Unlock()
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	if err := x.rn.Store.ResearchSave(sctx, rec, nil); err != nil {
+	// The dispatcher writes it with the events queued before it, in one
+	// transaction (it keeps going when ctx is cancelled).
+	if err := x.disp.save(rec); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return nil
