@@ -31,6 +31,7 @@ type Runner interface {
 // Finder lists the researches waiting for a worker.
 type Finder interface {
 	ResearchRunnable(ctx context.Context, now time.Time, limit int) ([]string, error)
+	ResearchHeld(ctx context.Context, now time.Time) ([]store.Lease, error)
 }
 
 // Local runs researches in this process.
@@ -97,7 +98,7 @@ func (l *Local) Run(ctx context.Context) error {
 	for {
 		free := conc - len(slots)
 		if free > 0 {
-			ids, err := l.Store.ResearchRunnable(ctx, time.Now(), free+len(slots))
+			ids, err := l.runnable(ctx, free+len(slots))
 			if err != nil && ctx.Err() == nil {
 				logger.Warn("jobs: list runnable researches", "err", err)
 			}
@@ -146,4 +147,25 @@ func (l *Local) Run(ctx context.Context) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// runnable is what the store lists as waiting, and the researches whose
+// lease is held by a process on this host that died (a crash): those are
+// taken over at once rather than when the lease runs out.
+func (l *Local) runnable(ctx context.Context, limit int) ([]string, error) {
+	now := time.Now()
+	ids, err := l.Store.ResearchRunnable(ctx, now, limit)
+	if err != nil {
+		return nil, err
+	}
+	held, err := l.Store.ResearchHeld(ctx, now)
+	if err != nil {
+		return ids, err
+	}
+	for _, h := range held {
+		if research.DeadHolder(h.Owner) {
+			ids = append(ids, h.ID)
+		}
+	}
+	return ids, nil
 }

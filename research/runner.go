@@ -75,7 +75,7 @@ func (rn *Runner) hold(ctx context.Context, id string) (context.Context, func(),
 	now := rn.now()
 	err := rn.Store.ResearchClaim(ctx, id, owner, now, now.Add(leaseTTL))
 	var le *store.LeaseError
-	if errors.As(err, &le) && deadHolder(le.Owner) {
+	if errors.As(err, &le) && DeadHolder(le.Owner) {
 		// The holder was a process on this host that is gone (a crash):
 		// take its lease over now instead of waiting for it to end. The
 		// claim only succeeds if the lease was not renewed meanwhile.
@@ -146,9 +146,10 @@ func (rn *Runner) logger() *slog.Logger {
 	return rn.Logger
 }
 
-// deadHolder reports whether a lease owner ("host:pid/…") names a process
-// on this host that no longer exists.
-func deadHolder(owner string) bool {
+// DeadHolder reports whether a lease owner ("host:pid/…") names a process
+// on this host that no longer exists: its research can be taken over at
+// once instead of when the lease runs out.
+func DeadHolder(owner string) bool {
 	hostPID, _, _ := strings.Cut(owner, "/")
 	i := strings.LastIndexByte(hostPID, ':')
 	if i < 0 {

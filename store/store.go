@@ -333,6 +333,15 @@ type ResearchStore interface {
 	// pending, or processing with no lease or one that ended before now
 	// (its runner died or shut down).
 	ResearchRunnable(ctx context.Context, now time.Time, limit int) ([]string, error)
+	// ResearchHeld lists the leases of processing researches that are
+	// still live at now (a worker checks whether their holders are).
+	ResearchHeld(ctx context.Context, now time.Time) ([]Lease, error)
+}
+
+// Lease is who holds a research's lease, and until when.
+type Lease struct {
+	ID, Owner string
+	Until     time.Time
 }
 
 // LeaseError says who holds a research's lease, and until when.

@@ -38,8 +38,11 @@ func main() {
 	defer stop()
 	c := &cli{stdout: os.Stdout, stderr: os.Stderr, env: os.LookupEnv}
 	root := c.rootCmd()
-	if err := root.ExecuteContext(ctx); err != nil {
+	err := root.ExecuteContext(ctx)
+	c.close()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "quarry:", err)
+		stop()
 		os.Exit(exitCode(err))
 	}
 }
@@ -84,11 +87,6 @@ func (a *cli) rootCmd() *cobra.Command {
 			a.logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: lvl}))
 			return nil
 		},
-		PersistentPostRun: func(*cobra.Command, []string) {
-			if a.app != nil {
-				_ = a.app.Close()
-			}
-		},
 	}
 	a.cfg.RegisterFlags(root.PersistentFlags())
 	root.AddCommand(a.versionCmd(), a.kbCmd(), a.evalCmd(), a.researchCmd(), a.threadCmd(), a.workerCmd())
@@ -108,6 +106,14 @@ func (a *cli) versionCmd() *cobra.Command {
 			fmt.Fprintf(a.stdout, "quarry %s\n", v)
 			return nil
 		},
+	}
+}
+
+// close closes what the command opened, whether it succeeded or not.
+func (a *cli) close() {
+	if a.app != nil {
+		_ = a.app.Close()
+		a.app = nil
 	}
 }
 

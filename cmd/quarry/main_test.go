@@ -49,6 +49,7 @@ func runCtx(ctx context.Context, t *testing.T, dataDir string, args ...string) (
 	root := a.rootCmd()
 	root.SetArgs(append([]string{"--data-dir", dataDir, "--config", filepath.Join("testdata", "config.yaml")}, args...))
 	err := root.ExecuteContext(ctx)
+	a.close()
 	o, _ := os.ReadFile(out.Name())
 	e, _ := os.ReadFile(errf.Name())
 	return string(o), string(e), err

@@ -223,3 +223,24 @@ func (s *DB) ResearchRunnable(ctx context.Context, now time.Time, limit int) ([]
 	}
 	return ids, rows.Err()
 }
+
+// ResearchHeld lists the live leases of processing researches.
+func (s *DB) ResearchHeld(ctx context.Context, now time.Time) ([]store.Lease, error) {
+	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT id, lease_owner, lease_until FROM researches
+		WHERE status = 'processing' AND lease_until >= ? ORDER BY created_at, id`), s.tm(now))
+	if err != nil {
+		return nil, fmt.Errorf("research leases: %w", err)
+	}
+	defer rows.Close()
+	out := []store.Lease{}
+	for rows.Next() {
+		var l store.Lease
+		var until scanTime
+		if err := rows.Scan(&l.ID, &l.Owner, &until); err != nil {
+			return nil, fmt.Errorf("research leases: %w", err)
+		}
+		l.Until = until.T
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}

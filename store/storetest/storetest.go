@@ -515,6 +515,9 @@ func Exercise(t *testing.T, open Opener) {
 		if ids, _ := s.ResearchRunnable(ctx, now, 10); len(ids) != 1 {
 			t.Fatalf("a processing research with a live lease is not runnable: %v", ids)
 		}
+		if held, err := s.ResearchHeld(ctx, now); err != nil || len(held) != 1 || held[0].ID != "r-1" || held[0].Owner != "c" {
+			t.Fatalf("held: %+v %v", held, err)
+		}
 		if ids, _ := s.ResearchRunnable(ctx, now.Add(2*time.Minute), 10); len(ids) != 2 || ids[0] != "r-1" {
 			t.Fatalf("once its lease ended it is, oldest first: %v", ids)
 		}
