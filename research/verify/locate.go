@@ -56,9 +56,17 @@ func fold(r rune) rune {
 // normQuote is a quote in the index's form, without the punctuation,
 // quote marks and ellipses a model may put around it.
 func normQuote(q string) []rune {
-	return newIndex(strings.TrimFunc(q, func(r rune) bool {
-		return unicode.IsSpace(r) || r == '"' || r == '\'' || r == '“' || r == '”' || r == '‘' || r == '’' || r == '…' || r == '.'
-	})).norm
+	// Trimmed in the folded form, so every mark that folds to a quote
+	// (a backtick, a prime) is trimmed like the quote itself.
+	n := newIndex(q).norm
+	trim := func(r rune) bool { return r == ' ' || r == '"' || r == '\'' || r == '…' || r == '.' }
+	for len(n) > 0 && trim(n[0]) {
+		n = n[1:]
+	}
+	for len(n) > 0 && trim(n[len(n)-1]) {
+		n = n[:len(n)-1]
+	}
+	return n
 }
 
 // locate returns the byte range of quote in the text, on word edges (a
