@@ -463,7 +463,7 @@ func embedTexts(ctx context.Context, kb *store.KB, texts []string, opt AddOption
 // AddDocuments) through a pipeline of batches: cutting chunks, analysing
 // them (on all cores), embedding them and writing them each run in their
 // own goroutine, one batch apart, so a few batches are held at a time.
-// It returns the document's chunk and token counts.
+// It returns how many chunks and tokens it wrote.
 func (s *Service) addLong(ctx context.Context, kb *store.KB, src store.Source, opt AddOptions) (chunks, tokens int, err error) {
 	final := store.SourceAppendChunksParams{Final: true, ContentHash: src.ContentHash, ETag: src.ETag, LastModified: src.LastModified}
 	src.ContentHash, src.ETag, src.LastModified = "", "", nil
@@ -507,7 +507,7 @@ func (s *Service) addLong(ctx context.Context, kb *store.KB, src store.Source, o
 		return b.chunks, err
 	})
 	// Each batch is written once the next is embedded, so that the last
-	// completes the source in its own transaction.
+	// one's transaction also completes the source.
 	write := func(p store.SourceAppendChunksParams) error {
 		if err := s.store.SourceAppendChunks(ctx, kb.ID, p); err != nil {
 			return err
@@ -522,8 +522,10 @@ func (s *Service) addLong(ctx context.Context, kb *store.KB, src store.Source, o
 	for b := range embedded {
 		if held != nil {
 			if err := write(store.SourceAppendChunksParams{SourceID: final.SourceID, Chunks: held}); err != nil {
+				// A stage that failed first cancelled the write: report
+				// what failed first.
 				fail(err)
-				return chunks, tokens, err
+				return chunks, tokens, context.Cause(ctx)
 			}
 		}
 		held = b

@@ -1,0 +1,219 @@
+package kb_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quarryhq/quarry/embed"
+	"github.com/quarryhq/quarry/kb"
+	"github.com/quarryhq/quarry/kb/chunk"
+	"github.com/quarryhq/quarry/store"
+)
+
+// failingEmbedder is the offline embedder, except that its failOn-th call
+// (counting from 1) fails.
+type failingEmbedder struct {
+	embed.Hash
+	mu     sync.Mutex
+	calls  int
+	failOn int
+}
+
+func (f *failingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	f.mu.Lock()
+	f.calls++
+	fail := f.calls == f.failOn
+	f.mu.Unlock()
+	if fail {
+		return nil, errors.New("embedding service unavailable")
+	}
+	return f.Hash.Embed(ctx, texts)
+}
+
+// longText has paragraphs on many subjects, so chunks differ in terms.
+func longText(paragraphs int) string {
+	var b strings.Builder
+	for i := range paragraphs {
+		fmt.Fprintf(&b, "Paragraph %d is about topic%d. It has a few sentences of its own, %d of them in all. The crawler and the index both read it.\n\n", i, i%7, i%5+2)
+	}
+	return b.String()
+}
+
+// storedChunks returns a knowledge base's chunks of url, without ids.
+func storedChunks(t *testing.T, st store.Store, kbID int64, url string) []store.Chunk {
+	t.Helper()
+	var out []store.Chunk
+	err := st.ChunkScan(context.Background(), kbID, func(c store.IndexedChunk) error {
+		if c.SourceURL == url {
+			c.Chunk.ID, c.Chunk.SourceID, c.Chunk.KBID = 0, 0, 0
+			out = append(out, c.Chunk)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestIngestLongDocument: a document with more chunks than a batch is
+// written batch by batch and ends up with exactly the chunks a one-batch
+// write gives it; unchanged, it is skipped; an ingest that fails part-way
+// leaves it incomplete (empty content hash, no validators) and the next
+// ingest completes it; changed, its chunks are replaced.
+func TestIngestLongDocument(t *testing.T) {
+	backends(t, func(t *testing.T, st store.Store) {
+		ctx := context.Background()
+		svc := kb.New(st, nil)
+		emb := embed.Hash{}
+		streamed, err := svc.Create(ctx, "streamed", "", emb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole, err := svc.Create(ctx, "whole", "", emb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		copt := chunk.Options{MaxTokens: 64, Overlap: 8}
+		lm := time.Date(2025, 6, 7, 8, 9, 10, 0, time.UTC)
+		doc := kb.Document{URL: "https://example.org/long", Title: "Long read", Text: longText(60), ETag: `"v1"`, LastModified: &lm, Origin: "long"}
+		short := kb.Document{URL: "https://example.org/short", Title: "Short", Text: "A short note.", Origin: "short"}
+		pieces, err := chunk.Split(doc.Text, copt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pieces) < 20 {
+			t.Fatalf("only %d chunks: the test needs many batches", len(pieces))
+		}
+		tokens, err := chunk.CountTokens(short.Text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pieces {
+			tokens += p.Tokens
+		}
+
+		rep, err := svc.AddDocuments(ctx, whole, []kb.Document{doc, short}, kb.AddOptions{Embedder: emb, Chunking: copt})
+		if err != nil || rep.Added != 2 {
+			t.Fatalf("one batch: %+v %v", rep, err)
+		}
+		want := storedChunks(t, st, whole.ID, doc.URL)
+		if len(want) != len(pieces) {
+			t.Fatalf("one batch stored %d chunks, Split gives %d", len(want), len(pieces))
+		}
+
+		opt := kb.AddOptions{Embedder: emb, Chunking: copt, ChunkBatch: 4}
+		rep, err = svc.AddDocuments(ctx, streamed, []kb.Document{doc, short}, opt)
+		if err != nil || rep.Added != 2 || rep.Chunks != len(pieces)+1 || rep.Tokens != tokens {
+			t.Fatalf("streamed: %+v %v (want %d chunks, %d tokens)", rep, err, len(pieces)+1, tokens)
+		}
+		if got := storedChunks(t, st, streamed.ID, doc.URL); !reflect.DeepEqual(got, want) {
+			t.Fatalf("streamed chunks differ from the one-batch write:\ngot  %d %+v\nwant %d %+v", len(got), got[:2], len(want), want[:2])
+		}
+		src, err := st.SourceGet(ctx, streamed.ID, doc.URL)
+		if err != nil || src.ContentHash == "" || src.ETag != `"v1"` || src.LastModified == nil || !src.LastModified.Equal(lm) || src.Content != doc.Text {
+			t.Fatalf("streamed source: %+v %v", src, err)
+		}
+		ref, _ := st.SourceGet(ctx, whole.ID, doc.URL)
+		if src.ContentHash != ref.ContentHash || src.Language != ref.Language || src.Title != ref.Title {
+			t.Fatalf("streamed source %+v differs from %+v", src, ref)
+		}
+
+		// Unchanged: skipped, nothing written.
+		v0, _ := st.KBVersion(ctx, streamed.ID)
+		rep, err = svc.AddDocuments(ctx, streamed, []kb.Document{doc, short}, opt)
+		if err != nil || rep.Unchanged != 2 || rep.Added+rep.Updated != 0 {
+			t.Fatalf("unchanged: %+v %v", rep, err)
+		}
+		if v1, _ := st.KBVersion(ctx, streamed.ID); v1 != v0 {
+			t.Fatalf("an unchanged ingest wrote: version %d -> %d", v0, v1)
+		}
+
+		// Changed, and the embedder fails on the third batch: the document
+		// is left incomplete, not passing for the old or the new text.
+		changed := doc
+		changed.Text = longText(45)
+		changed.ETag = `"v2"`
+		bad := &failingEmbedder{failOn: 3}
+		rep, err = svc.AddDocuments(ctx, streamed, []kb.Document{changed}, kb.AddOptions{Embedder: bad, Chunking: copt, ChunkBatch: 4})
+		if err == nil || !strings.Contains(err.Error(), "embedding service unavailable") || rep.Updated != 0 {
+			t.Fatalf("failing embedder: %+v %v", rep, err)
+		}
+		src, err = st.SourceGet(ctx, streamed.ID, doc.URL)
+		if err != nil || src.ContentHash != "" || src.ETag != "" || src.LastModified != nil {
+			t.Fatalf("a source cut short looks complete: %+v %v", src, err)
+		}
+		// (How many batches were written before the failure depends on how
+		// far the pipeline got.)
+		if n := len(storedChunks(t, st, streamed.ID, doc.URL)); n >= len(pieces) {
+			t.Fatalf("%d chunks after the failure", n)
+		}
+		// The next ingest redoes it, even of the old text.
+		for _, d := range []kb.Document{doc, changed} {
+			rep, err = svc.AddDocuments(ctx, streamed, []kb.Document{d, short}, opt)
+			if err != nil || rep.Updated != 1 || rep.Unchanged != 1 {
+				t.Fatalf("re-run: %+v %v", rep, err)
+			}
+		}
+		if _, err := svc.AddDocuments(ctx, whole, []kb.Document{changed}, kb.AddOptions{Embedder: emb, Chunking: copt}); err != nil {
+			t.Fatal(err)
+		}
+		got, want := storedChunks(t, st, streamed.ID, doc.URL), storedChunks(t, st, whole.ID, doc.URL)
+		if len(want) >= len(pieces) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("after the re-run: %d chunks, want %d like the one-batch write", len(got), len(want))
+		}
+		src, _ = st.SourceGet(ctx, streamed.ID, doc.URL)
+		if src.ContentHash == "" || src.ETag != `"v2"` || src.Content != changed.Text {
+			t.Fatalf("re-run source: %+v", src)
+		}
+		if stats, _ := st.KBStats(ctx, streamed.ID); stats.Sources != 2 || stats.Chunks != len(want)+1 {
+			t.Fatalf("stats after the re-run: %+v", stats)
+		}
+		res, err := svc.Search(ctx, "streamed", emb, kb.Query{Text: "topic3 crawler", K: 3, Mode: kb.ModeBM25})
+		if err != nil || len(res) == 0 || res[0].SourceURL != doc.URL {
+			t.Fatalf("search after streaming: %+v %v", res, err)
+		}
+	})
+}
+
+// TestIngestLongDocumentKBRemoved: a knowledge base removed while a long
+// document streams in gives the clear not-found error.
+func TestIngestLongDocumentKBRemoved(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := openSQLite(t)
+	svc := kb.New(st, nil)
+	k, err := svc.Create(ctx, "gone", "", embed.Hash{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb := &removingEmbedder{removeOn: 2, remove: func() error { return svc.Delete(ctx, "gone") }}
+	doc := kb.Document{URL: "https://example.org/long", Title: "Long", Text: longText(40), Origin: "long"}
+	_, err = svc.AddDocuments(ctx, k, []kb.Document{doc}, kb.AddOptions{Embedder: emb, Chunking: chunk.Options{MaxTokens: 64, Overlap: 8}, ChunkBatch: 4})
+	if !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), `knowledge base "gone" was removed`) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// removingEmbedder calls remove before its removeOn-th call.
+type removingEmbedder struct {
+	embed.Hash
+	calls    int
+	removeOn int
+	remove   func() error
+}
+
+func (r *removingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if r.calls++; r.calls == r.removeOn {
+		if err := r.remove(); err != nil {
+			return nil, err
+		}
+	}
+	return r.Hash.Embed(ctx, texts)
+}
