@@ -20,6 +20,7 @@ import (
 	"github.com/quarryhq/quarry/corpus"
 	"github.com/quarryhq/quarry/embed"
 	"github.com/quarryhq/quarry/extract"
+	"github.com/quarryhq/quarry/internal/textclean"
 	"github.com/quarryhq/quarry/kb/analyze"
 	"github.com/quarryhq/quarry/kb/chunk"
 	"github.com/quarryhq/quarry/store"
@@ -286,6 +287,12 @@ func (s *Service) AddDocuments(ctx context.Context, kb *store.KB, docs []Documen
 	var touches []store.SourceTouch
 	seen := map[string]string{}
 	for _, d := range docs {
+		// Untrusted text stays text: no terminal escapes, bidirectional
+		// overrides or invalid bytes are stored, so none is ever printed.
+		d.Title, d.Text = textclean.Line(d.Title), textclean.Text(d.Text)
+		for k, v := range d.Metadata {
+			d.Metadata[k] = textclean.Line(v)
+		}
 		if first, dup := seen[d.URL]; dup {
 			rep.Failed = append(rep.Failed, Problem{Origin: d.Origin, Reason: fmt.Sprintf("duplicate source URL %s (first from %s)", d.URL, first)})
 			continue

@@ -300,7 +300,20 @@ func TestHostileDocuments(t *testing.T) {
 				t.Errorf("problem %+v does not name the url rule", f)
 			}
 		}
+		// Control characters and invalid bytes in titles and texts are not
+		// stored.
+		esc := write(t, dir, "esc.jsonl", `{"_id":"e1","title":"Evil \u001b[2J\u001b]0;pwned\u0007 title","text":"Text with \u001b[31mred\u001b[0m and \u202egnp.exe in it."}`+"\n")
+		if _, err := svc.AddPaths(ctx, "h", []string{esc}, kb.AddOptions{Embedder: embed.Hash{}}); err != nil {
+			t.Fatal(err)
+		}
 		k := mustKB(t, svc, "h")
+		src, err := st.SourceGet(ctx, k.ID, "kb://h/e1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.ContainsAny(src.Title+src.Content, "\x1b\x07\u202e") || !strings.Contains(src.Title, "Evil") || !strings.Contains(src.Content, "red") {
+			t.Fatalf("stored %q / %q", src.Title, src.Content)
+		}
 		if err := svc.Delete(ctx, "h"); err != nil {
 			t.Fatal(err)
 		}
