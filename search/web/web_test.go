@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quarryhq/quarry/fetch"
 	"github.com/quarryhq/quarry/search/credibility"
@@ -174,4 +176,40 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestHostileResultURLs: a search API that returns URLs with IPv6 zones,
+// internal addresses or other schemes never crashes the source; each
+// result keeps its snippet (the page is not fetched) or is dropped.
+func TestHostileResultURLs(t *testing.T) {
+	t.Parallel()
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"results":[
+			{"url":"http://[::1%25lo]:18081/","title":"zone","content":"zone snippet"},
+			{"url":"http://[::127.0.0.1]/x","title":"compat","content":"compat snippet"},
+			{"url":"http://169.254.169.254/latest/meta-data/","title":"metadata","content":"metadata snippet"},
+			{"url":"javascript:alert(1)","title":"js","content":"js snippet"},
+			{"url":"http://%zz/","title":"bad","content":"bad snippet"}]}`)
+	}))
+	t.Cleanup(srv.Close)
+	// The API itself is on loopback: allow just that, guard the rest.
+	f := fetch.New(fetch.Options{AllowPrefixes: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, Timeout: 2 * time.Second})
+	src := &Source{Engine: &SearxNG{Getter: f, BaseURL: srv.URL + "/"}, Pages: f}
+	res, err := src.Search(context.Background(), "anything", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) < 3 {
+		t.Fatalf("%d results: the zone, compat and metadata results keep their snippets", len(res))
+	}
+	for _, r := range res {
+		if !strings.HasPrefix(r.Content, "[snippet only") {
+			t.Errorf("result %s was fetched: %q", r.URL, r.Content)
+		}
+		if strings.HasPrefix(r.URL, "javascript:") {
+			t.Errorf("a javascript: result survived")
+		}
+	}
 }
