@@ -154,11 +154,17 @@ func (s *Service) load(ctx context.Context, kb *store.KB) (*memIndex, error) {
 
 func (s *Service) loadIndex(ctx context.Context, kb *store.KB, v int64) (*memIndex, error) {
 	m := &memIndex{version: v, bm25: index.NewBM25(BM25K1, BM25B), vec: index.NewVectors(kb.Dimension), pos: map[int64]int{}}
+	// Where the store searches vectors itself (pgvector), none are kept
+	// in memory.
+	vs, ok := s.store.(store.VectorSearcher)
+	native := ok && s.nativeVectors(vs)
 	err := s.store.ChunkScan(ctx, kb.ID, func(c store.IndexedChunk) error {
 		id := len(m.chunks)
 		m.bm25.Add(id, strings.Fields(c.Terms))
-		if err := m.vec.Add(c.Embedding); err != nil {
-			return fmt.Errorf("chunk %d: %w", c.ID, err)
+		if !native {
+			if err := m.vec.Add(c.Embedding); err != nil {
+				return fmt.Errorf("chunk %d: %w", c.ID, err)
+			}
 		}
 		c.Embedding, c.Terms = nil, ""
 		m.pos[c.ID] = id
