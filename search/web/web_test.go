@@ -183,8 +183,7 @@ func FuzzParse(f *testing.F) {
 // result keeps its snippet (the page is not fetched) or is dropped.
 func TestHostileResultURLs(t *testing.T) {
 	t.Parallel()
-	var srv *httptest.Server
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `{"results":[
 			{"url":"http://[::1%25lo]:18081/","title":"zone","content":"zone snippet"},
