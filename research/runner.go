@@ -273,13 +273,9 @@ func (rn *Runner) run(ctx context.Context, id string, queued bool) (*Research, e
 	if err := rn.Store.ResearchSetCancel(ctx, id, false); err != nil {
 		return nil, err
 	}
-	evs, err := rn.Store.ResearchEvents(ctx, id, 0)
+	seq, err := rn.Store.ResearchLastSeq(ctx, id)
 	if err != nil {
 		return nil, err
-	}
-	var seq int64
-	if len(evs) > 0 {
-		seq = evs[len(evs)-1].Seq
 	}
 	resumed := r.Status != StatusPending
 	stage := orDefault(r.FailedStage, orDefault(r.Stage, StagePlanning))

@@ -86,11 +86,11 @@ func Watch(ctx context.Context, st store.ResearchStore, id string, opt WatchOpti
 		return err
 	}
 	if last == opt.After && opt.After > 0 {
-		all, err := st.ResearchEvents(ctx, id, 0)
+		n, err := st.ResearchLastSeq(ctx, id)
 		if err != nil {
 			return err
 		}
-		if n := int64(len(all)); n > 0 && opt.After > all[n-1].Seq || n == 0 {
+		if opt.After > n {
 			return &store.ValidationError{Field: "after", Rule: fmt.Sprintf("research %s has %d events so far; after must be at most that", id, n)}
 		}
 	}

@@ -313,6 +313,9 @@ type ResearchStore interface {
 	ResearchList(ctx context.Context, limit int) ([]Research, error)
 	// ResearchEvents returns the events after seq, in order.
 	ResearchEvents(ctx context.Context, id string, afterSeq int64) ([]ResearchEvent, error)
+	// ResearchLastSeq returns the sequence number of a research's last
+	// event, 0 when it has none.
+	ResearchLastSeq(ctx context.Context, id string) (int64, error)
 	// ResearchClaim takes or extends the lease that lets one process run a
 	// research: it succeeds when the research is unleased, its lease ended
 	// before now, or owner already holds it, and then holds it until

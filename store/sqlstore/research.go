@@ -244,3 +244,12 @@ func (s *DB) ResearchHeld(ctx context.Context, now time.Time) ([]store.Lease, er
 	}
 	return out, rows.Err()
 }
+
+// ResearchLastSeq returns the last event's sequence number, 0 if none.
+func (s *DB) ResearchLastSeq(ctx context.Context, id string) (int64, error) {
+	var n int64
+	if err := s.SQL.QueryRowContext(ctx, s.q(`SELECT COALESCE(MAX(seq), 0) FROM research_events WHERE research_id = ?`), id).Scan(&n); err != nil {
+		return 0, fmt.Errorf("research events %q: %w", id, err)
+	}
+	return n, nil
+}

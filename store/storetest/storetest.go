@@ -436,6 +436,12 @@ func Exercise(t *testing.T, open Opener) {
 		if evs, _ := s.ResearchEvents(ctx, "r-1", 3); len(evs) != 2 || evs[1].Seq != 5 {
 			t.Fatalf("appended events: %+v", evs)
 		}
+		if n, err := s.ResearchLastSeq(ctx, "r-1"); err != nil || n != 5 {
+			t.Fatalf("last seq: %d %v", n, err)
+		}
+		if n, err := s.ResearchLastSeq(ctx, "nope"); err != nil || n != 0 {
+			t.Fatalf("last seq of a research without events: %d %v", n, err)
+		}
 		if got, _ := s.ResearchGet(ctx, "r-1"); string(got.State) != `{"step":2}` {
 			t.Fatalf("append touched the state: %s", got.State)
 		}
