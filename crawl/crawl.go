@@ -166,7 +166,7 @@ func (c *Crawler) Run(ctx context.Context, kbName, start string, opt Options) (*
 	for attempt := 0; ; attempt++ {
 		st, err = c.attempt(ctx, k, seed, opt)
 		updated += st.updated
-		if err == nil || attempt >= opt.Retries || ctx.Err() != nil || permanent(err) {
+		if err == nil || attempt >= opt.Retries || ctx.Err() != nil || fetch.Permanent(err) {
 			break
 		}
 		c.logger().Warn("crawl attempt failed; retrying", "url", log.URL, "attempt", attempt+1, "in", backoff, "err", err)
@@ -189,7 +189,7 @@ func (c *Crawler) Run(ctx context.Context, kbName, start string, opt Options) (*
 			c.logger().Warn("page never fetched after repeated failures; no longer tried", "url", it.url, "runs", StaleAfter)
 		}
 	}
-	for _, u := range st.fetchedPending {
+	for _, u := range st.leftPending {
 		if perr := c.Store.CrawlPendingDone(markCtx, k.ID, u); perr != nil {
 			err = errors.Join(err, perr)
 		}
@@ -246,16 +246,13 @@ func (c *Crawler) Every(ctx context.Context, kbName, start string, opt Options, 
 	}
 }
 
-// permanent errors are not retried: the same request would fail the same way.
-func permanent(err error) bool { return fetch.Permanent(err) }
-
 type stats struct {
 	crawled, updated, unchanged, failed, skipped int
 	failedKnown                                  []string
-	// failedNew are pages not in the store that failed; fetchedPending
-	// are pages of the pending frontier that were fetched.
-	failedNew      []item
-	fetchedPending []string
+	// failedNew are pages not in the store that failed; leftPending are
+	// pages of the pending frontier that were fetched or refused for good.
+	failedNew   []item
+	leftPending []string
 }
 
 type item struct {
@@ -368,6 +365,11 @@ func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt O
 			if ctx.Err() != nil {
 				continue
 			}
+			if pending[r.url] && fetch.Permanent(r.err) {
+				// Refused for good (robots.txt, the guard, no such host):
+				// it leaves the frontier.
+				st.leftPending = append(st.leftPending, r.url)
+			}
 			if errors.Is(r.err, fetch.ErrDisallowed) {
 				st.skipped++
 				c.logger().Debug("page disallowed by robots.txt", "url", r.url)
@@ -385,7 +387,7 @@ func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt O
 		succeeded++
 		st.crawled++
 		if pending[r.url] {
-			st.fetchedPending = append(st.fetchedPending, r.url)
+			st.leftPending = append(st.leftPending, r.url)
 		}
 		final := r.url
 		if u, err := url.Parse(r.page.URL); err == nil && r.page.URL != r.url {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -290,6 +291,7 @@ func (s *Service) AddDocuments(ctx context.Context, kb *store.KB, docs []Documen
 		// Untrusted text stays text: no terminal escapes, bidirectional
 		// overrides or invalid bytes are stored, so none is ever printed.
 		d.Title, d.Text = textclean.Line(d.Title), textclean.Text(d.Text)
+		d.Metadata = maps.Clone(d.Metadata) // the caller's map stays as it was
 		for k, v := range d.Metadata {
 			d.Metadata[k] = textclean.Line(v)
 		}
@@ -608,9 +610,6 @@ func embedText(title, text string) string {
 // newSource is the source row for a document: sanitised text and title,
 // its language.
 func newSource(d todoDoc) (store.Source, error) {
-	if n := utf8.RuneCountInString(d.URL); n == 0 || n > 500 {
-		return store.Source{}, fmt.Errorf("source URL must be 1-500 characters, got %d", n)
-	}
 	text := chunk.Sanitize(d.Text)
 	title := strings.TrimSpace(chunk.Sanitize(d.Title))
 	if r := []rune(title); len(r) > 500 {

@@ -41,12 +41,7 @@ func (s *Service) PruneMissingFiles(ctx context.Context, kbName, root string) ([
 		}
 		removed = append(removed, src.URL)
 	}
-	if len(removed) > 0 {
-		s.mu.Lock()
-		delete(s.indexes, k.ID)
-		s.mu.Unlock()
-	}
-	return removed, nil
+	return removed, nil // SourceDelete moved the version: the index reloads
 }
 
 // filePath is the local path of a file:// URL as fileURL writes them (the

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/quarryhq/quarry/store"
 )
@@ -482,8 +481,6 @@ func validateSource(src store.Source) error {
 		return err
 	}
 	switch {
-	case utf8.RuneCountInString(src.URL) > 500:
-		return &store.ValidationError{Field: "url", Rule: "must be at most 500 characters (seed 003)"}
 	case len([]rune(src.Title)) > 500:
 		return &store.ValidationError{Field: "title", Rule: "must be at most 500 characters"}
 	}
