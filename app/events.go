@@ -42,6 +42,16 @@ func (a *App) FollowEvents(ctx context.Context) error {
 			delete(last, id)
 			return
 		}
+		if _, ok := last[id]; !ok {
+			// Watchers read the history from the store themselves: bring
+			// only what is new, never the whole log again.
+			n, err := st.ResearchLastSeq(ctx, id)
+			if err != nil {
+				a.Logger.Warn("follow events", "research", id, "err", err)
+				return
+			}
+			last[id] = max(0, n-1)
+		}
 		evs, err := st.ResearchEvents(ctx, id, last[id])
 		if err != nil {
 			a.Logger.Warn("follow events", "research", id, "err", err)

@@ -25,10 +25,12 @@ func (a *App) Fetcher(opt fetch.Options) *fetch.Fetcher {
 // configuration, or says what to configure.
 func (a *App) remoteSource(kind string, cred *credibility.Table) (search.Source, error) {
 	c := a.Config
+	a.mu.Lock()
 	if a.researchFetcher == nil {
 		a.researchFetcher = a.Fetcher(fetch.Options{Delay: 0})
 	}
 	f := a.researchFetcher
+	a.mu.Unlock()
 	switch kind {
 	case "web":
 		eng, err := a.webEngine(f)

@@ -131,6 +131,9 @@ func (l *Local) Run(ctx context.Context) error {
 					if l.OnDone != nil {
 						l.OnDone(id, r, err)
 					}
+					if r == nil {
+						return // it never started (busy elsewhere, unreadable): the next poll, not a spin
+					}
 					select {
 					case l.wake <- struct{}{}: // a slot is free
 					default:

@@ -118,7 +118,7 @@ func (rn *Runner) hold(ctx context.Context, id string) (context.Context, func(),
 			renewed = time.Now()
 			now := rn.now()
 			if err := rn.Store.ResearchClaim(ctx, id, owner, now, now.Add(leaseTTL)); err != nil && ctx.Err() == nil {
-				cancel(fmt.Errorf("lost the research's lease: %w", err))
+				cancel(fmt.Errorf("%w: %w", errLostLease, err))
 				return
 			}
 		}
@@ -269,9 +269,12 @@ func (rn *Runner) run(ctx context.Context, id string, queued bool) (*Research, e
 	if err != nil {
 		return nil, err
 	}
-	// Running it again by hand is the answer to an earlier cancel.
-	if err := rn.Store.ResearchSetCancel(ctx, id, false); err != nil {
-		return nil, err
+	// Running it again by hand is the answer to an earlier cancel; a
+	// flag nobody set is left alone (a cancel asked right now is kept).
+	if cancelAsked && !queued {
+		if err := rn.Store.ResearchSetCancel(ctx, id, false); err != nil {
+			return nil, err
+		}
 	}
 	seq, err := rn.Store.ResearchLastSeq(ctx, id)
 	if err != nil {
@@ -551,6 +554,9 @@ func (x *run) readNothing() error {
 	return nil
 }
 
+// errLostLease is the cause of a run whose lease another process took.
+var errLostLease = errors.New("lost the research's lease")
+
 // ErrShutdown is the cause a worker stops its runs with when it shuts
 // down: they checkpoint and stay processing, for another worker to take.
 var ErrShutdown = errors.New("worker shutting down")
@@ -560,6 +566,11 @@ var ErrShutdown = errors.New("worker shutting down")
 // failed (interrupted). All are resumable.
 func (x *run) stopped(ctx context.Context) (*Research, error) {
 	cause := context.Cause(ctx)
+	if errors.Is(cause, errLostLease) {
+		// Another process holds the research now: writing anything
+		// would overwrite its state and clash with its events.
+		return x.r, fmt.Errorf("research %s: %w", x.r.ID, cause)
+	}
 	if errors.Is(cause, ErrShutdown) {
 		x.r.Timings.Total += x.rn.now().Sub(x.started).Seconds()
 		if err := x.checkpoint(ctx); err != nil {

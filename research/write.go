@@ -10,7 +10,6 @@ import (
 
 	"github.com/quarryhq/quarry/internal/textclean"
 	"github.com/quarryhq/quarry/llm"
-	"github.com/quarryhq/quarry/research/internal/textseg"
 	"github.com/quarryhq/quarry/research/verify"
 )
 
@@ -226,7 +225,7 @@ var (
 )
 
 // mdLine is one line of escaped Markdown.
-func mdLine(s string) string { return mdEscape(textseg.OneLine(s)) }
+func mdLine(s string) string { return mdEscape(s) }
 
 // mdText escapes each line of a body.
 func mdText(s string) string {

@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -50,14 +49,19 @@ func main() {
 // exitCode is 2 for invalid input (a flag, an argument, a value breaking a
 // rule: errcode.Invalid) and 1 for any other failure.
 func exitCode(err error) int {
-	var usage usageError
-	if errcode.Of(err) == errcode.Invalid || errors.As(err, &usage) || strings.HasPrefix(err.Error(), "unknown ") || strings.Contains(err.Error(), "arg(s)") {
+	if errcode.Of(err) == errcode.Invalid || strings.HasPrefix(err.Error(), "unknown ") || strings.Contains(err.Error(), "arg(s)") {
 		return exitUsage
 	}
 	return exitError
 }
 
+// usageError is invalid input found by the CLI itself.
 type usageError struct{ error }
+
+// ErrorCode implements errcode.Coder.
+func (usageError) ErrorCode() errcode.Code { return errcode.Invalid }
+
+func (u usageError) Unwrap() error { return u.error }
 
 type cli struct {
 	cfg app.Config
