@@ -77,6 +77,10 @@ type AddOptions struct {
 	// crawler wants for a page that answered with the same content.
 	Touch    bool
 	Progress func(Progress)
+	// URLOf, when set, gives a file's source URL and the name it has in
+	// reports (an upload's temporary path is neither); AddPaths
+	// otherwise uses its file:// URL and its path.
+	URLOf func(path string) (url, origin string)
 }
 
 // AddPaths ingests files, folders (recursively, hidden entries skipped) and
@@ -100,17 +104,17 @@ func (s *Service) AddPaths(ctx context.Context, kbName string, paths []string, o
 		}
 		for _, f := range files {
 			if strings.EqualFold(filepath.Ext(f), ".jsonl") {
-				d, probs, err := readCorpus(kb.Name, f)
+				d, probs, err := readCorpus(kb.Name, f, opt.origin(f))
 				if err != nil {
-					rep.Failed = append(rep.Failed, Problem{Origin: f, Reason: err.Error()})
+					rep.Failed = append(rep.Failed, Problem{Origin: opt.origin(f), Reason: err.Error()})
 				}
 				rep.Failed = append(rep.Failed, probs...)
 				docs = append(docs, d...)
 				continue
 			}
-			doc, err := fileDocument(f)
+			doc, err := fileDocument(f, opt.URLOf)
 			if err != nil {
-				rep.Failed = append(rep.Failed, Problem{Origin: f, Reason: err.Error()})
+				rep.Failed = append(rep.Failed, Problem{Origin: opt.origin(f), Reason: err.Error()})
 				continue
 			}
 			docs = append(docs, doc)
@@ -161,7 +165,16 @@ func fileURL(path string) string {
 	return "file://" + filepath.ToSlash(abs)
 }
 
-func fileDocument(path string) (Document, error) {
+// origin is how a file is named in reports.
+func (o AddOptions) origin(path string) string {
+	if o.URLOf == nil {
+		return path
+	}
+	_, origin := o.URLOf(path)
+	return origin
+}
+
+func fileDocument(path string, urlOf func(string) (string, string)) (Document, error) {
 	d, err := extract.File(path)
 	if err != nil {
 		return Document{}, err
@@ -173,9 +186,13 @@ func fileDocument(path string) (Document, error) {
 	if err != nil {
 		return Document{}, err
 	}
-	doc := DocumentFrom(d, fileURL(path), filepath.Base(path))
+	u, origin := fileURL(path), path
+	if urlOf != nil {
+		u, origin = urlOf(path)
+	}
+	doc := DocumentFrom(d, u, filepath.Base(origin))
 	mt := info.ModTime().UTC()
-	doc.LastModified, doc.Origin = &mt, path
+	doc.LastModified, doc.Origin = &mt, origin
 	return doc, nil
 }
 
@@ -196,7 +213,7 @@ func DocumentFrom(d extract.Doc, url, fallbackTitle string) Document {
 	return Document{URL: url, Title: title, Text: d.Text, Metadata: meta, Origin: url}
 }
 
-func readCorpus(kbName, path string) ([]Document, []Problem, error) {
+func readCorpus(kbName, path, origin string) ([]Document, []Problem, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
@@ -212,12 +229,12 @@ func readCorpus(kbName, path string) ([]Document, []Problem, error) {
 		if title == "" {
 			title = d.ID
 		}
-		docs = append(docs, Document{URL: u, DocID: d.ID, Title: title, Text: d.Text, Origin: fmt.Sprintf("%s:%d", path, d.Line)})
+		docs = append(docs, Document{URL: u, DocID: d.ID, Title: title, Text: d.Text, Origin: fmt.Sprintf("%s:%d", origin, d.Line)})
 		return nil
 	})
 	var probs []Problem
 	for _, b := range bad {
-		probs = append(probs, Problem{Origin: fmt.Sprintf("%s:%d", path, b.Line), Reason: b.Err.Error()})
+		probs = append(probs, Problem{Origin: fmt.Sprintf("%s:%d", origin, b.Line), Reason: b.Err.Error()})
 	}
 	return docs, probs, err
 }

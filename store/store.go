@@ -235,6 +235,7 @@ type Store interface {
 
 	ResearchStore
 	ThreadStore
+	TokenStore
 
 	Close() error
 }
@@ -311,6 +312,11 @@ type ResearchStore interface {
 	ResearchGet(ctx context.Context, id string) (*Research, error)
 	// ResearchList returns the newest researches first, without state.
 	ResearchList(ctx context.Context, limit int) ([]Research, error)
+	// ResearchPage returns a page of researches, newest first, without
+	// state.
+	ResearchPage(ctx context.Context, f ResearchFilter) ([]Research, error)
+	// ResearchCounts counts researches by status.
+	ResearchCounts(ctx context.Context) (map[string]int, error)
 	// ResearchEvents returns the events after seq, in order.
 	ResearchEvents(ctx context.Context, id string, afterSeq int64) ([]ResearchEvent, error)
 	// ResearchLastSeq returns the sequence number of a research's last

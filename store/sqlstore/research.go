@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/quarryhq/quarry/store"
@@ -56,6 +57,50 @@ func (s *DB) ResearchList(ctx context.Context, limit int) ([]store.Research, err
 		limit = 50
 	}
 	return s.researchRows(ctx, `SELECT id, question, status, created_at, updated_at, thread_id FROM researches ORDER BY created_at DESC, id LIMIT ?`, limit)
+}
+
+// ResearchPage returns a page of researches, newest first, filtered by
+// status and thread.
+func (s *DB) ResearchPage(ctx context.Context, f store.ResearchFilter) ([]store.Research, error) {
+	if f.Limit <= 0 {
+		f.Limit = 50
+	}
+	var where []string
+	var args []any
+	if f.Status != "" {
+		where, args = append(where, "status = ?"), append(args, f.Status)
+	}
+	if f.ThreadID != "" {
+		where, args = append(where, "thread_id = ?"), append(args, f.ThreadID)
+	}
+	if c := f.Before; c != nil {
+		at := s.tm(c.CreatedAt)
+		where, args = append(where, "(created_at < ? OR (created_at = ? AND id > ?))"), append(args, at, at, c.ID)
+	}
+	query := `SELECT id, question, status, created_at, updated_at, thread_id FROM researches`
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	return s.researchRows(ctx, query+` ORDER BY created_at DESC, id LIMIT ?`, append(args, f.Limit)...)
+}
+
+// ResearchCounts counts researches by status.
+func (s *DB) ResearchCounts(ctx context.Context) (map[string]int, error) {
+	rows, err := s.SQL.QueryContext(ctx, `SELECT status, COUNT(*) FROM researches GROUP BY status`)
+	if err != nil {
+		return nil, fmt.Errorf("research counts: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, fmt.Errorf("research counts: %w", err)
+		}
+		out[st] = n
+	}
+	return out, rows.Err()
 }
 
 func (s *DB) researchRows(ctx context.Context, query string, args ...any) ([]store.Research, error) {

@@ -382,6 +382,101 @@ func Exercise(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("Tokens", func(t *testing.T) {
+		s := open(t)
+		t0 := time.Now().Add(-time.Hour).UTC().Truncate(time.Millisecond)
+		if n, err := s.TokenLive(ctx); err != nil || n != 0 {
+			t.Fatalf("live on an empty store: %d %v", n, err)
+		}
+		a := store.Token{ID: "tok-a", Name: "ci", Hash: "h-a", Scopes: []string{"research", "kb"}, CreatedAt: t0}
+		if err := s.TokenCreate(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.TokenCreate(ctx, store.Token{ID: "tok-b", Name: "ci", Hash: "h-b", CreatedAt: t0}); !errors.Is(err, store.ErrExists) {
+			t.Fatalf("a second live token of one name: %v", err)
+		}
+		got, err := s.TokenByHash(ctx, "h-a")
+		if err != nil || got.ID != "tok-a" || got.Name != "ci" || strings.Join(got.Scopes, ",") != "research,kb" || got.RevokedAt != nil || !got.CreatedAt.Equal(t0) {
+			t.Fatalf("by hash: %+v %v", got, err)
+		}
+		if _, err := s.TokenByHash(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("unknown hash: %v", err)
+		}
+		if err := s.TokenRevoke(ctx, "ci", t0.Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.TokenRevoke(ctx, "ci", t0); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("revoke twice: %v", err)
+		}
+		got, err = s.TokenByHash(ctx, "h-a")
+		if err != nil || got.RevokedAt == nil || !got.RevokedAt.Equal(t0.Add(time.Minute)) {
+			t.Fatalf("revoked token: %+v %v", got, err)
+		}
+		// The name is free again once its token is revoked.
+		if err := s.TokenCreate(ctx, store.Token{ID: "tok-c", Name: "ci", Hash: "h-c", Scopes: []string{}, CreatedAt: t0.Add(time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.TokenLive(ctx); err != nil || n != 1 {
+			t.Fatalf("live: %d %v", n, err)
+		}
+		list, err := s.TokenList(ctx)
+		if err != nil || len(list) != 2 || list[0].ID != "tok-a" || list[1].ID != "tok-c" || list[1].Scopes == nil {
+			t.Fatalf("list: %+v %v", list, err)
+		}
+		if err := s.TokenRevoke(ctx, "tok-c", t0); err != nil {
+			t.Fatalf("revoke by id: %v", err)
+		}
+	})
+
+	t.Run("ResearchPage", func(t *testing.T) {
+		s := open(t)
+		t0 := time.Now().Add(-time.Hour).UTC().Truncate(time.Millisecond)
+		// Seven researches, two of them created at the same instant, so
+		// the cursor must break ties by id.
+		for i := range 7 {
+			at := t0.Add(time.Duration(min(i, 5)) * time.Second)
+			status, thread := "completed", "th-1"
+			if i%2 == 1 {
+				status, thread = "failed", "th-2"
+			}
+			r := store.Research{ID: fmt.Sprintf("r-%d", i), Question: "q", Status: status, CreatedAt: at, UpdatedAt: at, ThreadID: thread, State: []byte(`{}`)}
+			if err := s.ResearchSave(ctx, r, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var ids []string
+		var cur *store.ResearchCursor
+		for range 10 {
+			page, err := s.ResearchPage(ctx, store.ResearchFilter{Limit: 3, Before: cur})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range page {
+				ids = append(ids, r.ID)
+			}
+			if len(page) < 3 {
+				break
+			}
+			last := page[len(page)-1]
+			cur = &store.ResearchCursor{CreatedAt: last.CreatedAt, ID: last.ID}
+		}
+		if got := strings.Join(ids, " "); got != "r-5 r-6 r-4 r-3 r-2 r-1 r-0" {
+			t.Fatalf("pages, newest first, ties by id: %s", got)
+		}
+		failed, err := s.ResearchPage(ctx, store.ResearchFilter{Status: "failed", ThreadID: "th-2"})
+		if err != nil || len(failed) != 3 || failed[0].ID != "r-5" {
+			t.Fatalf("filtered: %+v %v", failed, err)
+		}
+		counts, err := s.ResearchCounts(ctx)
+		if err != nil || counts["completed"] != 4 || counts["failed"] != 3 || len(counts) != 2 {
+			t.Fatalf("counts: %v %v", counts, err)
+		}
+		none, err := s.ResearchPage(ctx, store.ResearchFilter{ThreadID: "th-9"})
+		if err != nil || none == nil || len(none) != 0 {
+			t.Fatalf("empty page: %#v %v", none, err)
+		}
+	})
+
 	t.Run("Researches", func(t *testing.T) {
 		s := open(t)
 		t0 := time.Now().Add(-time.Minute).UTC()
