@@ -1,0 +1,191 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/quarryhq/quarry/errcode"
+	"github.com/quarryhq/quarry/store"
+)
+
+// apiError is the one error shape: {"error": {"code", "message", "field"}}.
+type apiError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Field   string `json:"field,omitempty"`
+}
+
+// httpError is an error with its HTTP status decided where it was found
+// (a malformed body is a 400, whatever its code).
+type httpError struct {
+	status int
+	code   errcode.Code
+	field  string
+	msg    string
+}
+
+func (e *httpError) Error() string           { return e.msg }
+func (e *httpError) ErrorCode() errcode.Code { return e.code }
+
+func badRequest(field, msg string) error {
+	return &httpError{status: http.StatusBadRequest, code: errcode.Invalid, field: field, msg: msg}
+}
+
+func invalid(field, msg string) error {
+	return &httpError{status: http.StatusUnprocessableEntity, code: errcode.Invalid, field: field, msg: msg}
+}
+
+// statusOf maps the core's error codes to HTTP statuses, once.
+func statusOf(code errcode.Code) int {
+	switch code {
+	case errcode.Invalid:
+		return http.StatusUnprocessableEntity
+	case errcode.NotFound:
+		return http.StatusNotFound
+	case errcode.Conflict:
+		return http.StatusConflict
+	case errcode.Unauthorized:
+		return http.StatusUnauthorized
+	case errcode.Forbidden:
+		return http.StatusForbidden
+	case errcode.TooLarge:
+		return http.StatusRequestEntityTooLarge
+	case errcode.RateLimited:
+		return http.StatusTooManyRequests
+	case errcode.Unavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// fieldNames maps the core's field names (the CLI's flags) to the API's
+// body fields.
+var fieldNames = map[string]string{
+	"max-tokens": "max_tokens",
+	"source":     "sources",
+	"thread":     "thread_id",
+}
+
+func apiField(f string) string {
+	if n, ok := fieldNames[f]; ok {
+		return n
+	}
+	return strings.ReplaceAll(f, "-", "_")
+}
+
+// writeError writes err in the one error shape. Internal errors are
+// logged and answered without their text, which may name paths or hosts.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var he *httpError
+	var mbe *http.MaxBytesError
+	var body apiError
+	status := 0
+	switch {
+	case errors.As(err, &he):
+		status, body = he.status, apiError{Code: string(he.code), Message: he.msg, Field: he.field}
+	case errors.As(err, &mbe):
+		status, body = http.StatusRequestEntityTooLarge, apiError{Code: string(errcode.TooLarge), Message: fmt.Sprintf("request body is over the limit of %d bytes", mbe.Limit)}
+	default:
+		code := errcode.Of(err)
+		status = statusOf(code)
+		body = apiError{Code: string(code), Message: err.Error(), Field: apiField(fieldOf(err))}
+		if code == errcode.Internal {
+			s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+			body.Message = "internal error; the server log has the details"
+		}
+	}
+	if status == http.StatusUnprocessableEntity && body.Field == "" {
+		body.Field = "body"
+	}
+	s.writeJSON(w, status, map[string]apiError{"error": body})
+}
+
+// fieldOf is the field an error is about: an errcode field or a
+// store.ValidationError's.
+func fieldOf(err error) string {
+	if f := errcode.Field(err); f != "" {
+		return f
+	}
+	var ve *store.ValidationError
+	if errors.As(err, &ve) {
+		return ve.Field
+	}
+	return ""
+}
+
+func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		s.log.Debug("write response", "err", err)
+	}
+}
+
+// decode reads a JSON body strictly: unknown fields, wrong types,
+// trailing data and bodies over the limit are errors naming what broke.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
+		return &httpError{status: http.StatusUnsupportedMediaType, code: errcode.Invalid, field: "Content-Type", msg: fmt.Sprintf("must be application/json, got %q", ct)}
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, s.opt.MaxBodyBytes))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return decodeError(err)
+	}
+	if err := dec.Decode(&struct{}{}); !errors.Is(err, io.EOF) {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		return badRequest("body", "must hold one JSON object and nothing after it")
+	}
+	return nil
+}
+
+func decodeError(err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return err
+	case errors.Is(err, io.EOF):
+		return badRequest("body", "must be a JSON object; the body is empty")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return badRequest("body", "is not valid JSON: it ends too early")
+	case errors.As(err, &syn):
+		return badRequest("body", fmt.Sprintf("is not valid JSON at byte %d: %v", syn.Offset, syn))
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			return badRequest("body", fmt.Sprintf("must be a JSON object, got %s", typ.Value))
+		}
+		return badRequest(field, fmt.Sprintf("must be %s, got %s", jsonKind(typ.Type.Kind().String()), typ.Value))
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return badRequest(name, "is not a known field")
+	}
+	return badRequest("body", "is not valid JSON: "+err.Error())
+}
+
+func jsonKind(k string) string {
+	switch k {
+	case "int", "int64", "int32", "float64", "float32":
+		return "a number"
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "slice":
+		return "an array"
+	case "struct", "map":
+		return "an object"
+	}
+	return k
+}

@@ -1,0 +1,421 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/quarryhq/quarry/crawl"
+	"github.com/quarryhq/quarry/errcode"
+	"github.com/quarryhq/quarry/fetch"
+	"github.com/quarryhq/quarry/internal/textclean"
+	"github.com/quarryhq/quarry/kb"
+	"github.com/quarryhq/quarry/store"
+)
+
+// kbView is a knowledge base with its counts.
+type kbView struct {
+	store.KB
+	store.KBStats
+}
+
+func kbNotFound(name string, err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return errcode.New(errcode.NotFound, "name", fmt.Sprintf("knowledge base %q does not exist", name))
+	}
+	return err
+}
+
+func (s *Server) view(ctx context.Context, k *store.KB) (kbView, error) {
+	st, err := s.store.KBStats(ctx, k.ID)
+	return kbView{KB: *k, KBStats: st}, err
+}
+
+func (s *Server) createKB(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+	}
+	if err := s.decode(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	svc, err := s.app.KB(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	emb, err := s.app.Embedder()
+	if err != nil {
+		s.writeError(w, r, errcode.Wrap(errcode.Unavailable, err))
+		return
+	}
+	k, err := svc.Create(r.Context(), req.Name, textclean.Line(req.Description), emb)
+	if errors.Is(err, store.ErrExists) {
+		err = errcode.New(errcode.Conflict, "name", fmt.Sprintf("knowledge base %q exists", req.Name))
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/knowledge-bases/"+k.Name)
+	s.writeJSON(w, http.StatusCreated, kbView{KB: *k})
+}
+
+func (s *Server) listKBs(w http.ResponseWriter, r *http.Request) {
+	ks, err := s.store.KBList(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := page[kbView]{Items: []kbView{}}
+	for i := range ks {
+		v, err := s.view(r.Context(), &ks[i])
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		out.Items = append(out.Items, v)
+	}
+	s.writeJSON(w, http.StatusOK, out)
+}
+
+// kbOf finds the path's knowledge base.
+func (s *Server) kbOf(r *http.Request) (*kb.Service, *store.KB, error) {
+	name := r.PathValue("name")
+	svc, err := s.app.KB(r.Context())
+	if err != nil {
+		return nil, nil, err
+	}
+	k, err := svc.Get(r.Context(), name)
+	if err != nil {
+		return nil, nil, kbNotFound(name, err)
+	}
+	return svc, k, nil
+}
+
+func (s *Server) getKB(w http.ResponseWriter, r *http.Request) {
+	_, k, err := s.kbOf(r)
+	if err == nil {
+		var v kbView
+		if v, err = s.view(r.Context(), k); err == nil {
+			s.writeJSON(w, http.StatusOK, v)
+			return
+		}
+	}
+	s.writeError(w, r, err)
+}
+
+func (s *Server) deleteKB(w http.ResponseWriter, r *http.Request) {
+	svc, k, err := s.kbOf(r)
+	if err == nil {
+		err = svc.Delete(r.Context(), k.Name)
+	}
+	if err != nil {
+		s.writeError(w, r, kbNotFound(r.PathValue("name"), err))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// uploadDocuments ingests the files of a multipart upload (parts named
+// "file") like kb add: the same formats, and bad files listed with their
+// reason while the rest is ingested. Each file's source URL is
+// kb://NAME/upload/FILENAME, so uploading a file of the same name again
+// replaces it.
+func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mt != "multipart/form-data" {
+		s.writeError(w, r, &httpError{status: http.StatusUnsupportedMediaType, code: errcode.Invalid, field: "Content-Type", msg: "must be multipart/form-data with one or more parts named \"file\""})
+		return
+	}
+	svc, k, err := s.kbOf(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	emb, err := s.app.EmbedderFor(k)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	dir, err := os.MkdirTemp("", "quarry-upload-")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	r.Body = http.MaxBytesReader(w, r.Body, s.opt.MaxUploadBytes)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		s.writeError(w, r, badRequest("body", "is not a multipart body: "+err.Error()))
+		return
+	}
+	names := map[string]string{} // temporary path → file name
+	var paths []string
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			s.writeError(w, r, uploadError(err))
+			return
+		}
+		if part.FormName() != "file" {
+			_ = part.Close()
+			s.writeError(w, r, badRequest(part.FormName(), "is not a known part; send files as parts named \"file\""))
+			return
+		}
+		name := textclean.Line(filepath.Base(filepath.Clean("/" + part.FileName())))
+		if name == "" || name == "/" || name == "." {
+			s.writeError(w, r, invalid("file", "every file part needs a file name"))
+			return
+		}
+		p := filepath.Join(dir, strconv.Itoa(len(paths)), name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		f, err := os.Create(p)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		_, err = io.Copy(f, part)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			s.writeError(w, r, uploadError(err))
+			return
+		}
+		names[p], paths = name, append(paths, p)
+	}
+	if len(paths) == 0 {
+		s.writeError(w, r, invalid("file", "the upload holds no file; send one or more parts named \"file\""))
+		return
+	}
+	rep, err := svc.AddPaths(ctx, k.Name, paths, kb.AddOptions{Embedder: emb, URLOf: func(p string) (string, string) {
+		n := names[p]
+		return "kb://" + k.Name + "/upload/" + url.PathEscape(n), n
+	}})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if rep.Added+rep.Updated+rep.Unchanged == 0 {
+		var why []string
+		for _, p := range rep.Failed {
+			why = append(why, p.Origin+": "+p.Reason)
+		}
+		s.writeError(w, r, invalid("file", fmt.Sprintf("nothing ingested: all %d inputs failed (%s)", len(rep.Failed), strings.Join(why, "; "))))
+		return
+	}
+	s.writeJSON(w, http.StatusOK, rep)
+}
+
+func uploadError(err error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return err
+	}
+	return badRequest("body", "the upload could not be read: "+err.Error())
+}
+
+func (s *Server) searchKB(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	k, err := intParam(r, "k", 5, 1, 1000)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	query := kb.Query{Text: q.Get("q"), K: k, Mode: q.Get("mode"), Language: q.Get("lang"), Source: q.Get("source"), Fusion: q.Get("fusion")}
+	for name, dst := range map[string]*float64{"bm25_weight": &query.BM25Weight, "vector_weight": &query.VectorWeight} {
+		if v := q.Get(name); v != "" {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f < 0 {
+				s.writeError(w, r, badRequest(name, fmt.Sprintf("must be a number, 0 or more, got %q", v)))
+				return
+			}
+			*dst = f
+		}
+	}
+	if v := q.Get("include_stale"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			s.writeError(w, r, badRequest("include_stale", fmt.Sprintf("must be true or false, got %q", v)))
+			return
+		}
+		query.IncludeStale = b
+	}
+	if err := query.Validate(); err != nil {
+		var ve *store.ValidationError
+		if errors.As(err, &ve) && ve.Field == "query" {
+			err = invalid("q", ve.Rule)
+		}
+		s.writeError(w, r, err)
+		return
+	}
+	svc, kbase, err := s.kbOf(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	emb, err := s.app.EmbedderFor(kbase)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	res, err := svc.Search(r.Context(), kbase.Name, emb, query)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if res == nil {
+		res = []kb.Result{}
+	}
+	s.writeJSON(w, http.StatusOK, page[kb.Result]{Items: res})
+}
+
+type crawlRequest struct {
+	URL         string `json:"url"`
+	MaxPages    *int   `json:"max_pages"`
+	MaxDepth    *int   `json:"max_depth"`
+	Concurrency *int   `json:"concurrency"`
+	Delay       string `json:"delay"`
+	NoSitemap   bool   `json:"no_sitemap"`
+}
+
+// startCrawl starts a crawl of a site into the knowledge base and returns
+// at once; its crawl log (GET …/crawls) follows it. The URL passes the
+// SSRF guard before anything is fetched.
+func (s *Server) startCrawl(w http.ResponseWriter, r *http.Request) {
+	var req crawlRequest
+	if err := s.decode(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	opt := crawl.Options{MaxPages: 500, MaxDepth: 5, Concurrency: 4, NoSitemap: req.NoSitemap}
+	for dst, v := range map[*int]*int{&opt.MaxPages: req.MaxPages, &opt.MaxDepth: req.MaxDepth, &opt.Concurrency: req.Concurrency} {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	if err := opt.Validate(); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	delay := 250 * time.Millisecond
+	if req.Delay != "" {
+		d, err := time.ParseDuration(req.Delay)
+		if err != nil || d < 0 {
+			s.writeError(w, r, invalid("delay", fmt.Sprintf("must be a duration such as \"250ms\", 0 or more, got %q", req.Delay)))
+			return
+		}
+		delay = d
+	}
+	u, err := fetch.ParseURL(req.URL)
+	if err != nil {
+		s.writeError(w, r, invalid("url", strings.TrimPrefix(err.Error(), "url ")))
+		return
+	}
+	if err := s.guardURL(r.Context(), u); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	svc, k, err := s.kbOf(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	emb, err := s.app.EmbedderFor(k)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.mu.Lock()
+	busy := s.crawls[k.Name]
+	s.crawls[k.Name] = true
+	s.mu.Unlock()
+	if busy {
+		s.writeError(w, r, errcode.New(errcode.Conflict, "name", fmt.Sprintf("knowledge base %q is being crawled; wait for that crawl to end (GET /v1/knowledge-bases/%s/crawls)", k.Name, k.Name)))
+		return
+	}
+	c := &crawl.Crawler{Fetcher: s.app.Fetcher(fetch.Options{Delay: delay, PerHost: max(1, opt.Concurrency)}), KB: svc, Store: s.store, Embedder: emb, Logger: s.log}
+	start := u.String()
+	s.goBackground(func(ctx context.Context) {
+		defer func() {
+			s.mu.Lock()
+			delete(s.crawls, k.Name)
+			s.mu.Unlock()
+		}()
+		if _, err := c.Run(ctx, k.Name, start, opt); err != nil {
+			s.log.Info("crawl ended", "kb", k.Name, "url", fetch.Redact(u), "err", err)
+		}
+	})
+	w.Header().Set("Location", "/v1/knowledge-bases/"+k.Name+"/crawls")
+	s.writeJSON(w, http.StatusAccepted, map[string]any{"knowledge_base": k.Name, "url": fetch.Redact(u), "status": store.CrawlRunning,
+		"links": map[string]string{"logs": "/v1/knowledge-bases/" + k.Name + "/crawls"}})
+}
+
+// guardURL refuses a URL whose host is or resolves to an address the SSRF
+// guard blocks (the fetcher refuses it again at dial time, for
+// redirects and DNS changes).
+func (s *Server) guardURL(ctx context.Context, u *url.URL) error {
+	if s.app.Config.AllowPrivate {
+		return nil
+	}
+	host := u.Hostname()
+	var addrs []netip.Addr
+	if a, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{a}
+	} else {
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		addrs, err = net.DefaultResolver.LookupNetIP(rctx, "ip", host)
+		if err != nil {
+			return invalid("url", fmt.Sprintf("host %q cannot be resolved: %v", host, err))
+		}
+	}
+	for _, a := range addrs {
+		if err := fetch.Check(a.Unmap()); err != nil {
+			return invalid("url", err.Error())
+		}
+	}
+	return nil
+}
+
+func (s *Server) crawlLogs(w http.ResponseWriter, r *http.Request) {
+	limit, err := intParam(r, "limit", 20, 1, 10000)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	_, k, err := s.kbOf(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	logs, err := s.store.CrawlLogList(r.Context(), k.ID, limit)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if logs == nil {
+		logs = []store.CrawlLog{}
+	}
+	s.writeJSON(w, http.StatusOK, page[store.CrawlLog]{Items: logs})
+}

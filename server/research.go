@@ -1,0 +1,373 @@
+package server
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/quarryhq/quarry/errcode"
+	"github.com/quarryhq/quarry/internal/jsonx"
+	"github.com/quarryhq/quarry/research"
+	"github.com/quarryhq/quarry/search"
+	"github.com/quarryhq/quarry/store"
+)
+
+// researchRequest is the body that starts a research; its fields are
+// named like the CLI's flags.
+type researchRequest struct {
+	Question   string   `json:"question"`
+	Sources    []string `json:"sources"`
+	Level      string   `json:"level"`
+	Breadth    *int     `json:"breadth"`
+	Depth      *int     `json:"depth"`
+	MaxTokens  int      `json:"max_tokens"`
+	Timeout    string   `json:"timeout"`
+	Confidence float64  `json:"confidence"`
+	ThreadID   string   `json:"thread_id"`
+}
+
+// created is the answer to a research started: its id and where to
+// follow it.
+type created struct {
+	ID       string            `json:"id"`
+	ThreadID string            `json:"thread_id"`
+	Status   string            `json:"status"`
+	Links    map[string]string `json:"links"`
+}
+
+func researchLinks(id string) map[string]string {
+	base := "/v1/researches/" + id
+	return map[string]string{"self": base, "events": base + "/events", "report": base + "/report", "cancel": base + "/cancel", "check": base + "/check"}
+}
+
+// options turns a request into validated research options.
+func (s *Server) options(ctx context.Context, req researchRequest) (string, research.Options, error) {
+	opts := research.Options{Level: req.Level, MaxTokens: req.MaxTokens, Confidence: req.Confidence, Thread: req.ThreadID}
+	if req.Breadth != nil {
+		if *req.Breadth < 1 || *req.Breadth > research.MaxBreadth {
+			return "", opts, invalid("breadth", fmt.Sprintf("must be between 1 and %d, got %d", research.MaxBreadth, *req.Breadth))
+		}
+		opts.Breadth = *req.Breadth
+	}
+	if req.Depth != nil {
+		opts.Depth, opts.DepthSet = *req.Depth, true
+	}
+	if opts.Level != "" && (req.Breadth != nil || req.Depth != nil) {
+		return "", opts, invalid("level", "give either level or breadth/depth, not both")
+	}
+	if req.Timeout != "" {
+		d, err := time.ParseDuration(req.Timeout)
+		if err != nil {
+			return "", opts, invalid("timeout", fmt.Sprintf("must be a duration such as \"90s\" or \"5m\", got %q", req.Timeout))
+		}
+		opts.Timeout = d
+	}
+	parsed, err := search.ParseSpecs(strings.Join(req.Sources, ","))
+	if err != nil {
+		return "", opts, invalid("sources", strings.TrimPrefix(err.Error(), "source: "))
+	}
+	for _, p := range parsed {
+		opts.Sources = append(opts.Sources, p.String())
+	}
+	q, err := research.Validate(req.Question, &opts)
+	if err != nil {
+		return "", opts, err
+	}
+	// Open the sources now, so a missing knowledge base or an
+	// unconfigured search API is this request's error, not the run's.
+	if _, err := s.app.OpenSources(ctx, opts.Sources); err != nil {
+		return "", opts, invalid("sources", err.Error())
+	}
+	return q, opts, nil
+}
+
+func (s *Server) createResearch(w http.ResponseWriter, r *http.Request) {
+	var req researchRequest
+	if err := s.decode(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.startResearch(w, r, req)
+}
+
+// startResearch creates a research for the caller and queues it.
+func (s *Server) startResearch(w http.ResponseWriter, r *http.Request, req researchRequest) {
+	ctx := r.Context()
+	q, opts, err := s.options(ctx, req)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	p := principalOf(ctx)
+	if err := s.admit(ctx, p); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	res, err := s.runner.Create(ctx, q, opts)
+	if err != nil {
+		s.release(p, "")
+		s.writeError(w, r, err)
+		return
+	}
+	s.track(p, res.ID)
+	if err := s.pool.Enqueue(ctx, res.ID); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/researches/"+res.ID)
+	s.writeJSON(w, http.StatusAccepted, created{ID: res.ID, ThreadID: res.ThreadID, Status: res.Status, Links: researchLinks(res.ID)})
+}
+
+// admit holds a place for one more research of p, or refuses when p has
+// MaxResearches pending or running. Researches that have ended since are
+// forgotten first.
+func (s *Server) admit(ctx context.Context, p principal) error {
+	s.mu.Lock()
+	ids := make([]string, 0, len(s.owners[p.key]))
+	for id := range s.owners[p.key] {
+		if id != "" {
+			ids = append(ids, id)
+		}
+	}
+	s.mu.Unlock()
+	for _, id := range ids {
+		rec, err := s.store.ResearchGet(ctx, id)
+		if err != nil || rec.Status != research.StatusPending && rec.Status != research.StatusProcessing {
+			s.release(p, id)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	set := s.owners[p.key]
+	if set == nil {
+		set = map[string]bool{}
+		s.owners[p.key] = set
+	}
+	if len(set) >= s.opt.MaxResearches {
+		return &httpError{status: http.StatusTooManyRequests, code: errcode.RateLimited, field: "question",
+			msg: fmt.Sprintf("%d researches of this token are pending or running (the limit); wait for one to end or cancel one", len(set))}
+	}
+	set[""] = true // a place held until track or release
+	return nil
+}
+
+func (s *Server) track(p principal, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.owners[p.key], "")
+	s.owners[p.key][id] = true
+}
+
+func (s *Server) release(p principal, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.owners[p.key], id)
+	if len(s.owners[p.key]) == 0 {
+		delete(s.owners, p.key)
+	}
+}
+
+func (s *Server) load(ctx context.Context, id string) (*research.Research, error) {
+	r, err := research.Load(ctx, s.store, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errcode.New(errcode.NotFound, "id", fmt.Sprintf("research %s does not exist", id))
+	}
+	return r, err
+}
+
+func (s *Server) getResearch(w http.ResponseWriter, r *http.Request) {
+	res, err := s.load(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, http.StatusOK, research.Public(res))
+}
+
+// page is a list with the cursor of the next page ("" on the last).
+type page[T any] struct {
+	Items      []T    `json:"items"`
+	NextCursor string `json:"next_cursor,omitempty"`
+}
+
+func encodeCursor(c store.ResearchCursor) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(c.CreatedAt.UTC().Format(time.RFC3339Nano) + "|" + c.ID))
+}
+
+func decodeCursor(v string) (*store.ResearchCursor, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(v)
+	if err == nil {
+		at, id, ok := strings.Cut(string(raw), "|")
+		if t, terr := time.Parse(time.RFC3339Nano, at); ok && terr == nil && id != "" {
+			return &store.ResearchCursor{CreatedAt: t, ID: id}, nil
+		}
+	}
+	return nil, badRequest("cursor", "is not a cursor this API returned")
+}
+
+// intParam reads an integer query parameter within [lo, hi].
+func intParam(r *http.Request, name string, def, lo, hi int) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, badRequest(name, fmt.Sprintf("must be an integer between %d and %d, got %q", lo, hi, v))
+	}
+	return n, nil
+}
+
+var researchStatuses = []string{research.StatusPending, research.StatusProcessing, research.StatusCompleted, research.StatusFailed, research.StatusCanceled}
+
+func (s *Server) listResearches(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit, err := intParam(r, "limit", 20, 1, 200)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	f := store.ResearchFilter{Limit: limit + 1, Status: q.Get("status"), ThreadID: q.Get("thread_id")}
+	if f.Status != "" && !slices.Contains(researchStatuses, f.Status) {
+		s.writeError(w, r, badRequest("status", "must be one of "+strings.Join(researchStatuses, ", ")))
+		return
+	}
+	if c := q.Get("cursor"); c != "" {
+		if f.Before, err = decodeCursor(c); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	rs, err := s.store.ResearchPage(r.Context(), f)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := page[store.Research]{Items: rs}
+	if len(rs) > limit {
+		out.Items = rs[:limit]
+		last := rs[limit-1]
+		out.NextCursor = encodeCursor(store.ResearchCursor{CreatedAt: last.CreatedAt, ID: last.ID})
+	}
+	s.writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) cancelResearch(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if _, err := s.load(r.Context(), id); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.runner.Cancel(r.Context(), id); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	res, err := s.load(r.Context(), id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, http.StatusAccepted, created{ID: id, ThreadID: res.ThreadID, Status: res.Status, Links: researchLinks(id)})
+}
+
+// resumeResearch continues a failed or canceled research from its last
+// checkpoint, in the background.
+func (s *Server) resumeResearch(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	id := r.PathValue("id")
+	res, err := s.load(ctx, id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	switch res.Status {
+	case research.StatusCompleted:
+		s.writeError(w, r, errcode.New(errcode.Conflict, "id", fmt.Sprintf("research %s is completed; there is nothing to resume", id)))
+		return
+	case research.StatusPending, research.StatusProcessing:
+		s.writeError(w, r, errcode.New(errcode.Conflict, "id", fmt.Sprintf("research %s is %s; it runs without a resume", id, res.Status)))
+		return
+	}
+	if name := s.runner.Engine.Name(); res.Engine != name {
+		s.writeError(w, r, errcode.New(errcode.Conflict, "id", fmt.Sprintf("research %s was started with %s and this server runs %s; resume it where that model is configured", id, res.Engine, name)))
+		return
+	}
+	p := principalOf(ctx)
+	if err := s.admit(ctx, p); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.track(p, id)
+	s.goBackground(func(ctx context.Context) {
+		done, err := s.runner.Run(ctx, id)
+		if done != nil {
+			s.metrics.researchDone(done)
+		}
+		if err != nil {
+			s.log.Info("resumed research ended", "research", id, "err", err)
+		}
+	})
+	s.writeJSON(w, http.StatusAccepted, created{ID: id, ThreadID: res.ThreadID, Status: research.StatusProcessing, Links: researchLinks(id)})
+}
+
+func (s *Server) withReport(w http.ResponseWriter, r *http.Request) *research.Research {
+	res, err := s.load(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return nil
+	}
+	if res.Report == nil {
+		s.writeError(w, r, errcode.New(errcode.Conflict, "id", fmt.Sprintf("research %s has no report yet (status %s, stage %s)", res.ID, res.Status, res.Stage)))
+		return nil
+	}
+	return res
+}
+
+func (s *Server) getReport(w http.ResponseWriter, r *http.Request) {
+	format := r.URL.Query().Get("format")
+	switch format {
+	case "", "markdown", "md", "json", "html":
+	default:
+		s.writeError(w, r, badRequest("format", fmt.Sprintf("must be markdown, json or html, got %q", format)))
+		return
+	}
+	res := s.withReport(w, r)
+	if res == nil {
+		return
+	}
+	switch format {
+	case "json":
+		rep := *res.Report
+		jsonx.EmptySlices(&rep)
+		s.writeJSON(w, http.StatusOK, rep)
+	case "html":
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+		_, _ = io.WriteString(w, research.HTML(res.Report, res.Sources))
+	default:
+		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+		_, _ = io.WriteString(w, res.Report.Markdown)
+	}
+}
+
+func (s *Server) getCheck(w http.ResponseWriter, r *http.Request) {
+	res := s.withReport(w, r)
+	if res == nil {
+		return
+	}
+	var ck research.Checks
+	if res.Checks != nil {
+		ck = *res.Checks // stored when the report was written
+	} else {
+		ck = research.Check(res.Report, res.Sources)
+	}
+	jsonx.EmptySlices(&ck)
+	s.writeJSON(w, http.StatusOK, ck)
+}

@@ -1,0 +1,116 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/quarryhq/quarry/errcode"
+)
+
+// routes registers every route of the API. A path asked with a method it
+// does not have is a 405 and an unknown path a 404, both in the one error
+// shape.
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	methods := map[string][]string{}
+	var order []string
+	handle := func(method, path, scope string, h http.HandlerFunc) {
+		if _, ok := methods[path]; !ok {
+			order = append(order, path)
+		}
+		methods[path] = append(methods[path], method)
+		var hh http.Handler = h
+		if scope != "-" {
+			hh = s.guard(scope, h)
+		}
+		mux.Handle(method+" "+path, s.metrics.instrument(method+" "+path, hh))
+	}
+
+	handle("GET", "/healthz", "-", s.healthz)
+	handle("GET", "/readyz", "-", s.readyz)
+	handle("GET", "/openapi.json", "-", s.openapi)
+	handle("GET", "/metrics", "", s.metrics.handler.ServeHTTP)
+
+	handle("POST", "/v1/researches", ScopeResearch, s.createResearch)
+	handle("GET", "/v1/researches", ScopeResearch, s.listResearches)
+	handle("GET", "/v1/researches/{id}", ScopeResearch, s.getResearch)
+	handle("POST", "/v1/researches/{id}/cancel", ScopeResearch, s.cancelResearch)
+	handle("POST", "/v1/researches/{id}/resume", ScopeResearch, s.resumeResearch)
+	handle("GET", "/v1/researches/{id}/report", ScopeResearch, s.getReport)
+	handle("GET", "/v1/researches/{id}/check", ScopeResearch, s.getCheck)
+	handle("GET", "/v1/researches/{id}/events", ScopeResearch, s.events)
+
+	handle("POST", "/v1/threads", ScopeResearch, s.createThread)
+	handle("GET", "/v1/threads", ScopeResearch, s.listThreads)
+	handle("GET", "/v1/threads/{id}", ScopeResearch, s.getThread)
+	handle("POST", "/v1/threads/{id}/researches", ScopeResearch, s.askThread)
+	handle("POST", "/v1/threads/{id}/close", ScopeResearch, s.closeThread)
+
+	handle("POST", "/v1/knowledge-bases", ScopeKB, s.createKB)
+	handle("GET", "/v1/knowledge-bases", ScopeKB, s.listKBs)
+	handle("GET", "/v1/knowledge-bases/{name}", ScopeKB, s.getKB)
+	handle("DELETE", "/v1/knowledge-bases/{name}", ScopeKB, s.deleteKB)
+	handle("POST", "/v1/knowledge-bases/{name}/documents", ScopeKB, s.uploadDocuments)
+	handle("GET", "/v1/knowledge-bases/{name}/search", ScopeKB, s.searchKB)
+	handle("POST", "/v1/knowledge-bases/{name}/crawls", ScopeKB, s.startCrawl)
+	handle("GET", "/v1/knowledge-bases/{name}/crawls", ScopeKB, s.crawlLogs)
+
+	for _, path := range order {
+		allowed := methods[path]
+		if slices.Contains(allowed, "GET") {
+			allowed = append(allowed, "HEAD")
+		}
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", strings.Join(allowed, ", "))
+			s.writeError(w, r, &httpError{status: http.StatusMethodNotAllowed, code: errcode.Invalid, field: "method",
+				msg: r.Method + " is not allowed here; use " + strings.Join(allowed, " or ")})
+		})
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, &httpError{status: http.StatusNotFound, code: errcode.NotFound, field: "path", msg: "no such route: " + r.URL.Path + " (see /openapi.json)"})
+	})
+	return s.cors(mux)
+}
+
+// cors answers browsers from the configured origins only; with none
+// configured no CORS header is ever sent.
+func (s *Server) cors(next http.Handler) http.Handler {
+	if len(s.opt.CORSOrigins) == 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin != "" && slices.Contains(s.opt.CORSOrigins, origin) {
+			h := w.Header()
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Add("Vary", "Origin")
+			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+				h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Last-Event-ID")
+				h.Set("Access-Control-Max-Age", "600")
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	s.writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz checks that the store answers.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+	defer cancel()
+	if _, err := s.store.TokenLive(ctx); err != nil {
+		s.log.Warn("readyz: store", "err", err)
+		s.writeJSON(w, http.StatusServiceUnavailable, map[string]apiError{"error": {Code: string(errcode.Unavailable), Message: "the store does not answer"}})
+		return
+	}
+	s.writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}

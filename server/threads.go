@@ -1,0 +1,122 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/quarryhq/quarry/errcode"
+	"github.com/quarryhq/quarry/internal/textclean"
+	"github.com/quarryhq/quarry/research"
+	"github.com/quarryhq/quarry/store"
+)
+
+const maxThreadTitle = 120
+
+func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Title string `json:"title"`
+	}
+	if err := s.decode(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	title := textclean.Line(req.Title)
+	if n := utf8.RuneCountInString(title); n == 0 || n > maxThreadTitle {
+		s.writeError(w, r, invalid("title", fmt.Sprintf("must be 1-%d characters, got %d", maxThreadTitle, n)))
+		return
+	}
+	now := s.now()
+	t := store.Thread{ID: uuid.NewString(), Title: title, Status: research.ThreadActive, CreatedAt: now, LastActivity: now}
+	if err := s.store.ThreadCreate(r.Context(), t); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/threads/"+t.ID)
+	s.writeJSON(w, http.StatusCreated, research.ThreadView{Thread: t, Queries: []research.ThreadQuery{}})
+}
+
+func (s *Server) listThreads(w http.ResponseWriter, r *http.Request) {
+	limit, err := intParam(r, "limit", 50, 1, 500)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ts, err := s.runner.Threads(r.Context(), limit)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, http.StatusOK, page[store.Thread]{Items: ts})
+}
+
+func threadNotFound(id string, err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return errcode.New(errcode.NotFound, "id", fmt.Sprintf("thread %s does not exist", id))
+	}
+	return err
+}
+
+func (s *Server) getThread(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	v, err := s.runner.Thread(r.Context(), id)
+	if err != nil {
+		s.writeError(w, r, threadNotFound(id, err))
+		return
+	}
+	s.writeJSON(w, http.StatusOK, v)
+}
+
+// askThread researches a follow-up in the thread: the body is a research
+// request; without sources the thread's last research's are used.
+func (s *Server) askThread(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	id := r.PathValue("id")
+	var req researchRequest
+	if err := s.decode(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if req.ThreadID != "" && req.ThreadID != id {
+		s.writeError(w, r, invalid("thread_id", "must be empty or the thread of the path"))
+		return
+	}
+	req.ThreadID = id
+	if _, err := s.store.ThreadGet(ctx, id); err != nil {
+		s.writeError(w, r, threadNotFound(id, err))
+		return
+	}
+	if len(req.Sources) == 0 {
+		rs, err := s.store.ThreadResearches(ctx, id)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if len(rs) > 0 {
+			prev, err := research.Load(ctx, s.store, rs[len(rs)-1].ID)
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			req.Sources = prev.Options.Sources
+		}
+	}
+	s.startResearch(w, r, req)
+}
+
+func (s *Server) closeThread(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if err := s.runner.CloseThread(r.Context(), id); err != nil {
+		s.writeError(w, r, threadNotFound(id, err))
+		return
+	}
+	v, err := s.runner.Thread(r.Context(), id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, http.StatusOK, v)
+}
