@@ -28,8 +28,13 @@ const question = "Which composer was born first, Antonín Dvořák or Giuseppe V
 // the error paths, checking each request and response against the
 // OpenAPI document; at the end every documented operation must have been
 // called (read back from the server's own request metrics).
-func TestAPI(t *testing.T) {
-	e := start(t, envOptions{})
+func TestAPI(t *testing.T) { walkAPI(t, start(t, envOptions{})) }
+
+// TestAPIPostgres is the same walk on PostgreSQL, where events reach the
+// streams through LISTEN/NOTIFY.
+func TestAPIPostgres(t *testing.T) { walkAPI(t, start(t, envOptions{postgres: true})) }
+
+func walkAPI(t *testing.T, e *env) {
 	t.Run("operations", func(t *testing.T) {
 		want(t, e.get("/healthz"), 200)
 		want(t, e.get("/readyz"), 200)

@@ -1,0 +1,282 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/quarryhq/quarry/server"
+)
+
+// TestTokens: loopback is open while no token exists; after one is
+// created every request needs a valid, unrevoked token with the route's
+// scope.
+func TestTokens(t *testing.T) {
+	e := start(t, envOptions{})
+	want(t, e.get("/v1/knowledge-bases"), 200)
+	ctx := context.Background()
+	st, err := e.App.Store(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, tok, err := server.CreateToken(ctx, st, "ci", []string{"research"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(secret, "qry_") || tok.Hash == secret || tok.Hash != server.HashToken(secret) {
+		t.Fatalf("token %+v", tok)
+	}
+	if _, _, err := server.CreateToken(ctx, st, "ci", []string{"research"}, time.Now()); err == nil {
+		t.Fatal("a second live token of one name")
+	}
+	if _, _, err := server.CreateToken(ctx, st, "x", []string{"admin"}, time.Now()); err == nil || !strings.Contains(err.Error(), "scope") {
+		t.Fatalf("unknown scope: %v", err)
+	}
+	r := e.get("/v1/researches")
+	want(t, r, 401)
+	if code, f, _ := r.apiErr(t); code != "unauthorized" || f != "Authorization" {
+		t.Fatalf("%s %s", code, f)
+	}
+	want(t, e.get("/metrics"), 401)
+	want(t, e.get("/healthz"), 200) // probes need no token
+	e.token = "qry_wrong"
+	want(t, e.get("/v1/researches"), 401)
+	e.token = secret
+	want(t, e.get("/v1/researches"), 200)
+	want(t, e.get("/metrics"), 200)
+	r = e.get("/v1/knowledge-bases")
+	want(t, r, 403)
+	if code, _, msg := r.apiErr(t); code != "forbidden" || !strings.Contains(msg, `"kb"`) {
+		t.Fatalf("%s %s", code, msg)
+	}
+	r = e.do("GET", "/v1/researches", nil, map[string]string{"Authorization": "Basic abc"}, true)
+	want(t, r, 401)
+	if err := st.TokenRevoke(ctx, "ci", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	r = e.get("/v1/researches")
+	want(t, r, 401)
+	if _, _, msg := r.apiErr(t); !strings.Contains(msg, "revoked") {
+		t.Fatalf("revoked: %s", msg)
+	}
+	// The secret is in no stored row and no response.
+	toks, err := st.TokenList(ctx)
+	if err != nil || len(toks) != 1 || toks[0].Hash == secret {
+		t.Fatalf("stored: %+v %v", toks, err)
+	}
+}
+
+// TestExposure: a non-loopback address with no token refuses to start
+// unless insecure; with a token it starts.
+func TestExposure(t *testing.T) {
+	e := start(t, envOptions{})
+	ctx := context.Background()
+	if err := e.Server.CheckExposure(ctx, "127.0.0.1:8080"); err != nil {
+		t.Fatal(err)
+	}
+	err := e.Server.CheckExposure(ctx, "0.0.0.0:8080")
+	if err == nil || !strings.Contains(err.Error(), "--insecure") {
+		t.Fatalf("non-loopback without a token: %v", err)
+	}
+	st, _ := e.App.Store(ctx)
+	if _, _, err := server.CreateToken(ctx, st, "ops", []string{"kb"}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Server.CheckExposure(ctx, "0.0.0.0:8080"); err != nil {
+		t.Fatalf("with a token: %v", err)
+	}
+	for addr, loop := range map[string]bool{"127.0.0.1:1": true, "[::1]:1": true, "localhost:1": true, "0.0.0.0:1": false, ":8080": false, "10.0.0.1:1": false} {
+		if server.Loopback(addr) != loop {
+			t.Errorf("Loopback(%q) = %v", addr, !loop)
+		}
+	}
+}
+
+// TestBadInput: every kind of bad request gets its status and a message
+// naming the field or the rule, and nothing is stored.
+func TestBadInput(t *testing.T) {
+	e := start(t, envOptions{Options: server.Options{MaxBodyBytes: 4096}})
+	cases := []struct {
+		name, body   string
+		status       int
+		field, words string
+	}{
+		{"malformed", `{"question": "x",`, 400, "body", "ends too early"},
+		{"not json", `question=x`, 400, "body", "not valid JSON"},
+		{"wrong type", `{"question": 42, "sources": ["kb:wiki"]}`, 400, "question", "must be a string"},
+		{"wrong type nested", `{"question": "q", "sources": "kb:wiki"}`, 400, "sources", "must be an array"},
+		{"unknown field", `{"question": "q", "sources": ["kb:wiki"], "depht": 2}`, 400, "depht", "not a known field"},
+		{"two objects", `{"question": "q", "sources": ["kb:wiki"]} {}`, 400, "body", "one JSON object"},
+		{"empty", ``, 400, "body", "empty"},
+		{"too long", `{"question": "` + strings.Repeat("x", 2001) + `", "sources": ["kb:wiki"]}`, 422, "question", "at most 2000 characters, got 2001"},
+		{"empty question", `{"question": "  ", "sources": ["kb:wiki"]}`, 422, "question", "must not be empty"},
+		{"no sources", `{"question": "q"}`, 422, "sources", "at least one source"},
+		{"missing kb", `{"question": "q", "sources": ["kb:nope"]}`, 422, "sources", `"nope" does not exist`},
+		{"bad source", `{"question": "q", "sources": ["gopher"]}`, 422, "sources", "gopher"},
+		{"breadth", `{"question": "q", "sources": ["kb:wiki"], "breadth": 21}`, 422, "breadth", "between 1 and 20"},
+		{"depth", `{"question": "q", "sources": ["kb:wiki"], "breadth": 2, "depth": 9}`, 422, "depth", "between 0 and 5"},
+		{"level and breadth", `{"question": "q", "sources": ["kb:wiki"], "level": "quick", "breadth": 2}`, 422, "level", "not both"},
+		{"level", `{"question": "q", "sources": ["kb:wiki"], "level": "deep"}`, 422, "level", "quick, standard or comprehensive"},
+		{"max tokens", `{"question": "q", "sources": ["kb:wiki"], "max_tokens": 10}`, 422, "max_tokens", "at least 8000"},
+		{"timeout", `{"question": "q", "sources": ["kb:wiki"], "timeout": "soon"}`, 422, "timeout", "duration"},
+		{"over the limit", `{"question": "` + strings.Repeat("x", 5000) + `", "sources": ["kb:wiki"]}`, 413, "", "over the limit of 4096 bytes"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := e.do("POST", "/v1/researches", []byte(c.body), nil, false)
+			want(t, r, c.status)
+			_, field, msg := r.apiErr(t)
+			if field != c.field || !strings.Contains(msg, c.words) {
+				t.Fatalf("field %q message %q; want %q and %q", field, msg, c.field, c.words)
+			}
+		})
+	}
+	r := e.do("POST", "/v1/researches", []byte(`{"question": "q", "sources": ["kb:wiki"]}`), map[string]string{"Content-Type": "text/plain"}, false)
+	want(t, r, 415)
+	list := e.get("/v1/researches")
+	want(t, list, 200)
+	var p struct{ Items []any }
+	list.json(t, &p)
+	if len(p.Items) != 0 {
+		t.Fatalf("bad requests stored %d researches", len(p.Items))
+	}
+}
+
+// TestLimits: per-address and per-token rate limits answer 429 with
+// Retry-After; a token's pending and running researches are bounded.
+func TestLimits(t *testing.T) {
+	t.Run("rate", func(t *testing.T) {
+		e := start(t, envOptions{Options: server.Options{Rate: -1, IPRate: 1, IPBurst: 3}})
+		codes := map[int]int{}
+		var last response
+		for range 6 {
+			last = e.get("/v1/threads")
+			codes[last.Status]++
+			if last.Status == 429 {
+				break
+			}
+		}
+		if codes[200] != 3 || codes[429] != 1 {
+			t.Fatalf("statuses %v", codes)
+		}
+		if ra := last.Header.Get("Retry-After"); ra != "1" {
+			t.Fatalf("Retry-After %q", ra)
+		}
+		if code, _, _ := last.apiErr(t); code != "rate_limited" {
+			t.Fatalf("code %s", code)
+		}
+		want(t, e.get("/healthz"), 200) // probes are never limited
+	})
+	t.Run("researches per token", func(t *testing.T) {
+		e := start(t, envOptions{Options: server.Options{MaxResearches: 2, Workers: -1}})
+		body := map[string]any{"question": "Who was Verdi?", "sources": []string{"kb:wiki"}, "breadth": 1, "depth": 0}
+		want(t, e.post("/v1/researches", body), 202)
+		want(t, e.post("/v1/researches", body), 202)
+		r := e.post("/v1/researches", body)
+		want(t, r, 429)
+		if _, f, msg := r.apiErr(t); f != "question" || !strings.Contains(msg, "2 researches") {
+			t.Fatalf("%s %s", f, msg)
+		}
+	})
+}
+
+// TestWebSocketResume: a WebSocket client that leaves mid-stream and comes
+// back with after= its last seq gets every event once, in order; so does
+// an SSE client with Last-Event-ID.
+func TestWebSocketResume(t *testing.T) {
+	e := start(t, envOptions{})
+	r := e.post("/v1/researches", map[string]any{"question": question, "sources": []string{"kb:wiki"}})
+	want(t, r, 202)
+	var c struct{ ID string }
+	r.json(t, &c)
+	first := e.ws(c.ID, 0, 3)
+	checkSeqs(t, first, 1)
+	rest := e.ws(c.ID, first[len(first)-1], -1)
+	checkSeqs(t, append(first, rest...), 1)
+
+	head := e.sse(c.ID, 0, 4, nil)
+	tail := e.sse(c.ID, 0, -1, map[string]string{"Last-Event-ID": "4"})
+	checkSeqs(t, append(head, tail...), 1)
+	if len(head)+len(tail) != len(first)+len(rest) {
+		t.Fatalf("SSE saw %d events, WebSocket %d", len(head)+len(tail), len(first)+len(rest))
+	}
+}
+
+// ws reads up to n events (all when n < 0) after after over a WebSocket
+// and returns their sequence numbers; reading all ends with the normal
+// close the server sends when the research ends.
+func (e *env) ws(id string, after int64, n int) []int64 {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	u := strings.Replace(e.URL, "http://", "ws://", 1) + "/v1/researches/" + id + "/events?after=" + itoa(after)
+	c, _, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPClient: e.client})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer c.CloseNow()
+	c.SetReadLimit(1 << 22)
+	var seqs []int64
+	for n < 0 || len(seqs) < n {
+		_, data, err := c.Read(ctx)
+		if err != nil {
+			if n < 0 && websocket.CloseStatus(err) == websocket.StatusNormalClosure {
+				return seqs
+			}
+			e.t.Fatalf("after %v: %v", seqs, err)
+		}
+		var ev struct{ Seq int64 }
+		if err := decodeJSON(data, &ev); err != nil {
+			e.t.Fatal(err)
+		}
+		seqs = append(seqs, ev.Seq)
+	}
+	_ = c.Close(websocket.StatusNormalClosure, "enough")
+	return seqs
+}
+
+// TestShutdownClosesStreams: a server shutting down closes WebSocket
+// watchers with 1012 (reconnect) and SSE watchers with a reconnect event,
+// and Serve returns with nothing left running.
+func TestShutdownClosesStreams(t *testing.T) {
+	e := start(t, envOptions{Options: server.Options{Workers: -1}}) // nothing runs it: it stays pending
+	r := e.post("/v1/researches", map[string]any{"question": question, "sources": []string{"kb:wiki"}})
+	want(t, r, 202)
+	var c struct{ ID string }
+	r.json(t, &c)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	u := strings.Replace(e.URL, "http://", "ws://", 1) + "/v1/researches/" + c.ID + "/events"
+	conn, _, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPClient: e.client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	if _, _, err := conn.Read(ctx); err != nil { // the pending event
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequestWithContext(ctx, "GET", e.URL+"/v1/researches/"+c.ID+"/events?after=1", nil)
+	resp, err := e.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	go func() { time.Sleep(100 * time.Millisecond); e.stop() }()
+	_, _, err = conn.Read(ctx)
+	if websocket.CloseStatus(err) != websocket.StatusServiceRestart {
+		t.Fatalf("close: %v", err)
+	}
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) || !strings.Contains(ce.Reason, "after=1") {
+		t.Fatalf("close reason: %v", err)
+	}
+	body := readAll(t, resp)
+	if !strings.Contains(body, "event: reconnect") || !strings.Contains(body, `"after":1`) {
+		t.Fatalf("SSE at shutdown: %q", body)
+	}
+}
