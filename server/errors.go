@@ -130,7 +130,9 @@ func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
 // decode reads a JSON body strictly: unknown fields, wrong types,
 // trailing data and bodies over the limit are errors naming what broke.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
+	// curl -d sends its default form type with a JSON body: read it as
+	// JSON too, as the README's examples do.
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") && !strings.HasPrefix(ct, "application/x-www-form-urlencoded") {
 		return &httpError{status: http.StatusUnsupportedMediaType, code: errcode.Invalid, field: "Content-Type", msg: fmt.Sprintf("must be application/json, got %q", ct)}
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, s.opt.MaxBodyBytes))
