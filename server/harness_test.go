@@ -42,7 +42,7 @@ var corpus = filepath.Join("..", "cmd", "quarry", "testdata", "research", "corpu
 
 // env is a running server over a fresh store with a knowledge base "wiki".
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	URL    string
 	App    *app.App
 	Server *server.Server
@@ -67,7 +67,7 @@ var (
 )
 
 // openAPI builds one validator from the served document for the package.
-func openAPI(t *testing.T) validator.Validator {
+func openAPI(t testing.TB) validator.Validator {
 	t.Helper()
 	specOnce.Do(func() {
 		raw, err := server.OpenAPI()
@@ -108,7 +108,7 @@ func fmtErrs(errs []*verrors.ValidationError) string {
 	return b.String()
 }
 
-func start(t *testing.T, o envOptions) *env {
+func start(t testing.TB, o envOptions) *env {
 	t.Helper()
 	cfg := app.Config{DataDir: t.TempDir(), LLM: "offline", Embedder: "hash", LogLevel: "warn", AllowPrivate: true}
 	if o.postgres {
@@ -161,7 +161,7 @@ type response struct {
 	Body   []byte
 }
 
-func (r response) json(t *testing.T, v any) {
+func (r response) json(t testing.TB, v any) {
 	t.Helper()
 	if err := json.Unmarshal(r.Body, v); err != nil {
 		t.Fatalf("decode %s: %v", r.Body, err)
@@ -262,7 +262,7 @@ func (e *env) raw(method, path string) response {
 }
 
 // want fails unless r has status.
-func want(t *testing.T, r response, status int) {
+func want(t testing.TB, r response, status int) {
 	t.Helper()
 	if r.Status != status {
 		t.Fatalf("status %d, want %d: %s", r.Status, status, r.Body)
@@ -289,7 +289,7 @@ func (e *env) waitStatus(id string, statuses ...string) map[string]any {
 	return nil
 }
 
-func readFile(t *testing.T, p string) []byte {
+func readFile(t testing.TB, p string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(p)
 	if err != nil {
