@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry/crawl"
+	"github.com/quarryhq/quarry/embed"
 	"github.com/quarryhq/quarry/errcode"
 	"github.com/quarryhq/quarry/fetch"
 	"github.com/quarryhq/quarry/internal/textclean"
@@ -105,6 +106,17 @@ func (s *Server) kbOf(r *http.Request) (*kb.Service, *store.KB, error) {
 	return svc, k, nil
 }
 
+// kbEmbedder finds the path's knowledge base and the embedder it was
+// built with.
+func (s *Server) kbEmbedder(r *http.Request) (*kb.Service, *store.KB, embed.Embedder, error) {
+	svc, k, err := s.kbOf(r)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	emb, err := s.app.EmbedderFor(k)
+	return svc, k, emb, err
+}
+
 func (s *Server) getKB(w http.ResponseWriter, r *http.Request) {
 	_, k, err := s.kbOf(r)
 	if err == nil {
@@ -141,12 +153,7 @@ func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, &httpError{status: http.StatusUnsupportedMediaType, code: errcode.Invalid, field: "Content-Type", msg: "must be multipart/form-data with one or more parts named \"file\""})
 		return
 	}
-	svc, k, err := s.kbOf(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	emb, err := s.app.EmbedderFor(k)
+	svc, k, emb, err := s.kbEmbedder(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -269,12 +276,7 @@ func (s *Server) searchKB(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	svc, kbase, err := s.kbOf(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	emb, err := s.app.EmbedderFor(kbase)
+	svc, kbase, emb, err := s.kbEmbedder(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -336,12 +338,7 @@ func (s *Server) startCrawl(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	svc, k, err := s.kbOf(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	emb, err := s.app.EmbedderFor(k)
+	svc, k, emb, err := s.kbEmbedder(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -280,3 +280,39 @@ func TestShutdownClosesStreams(t *testing.T) {
 		t.Fatalf("SSE at shutdown: %q", body)
 	}
 }
+
+// TestSilentWatcher: a WebSocket client that never reads neither slows
+// the research nor the other watchers, and the server still shuts down
+// with nothing left running.
+func TestSilentWatcher(t *testing.T) {
+	e := start(t, envOptions{Options: server.Options{Workers: -1, WriteTimeout: 200 * time.Millisecond}})
+	r := e.post("/v1/researches", map[string]any{"question": question, "sources": []string{"kb:wiki"}})
+	want(t, r, 202)
+	var c struct{ ID string }
+	r.json(t, &c)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	u := strings.Replace(e.URL, "http://", "ws://", 1) + "/v1/researches/" + c.ID + "/events"
+	silent, _, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPClient: e.client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.CloseNow()
+	got := make(chan []int64, 1)
+	go func() { got <- e.ws(c.ID, 0, -1) }()
+	rn, err := e.App.Runner(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // both watchers are subscribed
+	res, err := rn.Run(ctx, c.ID)
+	if err != nil || res.Status != "completed" {
+		t.Fatalf("research with a silent watcher: %v", err)
+	}
+	select {
+	case seqs := <-got:
+		checkSeqs(t, seqs, 1)
+	case <-ctx.Done():
+		t.Fatal("the reading watcher never finished")
+	}
+}
