@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -48,11 +47,8 @@ type env struct {
 	Server *server.Server
 	client *http.Client
 	spec   validator.Validator
-	// covered records the documented operations the test exercised.
-	mu      sync.Mutex
-	covered map[string]bool
-	stop    func()
-	token   string
+	stop   func()
+	token  string
 }
 
 type envOptions struct {
@@ -137,7 +133,7 @@ func start(t testing.TB, o envOptions) *env {
 	sctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(sctx, ln, 5*time.Second) }()
-	e := &env{t: t, URL: "http://" + ln.Addr().String(), App: a, Server: srv, spec: openAPI(t), covered: map[string]bool{},
+	e := &env{t: t, URL: "http://" + ln.Addr().String(), App: a, Server: srv, spec: openAPI(t),
 		client: &http.Client{Transport: &http.Transport{}, Timeout: 30 * time.Second}}
 	var once sync.Once
 	e.stop = func() {
@@ -287,15 +283,6 @@ func (e *env) waitStatus(id string, statuses ...string) map[string]any {
 	}
 	e.t.Fatalf("research %s never reached %v", id, statuses)
 	return nil
-}
-
-func readFile(t testing.TB, p string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

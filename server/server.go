@@ -120,10 +120,9 @@ type Server struct {
 	bgCtx    context.Context
 	bgCancel context.CancelCauseFunc
 
-	mu      sync.Mutex
-	owners  map[string]map[string]bool // principal → researches it started that may still run
-	crawls  map[string]bool            // knowledge bases being crawled
-	streams int
+	mu     sync.Mutex
+	owners map[string]map[string]bool // principal → researches it started that may still run
+	crawls map[string]bool            // knowledge bases being crawled
 }
 
 // New builds a server over a; nothing runs until Serve.
