@@ -31,7 +31,7 @@ import (
 // sides together: both run in this process).
 func BenchmarkWatchers1000(b *testing.B) {
 	const watchers = 1000
-	e := start(b, envOptions{Options: server.Options{Workers: -1, MaxConns: 4 * watchers, Rate: -1, IPRate: -1, Heartbeat: time.Minute}})
+	e := start(b, envOptions{Options: server.Options{Workers: -1, MaxConns: 4 * watchers, MaxConnsPerIP: 4 * watchers, Rate: -1, IPRate: -1, Heartbeat: time.Minute}})
 	ctx := context.Background()
 	rn, err := e.App.Runner(ctx)
 	if err != nil {

@@ -3,8 +3,13 @@ package server_test
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
+	"os"
+	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -314,5 +319,85 @@ func TestSilentWatcher(t *testing.T) {
 		checkSeqs(t, seqs, 1)
 	case <-ctx.Done():
 		t.Fatal("the reading watcher never finished")
+	}
+}
+
+// TestConnectionFlood: one address opening 10,000 connections holds at
+// most its share of them; the rest are closed at once, and a client at
+// another address is still served.
+func TestConnectionFlood(t *testing.T) {
+	const attempts, perIP = 10000, 64
+	e := start(t, envOptions{Options: server.Options{MaxConns: 256, MaxConnsPerIP: perIP}})
+	addr := strings.TrimPrefix(e.URL, "http://")
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			_ = c.Close()
+		}
+	}()
+	var mu sync.Mutex
+	sem := make(chan struct{}, 64)
+	var wg sync.WaitGroup
+	var dialErrs atomic.Int64
+	for range attempts {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+			if err != nil {
+				dialErrs.Add(1)
+				return
+			}
+			// A connection over the limit is closed by the server at once.
+			_ = c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+			if _, err := c.Read(make([]byte, 1)); err == nil || !errors.Is(err, os.ErrDeadlineExceeded) {
+				_ = c.Close()
+				return
+			}
+			_ = c.SetReadDeadline(time.Time{})
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if len(held) > perIP {
+		t.Fatalf("one address holds %d connections, more than its %d", len(held), perIP)
+	}
+	if len(held) < perIP/2 {
+		t.Fatalf("only %d connections were kept open (dial errors %d)", len(held), dialErrs.Load())
+	}
+	// Another address (127.0.0.2 is loopback too) is served.
+	other := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}).DialContext}}
+	defer other.CloseIdleConnections()
+	resp, err := other.Get(e.URL + "/healthz")
+	if err != nil {
+		t.Fatalf("another client during the flood: %v", err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("another client: %d", resp.StatusCode)
+	}
+	// Once the flood lets go, the address is served again, and the
+	// refusals were counted.
+	for _, c := range held {
+		_ = c.Close()
+	}
+	held = nil
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := e.client.Get(e.URL + "/healthz")
+		if err == nil {
+			_ = resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the flooding address is never served again: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	m := e.get("/metrics")
+	if !regexp.MustCompile(`quarry_http_rejected_total\{reason="connections"\} [1-9]`).Match(m.Body) {
+		t.Fatal("refused connections are not counted in /metrics")
 	}
 }

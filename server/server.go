@@ -48,8 +48,9 @@ type Options struct {
 	// has pending or running at once (default 4).
 	MaxResearches int
 	// MaxConns bounds open connections (default 1024); more wait in the
-	// listen queue.
-	MaxConns int
+	// listen queue. MaxConnsPerIP bounds one address's (default 256);
+	// more are closed at once.
+	MaxConns, MaxConnsPerIP int
 	// WriteTimeout bounds one event write to a stream client (default
 	// 10 s): a client that stops reading is disconnected.
 	WriteTimeout time.Duration
@@ -88,6 +89,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxConns <= 0 {
 		o.MaxConns = 1024
+	}
+	if o.MaxConnsPerIP <= 0 {
+		o.MaxConnsPerIP = min(256, o.MaxConns)
 	}
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = 10 * time.Second
@@ -200,7 +204,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
-	ln = netutil.LimitListener(ln, s.opt.MaxConns)
+	ln = netutil.LimitListener(newPerIPListener(ln, s.opt.MaxConnsPerIP, s.metrics.rejected.WithLabelValues("connections").Inc), s.opt.MaxConns)
 	poolCtx, stopPool := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	if s.opt.Workers > 0 {
