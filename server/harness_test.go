@@ -54,6 +54,10 @@ type env struct {
 type envOptions struct {
 	server.Options
 	postgres bool
+	// dataDir reuses a data directory (a restart); configure changes the
+	// App's configuration.
+	dataDir   string
+	configure func(*app.Config)
 }
 
 var (
@@ -106,9 +110,15 @@ func fmtErrs(errs []*verrors.ValidationError) string {
 
 func start(t testing.TB, o envOptions) *env {
 	t.Helper()
-	cfg := app.Config{DataDir: t.TempDir(), LLM: "offline", Embedder: "hash", LogLevel: "warn", AllowPrivate: true}
+	cfg := app.Config{DataDir: o.dataDir, LLM: "offline", Embedder: "hash", LogLevel: "warn", AllowPrivate: true}
+	if cfg.DataDir == "" {
+		cfg.DataDir = t.TempDir()
+	}
 	if o.postgres {
 		cfg.DatabaseURL = testpg.Schema(t, "QUARRY_TEST_POSTGRES_URL")
+	}
+	if o.configure != nil {
+		o.configure(&cfg)
 	}
 	a := app.New(cfg, slog.New(slog.DiscardHandler))
 	ctx := context.Background()
