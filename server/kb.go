@@ -163,7 +163,12 @@ func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	defer os.RemoveAll(dir)
+	background := false
+	defer func() {
+		if !background {
+			_ = os.RemoveAll(dir)
+		}
+	}()
 	r.Body = http.MaxBytesReader(w, r.Body, s.opt.MaxUploadBytes)
 	mr, err := r.MultipartReader()
 	if err != nil {
@@ -172,6 +177,7 @@ func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) {
 	}
 	names := map[string]string{} // temporary path → file name
 	var paths []string
+	var total int64
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
@@ -201,7 +207,8 @@ func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, err)
 			return
 		}
-		_, err = io.Copy(f, part)
+		n, err := io.Copy(f, part)
+		total += n
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -215,23 +222,59 @@ func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, invalid("file", "the upload holds no file; send one or more parts named \"file\""))
 		return
 	}
-	rep, err := svc.AddPaths(ctx, k.Name, paths, kb.AddOptions{Embedder: emb, URLOf: func(p string) (string, string) {
+	opt := kb.AddOptions{Embedder: emb, URLOf: func(p string) (string, string) {
 		n := names[p]
 		return "kb://" + k.Name + "/upload/" + url.PathEscape(n), n
-	}})
+	}}
+	if total > s.opt.SyncUploadBytes {
+		// A large upload is ingested in the background; its status
+		// resource follows it.
+		background = true
+		in := s.ingests.add(k.Name, len(paths), total, s.now())
+		s.goBackground(func(ctx context.Context) {
+			defer os.RemoveAll(dir)
+			rep, err := svc.AddPaths(ctx, k.Name, paths, opt)
+			if err == nil {
+				err = nothingIngested(rep)
+			}
+			s.ingests.finish(in.ID, rep, err, s.now())
+		})
+		w.Header().Set("Location", in.Links["self"])
+		s.writeJSON(w, http.StatusAccepted, in)
+		return
+	}
+	rep, err := svc.AddPaths(ctx, k.Name, paths, opt)
+	if err == nil {
+		err = nothingIngested(rep)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	if rep.Added+rep.Updated+rep.Unchanged == 0 {
-		var why []string
-		for _, p := range rep.Failed {
-			why = append(why, p.Origin+": "+p.Reason)
-		}
-		s.writeError(w, r, invalid("file", fmt.Sprintf("nothing ingested: all %d inputs failed (%s)", len(rep.Failed), strings.Join(why, "; "))))
+	s.writeJSON(w, http.StatusOK, rep)
+}
+
+// nothingIngested is the error of an upload none of whose files could be
+// ingested: each named with its reason.
+func nothingIngested(rep *kb.Report) error {
+	if rep.Added+rep.Updated+rep.Unchanged > 0 {
+		return nil
+	}
+	var why []string
+	for _, p := range rep.Failed {
+		why = append(why, p.Origin+": "+p.Reason)
+	}
+	return invalid("file", fmt.Sprintf("nothing ingested: all %d inputs failed (%s)", len(rep.Failed), strings.Join(why, "; ")))
+}
+
+// getIngest reports a background upload.
+func (s *Server) getIngest(w http.ResponseWriter, r *http.Request) {
+	in, ok := s.ingests.get(r.PathValue("id"))
+	if !ok || in.KB != r.PathValue("name") {
+		s.writeError(w, r, errcode.New(errcode.NotFound, "id", fmt.Sprintf("no upload %s of knowledge base %q in this server (uploads are followed while the server runs)", r.PathValue("id"), r.PathValue("name"))))
 		return
 	}
-	s.writeJSON(w, http.StatusOK, rep)
+	s.writeJSON(w, http.StatusOK, in)
 }
 
 func uploadError(err error) error {

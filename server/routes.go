@@ -54,6 +54,7 @@ func (s *Server) routes() http.Handler {
 	handle("GET", "/v1/knowledge-bases/{name}", ScopeKB, s.getKB)
 	handle("DELETE", "/v1/knowledge-bases/{name}", ScopeKB, s.deleteKB)
 	handle("POST", "/v1/knowledge-bases/{name}/documents", ScopeKB, s.uploadDocuments)
+	handle("GET", "/v1/knowledge-bases/{name}/ingests/{id}", ScopeKB, s.getIngest)
 	handle("GET", "/v1/knowledge-bases/{name}/search", ScopeKB, s.searchKB)
 	handle("POST", "/v1/knowledge-bases/{name}/crawls", ScopeKB, s.startCrawl)
 	handle("GET", "/v1/knowledge-bases/{name}/crawls", ScopeKB, s.crawlLogs)

@@ -38,6 +38,10 @@ type Options struct {
 	// MaxUploadBytes an upload (default 64 MiB).
 	MaxBodyBytes   int64
 	MaxUploadBytes int64
+	// SyncUploadBytes is the largest upload ingested while the request
+	// waits (default 8 MiB); a larger one is answered 202 and ingested in
+	// the background.
+	SyncUploadBytes int64
 	// Rate and Burst limit requests per token (or, without one, per
 	// client address) per second; IPRate and IPBurst per IP address
 	// whatever the token. Defaults 20/s burst 40 and 50/s burst 100;
@@ -71,6 +75,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxUploadBytes <= 0 {
 		o.MaxUploadBytes = 64 << 20
+	}
+	if o.SyncUploadBytes <= 0 {
+		o.SyncUploadBytes = 8 << 20
 	}
 	if o.Rate == 0 {
 		o.Rate, o.Burst = 20, max(o.Burst, 40)
@@ -124,9 +131,10 @@ type Server struct {
 	bgCtx    context.Context
 	bgCancel context.CancelCauseFunc
 
-	mu     sync.Mutex
-	owners map[string]map[string]bool // principal → researches it started that may still run
-	crawls map[string]bool            // knowledge bases being crawled
+	mu      sync.Mutex
+	owners  map[string]map[string]bool // principal → researches it started that may still run
+	crawls  map[string]bool            // knowledge bases being crawled
+	ingests ingests                    // background uploads
 }
 
 // New builds a server over a; nothing runs until Serve.

@@ -28,11 +28,15 @@ const question = "Which composer was born first, Antonín Dvořák or Giuseppe V
 // the error paths, checking each request and response against the
 // OpenAPI document; at the end every documented operation must have been
 // called (read back from the server's own request metrics).
-func TestAPI(t *testing.T) { walkAPI(t, start(t, envOptions{})) }
+func TestAPI(t *testing.T) {
+	walkAPI(t, start(t, envOptions{Options: server.Options{SyncUploadBytes: 4096}}))
+}
 
 // TestAPIPostgres is the same walk on PostgreSQL, where events reach the
 // streams through LISTEN/NOTIFY.
-func TestAPIPostgres(t *testing.T) { walkAPI(t, start(t, envOptions{postgres: true})) }
+func TestAPIPostgres(t *testing.T) {
+	walkAPI(t, start(t, envOptions{postgres: true, Options: server.Options{SyncUploadBytes: 4096}}))
+}
 
 func walkAPI(t *testing.T, e *env) {
 	t.Run("operations", func(t *testing.T) {
@@ -232,6 +236,34 @@ func walkAPI(t *testing.T, e *env) {
 			t.Fatalf("all-bad upload: %s %s", f, msg)
 		}
 		want(t, e.do("POST", "/v1/knowledge-bases/notes/documents", []byte(`{}`), nil, false), 415)
+		// An upload over the server's synchronous size is ingested in the
+		// background and followed through its status.
+		long := "# Minutes\n\n" + strings.Repeat("The committee met on Tuesday and approved the annual budget of the library. ", 80)
+		big := e.upload("notes", map[string]string{"minutes.md": long, "broken.bin": "\x00\x01"})
+		want(t, big, 202)
+		var in struct {
+			ID, Status string
+			Links      map[string]string
+			Report     *struct {
+				Added  int
+				Failed []struct{ Origin string }
+			}
+		}
+		big.json(t, &in)
+		if big.Header.Get("Location") != in.Links["self"] || in.Status != "running" {
+			t.Fatalf("background upload: %s", big.Body)
+		}
+		for deadline := time.Now().Add(30 * time.Second); in.Status == "running" && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+			g := e.get(in.Links["self"])
+			want(t, g, 200)
+			g.json(t, &in)
+		}
+		if in.Status != "completed" || in.Report == nil || in.Report.Added != 1 || len(in.Report.Failed) != 1 || in.Report.Failed[0].Origin != "broken.bin" {
+			t.Fatalf("background upload ended: %+v %+v", in, in.Report)
+		}
+		want(t, e.get("/v1/knowledge-bases/notes/ingests/nope"), 404)
+		want(t, e.raw("DELETE", "/v1/knowledge-bases/notes/documents"), 405)
 		s := e.get("/v1/knowledge-bases/notes/search?q=when+are+fees+paid&k=3&mode=bm25")
 		want(t, s, 200)
 		var hits struct {
@@ -255,7 +287,7 @@ func walkAPI(t *testing.T, e *env) {
 		want(t, kbv, 200)
 		var st struct{ Sources, Chunks int }
 		kbv.json(t, &st)
-		if st.Sources != 1 || st.Chunks != 1 {
+		if st.Sources != 2 || st.Chunks < 2 {
 			t.Fatalf("stats: %s", kbv.Body)
 		}
 		want(t, e.get("/v1/knowledge-bases"), 200)

@@ -88,6 +88,7 @@ event streams with a "reconnect" close.`,
 	fl.IntVar(&opt.MaxConnsPerIP, "max-conns-per-ip", 256, "open connections from one IP address at most (more are closed at once)")
 	fl.Int64Var(&opt.MaxBodyBytes, "max-body", 1<<20, "largest JSON request body in bytes")
 	fl.Int64Var(&opt.MaxUploadBytes, "max-upload", 64<<20, "largest upload in bytes")
+	fl.Int64Var(&opt.SyncUploadBytes, "sync-upload", 8<<20, "uploads up to this many bytes are ingested before the answer; larger ones answer 202 and are ingested in the background")
 	fl.StringVar(&cors, "cors-origin", "", "origins allowed to call the API from a browser, comma-separated (none by default)")
 	fl.DurationVar(&grace, "grace", 30*time.Second, "how long a shutdown waits for running requests")
 	return cmd
