@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -121,7 +122,10 @@ func (s *Server) authenticate(r *http.Request) (principal, error) {
 		if err != nil {
 			return principal{}, errcode.Wrap(errcode.Unavailable, fmt.Errorf("the store cannot be read: %w", err))
 		}
-		if n == 0 && loopbackIP(ip) {
+		if n == 0 && (loopbackIP(ip) || s.opt.Insecure) {
+			if err := s.checkLocal(r); err != nil {
+				return principal{}, err
+			}
 			return principal{key: "ip:" + ip, local: true}, nil
 		}
 		return principal{}, errNoToken
@@ -142,11 +146,48 @@ func (s *Server) authenticate(r *http.Request) (principal, error) {
 	return principal{key: "token:" + t.ID, scopes: t.Scopes}, nil
 }
 
+// checkLocal keeps web pages out of the tokenless mode: the loopback
+// peer could be a browser on this machine visiting any site. A request
+// must name a loopback host (not a name an attacker's DNS points at
+// 127.0.0.1) unless --insecure serves other names, and a request a
+// browser sends from another site (its Origin, or Sec-Fetch-Site) must
+// come from an origin on loopback or one --cors-origin allows.
+func (s *Server) checkLocal(r *http.Request) error {
+	forbid := func(field, msg string) error {
+		return &httpError{status: http.StatusForbidden, code: errcode.Forbidden, field: field, msg: msg}
+	}
+	if !s.opt.Insecure {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		if host != "localhost" && !loopbackIP(strings.Trim(host, "[]")) {
+			return forbid("Host", fmt.Sprintf("without a token only loopback names are served (localhost, 127.0.0.1, [::1]), not %q", r.Host))
+		}
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" || origin == "null" {
+		if r.Header.Get("Sec-Fetch-Site") == "cross-site" || origin == "null" {
+			return forbid("Origin", "requests from other sites need a token")
+		}
+		return nil
+	}
+	if slices.Contains(s.opt.CORSOrigins, origin) {
+		return nil
+	}
+	if u, err := url.Parse(origin); err == nil {
+		if h := u.Hostname(); h == "localhost" || loopbackIP(h) {
+			return nil
+		}
+	}
+	return forbid("Origin", fmt.Sprintf("requests from %s need a token (or --cors-origin)", origin))
+}
+
 // guard wraps a route: the per-IP limit, authentication, the scope, then
 // the per-principal limit.
 func (s *Server) guard(scope string, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if wait, ok := s.limits.allow("ip:"+clientIP(r), s.limits.ip); !ok {
+		if wait, ok := s.limits.allow(ipKey(clientIP(r)), s.limits.ip); !ok {
 			s.tooMany(w, r, wait, "requests from this address")
 			return
 		}

@@ -32,6 +32,7 @@ func (l *perIPListener) Accept() (net.Conn, error) {
 		if host, _, err := net.SplitHostPort(ip); err == nil {
 			ip = host
 		}
+		ip = ipKey(ip)
 		l.mu.Lock()
 		full := l.open[ip] >= l.per
 		if !full {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/quarryhq/quarry/errcode"
 	"github.com/quarryhq/quarry/store"
@@ -93,9 +94,15 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		code := errcode.Of(err)
 		status = statusOf(code)
 		body = apiError{Code: string(code), Message: err.Error(), Field: apiField(fieldOf(err))}
-		if code == errcode.Internal {
+		switch code {
+		case errcode.Internal:
 			s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 			body.Message = "internal error; the server log has the details"
+		case errcode.Unavailable:
+			if err != errShuttingDown {
+				s.log.Warn("request failed: a dependency does not answer", "method", r.Method, "path", r.URL.Path, "err", err)
+				body.Message = "a dependency (the store, the embedder) does not answer; the server log has the details"
+			}
 		}
 	}
 	if status == http.StatusUnprocessableEntity && body.Field == "" {
@@ -127,6 +134,13 @@ func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
 	}
 }
 
+// bodyReadTime bounds reading a JSON body (a client trickling one in
+// holds a connection no longer); uploadReadTime an upload.
+const (
+	bodyReadTime   = 30 * time.Second
+	uploadReadTime = 10 * time.Minute
+)
+
 // decode reads a JSON body strictly: unknown fields, wrong types,
 // trailing data and bodies over the limit are errors naming what broke.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
@@ -135,6 +149,7 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") && !strings.HasPrefix(ct, "application/x-www-form-urlencoded") {
 		return &httpError{status: http.StatusUnsupportedMediaType, code: errcode.Invalid, field: "Content-Type", msg: fmt.Sprintf("must be application/json, got %q", ct)}
 	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyReadTime))
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, s.opt.MaxBodyBytes))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/quarryhq/quarry/errcode"
+	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/store"
 )
 
@@ -35,7 +36,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if _, err := s.store.ResearchGet(ctx, id); err != nil {
+	rec, err := s.store.ResearchGet(ctx, id)
+	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			err = errcode.New(errcode.NotFound, "id", fmt.Sprintf("research %s does not exist", id))
 		}
@@ -54,6 +56,15 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
 		s.websocketEvents(w, r, id, after)
 		return
+	}
+	switch rec.Status {
+	case research.StatusCompleted, research.StatusFailed, research.StatusCanceled:
+		if after == last {
+			// Nothing more will come: 204 tells an EventSource to stop
+			// reconnecting.
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
 	}
 	s.sseEvents(w, r, id, after)
 }
@@ -100,9 +111,14 @@ func (s *Server) streamOpened(transport string) func() {
 // Last-Event-ID by themselves).
 func (s *Server) sseEvents(w http.ResponseWriter, r *http.Request, id string, after int64) {
 	defer s.streamOpened("sse")()
-	ctx, done := s.streamContext(r.Context())
+	sctx, done := s.streamContext(r.Context())
 	defer done()
+	// A failed write (the client is gone or stopped reading) ends the
+	// stream, also between events.
+	ctx, broken := context.WithCancelCause(sctx)
+	defer broken(nil)
 	rc := http.NewResponseController(w)
+	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }() // the connection may serve another request
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -113,10 +129,14 @@ func (s *Server) sseEvents(w http.ResponseWriter, r *http.Request, id string, af
 		mu.Lock()
 		defer mu.Unlock()
 		_ = rc.SetWriteDeadline(time.Now().Add(s.opt.WriteTimeout))
-		if _, err := io.WriteString(w, text); err != nil {
-			return err
+		_, err := io.WriteString(w, text)
+		if err == nil {
+			err = rc.Flush()
 		}
-		return rc.Flush()
+		if err != nil {
+			broken(err)
+		}
+		return err
 	}
 	if write("retry: 2000\n\n") != nil {
 		return
@@ -146,11 +166,12 @@ func (s *Server) sseEvents(w http.ResponseWriter, r *http.Request, id string, af
 	switch {
 	case err == nil:
 		_ = write(fmt.Sprintf("event: end\ndata: {\"last_seq\":%d}\n\n", last))
-	case errors.Is(context.Cause(ctx), errServerClosing):
+	case errors.Is(context.Cause(sctx), errServerClosing):
 		_ = write(fmt.Sprintf("event: reconnect\ndata: {\"after\":%d,\"reason\":\"server restarting\"}\n\n", last))
 	default:
 		s.log.Debug("sse stream ended", "research", id, "err", err)
 	}
+	broken(nil)
 	done()
 }
 
@@ -160,6 +181,11 @@ func (s *Server) sseEvents(w http.ResponseWriter, r *http.Request, id string, af
 // and drops a client that does not read within the write timeout. Clients
 // send nothing; a message from one closes the connection.
 func (s *Server) websocketEvents(w http.ResponseWriter, r *http.Request, id string, after int64) {
+	if !s.hijacked.add() {
+		s.writeError(w, r, errcode.New(errcode.Unavailable, "", "the server is shutting down; reconnect"))
+		return
+	}
+	defer s.hijacked.done()
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: originHosts(s.opt.CORSOrigins)})
 	if err != nil {
 		s.log.Debug("websocket accept", "err", err)

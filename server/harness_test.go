@@ -207,6 +207,10 @@ func (e *env) do(method, path string, body []byte, header map[string]string, doc
 		req.Header.Set("Authorization", "Bearer "+e.token)
 	}
 	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	if documented {

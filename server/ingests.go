@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/quarryhq/quarry/errcode"
 	"github.com/quarryhq/quarry/kb"
 )
 
@@ -65,10 +66,13 @@ func (g *ingests) finish(id string, rep *kb.Report, err error, now time.Time) {
 	if err != nil {
 		in.Status = "failed"
 		var he *httpError
-		msg := err.Error()
-		e := apiError{Code: "internal", Message: msg}
-		if errors.As(err, &he) {
+		code := errcode.Of(err)
+		e := apiError{Code: string(code), Message: err.Error(), Field: apiField(fieldOf(err))}
+		switch {
+		case errors.As(err, &he):
 			e = apiError{Code: string(he.code), Message: he.msg, Field: he.field}
+		case code == errcode.Internal || code == errcode.Unavailable:
+			e.Message = "the upload failed; the server log has the details"
 		}
 		in.Error = &e
 	}

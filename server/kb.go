@@ -169,6 +169,7 @@ func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) {
 			_ = os.RemoveAll(dir)
 		}
 	}()
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(uploadReadTime))
 	r.Body = http.MaxBytesReader(w, r.Body, s.opt.MaxUploadBytes)
 	mr, err := r.MultipartReader()
 	if err != nil {
@@ -229,9 +230,8 @@ func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) {
 	if total > s.opt.SyncUploadBytes {
 		// A large upload is ingested in the background; its status
 		// resource follows it.
-		background = true
 		in := s.ingests.add(k.Name, len(paths), total, s.now())
-		s.goBackground(func(ctx context.Context) {
+		background = s.goBackground(func(ctx context.Context) {
 			defer os.RemoveAll(dir)
 			rep, err := svc.AddPaths(ctx, k.Name, paths, opt)
 			if err == nil {
@@ -239,6 +239,11 @@ func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) {
 			}
 			s.ingests.finish(in.ID, rep, err, s.now())
 		})
+		if !background {
+			s.ingests.finish(in.ID, nil, errShuttingDown, s.now())
+			s.writeError(w, r, errShuttingDown)
+			return
+		}
 		w.Header().Set("Location", in.Links["self"])
 		s.writeJSON(w, http.StatusAccepted, in)
 		return
@@ -396,16 +401,22 @@ func (s *Server) startCrawl(w http.ResponseWriter, r *http.Request) {
 	}
 	c := &crawl.Crawler{Fetcher: s.app.Fetcher(fetch.Options{Delay: delay, PerHost: max(1, opt.Concurrency)}), KB: svc, Store: s.store, Embedder: emb, Logger: s.log}
 	start := u.String()
-	s.goBackground(func(ctx context.Context) {
-		defer func() {
-			s.mu.Lock()
-			delete(s.crawls, k.Name)
-			s.mu.Unlock()
-		}()
+	unbusy := func() {
+		s.mu.Lock()
+		delete(s.crawls, k.Name)
+		s.mu.Unlock()
+	}
+	started := s.goBackground(func(ctx context.Context) {
+		defer unbusy()
 		if _, err := c.Run(ctx, k.Name, start, opt); err != nil {
 			s.log.Info("crawl ended", "kb", k.Name, "url", fetch.Redact(u), "err", err)
 		}
 	})
+	if !started {
+		unbusy()
+		s.writeError(w, r, errShuttingDown)
+		return
+	}
 	w.Header().Set("Location", "/v1/knowledge-bases/"+k.Name+"/crawls")
 	s.writeJSON(w, http.StatusAccepted, map[string]any{"knowledge_base": k.Name, "url": fetch.Redact(u), "status": store.CrawlRunning,
 		"links": map[string]string{"logs": "/v1/knowledge-bases/" + k.Name + "/crawls"}})

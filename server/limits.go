@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net/netip"
 	"sync"
 	"time"
 
@@ -34,7 +35,21 @@ func newLimiter(o Options) *limiter {
 	return &limiter{ip: mk(o.IPRate, o.IPBurst), principal: mk(o.Rate, o.Burst)}
 }
 
-const idleBucket = 10 * time.Minute
+const (
+	idleBucket = 10 * time.Minute
+	maxBuckets = 100_000
+)
+
+// ipKey is the limit key of an address: an IPv6 client's /64, since one
+// holds a whole /64 to cycle through.
+func ipKey(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil || a.Unmap().Is4() {
+		return "ip:" + ip
+	}
+	p, _ := a.Prefix(64)
+	return "ip:" + p.String()
+}
 
 // allow takes one request from key's bucket; when it is empty it says how
 // long until one is free.
@@ -53,6 +68,10 @@ func (l *limiter) allow(key string, b *buckets) (time.Duration, bool) {
 		b.sweep = now
 	}
 	e := b.m[key]
+	if e == nil && len(b.m) >= maxBuckets {
+		b.mu.Unlock()
+		return time.Second, false // shed load rather than grow without end
+	}
 	if e == nil {
 		e = &bucket{lim: rate.NewLimiter(b.rate, b.burst)}
 		b.m[key] = e

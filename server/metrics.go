@@ -108,8 +108,11 @@ func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 }
 
 // Flush sends what is buffered (event streams).
-func (w *statusWriter) Flush() {
-	_ = http.NewResponseController(w.ResponseWriter).Flush()
+func (w *statusWriter) Flush() { _ = w.FlushError() }
+
+// FlushError is Flush that says when the client is gone.
+func (w *statusWriter) FlushError() error {
+	return http.NewResponseController(w.ResponseWriter).Flush()
 }
 
 // Unwrap lets http.ResponseController reach the connection.

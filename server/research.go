@@ -83,7 +83,10 @@ func (s *Server) options(ctx context.Context, req researchRequest) (string, rese
 	// Open the sources now, so a missing knowledge base or an
 	// unconfigured search API is this request's error, not the run's.
 	if _, err := s.app.OpenSources(ctx, opts.Sources); err != nil {
-		return "", opts, invalid("sources", err.Error())
+		if errcode.Of(err) == errcode.Invalid {
+			return "", opts, invalid("sources", err.Error())
+		}
+		return "", opts, err
 	}
 	return q, opts, nil
 }
@@ -106,13 +109,21 @@ func (s *Server) startResearch(w http.ResponseWriter, r *http.Request, req resea
 		return
 	}
 	p := principalOf(ctx)
+	for _, src := range opts.Sources {
+		// A research quotes its knowledge bases: reading them takes the
+		// kb scope too.
+		if strings.HasPrefix(src, "kb:") && !p.can(ScopeKB) {
+			s.writeError(w, r, &httpError{status: http.StatusForbidden, code: errcode.Forbidden, field: "sources", msg: fmt.Sprintf("%s: the token lacks the \"kb\" scope that reading a knowledge base takes", src)})
+			return
+		}
+	}
 	if err := s.admit(ctx, p); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	res, err := s.runner.Create(ctx, q, opts)
 	if err != nil {
-		s.release(p, "")
+		s.unreserve(p)
 		s.writeError(w, r, err)
 		return
 	}
@@ -125,14 +136,39 @@ func (s *Server) startResearch(w http.ResponseWriter, r *http.Request, req resea
 	s.writeJSON(w, http.StatusAccepted, created{ID: res.ID, ThreadID: res.ThreadID, Status: res.Status, Links: researchLinks(res.ID)})
 }
 
+// owned is what one principal has started: researches that may still run,
+// and places held by requests creating one right now.
+type owned struct {
+	ids      map[string]bool
+	reserved int
+}
+
+// ownedBy returns p's record, made when missing. s.mu is held.
+func (s *Server) ownedBy(key string) *owned {
+	o := s.owners[key]
+	if o == nil {
+		o = &owned{ids: map[string]bool{}}
+		s.owners[key] = o
+	}
+	return o
+}
+
+// tidy forgets an empty record. s.mu is held.
+func (s *Server) tidy(key string) {
+	if o := s.owners[key]; o != nil && len(o.ids) == 0 && o.reserved <= 0 {
+		delete(s.owners, key)
+	}
+}
+
 // admit holds a place for one more research of p, or refuses when p has
-// MaxResearches pending or running. Researches that have ended since are
-// forgotten first.
+// MaxResearches pending or running (or being created). Researches that
+// have ended since are forgotten first. A held place is given back by
+// track (it became that research) or unreserve.
 func (s *Server) admit(ctx context.Context, p principal) error {
 	s.mu.Lock()
-	ids := make([]string, 0, len(s.owners[p.key]))
-	for id := range s.owners[p.key] {
-		if id != "" {
+	var ids []string
+	if o := s.owners[p.key]; o != nil {
+		for id := range o.ids {
 			ids = append(ids, id)
 		}
 	}
@@ -140,38 +176,47 @@ func (s *Server) admit(ctx context.Context, p principal) error {
 	for _, id := range ids {
 		rec, err := s.store.ResearchGet(ctx, id)
 		if err != nil || rec.Status != research.StatusPending && rec.Status != research.StatusProcessing {
-			s.release(p, id)
+			s.forget(p, id)
 		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	set := s.owners[p.key]
-	if set == nil {
-		set = map[string]bool{}
-		s.owners[p.key] = set
-	}
-	if len(set) >= s.opt.MaxResearches {
+	o := s.ownedBy(p.key)
+	if n := len(o.ids) + o.reserved; n >= s.opt.MaxResearches {
+		s.tidy(p.key)
 		return &httpError{status: http.StatusTooManyRequests, code: errcode.RateLimited, field: "question",
-			msg: fmt.Sprintf("%d researches of this token are pending or running (the limit); wait for one to end or cancel one", len(set))}
+			msg: fmt.Sprintf("%d researches of this token are pending or running (the limit); wait for one to end or cancel one", n)}
 	}
-	set[""] = true // a place held until track or release
+	o.reserved++
 	return nil
 }
 
+// track turns a held place into research id.
 func (s *Server) track(p principal, id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.owners[p.key], "")
-	s.owners[p.key][id] = true
+	o := s.ownedBy(p.key)
+	o.reserved = max(0, o.reserved-1)
+	o.ids[id] = true
 }
 
-func (s *Server) release(p principal, id string) {
+// unreserve gives a held place back.
+func (s *Server) unreserve(p principal) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.owners[p.key], id)
-	if len(s.owners[p.key]) == 0 {
-		delete(s.owners, p.key)
+	o := s.ownedBy(p.key)
+	o.reserved = max(0, o.reserved-1)
+	s.tidy(p.key)
+}
+
+// forget drops a research that has ended.
+func (s *Server) forget(p principal, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if o := s.owners[p.key]; o != nil {
+		delete(o.ids, id)
 	}
+	s.tidy(p.key)
 }
 
 func (s *Server) load(ctx context.Context, id string) (*research.Research, error) {
@@ -305,7 +350,7 @@ func (s *Server) resumeResearch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.track(p, id)
-	s.goBackground(func(ctx context.Context) {
+	if !s.goBackground(func(ctx context.Context) {
 		done, err := s.runner.Run(ctx, id)
 		if done != nil {
 			s.metrics.researchDone(done)
@@ -313,7 +358,11 @@ func (s *Server) resumeResearch(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			s.log.Info("resumed research ended", "research", id, "err", err)
 		}
-	})
+	}) {
+		s.forget(p, id)
+		s.writeError(w, r, errShuttingDown)
+		return
+	}
 	s.writeJSON(w, http.StatusAccepted, created{ID: id, ThreadID: res.ThreadID, Status: research.StatusProcessing, Links: researchLinks(id)})
 }
 

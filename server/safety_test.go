@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -412,5 +413,99 @@ func TestConnectionFlood(t *testing.T) {
 	m := e.get("/metrics")
 	if !regexp.MustCompile(`quarry_http_rejected_total\{reason="connections"\} [1-9]`).Match(m.Body) {
 		t.Fatal("refused connections are not counted in /metrics")
+	}
+}
+
+// TestBrowserPages: without a token the server answers loopback names
+// only, and refuses requests a page from another site sends (a visited
+// page posting a form, DNS rebinding).
+func TestBrowserPages(t *testing.T) {
+	e := start(t, envOptions{Options: server.Options{CORSOrigins: []string{"https://app.example.com"}}})
+	port := e.URL[strings.LastIndex(e.URL, ":")+1:]
+	cases := []struct {
+		name   string
+		header map[string]string
+		status int
+		field  string
+	}{
+		{"loopback", nil, 200, ""},
+		{"localhost", map[string]string{"Host": "localhost:" + port}, 200, ""},
+		{"rebound name", map[string]string{"Host": "attacker.example:" + port}, 403, "Host"},
+		{"another site", map[string]string{"Origin": "https://attacker.example"}, 403, "Origin"},
+		{"a sandboxed page", map[string]string{"Origin": "null"}, 403, "Origin"},
+		{"cross-site fetch", map[string]string{"Sec-Fetch-Site": "cross-site"}, 403, "Origin"},
+		{"the server's own pages", map[string]string{"Origin": "http://127.0.0.1:" + port}, 200, ""},
+		{"an allowed origin", map[string]string{"Origin": "https://app.example.com"}, 200, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := e.do("GET", "/v1/knowledge-bases", nil, c.header, true)
+			want(t, r, c.status)
+			if c.status != 200 {
+				if code, f, _ := r.apiErr(t); code != "forbidden" || f != c.field {
+					t.Fatalf("%s %s", code, f)
+				}
+			}
+		})
+	}
+	// A form a page posts cross-site starts nothing.
+	r := e.do("POST", "/v1/researches", []byte(`{"question":"q","sources":["kb:wiki"]}`), map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": "https://attacker.example"}, false)
+	want(t, r, 403)
+	if rs, _ := e.App.CurrentStore().ResearchList(context.Background(), 10); len(rs) != 0 {
+		t.Fatalf("a cross-site form started %d researches", len(rs))
+	}
+	// With --insecure any host name is served.
+	in := start(t, envOptions{Options: server.Options{Insecure: true}})
+	want(t, in.do("GET", "/v1/knowledge-bases", nil, map[string]string{"Host": "quarry.internal"}, true), 200)
+}
+
+// TestScopesOfSources: a research over a knowledge base takes the kb
+// scope as well, since its report quotes the knowledge base.
+func TestScopesOfSources(t *testing.T) {
+	e := start(t, envOptions{})
+	ctx := context.Background()
+	st, _ := e.App.Store(ctx)
+	secret, _, err := server.CreateToken(ctx, st, "reader", []string{"research"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.token = secret
+	r := e.post("/v1/researches", map[string]any{"question": question, "sources": []string{"kb:wiki"}})
+	want(t, r, 403)
+	if _, f, msg := r.apiErr(t); f != "sources" || !strings.Contains(msg, `"kb" scope`) {
+		t.Fatalf("%s %s", f, msg)
+	}
+}
+
+// TestAdmissionUnderLoad: researches asked for at once never exceed the
+// per-token limit.
+func TestAdmissionUnderLoad(t *testing.T) {
+	e := start(t, envOptions{Options: server.Options{MaxResearches: 2, Workers: -1}})
+	body := []byte(`{"question":"Who was Verdi?","sources":["kb:wiki"],"breadth":1,"depth":0}`)
+	var wg sync.WaitGroup
+	var accepted, limited atomic.Int64
+	for range 12 {
+		wg.Go(func() {
+			req, _ := http.NewRequest("POST", e.URL+"/v1/researches", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := e.client.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			_ = resp.Body.Close()
+			switch resp.StatusCode {
+			case 202:
+				accepted.Add(1)
+			case 429:
+				limited.Add(1)
+			default:
+				t.Errorf("status %d", resp.StatusCode)
+			}
+		})
+	}
+	wg.Wait()
+	if accepted.Load() != 2 || limited.Load() != 10 {
+		t.Fatalf("%d accepted, %d limited; want 2 and 10", accepted.Load(), limited.Load())
 	}
 }

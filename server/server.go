@@ -21,6 +21,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/quarryhq/quarry/app"
+	"github.com/quarryhq/quarry/errcode"
 	"github.com/quarryhq/quarry/jobs"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/store"
@@ -127,14 +128,17 @@ type Server struct {
 	closeOnce sync.Once
 	// bg runs work that outlives a request (resumes, crawls); bgCtx ends
 	// with research.ErrShutdown as its cause.
-	bg       sync.WaitGroup
+	bg tracker
+	// hijacked counts WebSocket handlers, which Shutdown does not wait
+	// for.
+	hijacked tracker
 	bgCtx    context.Context
 	bgCancel context.CancelCauseFunc
 
 	mu      sync.Mutex
-	owners  map[string]map[string]bool // principal → researches it started that may still run
-	crawls  map[string]bool            // knowledge bases being crawled
-	ingests ingests                    // background uploads
+	owners  map[string]*owned // principal → researches it started that may still run
+	crawls  map[string]bool   // knowledge bases being crawled
+	ingests ingests           // background uploads
 }
 
 // New builds a server over a; nothing runs until Serve.
@@ -151,7 +155,7 @@ func New(ctx context.Context, a *app.App, opt Options, logger *slog.Logger) (*Se
 		return nil, err
 	}
 	s := &Server{app: a, opt: opt.withDefaults(), log: logger, store: st, runner: rn,
-		closing: make(chan struct{}), owners: map[string]map[string]bool{}, crawls: map[string]bool{}}
+		closing: make(chan struct{}), owners: map[string]*owned{}, crawls: map[string]bool{}}
 	s.bgCtx, s.bgCancel = context.WithCancelCause(context.WithoutCancel(ctx))
 	s.metrics = newMetrics(s)
 	s.limits = newLimiter(s.opt)
@@ -204,9 +208,10 @@ func (s *Server) CheckExposure(ctx context.Context, addr string) error {
 // checkpoint and stay queued for the next start.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
 	hs := &http.Server{
-		Handler:           s.handler,
+		Handler: s.handler,
+		// No server-wide ReadTimeout: it would cut event streams. Bodies
+		// get their own read deadline (decode, uploads).
 		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       2 * time.Minute, // an upload of MaxUploadBytes over a slow link
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
@@ -240,9 +245,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	if err == nil {
 		err = <-served
 	}
+	if !s.hijacked.closeAndWait(grace) {
+		s.log.Warn("shutdown: WebSocket streams still open after the grace period")
+	}
 	stopPool()
 	s.bgCancel(research.ErrShutdown)
-	s.bg.Wait()
+	s.bg.closeAndWait(0)
 	stopFollow()
 	wg.Wait()
 	if errors.Is(err, http.ErrServerClosed) {
@@ -260,14 +268,82 @@ func (s *Server) beginClose() {
 // Handler without Serve).
 func (s *Server) Close() {
 	s.beginClose()
+	s.hijacked.closeAndWait(10 * time.Second)
 	s.bgCancel(research.ErrShutdown)
-	s.bg.Wait()
+	s.bg.closeAndWait(0)
 }
 
 // goBackground runs fn with the server's background context, tracked so
-// shutdown waits for it.
-func (s *Server) goBackground(fn func(ctx context.Context)) {
-	s.bg.Go(func() { fn(s.bgCtx) })
+// shutdown waits for it. It reports false, running nothing, once the
+// server is shutting down.
+func (s *Server) goBackground(fn func(ctx context.Context)) bool {
+	if !s.bg.add() {
+		return false
+	}
+	go func() {
+		defer s.bg.done()
+		fn(s.bgCtx)
+	}()
+	return true
+}
+
+// errShuttingDown answers work asked for while the server stops.
+var errShuttingDown = errcode.New(errcode.Unavailable, "", "the server is shutting down; try again when it is back")
+
+// tracker counts running work that shutdown waits for; once closed it
+// takes no more.
+type tracker struct {
+	mu     sync.Mutex
+	n      int
+	closed bool
+	zero   chan struct{}
+}
+
+func (t *tracker) add() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return false
+	}
+	t.n++
+	return true
+}
+
+func (t *tracker) done() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.n--; t.n == 0 && t.zero != nil {
+		close(t.zero)
+		t.zero = nil
+	}
+}
+
+// closeAndWait takes no more work and waits for what runs, at most d
+// (d <= 0: for as long as it takes); it reports whether all ended.
+func (t *tracker) closeAndWait(d time.Duration) bool {
+	t.mu.Lock()
+	t.closed = true
+	if t.n == 0 {
+		t.mu.Unlock()
+		return true
+	}
+	if t.zero == nil {
+		t.zero = make(chan struct{})
+	}
+	ch := t.zero
+	t.mu.Unlock()
+	if d <= 0 {
+		<-ch
+		return true
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-timer.C:
+		return false
+	}
 }
 
 func (s *Server) now() time.Time {

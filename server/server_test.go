@@ -114,6 +114,9 @@ func walkAPI(t *testing.T, e *env) {
 			t.Fatalf("field %q", f)
 		}
 		want(t, e.do("GET", "/v1/researches/"+c.ID+"/events?after=-1", nil, nil, false), 400)
+		// Nothing after the last event of a finished research: 204, so
+		// an EventSource stops reconnecting.
+		want(t, e.get(fmt.Sprintf("/v1/researches/%s/events?after=%d", c.ID, seqs[len(seqs)-1])), 204)
 	})
 
 	t.Run("threads", func(t *testing.T) {
