@@ -71,7 +71,10 @@ func Exercise(t *testing.T, open Opener) {
 			{"language", func() error { _, err := s.Create(ctx, "fr"); return err }},
 			{"session_id", func() error { _, err := s.Get(ctx, "not-a-uuid"); return err }},
 			{"session_id", func() error { _, err := s.Get(ctx, "6ba7b810-9dad-11d1-80b4-00c04fd430c8"); return err }}, // v1
-			{"role", func() error { _, err := s.Append(ctx, ss.ID, session.Message{Role: "system", Content: "x"}); return err }},
+			{"role", func() error {
+				_, err := s.Append(ctx, ss.ID, session.Message{Role: "system", Content: "x"})
+				return err
+			}},
 			{"content", func() error { _, err := s.Append(ctx, ss.ID, session.Message{Role: "user", Content: ""}); return err }},
 			{"content", func() error {
 				_, err := s.Append(ctx, ss.ID, session.Message{Role: "user", Content: strings.Repeat("가", 2001)})
