@@ -159,5 +159,7 @@ func newSession(lang string, now time.Time) (*Session, error) {
 	if err := CheckLanguage(lang); err != nil {
 		return nil, err
 	}
-	return &Session{ID: uuid.NewString(), Language: lang, CreatedAt: now.UTC(), LastActivity: now.UTC(), Messages: []Message{}}, nil
+	// Microseconds: what every store keeps.
+	now = now.UTC().Truncate(time.Microsecond)
+	return &Session{ID: uuid.NewString(), Language: lang, CreatedAt: now, LastActivity: now, Messages: []Message{}}, nil
 }

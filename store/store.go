@@ -236,6 +236,7 @@ type Store interface {
 	ResearchStore
 	ThreadStore
 	TokenStore
+	ChatSessionStore
 
 	Close() error
 }

@@ -48,3 +48,28 @@ type ResearchCursor struct {
 	CreatedAt time.Time
 	ID        string
 }
+
+// ChatSession is a stored Q&A conversation (package session keeps the
+// rules): its fields, and its messages as a JSON array.
+type ChatSession struct {
+	ID           string
+	Language     string
+	CreatedAt    time.Time
+	LastActivity time.Time
+	Count        int
+	Messages     []byte
+}
+
+// ChatSessionStore persists Q&A conversations for the embedded mode.
+type ChatSessionStore interface {
+	ChatSessionCreate(ctx context.Context, s ChatSession) error
+	// ChatSessionGet returns a session; ErrNotFound if none.
+	ChatSessionGet(ctx context.Context, id string) (*ChatSession, error)
+	// ChatSessionUpdate reads a session and writes what fn made of it, in
+	// one transaction (two writers never lose each other's change);
+	// ErrNotFound if none. An error from fn writes nothing.
+	ChatSessionUpdate(ctx context.Context, id string, fn func(*ChatSession) error) (*ChatSession, error)
+	ChatSessionDelete(ctx context.Context, id string) error
+	// ChatSessionPurge deletes sessions last active before before.
+	ChatSessionPurge(ctx context.Context, before time.Time) (int, error)
+}
