@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/quarryhq/quarry/kb/analyze"
-	"github.com/quarryhq/quarry/research/internal/textseg"
+	"github.com/quarryhq/quarry/internal/textseg"
 )
 
 // Checks is the citation check of a report: for every cited passage of the

@@ -9,7 +9,7 @@ import (
 
 	"github.com/microcosm-cc/bluemonday"
 
-	"github.com/quarryhq/quarry/research/internal/textseg"
+	"github.com/quarryhq/quarry/internal/textseg"
 )
 
 // htmlPolicy is the allow-list every rendered report passes through: the

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/quarryhq/quarry/llm"
-	"github.com/quarryhq/quarry/research/internal/textseg"
+	"github.com/quarryhq/quarry/internal/textseg"
 )
 
 // Judge is the citation check's second opinion: a language model reads

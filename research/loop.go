@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/quarryhq/quarry/internal/textclean"
-	"github.com/quarryhq/quarry/research/internal/textseg"
+	"github.com/quarryhq/quarry/internal/textseg"
 	"github.com/quarryhq/quarry/search"
 	"github.com/quarryhq/quarry/store"
 )

@@ -2,7 +2,7 @@ package research
 
 import (
 	"github.com/quarryhq/quarry/kb/analyze"
-	"github.com/quarryhq/quarry/research/internal/textseg"
+	"github.com/quarryhq/quarry/internal/textseg"
 )
 
 // sentence is a sentence of a source, white space collapsed, with its

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/quarryhq/quarry/research/internal/textseg"
+	"github.com/quarryhq/quarry/internal/textseg"
 	"github.com/quarryhq/quarry/research/verify"
 )
 

@@ -8,7 +8,7 @@ import (
 	"github.com/kljensen/snowball/english"
 
 	"github.com/quarryhq/quarry/kb/analyze"
-	"github.com/quarryhq/quarry/research/internal/textseg"
+	"github.com/quarryhq/quarry/internal/textseg"
 )
 
 // sentences splits text into sentences (textseg.Spans) with whitespace

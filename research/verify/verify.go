@@ -32,7 +32,7 @@ import (
 	"github.com/kljensen/snowball/english"
 
 	"github.com/quarryhq/quarry/kb/analyze"
-	"github.com/quarryhq/quarry/research/internal/textseg"
+	"github.com/quarryhq/quarry/internal/textseg"
 )
 
 // Source is what verification needs to know about a source read.

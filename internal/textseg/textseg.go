@@ -1,4 +1,4 @@
-// Package textseg splits text into sentences for the research engine's
+X
 // extractive parts (the offline engine and fact extraction), keeping byte
 // offsets so a quoted passage can be pointed at in its source.
 package textseg
