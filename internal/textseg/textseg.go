@@ -1,6 +1,7 @@
-X
-// extractive parts (the offline engine and fact extraction), keeping byte
-// offsets so a quoted passage can be pointed at in its source.
+// Package textseg splits text into sentences for Quarry's extractive
+// parts (the offline research engine, fact extraction, Q&A answers),
+// keeping byte offsets so a quoted passage can be pointed at in its
+// source.
 package textseg
 
 import (
