@@ -8,6 +8,8 @@
 package analyze
 
 import (
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -71,6 +73,7 @@ func TermsFunc(text string, fn func(string)) {
 		}
 	}
 	flushCJK := func() {
+		cjk = trimEnding(cjk)
 		switch len(cjk) {
 		case 0:
 			return
@@ -103,6 +106,34 @@ func TermsFunc(text string, fn func(string)) {
 	}
 	flushWord()
 	flushCJK()
+}
+
+// koreanEndings are verb endings and particles of two or more syllables.
+// Cut from a word's end, they no longer give bigrams that match other
+// words' endings by chance ("납부하나요" and "납부하면" share "부하"), so a
+// question matches on its nouns and stems. One-syllable particles stay:
+// cutting them would break nouns that end in the same syllable.
+var koreanEndings = func() [][]rune {
+	var out [][]rune
+	for _, e := range strings.Fields(`했습니까 하였습니다 했습니다 되었습니다 됐습니다 합니까 입니까 습니까 인가요 했나요 하나요 하세요 하였다 되었다 합니다 됩니다 입니다 이에요 나요 까요 세요 해요 했다 됐다 한다 된다 이다 하면 해야 해서 하여 하는 하고 하게 에서 으로 까지 부터 에게 께서 에는 에도 으로는 에서는`) {
+		out = append(out, []rune(e))
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}()
+
+// trimEnding cuts the longest Korean ending off a run of Hangul that
+// keeps two syllables after it.
+func trimEnding(run []rune) []rune {
+	if len(run) < 3 || !unicode.Is(unicode.Hangul, run[0]) {
+		return run
+	}
+	for _, e := range koreanEndings {
+		if len(run)-len(e) >= 2 && slices.Equal(run[len(run)-len(e):], e) {
+			return run[:len(run)-len(e)]
+		}
+	}
+	return run
 }
 
 // Language returns an ISO 639-1 code for text ("ko", "en", …) or "und" when

@@ -46,3 +46,23 @@ func TestLanguage(t *testing.T) {
 		}
 	}
 }
+
+// TestKoreanEndings: a question's verb ending no longer matches another
+// verb's ending by chance; nouns and stems still match.
+func TestKoreanEndings(t *testing.T) {
+	q := Terms("요금은 언제 납부하나요")
+	for _, want := range []string{"요금", "언제", "납부"} {
+		if !slices.Contains(q, want) {
+			t.Errorf("%q lacks %q: %v", "요금은 언제 납부하나요", want, q)
+		}
+	}
+	if slices.Contains(q, "부하") || slices.Contains(Terms("납부하면 됩니다"), "부하") {
+		t.Errorf("the ending bigram 부하 is still a term: %v", q)
+	}
+	if got := Terms("개통했나요"); !slices.Equal(got, Terms("개통되었다")) {
+		t.Errorf("개통했나요 %v and 개통되었다 %v differ", got, Terms("개통되었다"))
+	}
+	if got := Terms("국가는"); !slices.Contains(got, "국가") {
+		t.Errorf("a two-syllable noun keeps its bigram: %v", got)
+	}
+}

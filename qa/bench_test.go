@@ -1,0 +1,166 @@
+package qa
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/quarryhq/quarry/embed"
+	"github.com/quarryhq/quarry/internal/textseg"
+	"github.com/quarryhq/quarry/kb"
+	"github.com/quarryhq/quarry/kb/analyze"
+	"github.com/quarryhq/quarry/session"
+	"github.com/quarryhq/quarry/store/sqlite"
+)
+
+const hotpotDir = "../../shared/data/hotpotqa/"
+
+// BenchmarkAskHotpot asks the 40 HotpotQA dev questions over the bundled
+// 5,895-paragraph corpus, offline, and 40 questions about things the
+// corpus does not hold (testdata/unanswerable.jsonl: each names what the
+// corpus lacks, checked absent). It reports how often the gold answer is
+// in the answer, how often an answerable question is wrongly "I don't
+// know", how often an unanswerable one is rightly so, and the
+// calibration: how often the quoted sentences hold the answer when the
+// confidence is at or over Threshold against under it.
+func BenchmarkAskHotpot(b *testing.B) {
+	type question struct{ Question, Answer, Absent string }
+	read := func(path string) []question {
+		f, err := os.Open(path)
+		if err != nil {
+			b.Fatalf("the benchmark needs ../shared/data: %v", err)
+		}
+		defer f.Close()
+		var out []question
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			var q question
+			if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
+				b.Fatal(err)
+			}
+			out = append(out, q)
+		}
+		return out
+	}
+	dev := read(hotpotDir + "questions_dev.jsonl")
+	absent := read("testdata/unanswerable.jsonl")
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "q.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	svc := kb.New(st, nil)
+	emb := embed.Hash{Dim: 384}
+	if _, err := svc.Create(ctx, "hotpot", "", emb); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := svc.AddPaths(ctx, "hotpot", []string{hotpotDir + "corpus.jsonl"}, kb.AddOptions{Embedder: emb}); err != nil {
+		b.Fatal(err)
+	}
+	search := SearchFunc(func(ctx context.Context, q kb.Query) ([]kb.Result, error) { return svc.Search(ctx, "hotpot", emb, q) })
+	a := &Asker{Search: search, Sessions: &session.Memory{}}
+	for range b.N {
+		var hit, wrongUnknown, rightUnknown int
+		var highN, highHit, lowN, lowHit, baseHit int
+		for _, q := range dev {
+			ans, err := a.Ask(ctx, Request{Question: q.Question})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if ans.Unknown {
+				wrongUnknown++
+			} else if contains(ans.Answer, q.Answer) {
+				hit++
+			}
+			// Calibration: the sentences it would quote, whatever the
+			// confidence.
+			hits, err := search(ctx, kb.Query{Text: q.Question, K: DefaultTopK, Mode: kb.ModeHybrid, Language: "en"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			chosen, conf := pick(q.Question, unique(analyze.Terms(q.Question)), hits)
+			var text strings.Builder
+			for _, c := range chosen {
+				text.WriteString(c.text + " ")
+			}
+			holds := contains(text.String(), q.Answer)
+			// The baseline at the same length: the top result's first
+			// three sentences.
+			if len(hits) > 0 {
+				var lead strings.Builder
+				for i, sp := range textseg.Spans(hits[0].Text) {
+					if i == maxQuotes {
+						break
+					}
+					lead.WriteString(hits[0].Text[sp.Start:sp.End] + " ")
+				}
+				if contains(lead.String(), q.Answer) {
+					baseHit++
+				}
+			}
+			if conf >= Threshold {
+				highN++
+				if holds {
+					highHit++
+				}
+			} else {
+				lowN++
+				if holds {
+					lowHit++
+				}
+			}
+		}
+		for _, q := range absent {
+			ans, err := a.Ask(ctx, Request{Question: q.Question})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if ans.Unknown {
+				rightUnknown++
+			}
+		}
+		rate := func(n, d int) float64 {
+			if d == 0 {
+				return 0
+			}
+			return float64(n) / float64(d)
+		}
+		b.ReportMetric(rate(hit, len(dev)), "answer-in-answer")
+		b.ReportMetric(rate(baseHit, len(dev)), "baseline-top1-lead3")
+		b.ReportMetric(rate(wrongUnknown, len(dev)), "answerable-unknown")
+		b.ReportMetric(rate(rightUnknown, len(absent)), "unanswerable-unknown")
+		b.ReportMetric(rate(highHit, highN), "holds-when-confident")
+		b.ReportMetric(rate(lowHit, lowN), "holds-when-not")
+		b.Logf("confident %d (answer held in %d), not %d (held in %d)", highN, highHit, lowN, lowHit)
+	}
+}
+
+// contains reports whether the gold answer appears in text, ignoring
+// case and punctuation.
+func contains(text, gold string) bool {
+	norm := func(s string) string {
+		var b strings.Builder
+		for _, r := range strings.ToLower(s) {
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				b.WriteRune(r)
+			} else {
+				b.WriteRune(' ')
+			}
+		}
+		return " " + strings.Join(strings.Fields(b.String()), " ") + " "
+	}
+	g := strings.TrimSpace(norm(gold))
+	if g == "" {
+		return false
+	}
+	if strings.Contains(norm(text), " "+g+" ") {
+		return true
+	}
+	return false
+}

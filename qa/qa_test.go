@@ -1,0 +1,149 @@
+package qa_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/quarryhq/quarry/embed"
+	"github.com/quarryhq/quarry/errcode"
+	"github.com/quarryhq/quarry/kb"
+	"github.com/quarryhq/quarry/qa"
+	"github.com/quarryhq/quarry/session"
+	"github.com/quarryhq/quarry/store/sqlite"
+)
+
+// asker builds an Asker over a knowledge base of the files.
+func asker(t *testing.T, sessions session.Store, files ...string) *qa.Asker {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "q.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	svc := kb.New(st, nil)
+	emb := embed.Hash{Dim: 64}
+	if _, err := svc.Create(ctx, "notes", "", emb); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.AddPaths(ctx, "notes", files, kb.AddOptions{Embedder: emb}); err != nil {
+		t.Fatal(err)
+	}
+	return &qa.Asker{Sessions: sessions, Search: qa.SearchFunc(func(ctx context.Context, q kb.Query) ([]kb.Result, error) {
+		return svc.Search(ctx, "notes", emb, q)
+	})}
+}
+
+var wiki = filepath.Join("..", "cmd", "quarry", "testdata", "research", "corpus.jsonl")
+
+func TestAskEnglish(t *testing.T) {
+	a := asker(t, &session.Memory{}, wiki)
+	ctx := context.Background()
+	ans, err := a.Ask(ctx, qa.Request{Question: "When was Giuseppe Verdi born?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Unknown || ans.Language != "en" || !strings.Contains(ans.Answer, "1813") || ans.Confidence < qa.Threshold || ans.Confidence > 1 {
+		t.Fatalf("answer: %+v", ans)
+	}
+	if len(ans.Sources) == 0 || !strings.HasPrefix(ans.Sources[0], "kb://notes/") || !strings.Contains(ans.Answer, "[1]") || ans.Engine != "offline-extractive" || !strings.Contains(ans.Note, "no language model") {
+		t.Fatalf("sources and label: %+v", ans)
+	}
+	for _, q := range ans.Quotes {
+		if !strings.Contains(ans.Answer, q.Text) || q.URL != ans.Sources[q.Number-1] {
+			t.Fatalf("quote %+v is not in the answer or not its source", q)
+		}
+	}
+	if len(ans.Suggestions) > 3 {
+		t.Fatalf("%d suggestions", len(ans.Suggestions))
+	}
+	for _, s := range ans.Suggestions {
+		if utf8.RuneCountInString(s) > 200 || strings.Contains(s, "Verdi") {
+			t.Fatalf("suggestion %q: too long, or about what was already quoted", s)
+		}
+	}
+	// What the corpus does not hold is "I don't know", in English.
+	no, err := a.Ask(ctx, qa.Request{Question: "Who designed the Sydney Opera House?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !no.Unknown || !strings.HasPrefix(no.Answer, "I don't know") || len(no.Sources) != 0 || no.Confidence >= qa.Threshold {
+		t.Fatalf("unanswerable: %+v", no)
+	}
+}
+
+func TestAskKoreanWithSession(t *testing.T) {
+	sessions := &session.Memory{}
+	a := asker(t, sessions, filepath.Join("testdata", "ko.jsonl"))
+	ctx := context.Background()
+	ans, err := a.Ask(ctx, qa.Request{Question: "요금은 언제 납부하나요?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Unknown || ans.Language != "ko" || !strings.Contains(ans.Answer, "25일") || !strings.Contains(ans.Note, "언어 모델") {
+		t.Fatalf("Korean answer: %+v", ans)
+	}
+	for _, s := range ans.Suggestions {
+		if !strings.HasSuffix(s, "알려 주세요.") {
+			t.Fatalf("a Korean question gets Korean suggestions: %q", s)
+		}
+	}
+	// A follow-up that names little is asked with the turn before it.
+	next, err := a.Ask(ctx, qa.Request{Question: "사업자는요?", SessionID: ans.SessionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.SessionID != ans.SessionID || !strings.Contains(next.Answer, "말일") {
+		t.Fatalf("follow-up: %+v", next)
+	}
+	ss, err := sessions.Get(ctx, ans.SessionID)
+	if err != nil || len(ss.Messages) != 4 || ss.Language != "ko" || ss.Messages[1].Confidence == nil || ss.Messages[3].Sources == nil {
+		t.Fatalf("session: %+v %v", ss, err)
+	}
+	no, err := a.Ask(ctx, qa.Request{Question: "화성 탐사선의 발사 일정은 어떻게 되나요?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !no.Unknown || !strings.HasPrefix(no.Answer, "죄송합니다") {
+		t.Fatalf("unanswerable in Korean: %+v", no)
+	}
+}
+
+func TestAskBadInput(t *testing.T) {
+	clock := time.Now()
+	sessions := &session.Memory{Now: func() time.Time { return clock }}
+	a := asker(t, sessions, wiki)
+	ctx := context.Background()
+	for _, c := range []struct {
+		req   qa.Request
+		field string
+	}{
+		{qa.Request{Question: "  "}, "question"},
+		{qa.Request{Question: strings.Repeat("x", 2001)}, "question"},
+		{qa.Request{Question: "q", TopK: 21}, "top_k"},
+		{qa.Request{Question: "q", SessionID: "nope"}, "session_id"},
+		// The knowledge base holds English only.
+		{qa.Request{Question: "베르디는 언제 태어났나요?"}, "question"},
+	} {
+		_, err := a.Ask(ctx, c.req)
+		if errcode.Of(err) != errcode.Invalid || errcode.Field(err) != c.field {
+			t.Errorf("%+v: %v, want invalid %s", c.req.TopK, err, c.field)
+		}
+	}
+	if _, err := a.Ask(ctx, qa.Request{Question: "Who was Verdi?", SessionID: "2c1c7f3e-8f2a-4d4b-9f53-6b2f0e6f7a10"}); !errors.Is(err, session.ErrNotFound) {
+		t.Fatalf("unknown session: %v", err)
+	}
+	ans, err := a.Ask(ctx, qa.Request{Question: "Who was Verdi?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(31 * time.Minute)
+	if _, err := a.Ask(ctx, qa.Request{Question: "And Dvořák?", SessionID: ans.SessionID}); !errors.Is(err, session.ErrExpired) || !strings.Contains(err.Error(), "expired") {
+		t.Fatalf("expired session: %v", err)
+	}
+}
