@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/quarryhq/quarry/kb/analyze"
 	"github.com/quarryhq/quarry/internal/textseg"
+	"github.com/quarryhq/quarry/kb/analyze"
 )
 
 // Checks is the citation check of a report: for every cited passage of the

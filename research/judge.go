@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/internal/textseg"
+	"github.com/quarryhq/quarry/llm"
 )
 
 // Judge is the citation check's second opinion: a language model reads

@@ -1,8 +1,8 @@
 package research
 
 import (
-	"github.com/quarryhq/quarry/kb/analyze"
 	"github.com/quarryhq/quarry/internal/textseg"
+	"github.com/quarryhq/quarry/kb/analyze"
 )
 
 // sentence is a sentence of a source, white space collapsed, with its

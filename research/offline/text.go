@@ -7,8 +7,8 @@ import (
 
 	"github.com/kljensen/snowball/english"
 
-	"github.com/quarryhq/quarry/kb/analyze"
 	"github.com/quarryhq/quarry/internal/textseg"
+	"github.com/quarryhq/quarry/kb/analyze"
 )
 
 // sentences splits text into sentences (textseg.Spans) with whitespace

@@ -31,8 +31,8 @@ import (
 
 	"github.com/kljensen/snowball/english"
 
-	"github.com/quarryhq/quarry/kb/analyze"
 	"github.com/quarryhq/quarry/internal/textseg"
+	"github.com/quarryhq/quarry/kb/analyze"
 )
 
 // Source is what verification needs to know about a source read.
