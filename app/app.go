@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/quarryhq/quarry/broker"
 	"github.com/quarryhq/quarry/embed"
 	"github.com/quarryhq/quarry/embed/openai"
@@ -18,6 +20,7 @@ import (
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/research/offline"
 	"github.com/quarryhq/quarry/search"
+	"github.com/quarryhq/quarry/session"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/postgres"
 	"github.com/quarryhq/quarry/store/sqlite"
@@ -37,6 +40,8 @@ type App struct {
 	kb              *kb.Service // one per process, so loaded indexes are shared
 	researchFetcher *fetch.Fetcher
 	following       int // FollowEvents calls running
+	sessions        session.Store
+	redis           *redis.Client
 }
 
 // New returns an App; nothing is opened yet.
@@ -52,6 +57,11 @@ func (a *App) Close() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.Broker.Close()
+	if a.redis != nil {
+		_ = a.redis.Close()
+		a.redis, a.sessions = nil, nil
+	}
+	a.sessions = nil
 	if a.store != nil {
 		err := a.store.Close()
 		a.store = nil

@@ -26,8 +26,11 @@ import (
 // Config is everything Quarry reads from flags, QUARRY_* environment
 // variables and the config file, in that order of precedence.
 type Config struct {
-	DataDir      string `yaml:"data_dir"`
-	DatabaseURL  string `yaml:"database_url"`
+	DataDir     string `yaml:"data_dir"`
+	DatabaseURL string `yaml:"database_url"`
+	// RedisURL keeps Q&A sessions in Redis (shared by every process);
+	// empty keeps them in the database.
+	RedisURL     string `yaml:"redis_url"`
 	LogLevel     string `yaml:"log_level"`
 	Embedder     string `yaml:"embedder"`
 	EmbedModel   string `yaml:"embed_model"`
@@ -82,6 +85,7 @@ func (c *Config) settings() []setting {
 	return []setting{
 		{"data-dir", "QUARRY_DATA_DIR", "data_dir", "directory for the embedded database (default $XDG_DATA_HOME/quarry)", &c.DataDir},
 		{"database-url", "QUARRY_DATABASE_URL", "database_url", "postgres:// URL to use PostgreSQL instead of embedded SQLite", &c.DatabaseURL},
+		{"redis-url", "QUARRY_REDIS_URL", "redis_url", "redis:// URL to keep Q&A sessions in Redis (default: in the database)", &c.RedisURL},
 		{"log-level", "QUARRY_LOG_LEVEL", "log_level", "debug, info, warn or error", &c.LogLevel},
 		{"embedder", "QUARRY_EMBEDDER", "embedder", "hash (offline) or openai (any OpenAI-compatible /v1/embeddings server)", &c.Embedder},
 		{"embed-model", "QUARRY_EMBED_MODEL", "embed_model", "embedding model for --embedder openai", &c.EmbedModel},

@@ -115,7 +115,7 @@ func TermsFunc(text string, fn func(string)) {
 // cutting them would break nouns that end in the same syllable.
 var koreanEndings = func() [][]rune {
 	var out [][]rune
-	for _, e := range strings.Fields(`했습니까 하였습니다 했습니다 되었습니다 됐습니다 합니까 입니까 습니까 인가요 했나요 하나요 하세요 하였다 되었다 합니다 됩니다 입니다 이에요 나요 까요 세요 해요 했다 됐다 한다 된다 이다 하면 해야 해서 하여 하는 하고 하게 에서 으로 까지 부터 에게 께서 에는 에도 으로는 에서는`) {
+	for _, e := range strings.Fields(`했습니까 하였습니다 했습니다 되었습니다 됐습니다 합니까 입니까 습니까 인가요 했나요 하나요 하세요 하였다 되었다 합니다 됩니다 입니다 이에요 나요 까요 세요 해요 했다 됐다 한다 된다 이다 하면 해야 해서 하여 하는 하고 하게 에서 으로 까지 부터 에게 께서 에는 에도 으로는 에서는 는요 은요`) {
 		out = append(out, []rune(e))
 	}
 	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })

@@ -1,0 +1,61 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/quarryhq/quarry/errcode"
+	"github.com/quarryhq/quarry/kb"
+	"github.com/quarryhq/quarry/qa"
+	"github.com/quarryhq/quarry/session"
+	"github.com/quarryhq/quarry/store"
+)
+
+// Sessions returns the Q&A session store: Redis when a Redis URL is
+// configured, else the database (so the CLI's separate runs share them).
+func (a *App) Sessions(ctx context.Context) (session.Store, error) {
+	st, err := a.Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sessions != nil {
+		return a.sessions, nil
+	}
+	if a.Config.RedisURL == "" {
+		a.sessions = &session.Stored{Store: st}
+		return a.sessions, nil
+	}
+	opt, err := redis.ParseURL(a.Config.RedisURL)
+	if err != nil {
+		return nil, errcode.New(errcode.Invalid, "redis-url", "must be a redis:// or rediss:// URL")
+	}
+	a.redis = redis.NewClient(opt)
+	if err := a.redis.Ping(ctx).Err(); err != nil {
+		return nil, errcode.Wrap(errcode.Unavailable, fmt.Errorf("redis at %s: %w", opt.Addr, err))
+	}
+	a.sessions = &session.Redis{Client: a.redis}
+	return a.sessions, nil
+}
+
+// Asker answers questions over the knowledge base kbName.
+func (a *App) Asker(ctx context.Context, kbName string) (*qa.Asker, error) {
+	svc, emb, err := a.OpenKB(ctx, kbName, false)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errcode.New(errcode.NotFound, "kb", fmt.Sprintf("knowledge base %q does not exist", kbName))
+	}
+	if err != nil {
+		return nil, err
+	}
+	sessions, err := a.Sessions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &qa.Asker{Sessions: sessions, Search: qa.SearchFunc(func(ctx context.Context, q kb.Query) ([]kb.Result, error) {
+		return svc.Search(ctx, kbName, emb, q)
+	})}, nil
+}

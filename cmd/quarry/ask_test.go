@@ -1,0 +1,66 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAskCLI: an answer in Korean with its source, a follow-up in the
+// same session across two runs, and the bad inputs' exit codes.
+func TestAskCLI(t *testing.T) {
+	data := t.TempDir()
+	if _, errOut, err := run(t, data, "kb", "add", "ko", filepath.Join("..", "..", "qa", "testdata", "ko.jsonl"), "--create"); err != nil {
+		t.Fatalf("%v %s", err, errOut)
+	}
+	out, errOut, err := run(t, data, "ask", "ko", "요금은 언제 납부하나요?")
+	if err != nil {
+		t.Fatalf("%v %s", err, errOut)
+	}
+	if !strings.Contains(out, "25일") || !strings.Contains(out, "kb://ko/fees") || !strings.Contains(out, "confidence: ") || !strings.Contains(errOut, "언어 모델") {
+		t.Fatalf("answer:\n%s\n%s", out, errOut)
+	}
+	i := strings.Index(errOut, "--session ")
+	if i < 0 {
+		t.Fatalf("no session in %s", errOut)
+	}
+	sid := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(errOut[i+len("--session "):]), ")"))
+	out, _, err = run(t, data, "ask", "ko", "사업자는요?", "--session", sid, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ans struct {
+		SessionID   string `json:"session_id"`
+		Answer      string
+		Sources     []string
+		Confidence  float64
+		Suggestions []string
+		Unknown     bool
+	}
+	if err := json.Unmarshal([]byte(out), &ans); err != nil || ans.SessionID != sid || !strings.Contains(ans.Answer, "말일") || ans.Unknown || ans.Suggestions == nil {
+		t.Fatalf("follow-up in the session: %v %s", err, out)
+	}
+	out, _, err = run(t, data, "ask", "ko", "화성 탐사선의 발사 일정은 어떻게 되나요?", "--json")
+	if err != nil || !strings.Contains(out, `"unknown": true`) {
+		t.Fatalf("unanswerable: %v %s", err, out)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"ask", "ko", "q", "--session", "nope"}, exitUsage, "session_id"},
+		{[]string{"ask", "ko", strings.Repeat("질", 2001)}, exitUsage, "1-2000 characters, got 2001"},
+		{[]string{"ask", "ko", "q", "--top-k", "21"}, exitUsage, "top_k"},
+		{[]string{"ask", "ko"}, exitUsage, "question"},
+		{[]string{"ask", "nope", "q"}, exitError, `"nope" does not exist`},
+		{[]string{"ask", "ko", "q", "--session", "2c1c7f3e-8f2a-4d4b-9f53-6b2f0e6f7a10"}, exitError, "not found"},
+		{[]string{"ask", "ko", "When are fees due?"}, exitUsage, `no chunks in "en"`},
+	} {
+		_, _, err := run(t, data, c.args...)
+		if err == nil || exitCode(err) != c.code || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%.60v: %.200v (exit %d), want exit %d with %q", c.args[2:], err, exitCode(err), c.code, c.want)
+		}
+	}
+}
