@@ -58,6 +58,9 @@ func (s *Server) routes() http.Handler {
 	handle("GET", "/v1/knowledge-bases/{name}/search", ScopeKB, s.searchKB)
 	handle("POST", "/v1/knowledge-bases/{name}/crawls", ScopeKB, s.startCrawl)
 	handle("GET", "/v1/knowledge-bases/{name}/crawls", ScopeKB, s.crawlLogs)
+	handle("POST", "/v1/knowledge-bases/{name}/ask", ScopeKB, s.ask)
+	handle("GET", "/v1/sessions/{id}", ScopeKB, s.getSession)
+	handle("DELETE", "/v1/sessions/{id}", ScopeKB, s.deleteSession)
 
 	for _, path := range order {
 		allowed := methods[path]

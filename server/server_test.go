@@ -335,6 +335,31 @@ func walkAPI(t *testing.T, e *env) {
 			t.Fatalf("field %q", f)
 		}
 		want(t, e.postBad("/v1/knowledge-bases/notes/crawls", map[string]any{"url": site.URL, "max_pages": 0}), 422)
+		// Q&A over it, in a session.
+		a := e.post("/v1/knowledge-bases/notes/ask", map[string]any{"question": "When are fees paid?"})
+		want(t, a, 200)
+		var ans struct {
+			SessionID string `json:"session_id"`
+			Answer    string
+			Unknown   bool
+		}
+		a.json(t, &ans)
+		if ans.Unknown || !strings.Contains(ans.Answer, "25th") {
+			t.Fatalf("ask: %s", a.Body)
+		}
+		want(t, e.post("/v1/knowledge-bases/notes/ask", map[string]any{"question": "And late fees?", "session_id": ans.SessionID, "top_k": 3}), 200)
+		sess := e.get("/v1/sessions/" + ans.SessionID)
+		want(t, sess, 200)
+		var sv struct{ Messages []any }
+		sess.json(t, &sv)
+		if len(sv.Messages) != 4 {
+			t.Fatalf("session: %s", sess.Body)
+		}
+		want(t, e.postBad("/v1/knowledge-bases/notes/ask", map[string]any{"question": "q", "top_k": 21}), 422)
+		want(t, e.post("/v1/knowledge-bases/nope/ask", map[string]any{"question": "q"}), 404)
+		want(t, e.do("DELETE", "/v1/sessions/"+ans.SessionID, nil, nil, true), 204)
+		want(t, e.get("/v1/sessions/"+ans.SessionID), 404)
+		want(t, e.get("/v1/sessions/not-a-uuid"), 422)
 		want(t, e.do("DELETE", "/v1/knowledge-bases/notes", nil, nil, true), 204)
 		want(t, e.do("DELETE", "/v1/knowledge-bases/notes", nil, nil, true), 404)
 		want(t, e.get("/v1/knowledge-bases/notes"), 404)
