@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 	verrors "github.com/pb33f/libopenapi-validator/errors"
@@ -310,4 +311,30 @@ func readAll(t *testing.T, resp *http.Response) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// research starts a research of question over the wiki knowledge base
+// and returns its id.
+func (e *env) research(extra map[string]any) string {
+	e.t.Helper()
+	body := map[string]any{"question": question, "sources": []string{"kb:wiki"}}
+	for k, v := range extra {
+		body[k] = v
+	}
+	r := e.post("/v1/researches", body)
+	want(e.t, r, 202)
+	var c struct{ ID string }
+	r.json(e.t, &c)
+	return c.ID
+}
+
+// dialEvents opens a WebSocket on a research's events.
+func (e *env) dialEvents(ctx context.Context, id string) *websocket.Conn {
+	e.t.Helper()
+	u := strings.Replace(e.URL, "http://", "ws://", 1) + "/v1/researches/" + id + "/events"
+	conn, _, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPClient: e.client})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return conn
 }

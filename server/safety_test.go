@@ -196,10 +196,7 @@ func TestLimits(t *testing.T) {
 // an SSE client with Last-Event-ID.
 func TestWebSocketResume(t *testing.T) {
 	e := start(t, envOptions{})
-	r := e.post("/v1/researches", map[string]any{"question": question, "sources": []string{"kb:wiki"}})
-	want(t, r, 202)
-	var c struct{ ID string }
-	r.json(t, &c)
+	c := struct{ ID string }{e.research(nil)}
 	first := e.ws(c.ID, 0, 3)
 	checkSeqs(t, first, 1)
 	rest := e.ws(c.ID, first[len(first)-1], -1)
@@ -251,17 +248,10 @@ func (e *env) ws(id string, after int64, n int) []int64 {
 // and Serve returns with nothing left running.
 func TestShutdownClosesStreams(t *testing.T) {
 	e := start(t, envOptions{Options: server.Options{Workers: -1}}) // nothing runs it: it stays pending
-	r := e.post("/v1/researches", map[string]any{"question": question, "sources": []string{"kb:wiki"}})
-	want(t, r, 202)
-	var c struct{ ID string }
-	r.json(t, &c)
+	c := struct{ ID string }{e.research(nil)}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	u := strings.Replace(e.URL, "http://", "ws://", 1) + "/v1/researches/" + c.ID + "/events"
-	conn, _, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPClient: e.client})
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := e.dialEvents(ctx, c.ID)
 	defer conn.CloseNow()
 	if _, _, err := conn.Read(ctx); err != nil { // the pending event
 		t.Fatal(err)
@@ -292,17 +282,10 @@ func TestShutdownClosesStreams(t *testing.T) {
 // with nothing left running.
 func TestSilentWatcher(t *testing.T) {
 	e := start(t, envOptions{Options: server.Options{Workers: -1, WriteTimeout: 200 * time.Millisecond}})
-	r := e.post("/v1/researches", map[string]any{"question": question, "sources": []string{"kb:wiki"}})
-	want(t, r, 202)
-	var c struct{ ID string }
-	r.json(t, &c)
+	c := struct{ ID string }{e.research(nil)}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	u := strings.Replace(e.URL, "http://", "ws://", 1) + "/v1/researches/" + c.ID + "/events"
-	silent, _, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPClient: e.client})
-	if err != nil {
-		t.Fatal(err)
-	}
+	silent := e.dialEvents(ctx, c.ID)
 	defer silent.CloseNow()
 	got := make(chan []int64, 1)
 	go func() { got <- e.ws(c.ID, 0, -1) }()
