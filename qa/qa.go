@@ -33,6 +33,7 @@ const (
 	// read the whole chunk, a sentence's own terms are few (and Korean
 	// bigrams of endings match by chance).
 	rankWeight = 0.5
+	ownWeight  = 0.5
 )
 
 // Threshold is the confidence under which an answer is "I don't know".
@@ -193,9 +194,18 @@ type candidate struct {
 // comparison), and measures confidence as the share of the question's
 // terms they cover together (0.7) and the best one covers alone (0.3).
 func pick(question string, terms []string, hits []kb.Result) ([]candidate, float64) {
+	names := entities(question)
 	var cands []candidate
 	for i, h := range hits {
 		title := termSet(h.Title)
+		// A source whose title is a name the question asks about is that
+		// thing's own page: its sentences come first.
+		own := 0.0
+		for _, e := range names {
+			if u := unique(e); len(title) == len(u) && cover(u, title) == 1 {
+				own = ownWeight
+			}
+		}
 		for _, sp := range textseg.Spans(h.Text) {
 			text := textseg.OneLine(h.Text[sp.Start:sp.End])
 			if n := utf8.RuneCountInString(text); n < 20 || n > maxQuoteChars || !prose(text) {
@@ -205,10 +215,10 @@ func pick(question string, terms []string, hits []kb.Result) ([]candidate, float
 			for t := range title { // the source is about its title: "he" is the title
 				ts[t] = true
 			}
-			cands = append(cands, candidate{text: text, terms: ts, hit: i, score: cover(terms, ts) + rankWeight/float64(1+i)})
+			cands = append(cands, candidate{text: text, terms: ts, hit: i, score: cover(terms, ts) + rankWeight/float64(1+i) + own})
 		}
 	}
-	ents := entityCover(entities(question), cands)
+	ents := entityCover(names, cands)
 	covered := map[string]bool{}
 	var chosen []candidate
 	best := 0.0
