@@ -333,6 +333,41 @@ func (rn *Runner) Cancel(ctx context.Context, id string) error {
 	return nil
 }
 
+// Requeue hands a failed or canceled research back to the queue: under
+// its lease it is stored processing at the stage it stopped in, with no
+// cancel asked, and released, so the next worker (Work) continues it
+// from its checkpoint, redoing nothing finished.
+func (rn *Runner) Requeue(ctx context.Context, id string) (*Research, error) {
+	r, err := Load(ctx, rn.Store, id)
+	if err != nil {
+		return nil, err
+	}
+	if r.Status != StatusFailed && r.Status != StatusCanceled {
+		return nil, errcode.New(errcode.Conflict, "id", fmt.Sprintf("research %s is %s; only a failed or canceled research is resumed", id, r.Status))
+	}
+	hctx, release, err := rn.hold(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if r, err = Load(hctx, rn.Store, id); err != nil {
+		return nil, err
+	}
+	if r.Status != StatusFailed && r.Status != StatusCanceled {
+		return nil, errcode.New(errcode.Conflict, "id", fmt.Sprintf("research %s is %s; only a failed or canceled research is resumed", id, r.Status))
+	}
+	if err := rn.Store.ResearchSetCancel(hctx, id, false); err != nil {
+		return nil, err
+	}
+	seq, err := rn.Store.ResearchLastSeq(hctx, id)
+	if err != nil {
+		return nil, err
+	}
+	x := rn.newRun(r, seq)
+	x.setStatus(StatusProcessing, orDefault(r.FailedStage, orDefault(r.Stage, StagePlanning)))
+	return x.finish(r, x.checkpoint(hctx))
+}
+
 // Load reads a stored research.
 func Load(ctx context.Context, st store.ResearchStore, id string) (*Research, error) {
 	rec, err := st.ResearchGet(ctx, id)

@@ -349,18 +349,15 @@ func (s *Server) resumeResearch(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	// Back to the queue, for this server's workers or any quarry worker.
+	if _, err := s.runner.Requeue(ctx, id); err != nil {
+		s.unreserve(p)
+		s.writeError(w, r, err)
+		return
+	}
 	s.track(p, id)
-	if !s.goBackground(func(ctx context.Context) {
-		done, err := s.runner.Run(ctx, id)
-		if done != nil {
-			s.metrics.researchDone(done)
-		}
-		if err != nil {
-			s.log.Info("resumed research ended", "research", id, "err", err)
-		}
-	}) {
-		s.forget(p, id)
-		s.writeError(w, r, errShuttingDown)
+	if err := s.pool.Enqueue(ctx, id); err != nil {
+		s.writeError(w, r, err)
 		return
 	}
 	s.writeJSON(w, http.StatusAccepted, created{ID: id, ThreadID: res.ThreadID, Status: research.StatusProcessing, Links: researchLinks(id)})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry/app"
+	"github.com/quarryhq/quarry/server"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/store/sqlite"
 )
@@ -95,4 +96,28 @@ func TestShutdownResumes(t *testing.T) {
 		t.Fatalf("no resume warning: %v", done["warnings"])
 	}
 	checkSeqs(t, e2.sse(c.ID, 0, -1, nil), 1)
+}
+
+// TestResume: a canceled research resumed over HTTP goes back to the
+// queue (processing, for whichever worker is free) and a worker finishes
+// it, its events without a gap.
+func TestResume(t *testing.T) {
+	e := start(t, envOptions{Options: server.Options{Workers: -1}}) // nothing here runs it
+	id := e.research(nil)
+	want(t, e.post("/v1/researches/"+id+"/cancel", nil), 202)
+	e.waitStatus(id, "canceled")
+	r := e.post("/v1/researches/"+id+"/resume", nil)
+	want(t, r, 202)
+	e.waitStatus(id, "processing")
+	want(t, e.post("/v1/researches/"+id+"/resume", nil), 409) // queued already
+	ctx := context.Background()
+	rn, err := e.App.Runner(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := rn.Work(ctx, id) // what a quarry worker does
+	if err != nil || done.Status != research.StatusCompleted {
+		t.Fatalf("worker: %v %v", done.Status, err)
+	}
+	checkSeqs(t, e.sse(id, 0, -1, nil), 1)
 }
