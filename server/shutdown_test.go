@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry/app"
-	"github.com/quarryhq/quarry/server"
 	"github.com/quarryhq/quarry/research"
+	"github.com/quarryhq/quarry/server"
 	"github.com/quarryhq/quarry/store/sqlite"
 )
 
