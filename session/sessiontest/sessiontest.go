@@ -132,17 +132,18 @@ func Exercise(t *testing.T, open Opener) {
 	})
 
 	t.Run("TTL", func(t *testing.T) {
-		const ttl = 400 * time.Millisecond
+		const ttl = 800 * time.Millisecond
 		s := open(t, ttl)
 		ss, _ := s.Create(ctx, "en")
-		// Activity keeps it alive past its first time to live.
-		for range 4 {
-			time.Sleep(ttl / 3)
+		// Activity keeps it alive past its first time to live (a quarter
+		// of it apart, so a busy machine does not expire it by delay).
+		for range 5 {
+			time.Sleep(ttl / 4)
 			if _, err := s.Append(ctx, ss.ID, session.Message{Role: "user", Content: "still here"}); err != nil {
 				t.Fatalf("an active session expired: %v", err)
 			}
 		}
-		time.Sleep(ttl + 200*time.Millisecond)
+		time.Sleep(ttl + 300*time.Millisecond)
 		_, err := s.Get(ctx, ss.ID)
 		if !errors.Is(err, session.ErrExpired) || !strings.Contains(err.Error(), "expired") {
 			t.Fatalf("after its time: %v, want expired", err)
