@@ -237,6 +237,7 @@ type Store interface {
 	ThreadStore
 	TokenStore
 	ChatSessionStore
+	ConsoleStore
 
 	Close() error
 }

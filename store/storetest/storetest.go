@@ -477,6 +477,86 @@ func Exercise(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("Console", func(t *testing.T) {
+		s := open(t)
+		k := mustKB(t, s, "scifact")
+		t0 := time.Now().UTC().Truncate(time.Millisecond)
+		qs := []store.DatasetQuestion{
+			{QueryID: "q2", Text: "second", Golden: []store.GoldenRef{{DocID: "d9", ChunkIndex: -1}}},
+			{QueryID: "q1", Text: "first", Reference: "an answer", Golden: []store.GoldenRef{{DocID: "d1", ChunkIndex: 0}, {DocID: "d2", ChunkIndex: -1}}},
+		}
+		d, err := s.DatasetCreate(ctx, store.Dataset{Name: "dev", KBID: k.ID, CreatedAt: t0}, qs)
+		if err != nil || d.ID == 0 || d.Questions != 2 {
+			t.Fatalf("dataset: %+v %v", d, err)
+		}
+		if _, err := s.DatasetCreate(ctx, store.Dataset{Name: "dev", KBID: k.ID, CreatedAt: t0}, nil); !errors.Is(err, store.ErrExists) {
+			t.Fatalf("a taken name: %v", err)
+		}
+		if _, err := s.DatasetCreate(ctx, store.Dataset{Name: "twice", KBID: k.ID, CreatedAt: t0}, []store.DatasetQuestion{{QueryID: "a", Golden: []store.GoldenRef{}}, {QueryID: "a", Golden: []store.GoldenRef{}}}); !errors.Is(err, store.ErrExists) {
+			t.Fatalf("a question twice: %v", err)
+		}
+		if _, err := s.DatasetGet(ctx, "twice"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("a refused dataset left a row: %v", err)
+		}
+		byID, err := s.DatasetGet(ctx, fmt.Sprint(d.ID))
+		if err != nil || byID.Name != "dev" || byID.Questions != 2 || !byID.CreatedAt.Equal(t0) {
+			t.Fatalf("by id: %+v %v", byID, err)
+		}
+		got, err := s.DatasetQuestions(ctx, d.ID)
+		if err != nil || len(got) != 2 || got[0].QueryID != "q1" || got[0].Reference != "an answer" || len(got[0].Golden) != 2 || got[0].Golden[1] != (store.GoldenRef{DocID: "d2", ChunkIndex: -1}) {
+			t.Fatalf("questions: %+v %v", got, err)
+		}
+		p, err := s.PipelineCreate(ctx, store.Pipeline{Name: "hybrid", Type: "test", KBID: k.ID, DatasetID: &d.ID, Settings: []byte(`{"mode":"hybrid"}`), CreatedAt: t0, UpdatedAt: t0})
+		if err != nil || p.ID == 0 {
+			t.Fatal(err)
+		}
+		if _, err := s.PipelineCreate(ctx, store.Pipeline{Name: "bm25", Type: "normal", KBID: k.ID, Settings: []byte(`{}`), CreatedAt: t0, UpdatedAt: t0}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.PipelineCreate(ctx, store.Pipeline{Name: "bm25", Type: "normal", KBID: k.ID, Settings: []byte(`{}`), CreatedAt: t0, UpdatedAt: t0}); !errors.Is(err, store.ErrExists) {
+			t.Fatalf("a taken pipeline name: %v", err)
+		}
+		for _, c := range []struct {
+			f    store.PipelineFilter
+			want string
+		}{{store.PipelineFilter{}, "bm25 hybrid"}, {store.PipelineFilter{Type: "test"}, "hybrid"}, {store.PipelineFilter{DatasetID: &d.ID}, "hybrid"}, {store.PipelineFilter{DatasetID: &d.ID, Type: "normal"}, ""}} {
+			list, err := s.PipelineList(ctx, c.f)
+			var names []string
+			for _, p := range list {
+				names = append(names, p.Name)
+			}
+			if err != nil || list == nil || strings.Join(names, " ") != c.want {
+				t.Fatalf("filter %+v: %v %v", c.f, names, err)
+			}
+		}
+		p.Type, p.Settings, p.UpdatedAt = "normal", []byte(`{"mode":"bm25"}`), t0.Add(time.Minute)
+		if err := s.PipelineUpdate(ctx, *p); err != nil {
+			t.Fatal(err)
+		}
+		again, err := s.PipelineGet(ctx, "hybrid")
+		if err != nil || again.Type != "normal" || string(again.Settings) != `{"mode":"bm25"}` || *again.DatasetID != d.ID || !again.UpdatedAt.Equal(t0.Add(time.Minute)) {
+			t.Fatalf("updated: %+v %v", again, err)
+		}
+		// Deleting the dataset leaves its pipelines without one.
+		if err := s.DatasetDelete(ctx, d.ID); err != nil {
+			t.Fatal(err)
+		}
+		if again, err := s.PipelineGet(ctx, fmt.Sprint(p.ID)); err != nil || again.DatasetID != nil {
+			t.Fatalf("after the dataset went: %+v %v", again, err)
+		}
+		if err := s.PipelineDelete(ctx, p.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.PipelineGet(ctx, "hybrid"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("deleted pipeline: %v", err)
+		}
+		for _, err := range []error{s.PipelineDelete(ctx, p.ID), s.DatasetDelete(ctx, d.ID)} {
+			if !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("delete twice: %v", err)
+			}
+		}
+	})
+
 	t.Run("Researches", func(t *testing.T) {
 		s := open(t)
 		t0 := time.Now().Add(-time.Minute).UTC()

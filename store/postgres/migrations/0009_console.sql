@@ -1,0 +1,26 @@
+-- The RAG console (seed 004): evaluation datasets and pipelines.
+CREATE TABLE eval_datasets (
+    id          BIGSERIAL PRIMARY KEY,
+    name        TEXT NOT NULL UNIQUE,
+    description TEXT NOT NULL DEFAULT '',
+    kb_id       BIGINT NOT NULL REFERENCES knowledge_bases(id) ON DELETE CASCADE,
+    created_at  TIMESTAMPTZ NOT NULL
+);
+CREATE TABLE eval_questions (
+    dataset_id BIGINT NOT NULL REFERENCES eval_datasets(id) ON DELETE CASCADE,
+    query_id   TEXT NOT NULL,
+    text       TEXT NOT NULL,
+    reference  TEXT NOT NULL DEFAULT '',
+    golden     TEXT NOT NULL,
+    PRIMARY KEY (dataset_id, query_id)
+);
+CREATE TABLE pipelines (
+    id            BIGSERIAL PRIMARY KEY,
+    name          TEXT NOT NULL UNIQUE,
+    pipeline_type TEXT NOT NULL CHECK (pipeline_type IN ('normal','test')),
+    kb_id         BIGINT NOT NULL REFERENCES knowledge_bases(id) ON DELETE CASCADE,
+    dataset_id    BIGINT REFERENCES eval_datasets(id) ON DELETE SET NULL,
+    settings      TEXT NOT NULL,
+    created_at    TIMESTAMPTZ NOT NULL,
+    updated_at    TIMESTAMPTZ NOT NULL
+);

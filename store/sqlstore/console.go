@@ -1,0 +1,231 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/quarryhq/quarry/store"
+)
+
+// DatasetCreate stores a dataset and its questions in one transaction.
+func (s *DB) DatasetCreate(ctx context.Context, d store.Dataset, qs []store.DatasetQuestion) (*store.Dataset, error) {
+	tx, err := s.dialect.BeginWrite(ctx, s.SQL)
+	if err != nil {
+		return nil, fmt.Errorf("dataset create: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	err = tx.QueryRowContext(ctx, s.q(`INSERT INTO eval_datasets (name, description, kb_id, created_at) VALUES (?, ?, ?, ?) RETURNING id`),
+		d.Name, d.Description, d.KBID, s.tm(d.CreatedAt)).Scan(&d.ID)
+	if err != nil {
+		if s.uniqueErr(err) {
+			return nil, fmt.Errorf("dataset %q: %w", d.Name, store.ErrExists)
+		}
+		return nil, fmt.Errorf("dataset create: %w", err)
+	}
+	for _, q := range qs {
+		golden, err := json.Marshal(q.Golden)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO eval_questions (dataset_id, query_id, text, reference, golden) VALUES (?, ?, ?, ?, ?)`),
+			d.ID, q.QueryID, q.Text, q.Reference, string(golden)); err != nil {
+			if s.uniqueErr(err) {
+				return nil, fmt.Errorf("dataset %q: question %q twice: %w", d.Name, q.QueryID, store.ErrExists)
+			}
+			return nil, fmt.Errorf("dataset create: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("dataset create: %w", err)
+	}
+	d.Questions = len(qs)
+	return &d, nil
+}
+
+const datasetSelect = `SELECT d.id, d.name, d.description, d.kb_id, d.created_at, (SELECT COUNT(*) FROM eval_questions q WHERE q.dataset_id = d.id) FROM eval_datasets d`
+
+func scanDataset(sc interface{ Scan(...any) error }) (*store.Dataset, error) {
+	var d store.Dataset
+	var created scanTime
+	if err := sc.Scan(&d.ID, &d.Name, &d.Description, &d.KBID, &created, &d.Questions); err != nil {
+		return nil, err
+	}
+	d.CreatedAt = created.T
+	return &d, nil
+}
+
+// byNameOrID is the WHERE clause for a name, or an id when it is a number.
+func byNameOrID(v string) (string, any) {
+	if id, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return ` WHERE id = ?`, id
+	}
+	return ` WHERE name = ?`, v
+}
+
+// DatasetGet finds a dataset by name or id.
+func (s *DB) DatasetGet(ctx context.Context, nameOrID string) (*store.Dataset, error) {
+	where, arg := byNameOrID(nameOrID)
+	d, err := scanDataset(s.SQL.QueryRowContext(ctx, s.q(datasetSelect+strings.Replace(where, "WHERE ", "WHERE d.", 1)), arg))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("dataset %q: %w", nameOrID, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dataset %q: %w", nameOrID, err)
+	}
+	return d, nil
+}
+
+// DatasetList lists datasets by name.
+func (s *DB) DatasetList(ctx context.Context) ([]store.Dataset, error) {
+	rows, err := s.SQL.QueryContext(ctx, datasetSelect+` ORDER BY d.name`)
+	if err != nil {
+		return nil, fmt.Errorf("dataset list: %w", err)
+	}
+	defer rows.Close()
+	out := []store.Dataset{}
+	for rows.Next() {
+		d, err := scanDataset(rows)
+		if err != nil {
+			return nil, fmt.Errorf("dataset list: %w", err)
+		}
+		out = append(out, *d)
+	}
+	return out, rows.Err()
+}
+
+// DatasetQuestions returns a dataset's questions by query id.
+func (s *DB) DatasetQuestions(ctx context.Context, id int64) ([]store.DatasetQuestion, error) {
+	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT query_id, text, reference, golden FROM eval_questions WHERE dataset_id = ? ORDER BY query_id`), id)
+	if err != nil {
+		return nil, fmt.Errorf("dataset questions: %w", err)
+	}
+	defer rows.Close()
+	out := []store.DatasetQuestion{}
+	for rows.Next() {
+		var q store.DatasetQuestion
+		var golden string
+		if err := rows.Scan(&q.QueryID, &q.Text, &q.Reference, &golden); err != nil {
+			return nil, fmt.Errorf("dataset questions: %w", err)
+		}
+		if err := json.Unmarshal([]byte(golden), &q.Golden); err != nil {
+			return nil, fmt.Errorf("dataset questions %q: %w", q.QueryID, err)
+		}
+		out = append(out, q)
+	}
+	return out, rows.Err()
+}
+
+// DatasetDelete removes a dataset; its pipelines keep going without one.
+func (s *DB) DatasetDelete(ctx context.Context, id int64) error {
+	return s.deleteRow(ctx, `DELETE FROM eval_datasets WHERE id = ?`, "dataset", id)
+}
+
+func (s *DB) deleteRow(ctx context.Context, query, what string, id int64) error {
+	res, err := s.SQL.ExecContext(ctx, s.q(query), id)
+	if err != nil {
+		return fmt.Errorf("%s %d: %w", what, id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("%s %d: %w", what, id, err)
+	} else if n == 0 {
+		return fmt.Errorf("%s %d: %w", what, id, store.ErrNotFound)
+	}
+	return nil
+}
+
+const pipelineCols = `id, name, pipeline_type, kb_id, dataset_id, settings, created_at, updated_at`
+
+func scanPipeline(sc interface{ Scan(...any) error }) (*store.Pipeline, error) {
+	var p store.Pipeline
+	var ds sql.NullInt64
+	var settings string
+	var created, updated scanTime
+	if err := sc.Scan(&p.ID, &p.Name, &p.Type, &p.KBID, &ds, &settings, &created, &updated); err != nil {
+		return nil, err
+	}
+	if ds.Valid {
+		p.DatasetID = &ds.Int64
+	}
+	p.Settings, p.CreatedAt, p.UpdatedAt = []byte(settings), created.T, updated.T
+	return &p, nil
+}
+
+// PipelineCreate stores a pipeline.
+func (s *DB) PipelineCreate(ctx context.Context, p store.Pipeline) (*store.Pipeline, error) {
+	err := s.SQL.QueryRowContext(ctx, s.q(`INSERT INTO pipelines (name, pipeline_type, kb_id, dataset_id, settings, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+		p.Name, p.Type, p.KBID, p.DatasetID, string(p.Settings), s.tm(p.CreatedAt), s.tm(p.UpdatedAt)).Scan(&p.ID)
+	if err != nil {
+		if s.uniqueErr(err) {
+			return nil, fmt.Errorf("pipeline %q: %w", p.Name, store.ErrExists)
+		}
+		return nil, fmt.Errorf("pipeline create: %w", err)
+	}
+	return &p, nil
+}
+
+// PipelineGet finds a pipeline by name or id.
+func (s *DB) PipelineGet(ctx context.Context, nameOrID string) (*store.Pipeline, error) {
+	where, arg := byNameOrID(nameOrID)
+	p, err := scanPipeline(s.SQL.QueryRowContext(ctx, s.q(`SELECT `+pipelineCols+` FROM pipelines`+where), arg))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("pipeline %q: %w", nameOrID, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pipeline %q: %w", nameOrID, err)
+	}
+	return p, nil
+}
+
+// PipelineList lists pipelines by name, filtered.
+func (s *DB) PipelineList(ctx context.Context, f store.PipelineFilter) ([]store.Pipeline, error) {
+	query := `SELECT ` + pipelineCols + ` FROM pipelines WHERE 1 = 1`
+	var args []any
+	if f.DatasetID != nil {
+		query, args = query+` AND dataset_id = ?`, append(args, *f.DatasetID)
+	}
+	if f.Type != "" {
+		query, args = query+` AND pipeline_type = ?`, append(args, f.Type)
+	}
+	rows, err := s.SQL.QueryContext(ctx, s.q(query+` ORDER BY name`), args...)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline list: %w", err)
+	}
+	defer rows.Close()
+	out := []store.Pipeline{}
+	for rows.Next() {
+		p, err := scanPipeline(rows)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline list: %w", err)
+		}
+		out = append(out, *p)
+	}
+	return out, rows.Err()
+}
+
+// PipelineUpdate rewrites a pipeline's fields.
+func (s *DB) PipelineUpdate(ctx context.Context, p store.Pipeline) error {
+	res, err := s.SQL.ExecContext(ctx, s.q(`UPDATE pipelines SET name = ?, pipeline_type = ?, kb_id = ?, dataset_id = ?, settings = ?, updated_at = ? WHERE id = ?`),
+		p.Name, p.Type, p.KBID, p.DatasetID, string(p.Settings), s.tm(p.UpdatedAt), p.ID)
+	if err != nil {
+		if s.uniqueErr(err) {
+			return fmt.Errorf("pipeline %q: %w", p.Name, store.ErrExists)
+		}
+		return fmt.Errorf("pipeline update: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("pipeline update: %w", err)
+	} else if n == 0 {
+		return fmt.Errorf("pipeline %d: %w", p.ID, store.ErrNotFound)
+	}
+	return nil
+}
+
+// PipelineDelete removes a pipeline.
+func (s *DB) PipelineDelete(ctx context.Context, id int64) error {
+	return s.deleteRow(ctx, `DELETE FROM pipelines WHERE id = ?`, "pipeline", id)
+}
