@@ -7,6 +7,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quarryhq/quarry/console"
+	"github.com/quarryhq/quarry/embed"
 	"github.com/quarryhq/quarry/errcode"
 	"github.com/quarryhq/quarry/kb"
 	"github.com/quarryhq/quarry/qa"
@@ -58,4 +60,15 @@ func (a *App) Asker(ctx context.Context, kbName string) (*qa.Asker, error) {
 	return &qa.Asker{Sessions: sessions, Search: qa.SearchFunc(func(ctx context.Context, q kb.Query) ([]kb.Result, error) {
 		return svc.Search(ctx, kbName, emb, q)
 	})}, nil
+}
+
+// Console returns the RAG console's service.
+func (a *App) Console(ctx context.Context) (*console.Service, error) {
+	st, err := a.Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &console.Service{Store: st, KBs: func(ctx context.Context, name string) (*kb.Service, embed.Embedder, error) {
+		return a.OpenKB(ctx, name, false)
+	}}, nil
 }

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/quarryhq/quarry/console"
+)
+
+func (a *cli) pipelineCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "pipeline", Short: "RAG console pipelines: retrieval settings over a knowledge base (create, list, show, rm)"}
+	var spec console.PipelineSpec
+	create := &cobra.Command{
+		Use:   "create NAME --kb KB [--mode hybrid] [--top-k 5] [--type normal|test] [--dataset D]",
+		Short: "Create a pipeline (a test pipeline marks its dataset's golden chunks)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			spec.Name = args[0]
+			svc, err := a.q().Console(cmd.Context())
+			if err != nil {
+				return err
+			}
+			p, err := svc.CreatePipeline(cmd.Context(), spec)
+			if err != nil {
+				return err
+			}
+			return writeJSON(a.stdout, p)
+		},
+	}
+	fl := create.Flags()
+	fl.StringVar(&spec.KB, "kb", "", "knowledge base")
+	fl.StringVar(&spec.Type, "type", console.TypeNormal, "normal or test")
+	fl.StringVar(&spec.Dataset, "dataset", "", "evaluation dataset (name or id)")
+	fl.StringVar(&spec.Settings.Mode, "mode", "hybrid", "bm25, vector or hybrid")
+	fl.IntVar(&spec.Settings.TopK, "top-k", 5, "chunks retrieved (1-20)")
+	fl.StringVar(&spec.Settings.Fusion, "fusion", "", "hybrid fusion: rrf or weighted")
+	fl.Float64Var(&spec.Settings.BM25Weight, "bm25-weight", 0, "BM25 list weight in hybrid fusion")
+	fl.Float64Var(&spec.Settings.VectorWeight, "vector-weight", 0, "vector list weight in hybrid fusion")
+
+	var dataset, typ string
+	var asJSON bool
+	list := &cobra.Command{
+		Use:   "list [--type normal|test] [--dataset D]",
+		Short: "List pipelines",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			svc, err := a.q().Console(cmd.Context())
+			if err != nil {
+				return err
+			}
+			ps, err := svc.Pipelines(cmd.Context(), dataset, typ)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(a.stdout, ps)
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tNAME\tTYPE\tKB\tDATASET\tMODE\tTOP-K")
+			for _, p := range ps {
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\n", p.ID, p.Name, p.Type, p.KB, p.Dataset, p.Settings.Mode, p.Settings.TopK)
+			}
+			return tw.Flush()
+		},
+	}
+	list.Flags().StringVar(&typ, "type", "", "only this type (normal or test)")
+	list.Flags().StringVar(&dataset, "dataset", "", "only pipelines of this dataset (name or id)")
+	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	show := &cobra.Command{
+		Use: "show NAME|ID", Short: "Print a pipeline as JSON", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			svc, err := a.q().Console(cmd.Context())
+			if err != nil {
+				return err
+			}
+			p, err := svc.Pipeline(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			return writeJSON(a.stdout, p)
+		},
+	}
+	rm := &cobra.Command{
+		Use: "rm NAME|ID", Short: "Delete a pipeline", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			svc, err := a.q().Console(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if err := svc.DeletePipeline(cmd.Context(), args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "deleted pipeline %s\n", args[0])
+			return nil
+		},
+	}
+	cmd.AddCommand(create, list, show, rm)
+	return cmd
+}
+
+func (a *cli) datasetCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "dataset", Short: "RAG console evaluation datasets: questions with golden chunks (create, list)"}
+	var kbName string
+	var beir []string
+	create := &cobra.Command{
+		Use:   "create NAME --from-beir QUERIES.jsonl QRELS.tsv --kb KB",
+		Short: "Create a dataset from BEIR queries and qrels over a knowledge base that holds the corpus",
+		Args:  cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 2 && len(beir) == 1 { // --from-beir Q.jsonl QRELS.tsv
+				beir = append(beir, args[1])
+			} else if len(args) == 2 {
+				return usageError{fmt.Errorf("give one dataset name, got %q and %q", args[0], args[1])}
+			}
+			if len(beir) != 2 {
+				return usageError{fmt.Errorf("from-beir: give the queries file and the qrels file (--from-beir Q.jsonl --from-beir QRELS.tsv, or Q.jsonl,QRELS.tsv)")}
+			}
+			svc, err := a.q().Console(cmd.Context())
+			if err != nil {
+				return err
+			}
+			d, err := svc.ImportBEIR(cmd.Context(), args[0], kbName, beir[0], beir[1])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "created dataset %q (id %d): %d questions over %s\n", d.Name, d.ID, d.Questions, kbName)
+			return nil
+		},
+	}
+	create.Flags().StringVar(&kbName, "kb", "", "the knowledge base holding the corpus")
+	create.Flags().StringSliceVar(&beir, "from-beir", nil, "BEIR queries JSON Lines and qrels TSV")
+	list := &cobra.Command{
+		Use: "list", Short: "List datasets", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			ds, err := st.DatasetList(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return writeJSON(a.stdout, ds)
+		},
+	}
+	cmd.AddCommand(create, list)
+	return cmd
+}
+
+func (a *cli) retrieveCmd() *cobra.Command {
+	var pipeline string
+	var topK int
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "retrieve --pipeline P QUERY",
+		Short: "Retrieve chunks through a pipeline (score relative to the best, is_golden in a test pipeline, retrieval_time)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if pipeline == "" {
+				return usageError{fmt.Errorf("pipeline: --pipeline is required (quarry pipeline list)")}
+			}
+			svc, err := a.q().Console(cmd.Context())
+			if err != nil {
+				return err
+			}
+			r, err := svc.Retrieve(cmd.Context(), pipeline, strings.Join(args, " "), topK)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(a.stdout, r)
+			}
+			for i, c := range r.Chunks {
+				mark := ""
+				if c.IsGolden != nil && *c.IsGolden {
+					mark = "  [golden]"
+				}
+				text := strings.Join(strings.Fields(c.Content), " ")
+				if rs := []rune(text); len(rs) > 200 {
+					text = string(rs[:200]) + "…"
+				}
+				fmt.Fprintf(a.stdout, "%d. %.3f %s%s\n   %s\n", i+1, c.Score, c.DatasourceID, mark, text)
+			}
+			fmt.Fprintf(a.stdout, "retrieval_time %.4f s\n", r.RetrievalTime)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&pipeline, "pipeline", "", "pipeline (name or id)")
+	cmd.Flags().IntVar(&topK, "top-k", 0, "chunks (1-20; default the pipeline's)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
