@@ -10,8 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -269,19 +267,11 @@ func (s *Service) DeletePipeline(ctx context.Context, nameOrID string) error {
 // re-ingest of unchanged documents; a document that changed keeps its
 // golden mark on all its chunks, whatever they now say. A qrel naming a
 // document the knowledge base lacks is an error listing them.
-func (s *Service) ImportBEIR(ctx context.Context, name, kbName, queriesPath, qrelsPath string) (*store.Dataset, error) {
+func (s *Service) ImportBEIR(ctx context.Context, name, kbName string, queries []corpus.Query, qrels corpus.Qrels) (*store.Dataset, error) {
 	if n := utf8.RuneCountInString(name); n < 1 || n > 255 || name[0] >= '0' && name[0] <= '9' {
 		return nil, invalid("name", "must be 1-255 characters, not starting with a digit")
 	}
 	k, err := s.kb(ctx, kbName)
-	if err != nil {
-		return nil, err
-	}
-	queries, err := readFile("queries", queriesPath, corpus.ReadQueries)
-	if err != nil {
-		return nil, err
-	}
-	qrels, err := readFile("qrels", qrelsPath, corpus.ReadQrels)
 	if err != nil {
 		return nil, err
 	}
@@ -328,20 +318,6 @@ func (s *Service) ImportBEIR(ctx context.Context, name, kbName, queriesPath, qre
 		return nil, errcode.New(errcode.Conflict, "name", fmt.Sprintf("dataset %q exists", name))
 	}
 	return d, err
-}
-
-func readFile[T any](field, path string, read func(io.Reader) (T, error)) (T, error) {
-	var zero T
-	f, err := os.Open(path)
-	if err != nil {
-		return zero, invalid(field, err.Error())
-	}
-	defer f.Close()
-	v, err := read(f)
-	if err != nil {
-		return zero, invalid(field, fmt.Sprintf("%s: %v", path, err))
-	}
-	return v, nil
 }
 
 // Chunk is a retrieved chunk (seed 004's RetrievedChunk).

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/quarryhq/quarry/console"
+	"github.com/quarryhq/quarry/corpus"
 )
 
 func (a *cli) pipelineCmd() *cobra.Command {
@@ -118,11 +119,19 @@ func (a *cli) datasetCmd() *cobra.Command {
 			if len(beir) != 2 {
 				return usageError{fmt.Errorf("from-beir: give the queries file and the qrels file (--from-beir Q.jsonl --from-beir QRELS.tsv, or Q.jsonl,QRELS.tsv)")}
 			}
+			queries, err := readFile("queries", beir[0], corpus.ReadQueries)
+			if err != nil {
+				return err
+			}
+			qrels, err := readFile("qrels", beir[1], corpus.ReadQrels)
+			if err != nil {
+				return err
+			}
 			svc, err := a.q().Console(cmd.Context())
 			if err != nil {
 				return err
 			}
-			d, err := svc.ImportBEIR(cmd.Context(), args[0], kbName, beir[0], beir[1])
+			d, err := svc.ImportBEIR(cmd.Context(), args[0], kbName, queries, qrels)
 			if err != nil {
 				return err
 			}
