@@ -110,20 +110,6 @@ func (s *Service) now() time.Time {
 	return time.Now().UTC()
 }
 
-// kbByID finds a knowledge base's name from its id.
-func (s *Service) kbByID(ctx context.Context, id int64) (*store.KB, error) {
-	ks, err := s.Store.KBList(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for i := range ks {
-		if ks[i].ID == id {
-			return &ks[i], nil
-		}
-	}
-	return nil, fmt.Errorf("knowledge base %d: %w", id, store.ErrNotFound)
-}
-
 func (s *Service) kb(ctx context.Context, name string) (*store.KB, error) {
 	k, err := s.Store.KBGet(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
@@ -187,22 +173,13 @@ func (s *Service) CreatePipeline(ctx context.Context, spec PipelineSpec) (*Pipel
 	if err != nil {
 		return nil, err
 	}
-	return s.view(ctx, sp)
+	return s.Pipeline(ctx, fmt.Sprint(sp.ID))
 }
 
-func (s *Service) view(ctx context.Context, p *store.Pipeline) (*Pipeline, error) {
-	k, err := s.kbByID(ctx, p.KBID)
-	if err != nil {
-		return nil, err
-	}
-	v := &Pipeline{ID: p.ID, Name: p.Name, Type: p.Type, KB: k.Name, DatasetID: p.DatasetID, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
+func view(p *store.Pipeline) (*Pipeline, error) {
+	v := &Pipeline{ID: p.ID, Name: p.Name, Type: p.Type, KB: p.KBName, DatasetID: p.DatasetID, Dataset: p.DatasetName, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
 	if err := json.Unmarshal(p.Settings, &v.Settings); err != nil {
 		return nil, fmt.Errorf("pipeline %s: settings: %w", p.Name, err)
-	}
-	if p.DatasetID != nil {
-		if d, err := s.Store.DatasetGet(ctx, fmt.Sprint(*p.DatasetID)); err == nil {
-			v.Dataset = d.Name
-		}
 	}
 	return v, nil
 }
@@ -217,7 +194,7 @@ func (s *Service) Pipeline(ctx context.Context, nameOrID string) (*Pipeline, err
 	if err != nil {
 		return nil, err
 	}
-	return s.view(ctx, p)
+	return view(p)
 }
 
 // Pipelines lists pipelines, by dataset (name or id) and type.
@@ -242,7 +219,7 @@ func (s *Service) Pipelines(ctx context.Context, dataset, typ string) ([]Pipelin
 	}
 	out := []Pipeline{}
 	for i := range ps {
-		v, err := s.view(ctx, &ps[i])
+		v, err := view(&ps[i])
 		if err != nil {
 			return nil, err
 		}
@@ -304,7 +281,7 @@ func (s *Service) ImportBEIR(ctx context.Context, name, kbName string, queries [
 			continue // unjudged, as eval retrieval skips it
 		}
 		sort.Slice(golden, func(i, j int) bool { return golden[i].DocID < golden[j].DocID })
-		qs = append(qs, store.DatasetQuestion{QueryID: q.ID, Text: q.Text, Golden: golden})
+		qs = append(qs, store.DatasetQuestion{QueryID: q.ID, Text: strings.TrimSpace(q.Text), Golden: golden})
 	}
 	if len(missing) > 0 {
 		sort.Strings(missing)
@@ -369,18 +346,14 @@ func (s *Service) Retrieve(ctx context.Context, pipeline, query string, topK int
 	}
 	out := &Retrieval{Pipeline: p.Name, Query: query, Chunks: []Chunk{}, RetrievalTime: time.Since(t0).Seconds()}
 	var golden []store.GoldenRef
-	marked := false
-	if p.Type == TypeTest && p.DatasetID != nil {
-		qs, err := s.Store.DatasetQuestions(ctx, *p.DatasetID)
-		if err != nil {
+	marked := p.Type == TypeTest && p.DatasetID != nil
+	if marked {
+		q, err := s.Store.DatasetQuestionByText(ctx, *p.DatasetID, strings.TrimSpace(query))
+		switch {
+		case err == nil:
+			golden, out.QuestionID = q.Golden, q.QueryID
+		case !errors.Is(err, store.ErrNotFound):
 			return nil, err
-		}
-		marked = true
-		for _, q := range qs {
-			if strings.TrimSpace(q.Text) == strings.TrimSpace(query) {
-				golden, out.QuestionID = q.Golden, q.QueryID
-				break
-			}
 		}
 	}
 	top := 0.0

@@ -44,6 +44,9 @@ type Pipeline struct {
 	Settings  []byte    `json:"-"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// KBName and DatasetName are read with the pipeline (not written).
+	KBName      string `json:"-"`
+	DatasetName string `json:"-"`
 }
 
 // PipelineFilter selects pipelines.
@@ -61,6 +64,9 @@ type ConsoleStore interface {
 	DatasetGet(ctx context.Context, nameOrID string) (*Dataset, error)
 	DatasetList(ctx context.Context) ([]Dataset, error)
 	DatasetQuestions(ctx context.Context, id int64) ([]DatasetQuestion, error)
+	// DatasetQuestionByText finds the question of a dataset with this
+	// text; ErrNotFound if none.
+	DatasetQuestionByText(ctx context.Context, id int64, text string) (*DatasetQuestion, error)
 	DatasetDelete(ctx context.Context, id int64) error
 
 	PipelineCreate(ctx context.Context, p Pipeline) (*Pipeline, error)

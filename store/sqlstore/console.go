@@ -107,17 +107,37 @@ func (s *DB) DatasetQuestions(ctx context.Context, id int64) ([]store.DatasetQue
 	defer rows.Close()
 	out := []store.DatasetQuestion{}
 	for rows.Next() {
-		var q store.DatasetQuestion
-		var golden string
-		if err := rows.Scan(&q.QueryID, &q.Text, &q.Reference, &golden); err != nil {
+		q, err := scanQuestion(rows)
+		if err != nil {
 			return nil, fmt.Errorf("dataset questions: %w", err)
 		}
-		if err := json.Unmarshal([]byte(golden), &q.Golden); err != nil {
-			return nil, fmt.Errorf("dataset questions %q: %w", q.QueryID, err)
-		}
-		out = append(out, q)
+		out = append(out, *q)
 	}
 	return out, rows.Err()
+}
+
+// DatasetQuestionByText finds a dataset's question by its text.
+func (s *DB) DatasetQuestionByText(ctx context.Context, id int64, text string) (*store.DatasetQuestion, error) {
+	q, err := scanQuestion(s.SQL.QueryRowContext(ctx, s.q(`SELECT query_id, text, reference, golden FROM eval_questions WHERE dataset_id = ? AND text = ? ORDER BY query_id LIMIT 1`), id, text))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("dataset %d question: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dataset %d question: %w", id, err)
+	}
+	return q, nil
+}
+
+func scanQuestion(sc interface{ Scan(...any) error }) (*store.DatasetQuestion, error) {
+	var q store.DatasetQuestion
+	var golden string
+	if err := sc.Scan(&q.QueryID, &q.Text, &q.Reference, &golden); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(golden), &q.Golden); err != nil {
+		return nil, fmt.Errorf("question %q: golden: %w", q.QueryID, err)
+	}
+	return &q, nil
 }
 
 // DatasetDelete removes a dataset; its pipelines keep going without one.
@@ -138,14 +158,17 @@ func (s *DB) deleteRow(ctx context.Context, query, what string, id int64) error 
 	return nil
 }
 
-const pipelineCols = `id, name, pipeline_type, kb_id, dataset_id, settings, created_at, updated_at`
+// pipelineSelect reads pipelines with their knowledge base's and
+// dataset's names.
+const pipelineSelect = `SELECT p.id, p.name, p.pipeline_type, p.kb_id, p.dataset_id, p.settings, p.created_at, p.updated_at, k.name, COALESCE(d.name, '')
+	FROM pipelines p JOIN knowledge_bases k ON k.id = p.kb_id LEFT JOIN eval_datasets d ON d.id = p.dataset_id`
 
 func scanPipeline(sc interface{ Scan(...any) error }) (*store.Pipeline, error) {
 	var p store.Pipeline
 	var ds sql.NullInt64
 	var settings string
 	var created, updated scanTime
-	if err := sc.Scan(&p.ID, &p.Name, &p.Type, &p.KBID, &ds, &settings, &created, &updated); err != nil {
+	if err := sc.Scan(&p.ID, &p.Name, &p.Type, &p.KBID, &ds, &settings, &created, &updated, &p.KBName, &p.DatasetName); err != nil {
 		return nil, err
 	}
 	if ds.Valid {
@@ -171,7 +194,7 @@ func (s *DB) PipelineCreate(ctx context.Context, p store.Pipeline) (*store.Pipel
 // PipelineGet finds a pipeline by name or id.
 func (s *DB) PipelineGet(ctx context.Context, nameOrID string) (*store.Pipeline, error) {
 	where, arg := byNameOrID(nameOrID)
-	p, err := scanPipeline(s.SQL.QueryRowContext(ctx, s.q(`SELECT `+pipelineCols+` FROM pipelines`+where), arg))
+	p, err := scanPipeline(s.SQL.QueryRowContext(ctx, s.q(pipelineSelect+strings.Replace(where, "WHERE ", "WHERE p.", 1)), arg))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("pipeline %q: %w", nameOrID, store.ErrNotFound)
 	}
@@ -183,15 +206,15 @@ func (s *DB) PipelineGet(ctx context.Context, nameOrID string) (*store.Pipeline,
 
 // PipelineList lists pipelines by name, filtered.
 func (s *DB) PipelineList(ctx context.Context, f store.PipelineFilter) ([]store.Pipeline, error) {
-	query := `SELECT ` + pipelineCols + ` FROM pipelines WHERE 1 = 1`
+	query := pipelineSelect + ` WHERE 1 = 1`
 	var args []any
 	if f.DatasetID != nil {
-		query, args = query+` AND dataset_id = ?`, append(args, *f.DatasetID)
+		query, args = query+` AND p.dataset_id = ?`, append(args, *f.DatasetID)
 	}
 	if f.Type != "" {
-		query, args = query+` AND pipeline_type = ?`, append(args, f.Type)
+		query, args = query+` AND p.pipeline_type = ?`, append(args, f.Type)
 	}
-	rows, err := s.SQL.QueryContext(ctx, s.q(query+` ORDER BY name`), args...)
+	rows, err := s.SQL.QueryContext(ctx, s.q(query+` ORDER BY p.name`), args...)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline list: %w", err)
 	}

@@ -506,6 +506,12 @@ func Exercise(t *testing.T, open Opener) {
 		if err != nil || len(got) != 2 || got[0].QueryID != "q1" || got[0].Reference != "an answer" || len(got[0].Golden) != 2 || got[0].Golden[1] != (store.GoldenRef{DocID: "d2", ChunkIndex: -1}) {
 			t.Fatalf("questions: %+v %v", got, err)
 		}
+		if q, err := s.DatasetQuestionByText(ctx, d.ID, "first"); err != nil || q.QueryID != "q1" || len(q.Golden) != 2 {
+			t.Fatalf("question by text: %+v %v", q, err)
+		}
+		if _, err := s.DatasetQuestionByText(ctx, d.ID, "third"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("no such question: %v", err)
+		}
 		p, err := s.PipelineCreate(ctx, store.Pipeline{Name: "hybrid", Type: "test", KBID: k.ID, DatasetID: &d.ID, Settings: []byte(`{"mode":"hybrid"}`), CreatedAt: t0, UpdatedAt: t0})
 		if err != nil || p.ID == 0 {
 			t.Fatal(err)
@@ -534,7 +540,7 @@ func Exercise(t *testing.T, open Opener) {
 			t.Fatal(err)
 		}
 		again, err := s.PipelineGet(ctx, "hybrid")
-		if err != nil || again.Type != "normal" || string(again.Settings) != `{"mode":"bm25"}` || *again.DatasetID != d.ID || !again.UpdatedAt.Equal(t0.Add(time.Minute)) {
+		if err != nil || again.Type != "normal" || string(again.Settings) != `{"mode":"bm25"}` || *again.DatasetID != d.ID || !again.UpdatedAt.Equal(t0.Add(time.Minute)) || again.KBName != "scifact" || again.DatasetName != "dev" {
 			t.Fatalf("updated: %+v %v", again, err)
 		}
 		// Deleting the dataset leaves its pipelines without one.
