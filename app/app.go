@@ -59,7 +59,7 @@ func (a *App) Close() error {
 	a.Broker.Close()
 	if a.redis != nil {
 		_ = a.redis.Close()
-		a.redis, a.sessions = nil, nil
+		a.redis = nil
 	}
 	a.sessions = nil
 	if a.store != nil {

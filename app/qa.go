@@ -36,11 +36,12 @@ func (a *App) Sessions(ctx context.Context) (session.Store, error) {
 	if err != nil {
 		return nil, errcode.New(errcode.Invalid, "redis-url", "must be a redis:// or rediss:// URL")
 	}
-	a.redis = redis.NewClient(opt)
-	if err := a.redis.Ping(ctx).Err(); err != nil {
+	c := redis.NewClient(opt)
+	if err := c.Ping(ctx).Err(); err != nil {
+		_ = c.Close() // the next call dials again
 		return nil, errcode.Wrap(errcode.Unavailable, fmt.Errorf("redis at %s: %w", opt.Addr, err))
 	}
-	a.sessions = &session.Redis{Client: a.redis}
+	a.redis, a.sessions = c, &session.Redis{Client: c}
 	return a.sessions, nil
 }
 

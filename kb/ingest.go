@@ -112,7 +112,8 @@ func (s *Service) AddPaths(ctx context.Context, kbName string, paths []string, o
 				docs = append(docs, d...)
 				continue
 			}
-			doc, err := fileDocument(f, opt.URLOf)
+			u, origin := opt.locate(f)
+			doc, err := fileDocument(f, u, origin)
 			if err != nil {
 				rep.Failed = append(rep.Failed, Problem{Origin: opt.origin(f), Reason: err.Error()})
 				continue
@@ -165,16 +166,20 @@ func fileURL(path string) string {
 	return "file://" + filepath.ToSlash(abs)
 }
 
-// origin is how a file is named in reports.
-func (o AddOptions) origin(path string) string {
+// locate is a file's source URL and the name reports give it.
+func (o AddOptions) locate(path string) (url, origin string) {
 	if o.URLOf == nil {
-		return path
+		return fileURL(path), path
 	}
-	_, origin := o.URLOf(path)
+	return o.URLOf(path)
+}
+
+func (o AddOptions) origin(path string) string {
+	_, origin := o.locate(path)
 	return origin
 }
 
-func fileDocument(path string, urlOf func(string) (string, string)) (Document, error) {
+func fileDocument(path, u, origin string) (Document, error) {
 	d, err := extract.File(path)
 	if err != nil {
 		return Document{}, err
@@ -185,10 +190,6 @@ func fileDocument(path string, urlOf func(string) (string, string)) (Document, e
 	info, err := os.Stat(path)
 	if err != nil {
 		return Document{}, err
-	}
-	u, origin := fileURL(path), path
-	if urlOf != nil {
-		u, origin = urlOf(path)
 	}
 	doc := DocumentFrom(d, u, filepath.Base(origin))
 	mt := info.ModTime().UTC()

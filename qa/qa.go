@@ -131,8 +131,6 @@ func (a *Asker) Ask(ctx context.Context, req Request) (*Answer, error) {
 		if sess, err = a.Sessions.Get(ctx, req.SessionID); err != nil {
 			return nil, err
 		}
-	} else if sess, err = a.Sessions.Create(ctx, lang); err != nil {
-		return nil, err
 	}
 	query, terms := queryOf(req.Question, sess)
 	hits, err := a.Search.Search(ctx, kb.Query{Text: query, K: req.TopK, Mode: kb.ModeHybrid, Language: lang})
@@ -145,6 +143,11 @@ func (a *Asker) Ask(ctx context.Context, req Request) (*Answer, error) {
 		return nil, errcode.New(errcode.Invalid, "question", fmt.Sprintf("the knowledge base holds no chunks in %q, the question's language; ask in a language it holds", lang))
 	}
 	ans := answer(req.Question, lang, terms, hits)
+	if sess == nil { // a new conversation, started once there is an answer
+		if sess, err = a.Sessions.Create(ctx, lang); err != nil {
+			return nil, err
+		}
+	}
 	ans.SessionID = sess.ID
 	conf := ans.Confidence
 	reply := session.Message{Role: session.RoleAssistant, Content: clip(ans.Answer, session.MaxContentChars), Sources: ans.Sources, Confidence: &conf, Suggestions: ans.Suggestions}
