@@ -10,7 +10,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -19,6 +21,7 @@ import (
 	"github.com/quarryhq/quarry/embed"
 	"github.com/quarryhq/quarry/errcode"
 	"github.com/quarryhq/quarry/kb"
+	"github.com/quarryhq/quarry/session"
 	"github.com/quarryhq/quarry/store"
 )
 
@@ -100,7 +103,14 @@ type KBs func(ctx context.Context, name string) (*kb.Service, embed.Embedder, er
 type Service struct {
 	Store store.Store
 	KBs   KBs
-	Now   func() time.Time
+	// Chats keeps console chats (nil: generate takes no chat_id).
+	Chats session.Store
+	// Providers tune the model clients generate builds.
+	Providers ProviderOptions
+	// CheckEndpoint, when set, vets a request's model endpoint before it
+	// is called (the server's SSRF guard).
+	CheckEndpoint func(ctx context.Context, u *url.URL) error
+	Now           func() time.Time
 }
 
 func (s *Service) now() time.Time {
@@ -134,11 +144,8 @@ type PipelineSpec struct {
 
 // CreatePipeline stores a pipeline.
 func (s *Service) CreatePipeline(ctx context.Context, spec PipelineSpec) (*Pipeline, error) {
-	if n := utf8.RuneCountInString(spec.Name); n < 1 || n > 255 || strings.ContainsFunc(spec.Name, func(r rune) bool { return r < 0x20 }) {
-		return nil, invalid("name", "must be 1-255 characters without control characters")
-	}
-	if spec.Name[0] >= '0' && spec.Name[0] <= '9' {
-		return nil, invalid("name", "must not start with a digit (ids are numbers)")
+	if err := checkPipelineName(spec.Name); err != nil {
+		return nil, err
 	}
 	if err := CheckType(spec.Type); err != nil {
 		return nil, err
@@ -174,6 +181,81 @@ func (s *Service) CreatePipeline(ctx context.Context, spec PipelineSpec) (*Pipel
 		return nil, err
 	}
 	return s.Pipeline(ctx, fmt.Sprint(sp.ID))
+}
+
+// PipelineUpdate changes the fields that are set; Dataset "" removes the
+// dataset, Settings replaces the settings whole.
+type PipelineUpdate struct {
+	Name     *string   `json:"name,omitempty"`
+	Type     *string   `json:"pipeline_type,omitempty"`
+	Dataset  *string   `json:"dataset,omitempty"`
+	Settings *Settings `json:"settings,omitempty"`
+}
+
+// UpdatePipeline applies a change with the rules of CreatePipeline.
+func (s *Service) UpdatePipeline(ctx context.Context, nameOrID string, u PipelineUpdate) (*Pipeline, error) {
+	sp, err := s.Store.PipelineGet(ctx, nameOrID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errcode.New(errcode.NotFound, "pipeline_id", "Invalid pipeline ID")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if u.Name != nil {
+		if err := checkPipelineName(*u.Name); err != nil {
+			return nil, err
+		}
+		sp.Name = *u.Name
+	}
+	if u.Type != nil {
+		if err := CheckType(*u.Type); err != nil {
+			return nil, err
+		}
+		sp.Type = *u.Type
+	}
+	if u.Dataset != nil {
+		sp.DatasetID = nil
+		if *u.Dataset != "" {
+			d, err := s.dataset(ctx, *u.Dataset)
+			if err != nil {
+				return nil, err
+			}
+			if d.KBID != sp.KBID {
+				return nil, invalid("dataset_id", fmt.Sprintf("dataset %q is over another knowledge base than %q", d.Name, sp.KBName))
+			}
+			sp.DatasetID = &d.ID
+		}
+	}
+	if sp.Type == TypeTest && sp.DatasetID == nil {
+		return nil, invalid("dataset_id", "a test pipeline needs a dataset (its golden chunks)")
+	}
+	if u.Settings != nil {
+		if err := u.Settings.Check(); err != nil {
+			return nil, err
+		}
+		if sp.Settings, err = json.Marshal(u.Settings); err != nil {
+			return nil, err
+		}
+	}
+	sp.UpdatedAt = s.now()
+	err = s.Store.PipelineUpdate(ctx, *sp)
+	if errors.Is(err, store.ErrExists) {
+		return nil, errcode.New(errcode.Conflict, "name", fmt.Sprintf("pipeline %q exists", sp.Name))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.Pipeline(ctx, strconv.FormatInt(sp.ID, 10))
+}
+
+func checkPipelineName(name string) error {
+	if n := utf8.RuneCountInString(name); n < 1 || n > 255 || strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 }) {
+		return invalid("name", "must be 1-255 characters without control characters")
+	}
+	if name[0] >= '0' && name[0] <= '9' {
+		return invalid("name", "must not start with a digit (ids are numbers)")
+	}
+	return nil
 }
 
 func view(p *store.Pipeline) (*Pipeline, error) {
@@ -245,8 +327,8 @@ func (s *Service) DeletePipeline(ctx context.Context, nameOrID string) error {
 // golden mark on all its chunks, whatever they now say. A qrel naming a
 // document the knowledge base lacks is an error listing them.
 func (s *Service) ImportBEIR(ctx context.Context, name, kbName string, queries []corpus.Query, qrels corpus.Qrels) (*store.Dataset, error) {
-	if n := utf8.RuneCountInString(name); n < 1 || n > 255 || name[0] >= '0' && name[0] <= '9' {
-		return nil, invalid("name", "must be 1-255 characters, not starting with a digit")
+	if err := checkDatasetName(name); err != nil {
+		return nil, err
 	}
 	k, err := s.kb(ctx, kbName)
 	if err != nil {
@@ -290,11 +372,7 @@ func (s *Service) ImportBEIR(ctx context.Context, name, kbName string, queries [
 	if len(qs) == 0 {
 		return nil, invalid("qrels", "no query has a relevant document")
 	}
-	d, err := s.Store.DatasetCreate(ctx, store.Dataset{Name: name, KBID: k.ID, CreatedAt: s.now()}, qs)
-	if errors.Is(err, store.ErrExists) {
-		return nil, errcode.New(errcode.Conflict, "name", fmt.Sprintf("dataset %q exists", name))
-	}
-	return d, err
+	return s.createDataset(ctx, name, k, qs)
 }
 
 // Chunk is a retrieved chunk (seed 004's RetrievedChunk).
@@ -376,8 +454,9 @@ func (s *Service) Retrieve(ctx context.Context, pipeline, query string, topK int
 }
 
 func isGolden(refs []store.GoldenRef, r kb.Result) bool {
+	doc := r.Doc()
 	for _, g := range refs {
-		if g.DocID == r.DocID && (g.ChunkIndex < 0 || g.ChunkIndex == r.ChunkIndex) {
+		if g.DocID == doc && (g.ChunkIndex < 0 || g.ChunkIndex == r.ChunkIndex) {
 			return true
 		}
 	}

@@ -19,7 +19,9 @@ type Searcher func(ctx context.Context, query string) ([]string, error)
 type Result struct {
 	NDCG        float64 `json:"ndcg"`
 	Recall      float64 `json:"recall"`
+	Precision   float64 `json:"precision"`
 	MRR         float64 `json:"mrr"`
+	HitRate     float64 `json:"hit_rate"`
 	RecallAt100 float64 `json:"recall_at_100"`
 	K           int     `json:"k"`
 	Queries     int     `json:"queries"`
@@ -46,19 +48,66 @@ func Retrieval(ctx context.Context, search Searcher, queries []corpus.Query, qre
 			return res, fmt.Errorf("query %s: %w", q.ID, err)
 		}
 		lat = append(lat, float64(time.Since(start).Microseconds())/1000)
-		res.Queries++
-		res.NDCG += NDCG(docs, rel, k)
-		res.Recall += Recall(docs, rel, k)
-		res.MRR += MRR(docs, rel, k)
-		res.RecallAt100 += Recall(docs, rel, 100)
+		res.Add(Score(docs, rel, k))
 	}
 	if res.Queries == 0 {
 		return res, fmt.Errorf("no query has relevance judgements")
 	}
-	n := float64(res.Queries)
-	res.NDCG, res.Recall, res.MRR, res.RecallAt100 = res.NDCG/n, res.Recall/n, res.MRR/n, res.RecallAt100/n
+	res.Average()
 	res.P50ms, res.P99ms = Percentile(lat, 50), Percentile(lat, 99)
 	return res, nil
+}
+
+// Scores are one query's figures at k. Hit is 1 when a relevant document
+// is in the top k, else 0 (its mean is the hit rate).
+type Scores struct {
+	NDCG        float64 `json:"ndcg"`
+	Recall      float64 `json:"recall"`
+	Precision   float64 `json:"precision"`
+	MRR         float64 `json:"mrr"`
+	Hit         float64 `json:"hit"`
+	RecallAt100 float64 `json:"recall_at_100"`
+}
+
+// Score measures one ranking against its judgements.
+func Score(docs []string, rel map[string]int, k int) Scores {
+	s := Scores{NDCG: NDCG(docs, rel, k), Recall: Recall(docs, rel, k), Precision: Precision(docs, rel, k), MRR: MRR(docs, rel, k), RecallAt100: Recall(docs, rel, 100)}
+	if s.MRR > 0 {
+		s.Hit = 1
+	}
+	return s
+}
+
+// Add sums a query's scores into r; Average then divides by the count.
+func (r *Result) Add(s Scores) {
+	r.Queries++
+	r.NDCG += s.NDCG
+	r.Recall += s.Recall
+	r.Precision += s.Precision
+	r.MRR += s.MRR
+	r.HitRate += s.Hit
+	r.RecallAt100 += s.RecallAt100
+}
+
+// Average turns the sums of Add into means.
+func (r *Result) Average() {
+	if r.Queries == 0 {
+		return
+	}
+	n := float64(r.Queries)
+	r.NDCG, r.Recall, r.Precision, r.MRR, r.HitRate, r.RecallAt100 = r.NDCG/n, r.Recall/n, r.Precision/n, r.MRR/n, r.HitRate/n, r.RecallAt100/n
+}
+
+// Precision at k: the share of the top k that is relevant (k the
+// denominator, as trec_eval's P_k).
+func Precision(docs []string, rel map[string]int, k int) float64 {
+	hit := 0
+	for _, d := range docs[:min(k, len(docs))] {
+		if rel[d] > 0 {
+			hit++
+		}
+	}
+	return float64(hit) / float64(k)
 }
 
 // NDCG at k with graded gains (2^rel - 1 discounted by log2(rank+1)).

@@ -27,6 +27,18 @@ func TestMetrics(t *testing.T) {
 	if got := NDCG([]string{"a", "b"}, rel, 10); !near(got, 1) {
 		t.Errorf("perfect NDCG = %v", got)
 	}
+	if got := Precision(docs, rel, 4); !near(got, 0.5) {
+		t.Errorf("Precision@4 = %v", got)
+	}
+	if got := Precision(docs, rel, 10); !near(got, 0.2) {
+		t.Errorf("Precision@10 (k the denominator) = %v", got)
+	}
+	if s := Score(docs, rel, 1); s.Hit != 0 || s.Precision != 0 {
+		t.Errorf("no hit in the top 1: %+v", s)
+	}
+	if s := Score(docs, rel, 2); s.Hit != 1 || !near(s.Precision, 0.5) {
+		t.Errorf("a hit in the top 2: %+v", s)
+	}
 	if got := Percentile([]float64{5, 1, 3, 2, 4}, 50); got != 3 {
 		t.Errorf("p50 = %v", got)
 	}
@@ -39,7 +51,7 @@ func TestRetrievalSkipsUnjudgedQueries(t *testing.T) {
 	r, err := Retrieval(context.Background(), func(_ context.Context, q string) ([]string, error) {
 		return []string{"d1"}, nil
 	}, qs, qrels, 10)
-	if err != nil || r.Queries != 1 || r.NDCG != 1 || r.MRR != 1 {
+	if err != nil || r.Queries != 1 || r.NDCG != 1 || r.MRR != 1 || r.HitRate != 1 || !near(r.Precision, 0.1) {
 		t.Fatalf("%+v %v", r, err)
 	}
 	if _, err := Retrieval(context.Background(), nil, qs, qrels, 0); err == nil {

@@ -315,3 +315,26 @@ func fuse(bm, vec []index.Hit, q Query) []index.Hit {
 	})
 	return out
 }
+
+// Doc names a result's document: its corpus id, or its URL for a
+// document without one.
+func (r Result) Doc() string {
+	if r.DocID != "" {
+		return r.DocID
+	}
+	return r.SourceURL
+}
+
+// DocRanking turns ranked chunks into ranked documents: a document's score
+// is its best chunk's, so its first appearance fixes its rank.
+func DocRanking(res []Result) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range res {
+		if id := r.Doc(); !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}

@@ -42,6 +42,8 @@ type Request struct {
 	MaxTokens int
 	// Temperature, when set, overrides the provider's default.
 	Temperature *float64
+	// TopP, when set, is nucleus sampling's probability mass (0–1).
+	TopP *float64
 	// Schema, when set, asks for JSON matching it.
 	Schema *Schema
 }

@@ -23,7 +23,7 @@ import (
 const (
 	MaxMessages       = 50
 	TTL               = 30 * time.Minute
-	MaxContentChars   = 2000
+	MaxContentChars   = 10000 // seed 004's message rule (a Q&A question's own 2,000 is qa's)
 	MaxSuggestions    = 3
 	MaxSuggestionChar = 200
 	// Remember is how long an expired session is still known to have

@@ -76,3 +76,28 @@ type ConsoleStore interface {
 	PipelineUpdate(ctx context.Context, p Pipeline) error
 	PipelineDelete(ctx context.Context, id int64) error
 }
+
+// EvalRun is one evaluation of a pipeline on a dataset, with its overall
+// and per-question figures as JSON. The pipeline's and dataset's names
+// are kept with it, so a run outlives them.
+type EvalRun struct {
+	ID           int64     `json:"id"`
+	PipelineID   *int64    `json:"pipeline_id,omitempty"`
+	PipelineName string    `json:"pipeline"`
+	DatasetID    *int64    `json:"dataset_id,omitempty"`
+	DatasetName  string    `json:"dataset"`
+	K            int       `json:"k"`
+	CreatedAt    time.Time `json:"created_at"`
+	Overall      []byte    `json:"-"`
+	Questions    []byte    `json:"-"`
+}
+
+// EvalRunStore persists evaluation runs.
+type EvalRunStore interface {
+	EvalRunCreate(ctx context.Context, r EvalRun) (*EvalRun, error)
+	// EvalRunGet returns a run with its questions.
+	EvalRunGet(ctx context.Context, id int64) (*EvalRun, error)
+	// EvalRunList lists runs newest first, without their questions; a
+	// pipeline id selects its runs.
+	EvalRunList(ctx context.Context, pipelineID *int64, limit int) ([]EvalRun, error)
+}

@@ -238,6 +238,7 @@ type Store interface {
 	TokenStore
 	ChatSessionStore
 	ConsoleStore
+	EvalRunStore
 
 	Close() error
 }

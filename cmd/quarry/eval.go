@@ -55,7 +55,7 @@ func (a *cli) evalRetrievalCmd() *cobra.Command {
 				if err != nil {
 					return nil, err
 				}
-				return DocRanking(res), nil
+				return kb.DocRanking(res), nil
 			}
 			// Warm the index so load time is not counted as query latency.
 			if _, err := search(ctx, "warm up"); err != nil {
@@ -80,24 +80,6 @@ func (a *cli) evalRetrievalCmd() *cobra.Command {
 	cmd.Flags().StringVar(&qrelsPath, "qrels", "", "BEIR qrels TSV (query-id corpus-id score, with header)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
 	return cmd
-}
-
-// DocRanking turns ranked chunks into ranked documents: a document's score
-// is its best chunk's, so its first appearance fixes its rank.
-func DocRanking(res []kb.Result) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, r := range res {
-		id := r.DocID
-		if id == "" {
-			id = r.SourceURL
-		}
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
-	}
-	return out
 }
 
 // readFile parses the file a flag (field) names; a file that cannot be

@@ -152,6 +152,9 @@ func (c *Client) params(req llm.Request) (sdk.MessageNewParams, error) {
 	if req.Temperature != nil {
 		p.Temperature = sdk.Float(*req.Temperature)
 	}
+	if req.TopP != nil {
+		p.TopP = sdk.Float(*req.TopP)
+	}
 	if req.Schema != nil {
 		schema, err := inputSchema(req.Schema.JSON)
 		if err != nil {

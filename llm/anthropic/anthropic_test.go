@@ -116,6 +116,7 @@ func TestChat(t *testing.T) {
 		},
 		MaxTokens:   256,
 		Temperature: ptr(0.2),
+		TopP:        ptr(0.9),
 	}
 	wantTools := func(t *testing.T, body map[string]any) {
 		t.Helper()
@@ -155,6 +156,7 @@ func TestChat(t *testing.T) {
 				})
 				providertest.WantField(t, body, "max_tokens", 256.0)
 				providertest.WantField(t, body, "temperature", 0.2)
+				providertest.WantField(t, body, "top_p", 0.9)
 				providertest.WantAbsent(t, body, "stream", "tools", "tool_choice")
 			},
 			wantText:  "Hello again!",
@@ -167,7 +169,7 @@ func TestChat(t *testing.T) {
 			replies: []func(http.ResponseWriter, *http.Request){jsonReply(200, message(textContent("Hi!"), "max_tokens", 8, 1024))},
 			check: func(t *testing.T, body map[string]any) {
 				providertest.WantField(t, body, "max_tokens", 1024.0)
-				providertest.WantAbsent(t, body, "system", "temperature")
+				providertest.WantAbsent(t, body, "system", "temperature", "top_p")
 			},
 			wantText:  "Hi!",
 			wantStop:  "max_tokens",

@@ -162,6 +162,9 @@ func (c *Client) params(req llm.Request) (sdk.ChatCompletionNewParams, error) {
 	if req.Temperature != nil {
 		p.Temperature = sdk.Float(*req.Temperature)
 	}
+	if req.TopP != nil {
+		p.TopP = sdk.Float(*req.TopP)
+	}
 	if req.Schema != nil {
 		name := provider.SchemaName(req.Schema)
 		// strict stays false: strict mode demands every property be

@@ -87,6 +87,7 @@ func TestChat(t *testing.T) {
 		},
 		MaxTokens:   256,
 		Temperature: ptr(0.2),
+		TopP:        ptr(0.9),
 	}
 	tests := []struct {
 		name    string
@@ -116,6 +117,7 @@ func TestChat(t *testing.T) {
 				}
 				providertest.WantField(t, body, "max_tokens", 256.0)
 				providertest.WantField(t, body, "temperature", 0.2)
+				providertest.WantField(t, body, "top_p", 0.9)
 				providertest.WantAbsent(t, body, "stream", "stream_options", "response_format", "max_completion_tokens")
 			},
 			wantText:  "Hello again!",
@@ -129,7 +131,7 @@ func TestChat(t *testing.T) {
 			check: func(t *testing.T, body map[string]any) {
 				providertest.WantField(t, body, "messages", []any{map[string]any{"role": "user", "content": "Hi"}})
 				providertest.WantField(t, body, "max_tokens", 1024.0)
-				providertest.WantAbsent(t, body, "temperature")
+				providertest.WantAbsent(t, body, "temperature", "top_p")
 			},
 			wantText:  "Hi!",
 			wantStop:  "length",

@@ -77,7 +77,7 @@ func Exercise(t *testing.T, open Opener) {
 			}},
 			{"content", func() error { _, err := s.Append(ctx, ss.ID, session.Message{Role: "user", Content: ""}); return err }},
 			{"content", func() error {
-				_, err := s.Append(ctx, ss.ID, session.Message{Role: "user", Content: strings.Repeat("가", 2001)})
+				_, err := s.Append(ctx, ss.ID, session.Message{Role: "user", Content: strings.Repeat("가", session.MaxContentChars+1)})
 				return err
 			}},
 			{"confidence_score", func() error {

@@ -252,3 +252,74 @@ func (s *DB) PipelineUpdate(ctx context.Context, p store.Pipeline) error {
 func (s *DB) PipelineDelete(ctx context.Context, id int64) error {
 	return s.deleteRow(ctx, `DELETE FROM pipelines WHERE id = ?`, "pipeline", id)
 }
+
+// EvalRunCreate stores an evaluation run.
+func (s *DB) EvalRunCreate(ctx context.Context, r store.EvalRun) (*store.EvalRun, error) {
+	err := s.SQL.QueryRowContext(ctx, s.q(`INSERT INTO eval_runs (pipeline_id, pipeline_name, dataset_id, dataset_name, k, created_at, overall, questions) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+		r.PipelineID, r.PipelineName, r.DatasetID, r.DatasetName, r.K, s.tm(r.CreatedAt), string(r.Overall), string(r.Questions)).Scan(&r.ID)
+	if err != nil {
+		return nil, fmt.Errorf("eval run create: %w", err)
+	}
+	return &r, nil
+}
+
+func scanEvalRun(sc interface{ Scan(...any) error }, withQuestions bool) (*store.EvalRun, error) {
+	var r store.EvalRun
+	var pid, did sql.NullInt64
+	var created scanTime
+	var overall, questions string
+	dest := []any{&r.ID, &pid, &r.PipelineName, &did, &r.DatasetName, &r.K, &created, &overall}
+	if withQuestions {
+		dest = append(dest, &questions)
+	}
+	if err := sc.Scan(dest...); err != nil {
+		return nil, err
+	}
+	if pid.Valid {
+		r.PipelineID = &pid.Int64
+	}
+	if did.Valid {
+		r.DatasetID = &did.Int64
+	}
+	r.CreatedAt, r.Overall = created.T, []byte(overall)
+	if withQuestions {
+		r.Questions = []byte(questions)
+	}
+	return &r, nil
+}
+
+const evalRunColumns = `id, pipeline_id, pipeline_name, dataset_id, dataset_name, k, created_at, overall`
+
+// EvalRunGet returns a run with its questions.
+func (s *DB) EvalRunGet(ctx context.Context, id int64) (*store.EvalRun, error) {
+	r, err := scanEvalRun(s.SQL.QueryRowContext(ctx, s.q(`SELECT `+evalRunColumns+`, questions FROM eval_runs WHERE id = ?`), id), true)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("eval run %d: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("eval run %d: %w", id, err)
+	}
+	return r, nil
+}
+
+// EvalRunList lists runs newest first, without their questions.
+func (s *DB) EvalRunList(ctx context.Context, pipelineID *int64, limit int) ([]store.EvalRun, error) {
+	query, args := `SELECT `+evalRunColumns+` FROM eval_runs`, []any{}
+	if pipelineID != nil {
+		query, args = query+` WHERE pipeline_id = ?`, append(args, *pipelineID)
+	}
+	rows, err := s.SQL.QueryContext(ctx, s.q(query+` ORDER BY id DESC LIMIT ?`), append(args, limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("eval run list: %w", err)
+	}
+	defer rows.Close()
+	out := []store.EvalRun{}
+	for rows.Next() {
+		r, err := scanEvalRun(rows, false)
+		if err != nil {
+			return nil, fmt.Errorf("eval run list: %w", err)
+		}
+		out = append(out, *r)
+	}
+	return out, rows.Err()
+}

@@ -543,6 +543,20 @@ func Exercise(t *testing.T, open Opener) {
 		if err != nil || again.Type != "normal" || string(again.Settings) != `{"mode":"bm25"}` || *again.DatasetID != d.ID || !again.UpdatedAt.Equal(t0.Add(time.Minute)) || again.KBName != "scifact" || again.DatasetName != "dev" {
 			t.Fatalf("updated: %+v %v", again, err)
 		}
+		run, err := s.EvalRunCreate(ctx, store.EvalRun{PipelineID: &p.ID, PipelineName: "hybrid", DatasetID: &d.ID, DatasetName: "dev", K: 10, CreatedAt: t0,
+			Overall: []byte(`{"ndcg":0.5}`), Questions: []byte(`[{"query_id":"q1"}]`)})
+		if err != nil || run.ID == 0 {
+			t.Fatalf("eval run: %+v %v", run, err)
+		}
+		if _, err := s.EvalRunCreate(ctx, store.EvalRun{PipelineName: "gone", DatasetName: "dev", K: 5, CreatedAt: t0, Overall: []byte(`{}`), Questions: []byte(`[]`)}); err != nil {
+			t.Fatal(err)
+		}
+		if runs, err := s.EvalRunList(ctx, &p.ID, 10); err != nil || len(runs) != 1 || runs[0].ID != run.ID || string(runs[0].Overall) != `{"ndcg":0.5}` || runs[0].Questions != nil {
+			t.Fatalf("runs of a pipeline: %+v %v", runs, err)
+		}
+		if runs, err := s.EvalRunList(ctx, nil, 10); err != nil || len(runs) != 2 || runs[0].PipelineName != "gone" {
+			t.Fatalf("all runs, newest first: %+v %v", runs, err)
+		}
 		// Deleting the dataset leaves its pipelines without one.
 		if err := s.DatasetDelete(ctx, d.ID); err != nil {
 			t.Fatal(err)
@@ -555,6 +569,13 @@ func Exercise(t *testing.T, open Opener) {
 		}
 		if _, err := s.PipelineGet(ctx, "hybrid"); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("deleted pipeline: %v", err)
+		}
+		// A run outlives its pipeline and dataset, by name.
+		if got, err := s.EvalRunGet(ctx, run.ID); err != nil || got.PipelineID != nil || got.DatasetID != nil || got.PipelineName != "hybrid" || got.K != 10 || !got.CreatedAt.Equal(t0) || string(got.Questions) != `[{"query_id":"q1"}]` {
+			t.Fatalf("run after its pipeline went: %+v %v", got, err)
+		}
+		if _, err := s.EvalRunGet(ctx, run.ID+100); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("no such run: %v", err)
 		}
 		for _, err := range []error{s.PipelineDelete(ctx, p.ID), s.DatasetDelete(ctx, d.ID)} {
 			if !errors.Is(err, store.ErrNotFound) {
