@@ -1,9 +1,11 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -72,4 +74,26 @@ func (a *App) Console(ctx context.Context) (*console.Service, error) {
 	return &console.Service{Store: st, KBs: func(ctx context.Context, name string) (*kb.Service, embed.Embedder, error) {
 		return a.OpenKB(ctx, name, false)
 	}}, nil
+}
+
+// ModelConfig turns a CLI model spec, TYPE[:MODEL] (claude, vllm, openai
+// or ollama), into the console's model config, with the key from the
+// environment (ANTHROPIC_API_KEY for claude, OPENAI_API_KEY for openai,
+// QUARRY_LLM_API_KEY for any) and the endpoint from endpoint or the
+// configured base URL. The console checks it with the same rules as a
+// key that comes with an HTTP request.
+func (a *App) ModelConfig(spec, endpoint string) console.ModelConfig {
+	c := a.Config
+	typ, name, _ := strings.Cut(spec, ":")
+	m := console.ModelConfig{Type: typ, ModelName: name, Endpoint: cmp.Or(endpoint, c.LLMBaseURL), APIKey: c.LLMAPIKey}
+	switch typ {
+	case console.ModelClaude:
+		m.APIKey = cmp.Or(c.LLMAPIKey, c.AnthropicKey)
+		m.ModelName = cmp.Or(name, defaultAnthropicModel)
+	case console.ModelOpenAI:
+		m.APIKey = cmp.Or(c.LLMAPIKey, c.OpenAIKey)
+		m.ModelName = cmp.Or(name, defaultOpenAIModel)
+		m.Endpoint = cmp.Or(m.Endpoint, c.OpenAIBaseURL)
+	}
+	return m
 }

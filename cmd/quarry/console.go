@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -12,7 +13,7 @@ import (
 )
 
 func (a *cli) pipelineCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "pipeline", Short: "RAG console pipelines: retrieval settings over a knowledge base (create, list, show, rm)"}
+	cmd := &cobra.Command{Use: "pipeline", Short: "RAG console pipelines: retrieval settings over a knowledge base (create, list, show, update, rm)"}
 	var spec console.PipelineSpec
 	create := &cobra.Command{
 		Use:   "create NAME --kb KB [--mode hybrid] [--top-k 5] [--type normal|test] [--dataset D]",
@@ -98,19 +99,109 @@ func (a *cli) pipelineCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(create, list, show, rm)
+	cmd.AddCommand(create, list, show, rm, a.pipelineUpdateCmd())
+	return cmd
+}
+
+func (a *cli) pipelineUpdateCmd() *cobra.Command {
+	var name, typ, dataset string
+	var noDataset bool
+	var set console.Settings
+	cmd := &cobra.Command{
+		Use:   "update NAME|ID [--name N] [--type T] [--dataset D | --no-dataset] [--mode M] [--top-k K] [--fusion F] [--bm25-weight W] [--vector-weight W]",
+		Short: "Change a pipeline; settings not given keep their values",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, fl := cmd.Context(), cmd.Flags()
+			svc, err := a.q().Console(ctx)
+			if err != nil {
+				return err
+			}
+			p, err := svc.Pipeline(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			var u console.PipelineUpdate
+			if fl.Changed("name") {
+				u.Name = &name
+			}
+			if fl.Changed("type") {
+				u.Type = &typ
+			}
+			switch {
+			case noDataset && fl.Changed("dataset"):
+				return usageError{fmt.Errorf("dataset: give --dataset or --no-dataset, not both")}
+			case noDataset:
+				u.Dataset = new(string)
+			case fl.Changed("dataset"):
+				u.Dataset = &dataset
+			}
+			s, changed := p.Settings, false
+			for flag, apply := range map[string]func(){
+				"mode": func() { s.Mode = set.Mode }, "top-k": func() { s.TopK = set.TopK }, "fusion": func() { s.Fusion = set.Fusion },
+				"bm25-weight": func() { s.BM25Weight = set.BM25Weight }, "vector-weight": func() { s.VectorWeight = set.VectorWeight },
+			} {
+				if fl.Changed(flag) {
+					apply()
+					changed = true
+				}
+			}
+			if fl.Changed("top-k") {
+				if err := console.CheckTopK(set.TopK); err != nil {
+					return err
+				}
+			}
+			if changed {
+				u.Settings = &s
+			}
+			p, err = svc.UpdatePipeline(ctx, strconv.FormatInt(p.ID, 10), u)
+			if err != nil {
+				return err
+			}
+			return writeJSON(a.stdout, p)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&name, "name", "", "new name")
+	fl.StringVar(&typ, "type", "", "normal or test")
+	fl.StringVar(&dataset, "dataset", "", "evaluation dataset (name or id)")
+	fl.BoolVar(&noDataset, "no-dataset", false, "remove the dataset")
+	fl.StringVar(&set.Mode, "mode", "", "bm25, vector or hybrid")
+	fl.IntVar(&set.TopK, "top-k", 0, "chunks retrieved (1-20)")
+	fl.StringVar(&set.Fusion, "fusion", "", "hybrid fusion: rrf or weighted")
+	fl.Float64Var(&set.BM25Weight, "bm25-weight", 0, "BM25 list weight in hybrid fusion")
+	fl.Float64Var(&set.VectorWeight, "vector-weight", 0, "vector list weight in hybrid fusion")
 	return cmd
 }
 
 func (a *cli) datasetCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "dataset", Short: "RAG console evaluation datasets: questions with golden chunks (create, list)"}
-	var kbName string
+	cmd := &cobra.Command{Use: "dataset", Short: "RAG console evaluation datasets: questions with golden chunks (create, list, show, rm)"}
+	var kbName, jsonl string
 	var beir []string
 	create := &cobra.Command{
-		Use:   "create NAME --from-beir QUERIES.jsonl QRELS.tsv --kb KB",
-		Short: "Create a dataset from BEIR queries and qrels over a knowledge base that holds the corpus",
+		Use:   "create NAME (--from-beir QUERIES.jsonl QRELS.tsv | --from-jsonl FILE) --kb KB",
+		Short: "Create a dataset over a knowledge base that holds the corpus, from BEIR queries and qrels or the JSON Lines format",
 		Args:  cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if jsonl != "" {
+				if len(beir) > 0 || len(args) > 1 {
+					return usageError{fmt.Errorf("give --from-jsonl FILE or --from-beir, not both")}
+				}
+				qs, err := readFile("from-jsonl", jsonl, console.ReadJSONL)
+				if err != nil {
+					return err
+				}
+				svc, err := a.q().Console(cmd.Context())
+				if err != nil {
+					return err
+				}
+				d, err := svc.ImportJSONL(cmd.Context(), args[0], kbName, qs)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stdout, "created dataset %q (id %d): %d questions over %s\n", d.Name, d.ID, d.Questions, kbName)
+				return nil
+			}
 			if len(args) == 2 && len(beir) == 1 { // --from-beir Q.jsonl QRELS.tsv
 				beir = append(beir, args[1])
 			} else if len(args) == 2 {
@@ -141,6 +232,7 @@ func (a *cli) datasetCmd() *cobra.Command {
 	}
 	create.Flags().StringVar(&kbName, "kb", "", "the knowledge base holding the corpus")
 	create.Flags().StringSliceVar(&beir, "from-beir", nil, "BEIR queries JSON Lines and qrels TSV")
+	create.Flags().StringVar(&jsonl, "from-jsonl", "", `JSON Lines: {"id", "question", "answer"?, "doc_ids"?, "chunks"?: [{"doc_id", "chunk_index"}], "chunk_ids"?}`)
 	list := &cobra.Command{
 		Use: "list", Short: "List datasets", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -155,7 +247,39 @@ func (a *cli) datasetCmd() *cobra.Command {
 			return writeJSON(a.stdout, ds)
 		},
 	}
-	cmd.AddCommand(create, list)
+	show := &cobra.Command{
+		Use: "show NAME|ID", Short: "Print a dataset and its questions as JSON", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			svc, err := a.q().Console(cmd.Context())
+			if err != nil {
+				return err
+			}
+			d, err := svc.Dataset(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			qs, err := svc.Store.DatasetQuestions(cmd.Context(), d.ID)
+			if err != nil {
+				return err
+			}
+			return writeJSON(a.stdout, map[string]any{"dataset": d, "questions": qs})
+		},
+	}
+	rm := &cobra.Command{
+		Use: "rm NAME|ID", Short: "Delete a dataset (its pipelines keep going without one)", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			svc, err := a.q().Console(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if err := svc.DeleteDataset(cmd.Context(), args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "deleted dataset %s\n", args[0])
+			return nil
+		},
+	}
+	cmd.AddCommand(create, list, show, rm)
 	return cmd
 }
 

@@ -93,7 +93,7 @@ func (a *cli) rootCmd() *cobra.Command {
 		},
 	}
 	a.cfg.RegisterFlags(root.PersistentFlags())
-	root.AddCommand(a.versionCmd(), a.kbCmd(), a.evalCmd(), a.researchCmd(), a.threadCmd(), a.workerCmd(), a.serveCmd(), a.tokenCmd(), a.askCmd(), a.pipelineCmd(), a.datasetCmd(), a.retrieveCmd())
+	root.AddCommand(a.versionCmd(), a.kbCmd(), a.evalCmd(), a.researchCmd(), a.threadCmd(), a.workerCmd(), a.serveCmd(), a.tokenCmd(), a.askCmd(), a.pipelineCmd(), a.datasetCmd(), a.retrieveCmd(), a.generateCmd(), a.chatCmd())
 	return root
 }
 
