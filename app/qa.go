@@ -47,7 +47,8 @@ func (a *App) Sessions(ctx context.Context) (session.Store, error) {
 	return a.sessions, nil
 }
 
-// Asker answers questions over the knowledge base kbName.
+// Asker answers questions over the knowledge base kbName, through the
+// configured model when there is one.
 func (a *App) Asker(ctx context.Context, kbName string) (*qa.Asker, error) {
 	svc, emb, err := a.OpenKB(ctx, kbName, false)
 	if errors.Is(err, store.ErrNotFound) {
@@ -60,7 +61,11 @@ func (a *App) Asker(ctx context.Context, kbName string) (*qa.Asker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &qa.Asker{Sessions: sessions, Search: qa.SearchFunc(func(ctx context.Context, q kb.Query) ([]kb.Result, error) {
+	model, err := a.Provider() // nil offline: the answer is extractive
+	if err != nil {
+		return nil, err
+	}
+	return &qa.Asker{Model: model, Sessions: sessions, Search: qa.SearchFunc(func(ctx context.Context, q kb.Query) ([]kb.Result, error) {
 		return svc.Search(ctx, kbName, emb, q)
 	})}, nil
 }

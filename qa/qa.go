@@ -19,6 +19,7 @@ import (
 	"github.com/quarryhq/quarry/internal/textseg"
 	"github.com/quarryhq/quarry/kb"
 	"github.com/quarryhq/quarry/kb/analyze"
+	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/session"
 )
 
@@ -91,6 +92,9 @@ type Answer struct {
 type Asker struct {
 	Search   Searcher
 	Sessions session.Store
+	// Model, when set, writes the answer from the chunks read (one
+	// structured call, its citations checked); nil answers extractively.
+	Model llm.Provider
 }
 
 // Validate checks a request and fills defaults.
@@ -142,7 +146,14 @@ func (a *Asker) Ask(ctx context.Context, req Request) (*Answer, error) {
 		// exists.
 		return nil, errcode.New(errcode.Invalid, "question", fmt.Sprintf("the knowledge base holds no chunks in %q, the question's language; ask in a language it holds", lang))
 	}
-	ans := answer(req.Question, lang, terms, hits)
+	var ans *Answer
+	if a.Model != nil {
+		if ans, err = a.askModel(ctx, req.Question, lang, sess, hits); err != nil {
+			return nil, err
+		}
+	} else {
+		ans = answer(req.Question, lang, terms, hits)
+	}
 	if sess == nil { // a new conversation, started once there is an answer
 		if sess, err = a.Sessions.Create(ctx, lang); err != nil {
 			return nil, err

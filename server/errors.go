@@ -93,7 +93,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	default:
 		code := errcode.Of(err)
 		status = statusOf(code)
-		body = apiError{Code: string(code), Message: err.Error(), Field: apiField(fieldOf(err))}
+		field := fieldOf(err)
+		// The field has its own member: the message need not repeat it
+		// (a rule's message, such as the seed's, is then exact).
+		body = apiError{Code: string(code), Message: strings.TrimPrefix(err.Error(), field+": "), Field: apiField(field)}
 		switch code {
 		case errcode.Internal:
 			s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)

@@ -382,7 +382,7 @@ func (s *Server) startCrawl(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, invalid("url", strings.TrimPrefix(err.Error(), "url ")))
 		return
 	}
-	if err := s.guardURL(r.Context(), u); err != nil {
+	if err := s.guardHost(r.Context(), u, "url"); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -422,10 +422,10 @@ func (s *Server) startCrawl(w http.ResponseWriter, r *http.Request) {
 		"links": map[string]string{"logs": "/v1/knowledge-bases/" + k.Name + "/crawls"}})
 }
 
-// guardURL refuses a URL whose host is or resolves to an address the SSRF
-// guard blocks (the fetcher refuses it again at dial time, for
-// redirects and DNS changes).
-func (s *Server) guardURL(ctx context.Context, u *url.URL) error {
+// guardHost refuses a URL whose host is or resolves to an address the
+// SSRF guard blocks; field names the request field in the error. (The
+// fetcher refuses it again at dial time, for redirects and DNS changes.)
+func (s *Server) guardHost(ctx context.Context, u *url.URL, field string) error {
 	if s.app.Config.AllowPrivate {
 		return nil
 	}
@@ -438,12 +438,12 @@ func (s *Server) guardURL(ctx context.Context, u *url.URL) error {
 		defer cancel()
 		addrs, err = net.DefaultResolver.LookupNetIP(rctx, "ip", host)
 		if err != nil {
-			return invalid("url", fmt.Sprintf("host %q cannot be resolved: %v", host, err))
+			return invalid(field, fmt.Sprintf("host %q cannot be resolved: %v", host, err))
 		}
 	}
 	for _, a := range addrs {
 		if err := fetch.Check(a.Unmap()); err != nil {
-			return invalid("url", err.Error())
+			return invalid(field, err.Error())
 		}
 	}
 	return nil

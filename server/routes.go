@@ -59,8 +59,24 @@ func (s *Server) routes() http.Handler {
 	handle("POST", "/v1/knowledge-bases/{name}/crawls", ScopeKB, s.startCrawl)
 	handle("GET", "/v1/knowledge-bases/{name}/crawls", ScopeKB, s.crawlLogs)
 	handle("POST", "/v1/knowledge-bases/{name}/ask", ScopeKB, s.ask)
+	handle("POST", "/v1/sessions", ScopeKB, s.createSession)
 	handle("GET", "/v1/sessions/{id}", ScopeKB, s.getSession)
 	handle("DELETE", "/v1/sessions/{id}", ScopeKB, s.deleteSession)
+
+	handle("POST", "/v1/pipelines", ScopeKB, s.createPipeline)
+	handle("GET", "/v1/pipelines", ScopeKB, s.listPipelines)
+	handle("GET", "/v1/pipelines/{id}", ScopeKB, s.getPipeline)
+	handle("PATCH", "/v1/pipelines/{id}", ScopeKB, s.updatePipeline)
+	handle("DELETE", "/v1/pipelines/{id}", ScopeKB, s.deletePipeline)
+	handle("POST", "/v1/pipelines/{id}/retrieve", ScopeKB, s.retrieve)
+	handle("POST", "/v1/pipelines/{id}/generate", ScopeKB, s.generate)
+	handle("POST", "/v1/datasets", ScopeKB, s.createDataset)
+	handle("GET", "/v1/datasets", ScopeKB, s.listDatasets)
+	handle("GET", "/v1/datasets/{id}", ScopeKB, s.getDataset)
+	handle("DELETE", "/v1/datasets/{id}", ScopeKB, s.deleteDataset)
+	handle("POST", "/v1/evaluations", ScopeKB, s.createEvaluation)
+	handle("GET", "/v1/evaluations", ScopeKB, s.listEvaluations)
+	handle("GET", "/v1/evaluations/{id}", ScopeKB, s.getEvaluation)
 
 	for _, path := range order {
 		allowed := methods[path]
@@ -92,7 +108,7 @@ func (s *Server) cors(next http.Handler) http.Handler {
 			h.Set("Access-Control-Allow-Origin", origin)
 			h.Add("Vary", "Origin")
 			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
-				h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+				h.Set("Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE")
 				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Last-Event-ID")
 				h.Set("Access-Control-Max-Age", "600")
 				w.WriteHeader(http.StatusNoContent)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/quarryhq/quarry/app"
 	"github.com/quarryhq/quarry/server"
 )
 
@@ -493,5 +494,22 @@ func TestAdmissionUnderLoad(t *testing.T) {
 	wg.Wait()
 	if accepted.Load() != 2 || limited.Load() != 10 {
 		t.Fatalf("%d accepted, %d limited; want 2 and 10", accepted.Load(), limited.Load())
+	}
+}
+
+// TestModelEndpointGuard: a model endpoint named in a request is held to
+// the SSRF guard (loopback, private, metadata addresses) unless the server
+// allows private addresses, and a key sent with the request never comes
+// back.
+func TestModelEndpointGuard(t *testing.T) {
+	e := start(t, envOptions{configure: func(c *app.Config) { c.AllowPrivate = false }})
+	want(t, e.post("/v1/pipelines", map[string]any{"name": "p", "knowledge_base": "wiki", "settings": map[string]any{"mode": "bm25"}}), 201)
+	for _, endpoint := range []string{"http://127.0.0.1:8000/v1", "http://169.254.169.254/v1", "http://10.1.2.3/v1", "http://[::1]:8000/v1"} {
+		r := e.post("/v1/pipelines/p/generate", map[string]any{"query": "Dvořák", "model_config": map[string]any{
+			"type": "claude", "model_name": "m", "api_key": "sk-ant-do-not-echo", "endpoint": endpoint}})
+		want(t, r, 422)
+		if _, f, _ := r.apiErr(t); f != "model_config.endpoint" || bytes.Contains(r.Body, []byte("do-not-echo")) {
+			t.Fatalf("%s: %s", endpoint, r.Body)
+		}
 	}
 }

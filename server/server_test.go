@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -366,6 +367,8 @@ func walkAPI(t *testing.T, e *env) {
 		want(t, e.get("/v1/knowledge-bases/notes/crawls"), 404)
 	})
 
+	t.Run("console", func(t *testing.T) { walkConsole(t, e) })
+
 	t.Run("routes", func(t *testing.T) {
 		r := e.raw("GET", "/v2/nothing")
 		want(t, r, 404)
@@ -527,4 +530,218 @@ func (e *env) sse(id string, after int64, n int, header map[string]string) []int
 	}
 	e.t.Fatalf("the stream ended without an end event after %v: %v", seqs, sc.Err())
 	return nil
+}
+
+// walkConsole: datasets, pipelines, retrieve, generate against a fake
+// OpenAI-compatible server (whole and streamed), chats and evaluations.
+func walkConsole(t *testing.T, e *env) {
+	ds := e.post("/v1/datasets", map[string]any{"name": "wiki-dev", "knowledge_base": "wiki", "questions": []map[string]any{
+		{"id": "a", "question": "When was Antonín Dvořák born?", "answer": "8 September 1841", "doc_ids": []string{"w00612"}},
+		{"id": "b", "question": "Giuseppe Verdi opera composer", "chunks": []map[string]any{{"doc_id": "w02079", "chunk_index": 0}}},
+	}})
+	want(t, ds, 201)
+	var d struct{ ID, Questions int }
+	ds.json(t, &d)
+	if d.Questions != 2 {
+		t.Fatalf("dataset: %s", ds.Body)
+	}
+	want(t, e.post("/v1/datasets", map[string]any{"name": "wiki-dev", "knowledge_base": "wiki", "questions": []map[string]any{{"question": "q", "doc_ids": []string{"w00612"}}}}), 409)
+	r := e.post("/v1/datasets", map[string]any{"name": "bad", "knowledge_base": "wiki", "questions": []map[string]any{{"question": "q", "doc_ids": []string{"nope"}}}})
+	want(t, r, 422)
+	if _, f, _ := r.apiErr(t); f != "golden" {
+		t.Fatalf("field %q", f)
+	}
+	want(t, e.post("/v1/datasets", map[string]any{"name": "beir", "knowledge_base": "wiki", "beir": map[string]string{
+		"queries": `{"_id": "q1", "text": "Giuseppe Verdi"}` + "\n", "qrels": "query-id\tcorpus-id\tscore\nq1\tw02079\t1\n"}}), 201)
+	want(t, e.post("/v1/datasets", map[string]any{"name": "none", "knowledge_base": "wiki"}), 422)
+	list := e.get("/v1/datasets")
+	want(t, list, 200)
+	if !bytes.Contains(list.Body, []byte(`"wiki-dev"`)) || !bytes.Contains(list.Body, []byte(`"beir"`)) {
+		t.Fatalf("datasets: %s", list.Body)
+	}
+	got := e.get("/v1/datasets/wiki-dev")
+	want(t, got, 200)
+	if !bytes.Contains(got.Body, []byte(`"chunk_index":-1`)) {
+		t.Fatalf("dataset: %s", got.Body)
+	}
+	want(t, e.do("DELETE", "/v1/datasets/beir", nil, nil, true), 204)
+	want(t, e.get("/v1/datasets/beir"), 404)
+
+	p := e.post("/v1/pipelines", map[string]any{"name": "wiki-test", "pipeline_type": "test", "knowledge_base": "wiki", "dataset_id": d.ID, "settings": map[string]any{"mode": "bm25", "top_k": 3}})
+	want(t, p, 201)
+	want(t, e.post("/v1/pipelines", map[string]any{"name": "wiki-hybrid", "knowledge_base": "wiki", "dataset_id": "wiki-dev"}), 201)
+	r = e.postBad("/v1/pipelines", map[string]any{"name": "x", "pipeline_type": "prod", "knowledge_base": "wiki"})
+	want(t, r, 422)
+	if _, f, msg := r.apiErr(t); f != "pipeline_type" || msg != "pipeline_type must be 'normal' or 'test'" {
+		t.Fatalf("%s %s", f, msg)
+	}
+	want(t, e.get("/v1/pipelines?pipeline_type=prod"), 422)
+	l := e.get("/v1/pipelines?pipeline_type=test&dataset_id=" + strconv.Itoa(d.ID))
+	want(t, l, 200)
+	if !bytes.Contains(l.Body, []byte("wiki-test")) || bytes.Contains(l.Body, []byte("wiki-hybrid")) {
+		t.Fatalf("filtered: %s", l.Body)
+	}
+	want(t, e.get("/v1/pipelines/wiki-test"), 200)
+	r = e.get("/v1/pipelines/999")
+	want(t, r, 404)
+	if _, _, msg := r.apiErr(t); msg != "Invalid pipeline ID" {
+		t.Fatalf("unknown pipeline: %s", msg)
+	}
+	patch := func(path string, v any) response {
+		b, _ := json.Marshal(v)
+		return e.do("PATCH", path, b, nil, true)
+	}
+	want(t, patch("/v1/pipelines/wiki-hybrid", map[string]any{"settings": map[string]any{"mode": "hybrid", "top_k": 4}, "dataset_id": nil}), 200)
+	want(t, patch("/v1/pipelines/wiki-hybrid", map[string]any{"settings": map[string]any{"top_k": 21}}), 422)
+
+	rt := e.post("/v1/pipelines/wiki-test/retrieve", map[string]any{"query": "When was Antonín Dvořák born?", "top_k": 2})
+	want(t, rt, 200)
+	var ret struct {
+		Chunks []struct {
+			IsGolden *bool `json:"is_golden"`
+		}
+		RetrievalTime float64 `json:"retrieval_time"`
+	}
+	rt.json(t, &ret)
+	golden := 0
+	for _, c := range ret.Chunks {
+		if c.IsGolden != nil && *c.IsGolden {
+			golden++
+		}
+	}
+	if len(ret.Chunks) != 2 || ret.Chunks[1].IsGolden == nil || golden != 1 || ret.RetrievalTime <= 0 {
+		t.Fatalf("retrieve: %s", rt.Body)
+	}
+	for _, c := range []struct {
+		body map[string]any
+		msg  string
+	}{
+		{map[string]any{"query": ""}, "Query must be 1-10000 characters"},
+		{map[string]any{"query": "q", "top_k": 21}, "Top K must be between 1 and 20"},
+	} {
+		r := e.post("/v1/pipelines/wiki-test/retrieve", c.body)
+		want(t, r, 422)
+		if _, _, msg := r.apiErr(t); msg != c.msg {
+			t.Fatalf("%v: %s", c.body, msg)
+		}
+	}
+
+	var seen []map[string]any
+	var mu sync.Mutex
+	llmSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		seen = append(seen, body)
+		mu.Unlock()
+		if body["stream"] == true {
+			w.Header().Set("Content-Type", "text/event-stream")
+			for _, piece := range []string{"Dvořák was born ", "on 8 September 1841 [S1]."} {
+				b, _ := json.Marshal(piece)
+				fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"llama3\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%s},\"finish_reason\":null}]}\n\n", b)
+			}
+			fmt.Fprint(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"llama3\",\"choices\":[],\"usage\":{\"prompt_tokens\":50,\"completion_tokens\":10,\"total_tokens\":60}}\n\ndata: [DONE]\n\n")
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"id":"c","object":"chat.completion","created":1,"model":"llama3","choices":[{"index":0,"message":{"role":"assistant","content":"Dvořák was born on 8 September 1841 [S1]."},"finish_reason":"stop"}],"usage":{"prompt_tokens":50,"completion_tokens":10,"total_tokens":60}}`)
+	}))
+	defer llmSrv.Close()
+	model := map[string]any{"type": "vllm", "model_name": "llama3", "endpoint": llmSrv.URL + "/v1", "parameters": map[string]any{"temperature": 0.2}}
+	sess := e.post("/v1/sessions", map[string]any{"language": "en"})
+	want(t, sess, 201)
+	var chat struct {
+		ID string `json:"session_id"`
+	}
+	sess.json(t, &chat)
+	g := e.post("/v1/pipelines/wiki-test/generate", map[string]any{"query": "When was Antonín Dvořák born?", "model_config": model, "chat_id": chat.ID})
+	want(t, g, 200)
+	var gen struct {
+		Answer     string
+		TokensUsed int     `json:"tokens_used"`
+		LLMTime    float64 `json:"llm_time"`
+		Messages   int     `json:"chat_messages"`
+	}
+	g.json(t, &gen)
+	if gen.Answer != "Dvořák was born on 8 September 1841 [S1]." || gen.TokensUsed != 60 || gen.LLMTime <= 0 || gen.Messages != 2 {
+		t.Fatalf("generate: %s", g.Body)
+	}
+	// Streamed: delta events, then the answer.
+	b, _ := json.Marshal(map[string]any{"query": "When was Antonín Dvořák born?", "model_config": model})
+	st := e.do("POST", "/v1/pipelines/wiki-test/generate", b, map[string]string{"Accept": "text/event-stream"}, true)
+	want(t, st, 200)
+	if !bytes.Contains(st.Body, []byte("event: delta\ndata: {\"text\":\"Dvořák was born \"}")) || !bytes.Contains(st.Body, []byte("event: answer\n")) {
+		t.Fatalf("stream: %s", st.Body)
+	}
+	claude := map[string]any{"type": "claude", "model_name": "m", "api_key": "sk-wrong-secret"}
+	r = e.post("/v1/pipelines/wiki-test/generate", map[string]any{"query": "q", "model_config": claude})
+	want(t, r, 422)
+	if _, f, msg := r.apiErr(t); f != "model_config.api_key" || msg != "Invalid Claude API key format" || bytes.Contains(r.Body, []byte("sk-wrong-secret")) {
+		t.Fatalf("%s %s", f, r.Body)
+	}
+	for _, c := range []struct {
+		params map[string]any
+		msg    string
+	}{
+		{map[string]any{"temperature": 1.5}, "Temperature must be between 0.0 and 1.0"},
+		{map[string]any{"max_tokens": 50}, "Max tokens must be between 100 and 4000"},
+	} {
+		m := map[string]any{"type": "vllm", "model_name": "llama3", "endpoint": llmSrv.URL + "/v1", "parameters": c.params}
+		r := e.post("/v1/pipelines/wiki-test/generate", map[string]any{"query": "q", "model_config": m})
+		want(t, r, 422)
+		if _, _, msg := r.apiErr(t); msg != c.msg {
+			t.Fatalf("%v: %s", c.params, msg)
+		}
+	}
+	r = e.post("/v1/pipelines/wiki-test/generate", map[string]any{"query": "q", "model_config": map[string]any{"type": "vllm", "model_name": "m", "endpoint": "not a url"}})
+	want(t, r, 422)
+	if _, _, msg := r.apiErr(t); msg != "Invalid vLLM endpoint URL" {
+		t.Fatalf("endpoint: %s", msg)
+	}
+	want(t, e.post("/v1/pipelines/999/generate", map[string]any{"query": "q", "model_config": model}), 404)
+	// A model that is down: 502 with the timings.
+	down := httptest.NewServer(http.NotFoundHandler())
+	downURL := down.URL
+	down.Close()
+	r = e.post("/v1/pipelines/wiki-test/generate", map[string]any{"query": "Dvořák", "model_config": map[string]any{"type": "vllm", "model_name": "m", "endpoint": downURL + "/v1"}})
+	want(t, r, 502)
+	var fail struct {
+		RetrievalTime float64 `json:"retrieval_time"`
+	}
+	r.json(t, &fail)
+	if fail.RetrievalTime <= 0 {
+		t.Fatalf("timings: %s", r.Body)
+	}
+	want(t, e.do("DELETE", "/v1/sessions/"+chat.ID, nil, nil, true), 204)
+
+	ev := e.post("/v1/evaluations", map[string]any{"pipelines": []string{"wiki-test", "wiki-hybrid"}, "dataset": "wiki-dev", "k": 5, "model_config": model})
+	want(t, ev, 201)
+	var cmp struct {
+		Runs []struct {
+			ID      int
+			Overall struct {
+				NDCG     float64
+				Answered int
+				AnswerF1 float64 `json:"answer_f1"`
+			}
+		}
+		Differences []struct{ Baseline string }
+	}
+	ev.json(t, &cmp)
+	if len(cmp.Runs) != 2 || len(cmp.Differences) != 1 || cmp.Differences[0].Baseline != "wiki-test" || cmp.Runs[0].Overall.NDCG <= 0 || cmp.Runs[0].Overall.Answered != 1 || cmp.Runs[0].Overall.AnswerF1 <= 0 {
+		t.Fatalf("evaluation: %s", ev.Body)
+	}
+	want(t, e.postBad("/v1/evaluations", map[string]any{"pipelines": []string{}}), 422)
+	want(t, e.post("/v1/evaluations", map[string]any{"pipelines": []string{"nope"}}), 404)
+	runs := e.get("/v1/evaluations?pipeline_id=wiki-test")
+	want(t, runs, 200)
+	want(t, e.get("/v1/evaluations/"+strconv.Itoa(cmp.Runs[1].ID)), 200)
+	want(t, e.get("/v1/evaluations/99999"), 404)
+	want(t, e.do("DELETE", "/v1/pipelines/wiki-hybrid", nil, nil, true), 204)
+	want(t, e.do("DELETE", "/v1/pipelines/wiki-hybrid", nil, nil, true), 404)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) < 3 || seen[0]["temperature"] != 0.2 || seen[0]["top_p"] != 0.9 {
+		t.Fatalf("model requests: %v", seen)
+	}
 }

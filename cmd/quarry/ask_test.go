@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -62,5 +65,42 @@ func TestAskCLI(t *testing.T) {
 		if err == nil || exitCode(err) != c.code || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%.60v: %.200v (exit %d), want exit %d with %q", c.args[2:], err, exitCode(err), c.code, c.want)
 		}
+	}
+}
+
+// TestAskWithModelCLI: with a model configured, ask makes one structured
+// call to an OpenAI-compatible server (response_format json_schema) and
+// reports its answer with the citations checked.
+func TestAskWithModelCLI(t *testing.T) {
+	data := t.TempDir()
+	if _, errOut, err := run(t, data, "kb", "add", "ko", filepath.Join("..", "..", "qa", "testdata", "ko.jsonl"), "--create"); err != nil {
+		t.Fatalf("%v %s", err, errOut)
+	}
+	var format string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			ResponseFormat struct {
+				Type string `json:"type"`
+			} `json:"response_format"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		format = body.ResponseFormat.Type
+		reply, _ := json.Marshal(`{"answer": "매월 25일까지 납부합니다 [1].", "citations": [1], "confidence": 0.8, "suggestions": ["연체료는 얼마인가요?"], "unknown": false}`)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"c","object":"chat.completion","created":1,"model":"qwen3","choices":[{"index":0,"message":{"role":"assistant","content":%s},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":10,"total_tokens":20}}`, reply)
+	}))
+	defer srv.Close()
+	out, errOut, err := run(t, data, "ask", "ko", "요금은 언제 납부하나요?", "--json", "--llm", "openai:qwen3", "--llm-base-url", srv.URL+"/v1")
+	if err != nil {
+		t.Fatalf("%v %s", err, errOut)
+	}
+	var ans struct {
+		Answer     string
+		Sources    []string
+		Confidence float64
+		Engine     string
+	}
+	if err := json.Unmarshal([]byte(out), &ans); err != nil || ans.Answer != "매월 25일까지 납부합니다 [1]." || ans.Engine != "openai:qwen3" || ans.Confidence != 0.8 || len(ans.Sources) != 1 || format != "json_schema" {
+		t.Fatalf("%v %s (format %q)", err, out, format)
 	}
 }
