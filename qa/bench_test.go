@@ -164,3 +164,116 @@ func contains(text, gold string) bool {
 	}
 	return false
 }
+
+// BenchmarkAskKorean asks 24 Korean questions over a 15-page Korean
+// knowledge base (testdata/ko_city.jsonl, a made-up city's services) and
+// 10 about services it does not describe, offline. It reports how often
+// the answer is in Korean and cites only Korean chunks, how often the
+// gold answer is in it (Korean attaches particles, so the gold string must
+// start a word, not end one), and how often each kind is "I don't know".
+func BenchmarkAskKorean(b *testing.B) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "q.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	svc := kb.New(st, nil)
+	emb := embed.Hash{Dim: 384}
+	if _, err := svc.Create(ctx, "city", "", emb); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := svc.AddPaths(ctx, "city", []string{"testdata/ko_city.jsonl", hotpotDir + "corpus.jsonl"}, kb.AddOptions{Embedder: emb}); err != nil {
+		b.Fatalf("the benchmark needs ../shared/data (English chunks beside the Korean ones): %v", err)
+	}
+	f, err := os.Open("testdata/ko_questions.jsonl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	type question struct{ Question, Answer, Absent string }
+	var qs []question
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var q question
+		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
+			b.Fatal(err)
+		}
+		qs = append(qs, q)
+	}
+	a := &Asker{Sessions: &session.Memory{}, Search: SearchFunc(func(ctx context.Context, q kb.Query) ([]kb.Result, error) { return svc.Search(ctx, "city", emb, q) })}
+	hangul := func(s string) bool {
+		for _, r := range s {
+			if unicode.Is(unicode.Hangul, r) {
+				return true
+			}
+		}
+		return false
+	}
+	for range b.N {
+		var answerable, absent, korean, koSources, hit, baseHit, wrongUnknown, rightUnknown int
+		for _, q := range qs {
+			ans, err := a.Ask(ctx, Request{Question: q.Question})
+			if err != nil {
+				b.Fatal(err)
+			}
+			onlyKo := true
+			for _, qt := range ans.Quotes {
+				onlyKo = onlyKo && hangul(qt.Text)
+			}
+			if ans.Language == "ko" && hangul(ans.Answer) && hangul(ans.Note) && (ans.Unknown || len(ans.Quotes) > 0) {
+				korean++
+			}
+			if onlyKo {
+				koSources++
+			}
+			if q.Absent != "" {
+				absent++
+				if ans.Unknown {
+					rightUnknown++
+				}
+				continue
+			}
+			answerable++
+			switch {
+			case ans.Unknown:
+				wrongUnknown++
+			case startsWord(ans.Answer, q.Answer):
+				hit++
+			}
+			// The baseline at the same length: the top result's first
+			// three sentences.
+			hits, err := svc.Search(ctx, "city", emb, kb.Query{Text: q.Question, K: DefaultTopK, Mode: kb.ModeHybrid, Language: "ko"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(hits) > 0 {
+				var lead strings.Builder
+				for i, sp := range textseg.Spans(hits[0].Text) {
+					if i < maxQuotes {
+						lead.WriteString(hits[0].Text[sp.Start:sp.End] + " ")
+					}
+				}
+				if startsWord(lead.String(), q.Answer) {
+					baseHit++
+				}
+			}
+		}
+		n := float64(len(qs))
+		b.ReportMetric(float64(korean)/n, "answered-in-korean")
+		b.ReportMetric(float64(koSources)/n, "korean-sources-only")
+		b.ReportMetric(float64(hit)/float64(answerable), "answer-in-answer")
+		b.ReportMetric(float64(baseHit)/float64(answerable), "baseline-top1-lead3")
+		b.ReportMetric(float64(wrongUnknown)/float64(answerable), "answerable-unknown")
+		b.ReportMetric(float64(rightUnknown)/float64(absent), "unanswerable-unknown")
+	}
+}
+
+// startsWord reports whether gold appears in text at the start of a word
+// (Korean attaches particles and endings after it), ignoring commas.
+func startsWord(text, gold string) bool {
+	norm := func(s string) string {
+		return " " + strings.Join(strings.Fields(strings.NewReplacer(",", " ", ".", " ").Replace(s)), " ")
+	}
+	return strings.Contains(norm(text), norm(gold))
+}
