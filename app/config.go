@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
@@ -51,6 +52,10 @@ type Config struct {
 	// OpenAIBaseURL is OPENAI_BASE_URL, the OpenAI SDKs' convention.
 	LLMAPIKey     string `yaml:"-"`
 	OpenAIBaseURL string `yaml:"-"`
+
+	// ThreadIdle is how long a thread stays active without activity
+	// before it shows as idle (a duration; default 10m).
+	ThreadIdle string `yaml:"thread_idle"`
 
 	// AllowPrivate lifts the fetcher's SSRF guard (loopback, private,
 	// link-local and metadata addresses).
@@ -93,6 +98,7 @@ func (c *Config) settings() []setting {
 		{"embed-dim", "QUARRY_EMBED_DIM", "embed_dim", "embedding dimension (hash default 384; openai: sent as dimensions)", &c.EmbedDim},
 		{"llm", "QUARRY_LLM", "llm", "language model: offline, openai[:MODEL] or anthropic[:MODEL] (default: from ANTHROPIC_API_KEY / OPENAI_API_KEY / OPENAI_BASE_URL, else offline)", &c.LLM},
 		{"llm-base-url", "QUARRY_LLM_BASE_URL", "llm_base_url", "base URL of the LLM API (OpenAI-compatible: up to /v1)", &c.LLMBaseURL},
+		{"thread-idle", "QUARRY_THREAD_IDLE", "thread_idle", "how long a thread stays active without activity before it is idle (a duration, default 10m)", &c.ThreadIdle},
 		{"allow-private", "QUARRY_ALLOW_PRIVATE", "allow_private", "allow fetching loopback, private, link-local and cloud-metadata addresses (off: the SSRF guard refuses them)", &c.AllowPrivate},
 		{"web-search", "QUARRY_WEB_SEARCH", "web_search", "web search API for --source web: google, searxng or brave (default: the first configured)", &c.WebSearch},
 		{"google-cx", "QUARRY_GOOGLE_CX", "google_cx", "Google Programmable Search engine id (with QUARRY_GOOGLE_API_KEY)", &c.GoogleCX},
@@ -192,6 +198,9 @@ func (c *Config) load(fs *pflag.FlagSet, env func(string) (string, bool)) error 
 			*p = b
 		}
 	}
+	if _, err := c.ThreadIdleAfter(); err != nil {
+		return err
+	}
 	c.embedderSet = fileEmbedder || getenv("QUARRY_EMBEDDER") != "" || fs.Changed("embedder")
 	c.EmbedAPIKey = firstEnv("QUARRY_EMBED_API_KEY", "OPENAI_API_KEY")
 	c.OpenAIBaseURL = getenv("OPENAI_BASE_URL")
@@ -272,4 +281,16 @@ func configKeys() []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// ThreadIdleAfter is ThreadIdle as a duration (0: the default).
+func (c *Config) ThreadIdleAfter() (time.Duration, error) {
+	if c.ThreadIdle == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(c.ThreadIdle))
+	if err != nil || d <= 0 {
+		return 0, errcode.New(errcode.Invalid, "thread-idle", fmt.Sprintf("must be a positive duration such as 10m or 1h, got %q", c.ThreadIdle))
+	}
+	return d, nil
 }

@@ -25,7 +25,11 @@ func (a *cli) threads(cmd *cobra.Command) (*research.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &research.Runner{Store: st, Logger: a.logger}, nil
+	idle, err := a.q().Config.ThreadIdleAfter()
+	if err != nil {
+		return nil, err
+	}
+	return &research.Runner{Store: st, Logger: a.logger, IdleAfter: idle}, nil
 }
 
 func (a *cli) threadListCmd() *cobra.Command {

@@ -42,6 +42,13 @@ func TestThreadCLI(t *testing.T) {
 		v.Queries[0].Question != "Who was Giuseppe Verdi?" || v.Queries[1].Question != "When did he die?" || v.Queries[0].Answer == "" {
 		t.Fatalf("thread show: %v %s", err, shown)
 	}
+	// A configured idle time: the thread, 0 s idle, is idle after 1 ns.
+	if out, _, err := run(t, data, "thread", "show", first.ThreadID, "--json", "--thread-idle", "1ns"); err != nil || !strings.Contains(out, `"status": "idle"`) {
+		t.Fatalf("--thread-idle: %v %s", err, out)
+	}
+	if _, _, err := run(t, data, "thread", "list", "--thread-idle", "soon"); err == nil || exitCode(err) != exitUsage || !strings.Contains(err.Error(), "thread-idle") {
+		t.Fatalf("a bad --thread-idle: %v", err)
+	}
 	list, _, err := run(t, data, "thread", "list")
 	if err != nil || !strings.Contains(list, first.ThreadID) || !strings.Contains(list, "Who was Giuseppe Verdi?") {
 		t.Fatalf("thread list: %v %s", err, list)
