@@ -3,6 +3,7 @@ package research
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -125,11 +126,11 @@ func (d *dispatcher) deliver(batch []Event, state *store.Research) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if state != nil {
-		if err := d.st.ResearchSave(ctx, *state, recs); err != nil {
+		if err := retryTransient(ctx, d.logger, func() error { return d.st.ResearchSave(ctx, *state, recs) }); err != nil {
 			d.logger.Error("checkpoint", "err", err)
 			return fmt.Errorf("store checkpoint: %w", err)
 		}
-	} else if err := d.st.ResearchAppendEvents(ctx, d.id, recs); err != nil {
+	} else if err := retryTransient(ctx, d.logger, func() error { return d.st.ResearchAppendEvents(ctx, d.id, recs) }); err != nil {
 		d.logger.Error("store research events", "err", err)
 		return fmt.Errorf("store events: %w", err)
 	}
@@ -142,4 +143,30 @@ func (d *dispatcher) deliver(batch []Event, state *store.Research) error {
 		}
 	}
 	return nil
+}
+
+// retryTransient runs a store write again while the database connection
+// is lost (a restart, a dropped connection), backing off up to 2 s, until
+// ctx ends. A write refused as a duplicate after such a loss had committed
+// before the connection went: it is done.
+func retryTransient(ctx context.Context, logger *slog.Logger, write func() error) error {
+	wait := 100 * time.Millisecond
+	lost := false
+	for {
+		err := write()
+		if err == nil || lost && errors.Is(err, store.ErrExists) {
+			return nil
+		}
+		if !store.Transient(err) {
+			return err
+		}
+		lost = true
+		logger.Warn("store: connection lost; writing again", "err", err, "in", wait)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (the store did not come back: %v)", err, ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
 }

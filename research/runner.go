@@ -115,9 +115,16 @@ func (rn *Runner) hold(ctx context.Context, id string) (context.Context, func(),
 			if time.Since(renewed) < leaseRenew {
 				continue
 			}
-			renewed = time.Now()
 			now := rn.now()
-			if err := rn.Store.ResearchClaim(ctx, id, owner, now, now.Add(leaseTTL)); err != nil && ctx.Err() == nil {
+			err := rn.Store.ResearchClaim(ctx, id, owner, now, now.Add(leaseTTL))
+			switch {
+			case err == nil:
+				renewed = time.Now()
+			case store.Transient(err):
+				// The database is away (a restart): try again at the next
+				// poll, well inside the lease's time.
+				rn.logger().Warn("renew research lease: the store is unreachable", "research", id, "err", err)
+			case ctx.Err() == nil:
 				cancel(fmt.Errorf("%w: %w", errLostLease, err))
 				return
 			}

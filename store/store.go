@@ -8,8 +8,13 @@ package store
 
 import (
 	"context"
+	"database/sql/driver"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -395,4 +400,24 @@ func CheckSourceURL(u string) error {
 		return &ValidationError{Field: "url", Rule: "must be at most 500 characters (seed 003)"}
 	}
 	return nil
+}
+
+// Transient reports whether err is a lost or refused database connection
+// (a server restarting, a proxy dropping it, an administrator terminating
+// it), after which the same write on a new connection may succeed. It
+// looks for a SQLSTATE of class 08 (connection exception) or 57P01–57P03
+// (shutdown, crash, cannot connect now), a connection the driver gave up
+// on, and network errors, without naming a driver.
+func Transient(err error) bool {
+	if err == nil {
+		return false
+	}
+	var st interface{ SQLState() string }
+	if errors.As(err, &st) {
+		code := st.SQLState()
+		return strings.HasPrefix(code, "08") || code == "57P01" || code == "57P02" || code == "57P03"
+	}
+	var ne net.Error
+	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.As(err, &ne)
 }

@@ -1,0 +1,99 @@
+package jobs_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quarryhq/quarry/internal/testpg"
+	"github.com/quarryhq/quarry/jobs"
+	"github.com/quarryhq/quarry/research"
+	"github.com/quarryhq/quarry/store/postgres"
+)
+
+// TestPostgresConnectionsKilled: PostgreSQL drops every connection of a
+// running worker (as a server restart does) while its researches are
+// mid-run. No research is left processing: each is finished, by the same
+// worker once its store reconnects, from its checkpoint.
+func TestPostgresConnectionsKilled(t *testing.T) {
+	dsn := testpg.Schema(t, "QUARRY_TEST_POSTGRES_URL")
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := fmt.Sprintf("quarry-pgfault-%d", time.Now().UnixNano())
+	q := u.Query()
+	q.Set("application_name", app)
+	u.RawQuery = q.Encode()
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, u.String(), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	fake, plans := model()
+	src := &source{entered: make(chan struct{})}
+	src.hold.Store(true)
+	creator := runner(st, fake, src)
+	var ids []string
+	for i := range 4 {
+		r, err := creator.Create(ctx, fmt.Sprintf("What is alpha number %d?", i), research.Options{Sources: []string{"web"}, Level: "quick"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.ID)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	w := &jobs.Local{Runner: runner(st, fake, src), Store: st, Concurrency: 2, Poll: 50 * time.Millisecond}
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = w.Run(wctx) }()
+	defer func() { stop(); wg.Wait() }()
+	<-src.entered
+
+	// Drop every connection the worker's store holds, from outside.
+	admin, err := sql.Open("pgx", strings.Split(dsn, "?")[0]+"?sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	var killed int
+	if err := admin.QueryRowContext(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&killed); err != nil {
+		t.Fatal(err)
+	}
+	if killed == 0 {
+		t.Fatal("no connection of the worker's store was found to terminate")
+	}
+	src.hold.Store(false)
+
+	deadline := time.Now().Add(30 * time.Second)
+	for _, id := range ids {
+		for {
+			r, err := research.Load(ctx, st, id)
+			if err == nil && r.Status != research.StatusPending && r.Status != research.StatusProcessing {
+				if r.Status != research.StatusCompleted {
+					t.Fatalf("research %s ended %s (%s at %s)", id, r.Status, r.Error, r.FailedStage)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("research %s still %v after the connections were dropped (%v)", id, r.Status, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	n := 0
+	plans.Range(func(q, c any) bool {
+		n++
+		return true
+	})
+	if n != 4 {
+		t.Fatalf("%d researches planned, want 4", n)
+	}
+	t.Logf("terminated %d connections", killed)
+}
