@@ -192,9 +192,8 @@ type VectorHit struct {
 	Score   float64
 }
 
-// Store is everything Quarry persists. Each call is atomic: a method that
-// writes several rows does so in one transaction.
-type Store interface {
+// KBStore persists knowledge bases, their sources and their chunks.
+type KBStore interface {
 	KBCreate(ctx context.Context, p KBCreateParams) (*KB, error)
 	KBGet(ctx context.Context, name string) (*KB, error)
 	KBList(ctx context.Context) ([]KB, error)
@@ -224,7 +223,11 @@ type Store interface {
 	// in chunk id order.
 	ChunkScan(ctx context.Context, kbID int64, fn func(IndexedChunk) error) error
 	ChunkGet(ctx context.Context, id int64) (*IndexedChunk, error)
+}
 
+// CrawlStore persists crawl logs and the pages a crawl found but has not
+// fetched yet.
+type CrawlStore interface {
 	CrawlLogCreate(ctx context.Context, kbID int64, url string, startedAt time.Time) (*CrawlLog, error)
 	CrawlLogUpdate(ctx context.Context, p CrawlLogUpdateParams) error
 	CrawlLogList(ctx context.Context, kbID int64, limit int) ([]CrawlLog, error)
@@ -237,7 +240,15 @@ type Store interface {
 	CrawlPendingFail(ctx context.Context, kbID int64, url string, depth, giveUpAfter int) (dropped bool, err error)
 	// CrawlPendingDone removes a page that has now been fetched.
 	CrawlPendingDone(ctx context.Context, kbID int64, url string) error
+}
 
+// Store is everything Quarry persists: one interface per entity, each
+// with its part of the conformance suite (storetest). Each call is
+// atomic: a method that writes several rows does so in one transaction.
+// A consumer declares the small interface it uses.
+type Store interface {
+	KBStore
+	CrawlStore
 	ResearchStore
 	ThreadStore
 	TokenStore
