@@ -15,10 +15,9 @@ import (
 
 // modelFlags pick the model generate and eval use.
 type modelFlags struct {
-	spec, endpoint          string
-	temperature, topP       float64
-	maxTokens               int
-	setTemp, setTopP, setMT bool
+	spec, endpoint    string
+	temperature, topP float64
+	maxTokens         int
 }
 
 func (m *modelFlags) register(cmd *cobra.Command, required bool) {
