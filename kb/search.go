@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/quarryhq/quarry/embed"
@@ -119,14 +121,23 @@ func defaultFusion(q *Query, embedder string) {
 	}
 }
 
-// memIndex is a knowledge base loaded for search.
+// memIndex is a knowledge base loaded for search. Searches hold mu for
+// reading; a catch-up after a write (a crawl batch, an upload) holds it
+// for writing while it applies what changed.
 type memIndex struct {
-	version int64
-	chunks  []store.IndexedChunk // Embedding cleared; vectors live in vec
-	bm25    *index.BM25
-	vec     *index.Vectors
-	// pos maps a chunk id to its position, for native vector hits.
-	pos map[int64]int
+	version atomic.Int64
+	mu      sync.RWMutex
+	// upd serialises catch-ups; maxID is the last chunk id read.
+	upd    sync.Mutex
+	maxID  int64
+	native bool
+	chunks []store.IndexedChunk // Embedding cleared; vectors live in vec
+	bm25   *index.BM25
+	vec    *index.Vectors
+	// pos maps a live chunk id to its position, for native vector hits;
+	// dead marks the positions of chunks deleted since the load.
+	pos  map[int64]int
+	dead map[int]bool
 }
 
 func (s *Service) load(ctx context.Context, kb *store.KB) (*memIndex, error) {
@@ -137,13 +148,17 @@ func (s *Service) load(ctx context.Context, kb *store.KB) (*memIndex, error) {
 	s.mu.Lock()
 	m, ok := s.indexes[kb.ID]
 	s.mu.Unlock()
-	if ok && m.version == v {
+	if ok && m.version.Load() >= v {
 		return m, nil
 	}
 	// No lock is held while loading: searches on other knowledge bases go
 	// on, and concurrent loads of this one at this version are one load,
-	// which no single caller's cancellation cuts short.
+	// which no single caller's cancellation cuts short. A loaded index
+	// catches up with what was written since instead of loading again.
 	res, err, _ := s.loads.Do(fmt.Sprintf("%d@%d", kb.ID, v), func() (any, error) {
+		if ok {
+			return s.catchUp(context.WithoutCancel(ctx), kb, m, v)
+		}
 		return s.loadIndex(context.WithoutCancel(ctx), kb, v)
 	})
 	if err != nil {
@@ -153,33 +168,100 @@ func (s *Service) load(ctx context.Context, kb *store.KB) (*memIndex, error) {
 }
 
 func (s *Service) loadIndex(ctx context.Context, kb *store.KB, v int64) (*memIndex, error) {
-	m := &memIndex{version: v, bm25: index.NewBM25(BM25K1, BM25B), vec: index.NewVectors(kb.Dimension), pos: map[int64]int{}}
+	m := &memIndex{bm25: index.NewBM25(BM25K1, BM25B), vec: index.NewVectors(kb.Dimension), pos: map[int64]int{}, dead: map[int]bool{}}
+	m.version.Store(v)
 	// Where the store searches vectors itself (pgvector), none are kept
 	// in memory.
 	vs, ok := s.store.(store.VectorSearcher)
-	native := ok && s.nativeVectors(vs)
-	err := s.store.ChunkScan(ctx, kb.ID, func(c store.IndexedChunk) error {
-		id := len(m.chunks)
-		m.bm25.Add(id, strings.Fields(c.Terms))
-		if !native {
-			if err := m.vec.Add(c.Embedding); err != nil {
-				return fmt.Errorf("chunk %d: %w", c.ID, err)
-			}
-		}
-		c.Embedding, c.Terms = nil, ""
-		m.pos[c.ID] = id
-		m.chunks = append(m.chunks, c)
-		return nil
-	})
-	if err != nil {
+	m.native = ok && s.nativeVectors(vs)
+	if err := s.store.ChunkScan(ctx, kb.ID, m.add); err != nil {
 		return nil, fmt.Errorf("load index for %q: %w", kb.Name, err)
 	}
 	s.mu.Lock()
-	if cur, ok := s.indexes[kb.ID]; !ok || cur.version < v {
+	if cur, ok := s.indexes[kb.ID]; !ok || cur.version.Load() < v {
 		s.indexes[kb.ID] = m
 	}
 	s.mu.Unlock()
 	s.logger.Debug("kb index loaded", "kb", kb.Name, "chunks", len(m.chunks), "version", v)
+	return m, nil
+}
+
+// add appends a chunk to the index (the caller holds mu for writing, or
+// owns m alone).
+func (m *memIndex) add(c store.IndexedChunk) error {
+	id := len(m.chunks)
+	m.bm25.Add(id, strings.Fields(c.Terms))
+	if !m.native {
+		if err := m.vec.Add(c.Embedding); err != nil {
+			return fmt.Errorf("chunk %d: %w", c.ID, err)
+		}
+	}
+	c.Embedding, c.Terms = nil, ""
+	m.pos[c.ID] = id
+	m.chunks = append(m.chunks, c)
+	m.maxID = max(m.maxID, c.ID)
+	return nil
+}
+
+// maxDeadShare is the share of deleted chunks past which a catch-up
+// loads the index again (deleted chunks still weigh in BM25's statistics).
+const maxDeadShare = 0.25
+
+// catchUp brings a loaded index to version v: the chunks written since it
+// was read are added, deleted ones are marked dead and staleness is
+// refreshed, so a crawl batch costs what it wrote, not a reload.
+func (s *Service) catchUp(ctx context.Context, kb *store.KB, m *memIndex, v int64) (*memIndex, error) {
+	m.upd.Lock()
+	defer m.upd.Unlock()
+	if m.version.Load() >= v {
+		return m, nil
+	}
+	states, err := s.store.ChunkStates(ctx, kb.ID)
+	if err != nil {
+		return nil, err
+	}
+	var fresh []store.IndexedChunk
+	if err := s.store.ChunkScanAfter(ctx, kb.ID, m.maxID, func(c store.IndexedChunk) error {
+		fresh = append(fresh, c)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	live := make(map[int64]bool, len(states))
+	for _, c := range states {
+		live[c.ID] = true
+	}
+	// pos and dead change only under upd, which is held: reading them
+	// needs no more.
+	gone := 0
+	for id := range m.pos {
+		if !live[id] {
+			gone++
+		}
+	}
+	if float64(len(m.dead)+gone) > maxDeadShare*float64(len(m.chunks)+len(fresh)) {
+		return s.loadIndex(ctx, kb, v)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id, i := range m.pos {
+		if !live[id] {
+			m.dead[i] = true
+			delete(m.pos, id)
+		}
+	}
+	for _, c := range states {
+		if i, ok := m.pos[c.ID]; ok {
+			m.chunks[i].IsStale = c.IsStale
+		}
+	}
+	for _, c := range fresh {
+		if err := m.add(c); err != nil {
+			return nil, err
+		}
+	}
+	m.version.Store(v)
+	s.logger.Debug("kb index caught up", "kb", kb.Name, "added", len(fresh), "deleted", gone, "version", v)
 	return m, nil
 }
 
@@ -208,9 +290,11 @@ func (s *Service) Search(ctx context.Context, kbName string, emb embed.Embedder,
 	if err != nil {
 		return nil, err
 	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
 	keep := func(i int) bool {
 		c := &m.chunks[i]
-		return (q.IncludeStale || !c.IsStale) &&
+		return !m.dead[i] && (q.IncludeStale || !c.IsStale) &&
 			(q.Language == "" || c.Language == q.Language) &&
 			(q.Source == "" || strings.HasPrefix(c.SourceURL, q.Source))
 	}

@@ -87,6 +87,12 @@ type IndexedChunk struct {
 	IsStale     bool
 }
 
+// ChunkState is a chunk's id and whether its source is stale.
+type ChunkState struct {
+	ID      int64
+	IsStale bool
+}
+
 // CrawlLog records one crawl run (seed 003 §5).
 type CrawlLog struct {
 	ID              int64      `json:"id"`
@@ -222,6 +228,12 @@ type KBStore interface {
 	// ChunkScan calls fn for every chunk of the KB with its source fields,
 	// in chunk id order.
 	ChunkScan(ctx context.Context, kbID int64, fn func(IndexedChunk) error) error
+	// ChunkScanAfter is ChunkScan of the chunks whose id is over afterID
+	// (the ones written since a scan that ended there).
+	ChunkScanAfter(ctx context.Context, kbID, afterID int64, fn func(IndexedChunk) error) error
+	// ChunkStates lists the KB's chunk ids in order with whether their
+	// source is stale: what an in-memory index needs to catch up.
+	ChunkStates(ctx context.Context, kbID int64) ([]ChunkState, error)
 	ChunkGet(ctx context.Context, id int64) (*IndexedChunk, error)
 }
 

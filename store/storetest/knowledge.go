@@ -86,6 +86,17 @@ func ExerciseKnowledgeBases(t *testing.T, open Opener) {
 		if len(scanned) != 5 || scanned[0].SourceURL != "file:///a.md" || scanned[0].SourceTitle != "A" || len(scanned[0].Embedding) != 4 || scanned[0].Terms != "term0" {
 			t.Fatalf("scan: %+v", scanned)
 		}
+		var after []int64
+		if err := s.ChunkScanAfter(ctx, kb.ID, scanned[2].ID, func(c store.IndexedChunk) error { after = append(after, c.ID); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if len(after) != 2 || after[0] != scanned[3].ID || after[1] != scanned[4].ID {
+			t.Fatalf("scan after %d: %v", scanned[2].ID, after)
+		}
+		states, err := s.ChunkStates(ctx, kb.ID)
+		if err != nil || len(states) != 5 || states[0].ID != scanned[0].ID || states[4].ID != scanned[4].ID || states[0].IsStale {
+			t.Fatalf("chunk states: %+v %v", states, err)
+		}
 		c, err := s.ChunkGet(ctx, scanned[4].ID)
 		if err != nil || c.SourceURL != "file:///b.md" || c.ChunkIndex != 2 || c.Embedding[3] != 3.5 {
 			t.Fatalf("chunk get: %+v %v", c, err)
@@ -235,6 +246,9 @@ func ExerciseKnowledgeBases(t *testing.T, open Opener) {
 		st, _ := s.KBStats(ctx, kb.ID)
 		if st.Stale != 1 || st.Sources != 1 || st.Chunks != 1 {
 			t.Fatalf("stale source must be kept: %+v", st)
+		}
+		if states, err := s.ChunkStates(ctx, kb.ID); err != nil || len(states) != 1 || !states[0].IsStale {
+			t.Fatalf("chunk states of a stale source: %+v %v", states, err)
 		}
 		if _, err := s.SourceMarkFailure(ctx, kb.ID, "https://x.test/missing", 3); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("missing source: %v", err)
