@@ -373,8 +373,10 @@ type ResearchStore interface {
 	// pending, or processing with no lease or one that ended before now
 	// (its runner died or shut down).
 	ResearchRunnable(ctx context.Context, now time.Time, limit int) ([]string, error)
-	// ResearchHeld lists the leases of processing researches that are
-	// still live at now (a worker checks whether their holders are).
+	// ResearchHeld lists the leases of pending or processing researches
+	// that are still live at now (a worker checks whether their holders
+	// are: one killed between claiming a research and starting it leaves
+	// it pending and leased).
 	ResearchHeld(ctx context.Context, now time.Time) ([]Lease, error)
 }
 

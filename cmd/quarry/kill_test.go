@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -36,11 +37,12 @@ func quarryProcess(t *testing.T, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// TestKillWorker: two worker processes share a queue of researches; one is
-// SIGKILLed while it runs some. Every research completes, none is planned
-// twice or searches a sub-question twice, and every event sequence is
-// whole — the dead worker's researches are taken over from their last
-// checkpoint at once, since its process is gone.
+// TestKillWorker: two worker processes share a queue of 20 researches;
+// one is SIGKILLed while it runs some. Every research completes, none is
+// planned twice or searches a sub-question twice, none runs twice at once
+// (every event sequence is whole, 1..N) — the dead worker's researches are
+// taken over by the other from their last checkpoint at once, since its
+// process is gone.
 func TestKillWorker(t *testing.T) {
 	data := t.TempDir()
 	if _, errOut, err := run(t, data, "kb", "add", "wiki", researchCorpus, "--create"); err != nil {
@@ -49,6 +51,9 @@ func TestKillWorker(t *testing.T) {
 	questions := []string{
 		composerQ, "Who was Giuseppe Verdi?", "Where was Antonín Dvořák born?", "What did Dvořák compose?",
 		"Which operas did Verdi write?", "When did Verdi die?", "Who taught Dvořák?", "Where did Verdi live?",
+	}
+	for i := range 12 {
+		questions = append(questions, fmt.Sprintf("%s (asked again, %d)", questions[i%8], i))
 	}
 	var ids []string
 	for _, q := range questions {
@@ -59,7 +64,8 @@ func TestKillWorker(t *testing.T) {
 		ids = append(ids, strings.TrimSpace(out))
 	}
 	a := quarryProcess(t, "--data-dir", data, "worker", "--concurrency", "2", "--poll", "20ms")
-	// Kill it once it has started something.
+	// Once the first runs something, start the second beside it, then
+	// kill the first (with 20 queued it is always mid-run).
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		list, _, _ := run(t, data, "research", "list", "--json")
@@ -71,11 +77,12 @@ func TestKillWorker(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	b := quarryProcess(t, "--data-dir", data, "worker", "--concurrency", "2", "--poll", "20ms")
+	time.Sleep(20 * time.Millisecond)
 	if err := a.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_, _ = a.Process.Wait()
-	b := quarryProcess(t, "--data-dir", data, "worker", "--concurrency", "2", "--poll", "20ms")
 	deadline = time.Now().Add(60 * time.Second)
 	for {
 		list, _, _ := run(t, data, "research", "list", "--json")

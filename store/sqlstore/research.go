@@ -272,7 +272,7 @@ func (s *DB) ResearchRunnable(ctx context.Context, now time.Time, limit int) ([]
 // ResearchHeld lists the live leases of processing researches.
 func (s *DB) ResearchHeld(ctx context.Context, now time.Time) ([]store.Lease, error) {
 	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT id, lease_owner, lease_until FROM researches
-		WHERE status = 'processing' AND lease_until >= ? ORDER BY created_at, id`), s.tm(now))
+		WHERE status IN ('pending', 'processing') AND lease_until >= ? ORDER BY created_at, id`), s.tm(now))
 	if err != nil {
 		return nil, fmt.Errorf("research leases: %w", err)
 	}
