@@ -74,6 +74,18 @@ func (d *dispatcher) save(rec store.Research) error {
 	return d.flush()
 }
 
+// saveFinal queues a last event and a checkpoint together, so that both
+// are written in one transaction (a client that sees the event reads the
+// state it announces), and waits for them.
+func (d *dispatcher) saveFinal(e Event, rec store.Research) {
+	d.mu.Lock()
+	d.queue = append(d.queue, e)
+	d.state = &rec
+	d.enqueued += 2
+	d.cond.Broadcast()
+	d.mu.Unlock()
+}
+
 // close delivers what is queued and stops the goroutine.
 func (d *dispatcher) close() error {
 	err := d.flush()

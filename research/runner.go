@@ -569,16 +569,40 @@ func (x *run) run(ctx context.Context) (*Research, error) {
 		return x.fail(ctx, err)
 	}
 	r.Timings.Total += x.rn.now().Sub(x.started).Seconds()
-	x.setStatus(StatusCompleted, StageCompleted)
 	if r.ThreadID != "" {
 		if err := x.rn.Store.ThreadTouch(context.WithoutCancel(ctx), r.ThreadID, x.rn.now()); err != nil {
 			return r, fmt.Errorf("thread %s: %w", r.ThreadID, err)
 		}
 	}
-	if err := x.checkpoint(ctx); err != nil {
+	if err := x.finalize(StatusCompleted, StageCompleted); err != nil {
 		return r, err
 	}
 	return r, nil
+}
+
+// finalize sets a final status: its event and the state that says so are
+// stored in one transaction, so a client that sees the event (and the
+// stream's end) reads the research as finished.
+func (x *run) finalize(status, stage string) error {
+	x.saveMu.Lock()
+	defer x.saveMu.Unlock()
+	x.mu.Lock()
+	x.r.Status, x.r.Stage = status, stage
+	x.r.UpdatedAt = x.rn.now()
+	state, err := json.Marshal(x.r)
+	if err != nil {
+		x.mu.Unlock()
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	x.seq++
+	e := Event{ResearchID: x.r.ID, Seq: x.seq, At: x.rn.now(), Type: EventStatus, Status: &StatusChange{Status: status, Stage: stage}}
+	rec := store.Research{ID: x.r.ID, Question: x.r.Question, Status: x.r.Status, CreatedAt: x.r.CreatedAt, UpdatedAt: x.r.UpdatedAt, ThreadID: x.r.ThreadID, State: state}
+	x.disp.saveFinal(e, rec) // under mu: in sequence order
+	x.mu.Unlock()
+	if err := x.disp.flush(); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
 }
 
 // readNothing is the cause when a loop that ended normally read no source
@@ -635,8 +659,7 @@ func (x *run) end(ctx context.Context, status string, err error) (*Research, err
 	x.r.Error = err.Error()
 	x.r.FailedStage = orDefault(x.r.Stage, StagePlanning)
 	x.r.Timings.Total += x.rn.now().Sub(x.started).Seconds()
-	x.setStatus(status, StageFailed)
-	if cerr := x.checkpoint(ctx); cerr != nil {
+	if cerr := x.finalize(status, StageFailed); cerr != nil {
 		x.logger.Error("checkpoint after failure", "err", cerr)
 	}
 	return x.r, err

@@ -3,6 +3,7 @@ package research_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -198,5 +199,50 @@ func TestCancel(t *testing.T) {
 	}
 	if err := rn.Cancel(context.Background(), "nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("cancel of an unknown id: %v", err)
+	}
+}
+
+// TestFinalEventWithState: when the event that says a research ended is
+// published, the stored research already says so (they are written in one
+// transaction), so a client that reads it on the stream's end never finds
+// it still processing.
+func TestFinalEventWithState(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	var mu sync.Mutex
+	var seen []string
+	publish := func(id string, e store.ResearchEvent) {
+		if e.Type != research.EventStatus || !strings.Contains(string(e.Data), `"status":"completed"`) && !strings.Contains(string(e.Data), `"status":"failed"`) {
+			return
+		}
+		r, err := st.ResearchGet(context.Background(), id)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			seen = append(seen, err.Error())
+			return
+		}
+		seen = append(seen, r.Status)
+	}
+	src := &fakeSource{name: "web", latency: time.Millisecond}
+	rn := &research.Runner{Engine: offline.Engine{}, Sources: []search.Source{src}, Store: st, Publish: publish}
+	for _, q := range []string{"What is alpha?", "What is beta?", "What is gamma?"} {
+		r, err := rn.Create(context.Background(), q, research.Options{Sources: []string{"web"}, Level: "quick"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rn.Work(context.Background(), r.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 3 {
+		t.Fatalf("final events: %v", seen)
+	}
+	for _, s := range seen {
+		if s != research.StatusCompleted {
+			t.Fatalf("on its final event a research read back as %q", s)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry/errcode"
+	"github.com/quarryhq/quarry/web"
 )
 
 // routes registers every route of the API. A path asked with a method it
@@ -33,6 +34,9 @@ func (s *Server) routes() http.Handler {
 	handle("GET", "/readyz", "-", s.readyz)
 	handle("GET", "/openapi.json", "-", s.openapi)
 	handle("GET", "/metrics", "", s.metrics.handler.ServeHTTP)
+	ui := web.Handler().ServeHTTP // static files: no data, no token
+	handle("GET", "/{$}", "-", ui)
+	handle("GET", "/ui/", "-", ui)
 
 	handle("POST", "/v1/researches", ScopeResearch, s.createResearch)
 	handle("GET", "/v1/researches", ScopeResearch, s.listResearches)
