@@ -29,40 +29,10 @@ const hotpotDir = "../../shared/data/hotpotqa/"
 // calibration: how often the quoted sentences hold the answer when the
 // confidence is at or over Threshold against under it.
 func BenchmarkAskHotpot(b *testing.B) {
-	type question struct{ Question, Answer, Absent string }
-	read := func(path string) []question {
-		f, err := os.Open(path)
-		if err != nil {
-			b.Fatalf("the benchmark needs ../shared/data: %v", err)
-		}
-		defer f.Close()
-		var out []question
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			var q question
-			if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
-				b.Fatal(err)
-			}
-			out = append(out, q)
-		}
-		return out
-	}
-	dev := read(hotpotDir + "questions_dev.jsonl")
-	absent := read("testdata/unanswerable.jsonl")
+	dev := readQuestions(b, hotpotDir+"questions_dev.jsonl")
+	absent := readQuestions(b, "testdata/unanswerable.jsonl")
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "q.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	svc := kb.New(st, nil)
-	emb := embed.Hash{Dim: 384}
-	if _, err := svc.Create(ctx, "hotpot", "", emb); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := svc.AddPaths(ctx, "hotpot", []string{hotpotDir + "corpus.jsonl"}, kb.AddOptions{Embedder: emb}); err != nil {
-		b.Fatal(err)
-	}
+	svc, emb := benchKB(b, "hotpot", hotpotDir+"corpus.jsonl")
 	search := SearchFunc(func(ctx context.Context, q kb.Query) ([]kb.Result, error) { return svc.Search(ctx, "hotpot", emb, q) })
 	a := &Asker{Search: search, Sessions: &session.Memory{}}
 	for range b.N {
@@ -173,34 +143,8 @@ func contains(text, gold string) bool {
 // start a word, not end one), and how often each kind is "I don't know".
 func BenchmarkAskKorean(b *testing.B) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "q.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	svc := kb.New(st, nil)
-	emb := embed.Hash{Dim: 384}
-	if _, err := svc.Create(ctx, "city", "", emb); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := svc.AddPaths(ctx, "city", []string{"testdata/ko_city.jsonl", hotpotDir + "corpus.jsonl"}, kb.AddOptions{Embedder: emb}); err != nil {
-		b.Fatalf("the benchmark needs ../shared/data (English chunks beside the Korean ones): %v", err)
-	}
-	f, err := os.Open("testdata/ko_questions.jsonl")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	type question struct{ Question, Answer, Absent string }
-	var qs []question
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var q question
-		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
-			b.Fatal(err)
-		}
-		qs = append(qs, q)
-	}
+	svc, emb := benchKB(b, "city", "testdata/ko_city.jsonl", hotpotDir+"corpus.jsonl") // English chunks beside the Korean ones
+	qs := readQuestions(b, "testdata/ko_questions.jsonl")
 	a := &Asker{Sessions: &session.Memory{}, Search: SearchFunc(func(ctx context.Context, q kb.Query) ([]kb.Result, error) { return svc.Search(ctx, "city", emb, q) })}
 	hangul := func(s string) bool {
 		for _, r := range s {
@@ -276,4 +220,47 @@ func startsWord(text, gold string) bool {
 		return " " + strings.Join(strings.Fields(strings.NewReplacer(",", " ", ".", " ").Replace(s)), " ")
 	}
 	return strings.Contains(norm(text), norm(gold))
+}
+
+// question is a benchmark question: its gold answer, or what the
+// knowledge base lacks.
+type question struct{ Question, Answer, Absent string }
+
+// readQuestions reads a JSON Lines file of questions; a missing file fails
+// the benchmark (the README's figures need it).
+func readQuestions(b *testing.B, path string) []question {
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatalf("the benchmark needs %s (../shared/data for the HotpotQA files): %v", path, err)
+	}
+	defer f.Close()
+	var out []question
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var q question
+		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, q)
+	}
+	return out
+}
+
+// benchKB ingests files into a fresh SQLite knowledge base.
+func benchKB(b *testing.B, name string, files ...string) (*kb.Service, embed.Embedder) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "q.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	svc := kb.New(st, nil)
+	emb := embed.Hash{Dim: 384}
+	if _, err := svc.Create(ctx, name, "", emb); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := svc.AddPaths(ctx, name, files, kb.AddOptions{Embedder: emb}); err != nil {
+		b.Fatalf("the benchmark needs its files (../shared/data for HotpotQA): %v", err)
+	}
+	return svc, emb
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -71,34 +72,12 @@ func (a *cli) pipelineCmd() *cobra.Command {
 	list.Flags().StringVar(&typ, "type", "", "only this type (normal or test)")
 	list.Flags().StringVar(&dataset, "dataset", "", "only pipelines of this dataset (name or id)")
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	show := &cobra.Command{
-		Use: "show NAME|ID", Short: "Print a pipeline as JSON", Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			svc, err := a.q().Console(cmd.Context())
-			if err != nil {
-				return err
-			}
-			p, err := svc.Pipeline(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			return writeJSON(a.stdout, p)
-		},
-	}
-	rm := &cobra.Command{
-		Use: "rm NAME|ID", Short: "Delete a pipeline", Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			svc, err := a.q().Console(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if err := svc.DeletePipeline(cmd.Context(), args[0]); err != nil {
-				return err
-			}
-			fmt.Fprintf(a.stdout, "deleted pipeline %s\n", args[0])
-			return nil
-		},
-	}
+	show := a.consoleShowCmd("show NAME|ID", "Print a pipeline as JSON", func(ctx context.Context, svc *console.Service, arg string) (any, error) {
+		return svc.Pipeline(ctx, arg)
+	})
+	rm := a.consoleRmCmd("rm NAME|ID", "Delete a pipeline", "pipeline", func(ctx context.Context, svc *console.Service, arg string) error {
+		return svc.DeletePipeline(ctx, arg)
+	})
 	cmd.AddCommand(create, list, show, rm, a.pipelineUpdateCmd())
 	return cmd
 }
@@ -247,38 +226,17 @@ func (a *cli) datasetCmd() *cobra.Command {
 			return writeJSON(a.stdout, ds)
 		},
 	}
-	show := &cobra.Command{
-		Use: "show NAME|ID", Short: "Print a dataset and its questions as JSON", Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			svc, err := a.q().Console(cmd.Context())
-			if err != nil {
-				return err
-			}
-			d, err := svc.Dataset(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			qs, err := svc.Store.DatasetQuestions(cmd.Context(), d.ID)
-			if err != nil {
-				return err
-			}
-			return writeJSON(a.stdout, map[string]any{"dataset": d, "questions": qs})
-		},
-	}
-	rm := &cobra.Command{
-		Use: "rm NAME|ID", Short: "Delete a dataset (its pipelines keep going without one)", Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			svc, err := a.q().Console(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if err := svc.DeleteDataset(cmd.Context(), args[0]); err != nil {
-				return err
-			}
-			fmt.Fprintf(a.stdout, "deleted dataset %s\n", args[0])
-			return nil
-		},
-	}
+	show := a.consoleShowCmd("show NAME|ID", "Print a dataset and its questions as JSON", func(ctx context.Context, svc *console.Service, arg string) (any, error) {
+		d, err := svc.Dataset(ctx, arg)
+		if err != nil {
+			return nil, err
+		}
+		qs, err := svc.Store.DatasetQuestions(ctx, d.ID)
+		return map[string]any{"dataset": d, "questions": qs}, err
+	})
+	rm := a.consoleRmCmd("rm NAME|ID", "Delete a dataset (its pipelines keep going without one)", "dataset", func(ctx context.Context, svc *console.Service, arg string) error {
+		return svc.DeleteDataset(ctx, arg)
+	})
 	cmd.AddCommand(create, list, show, rm)
 	return cmd
 }
@@ -325,4 +283,41 @@ func (a *cli) retrieveCmd() *cobra.Command {
 	cmd.Flags().IntVar(&topK, "top-k", 0, "chunks (1-20; default the pipeline's)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// consoleShowCmd is a command that prints, as JSON, what get returns for
+// its one argument.
+func (a *cli) consoleShowCmd(use, short string, get func(ctx context.Context, svc *console.Service, arg string) (any, error)) *cobra.Command {
+	return &cobra.Command{
+		Use: use, Short: short, Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			svc, err := a.q().Console(cmd.Context())
+			if err != nil {
+				return err
+			}
+			v, err := get(cmd.Context(), svc, args[0])
+			if err != nil {
+				return err
+			}
+			return writeJSON(a.stdout, v)
+		},
+	}
+}
+
+// consoleRmCmd is a command that deletes the thing its one argument names.
+func (a *cli) consoleRmCmd(use, short, what string, del func(ctx context.Context, svc *console.Service, arg string) error) *cobra.Command {
+	return &cobra.Command{
+		Use: use, Short: short, Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			svc, err := a.q().Console(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if err := del(cmd.Context(), svc, args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "deleted %s %s\n", what, args[0])
+			return nil
+		},
+	}
 }

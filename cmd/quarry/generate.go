@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -279,22 +280,11 @@ func (a *cli) evalRunsCmd() *cobra.Command {
 }
 
 func (a *cli) evalShowCmd() *cobra.Command {
-	return &cobra.Command{
-		Use: "show ID", Short: "Print a stored evaluation run with its questions", Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := strconv.ParseInt(args[0], 10, 64)
-			if err != nil {
-				return errcode.New(errcode.Invalid, "id", "must be a run id (a number)")
-			}
-			svc, err := a.q().Console(cmd.Context())
-			if err != nil {
-				return err
-			}
-			r, err := svc.EvalRun(cmd.Context(), id)
-			if err != nil {
-				return err
-			}
-			return writeJSON(a.stdout, r)
-		},
-	}
+	return a.consoleShowCmd("show ID", "Print a stored evaluation run with its questions", func(ctx context.Context, svc *console.Service, arg string) (any, error) {
+		id, err := strconv.ParseInt(arg, 10, 64)
+		if err != nil {
+			return nil, errcode.New(errcode.Invalid, "id", "must be a run id (a number)")
+		}
+		return svc.EvalRun(ctx, id)
+	})
 }
