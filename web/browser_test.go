@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -160,6 +162,17 @@ func axe(t *testing.T, ctx context.Context, page string) {
 // screenshotted.
 func TestUI(t *testing.T) {
 	base := serve(t)
+	model := fakeModel(t)
+	for _, c := range []struct{ path, body string }{
+		{"/v1/datasets", `{"name": "wiki-dev", "knowledge_base": "wiki", "questions": [{"id": "a", "question": "When was Antonín Dvořák born?", "answer": "8 September 1841", "doc_ids": ["w00612"]}]}`},
+		{"/v1/pipelines", `{"name": "wiki-test", "pipeline_type": "test", "knowledge_base": "wiki", "dataset_id": "wiki-dev", "settings": {"mode": "bm25", "top_k": 3}}`},
+	} {
+		r, err := http.Post(base+c.path, "application/json", strings.NewReader(c.body))
+		if err != nil || r.StatusCode != 201 {
+			t.Fatalf("%s: %v %v", c.path, r, err)
+		}
+		r.Body.Close()
+	}
 	for _, w := range []struct {
 		name          string
 		width, height int
@@ -245,12 +258,60 @@ func TestUI(t *testing.T) {
 			screenshot(t, ctx, "knowledge-"+w.name)
 			axe(t, ctx, "knowledge")
 
-			// Console: with no pipeline yet it says how to make one.
-			if err := chromedp.Do(ctx, chromedp.Navigate(base+"/#/console"), chromedp.WaitVisible(css(`main h1`))); err != nil {
+			// Console: retrieve with golden marks, a generation streamed from
+			// a fake model server (after the form refused a bad temperature
+			// with the seed's message), an evaluation.
+			if err := chromedp.Do(ctx,
+				chromedp.Navigate(base+"/#/console"),
+				chromedp.WaitVisible(css(`#r-q`)),
+				chromedp.SendKeys(css(`#r-q`), "When was Antonín Dvořák born?"),
+				chromedp.Click(css(`main form button.primary`)),
+				chromedp.WaitVisible(css(`.golden`)),
+			); err != nil {
+				t.Fatalf("console retrieve: %v", err)
+			}
+			screenshot(t, ctx, "console-retrieve-"+w.name)
+			axe(t, ctx, "console retrieve")
+			if err := chromedp.Do(ctx,
+				chromedp.Click(css(`#tab-generate`)),
+				chromedp.WaitVisible(css(`#g-model`)),
+				chromedp.SetValue(css(`#g-type`), "vllm"),
+				chromedp.SendKeys(css(`#g-model`), "llama3"),
+				chromedp.SendKeys(css(`#g-endpoint`), model+"/v1"),
+				chromedp.SetValue(css(`#g-temp`), "1.5"),
+				chromedp.SendKeys(css(`#g-q`), "When was Dvořák born?"),
+				chromedp.Click(css(`main form button.primary`)),
+			); err != nil {
+				t.Fatalf("console generate: %v", err)
+			}
+			if msg, err := chromedp.Run(ctx, chromedp.Text(css(`#g-temp-err`))); err != nil || msg != "Temperature must be between 0.0 and 1.0" {
+				t.Fatalf("the form did not show the seed's message: %q %v", msg, err)
+			}
+			if err := chromedp.Do(ctx,
+				chromedp.SetValue(css(`#g-temp`), "0.2"),
+				chromedp.Click(css(`main form button.primary`)),
+			); err != nil {
 				t.Fatal(err)
 			}
-			screenshot(t, ctx, "console-"+w.name)
-			axe(t, ctx, "console")
+			if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`[...document.querySelectorAll('.msg .meta')].some(m => m.textContent.includes('60 tokens'))`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+				t.Fatalf("no generated answer with its timings: %v", err)
+			}
+			if ans, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('.msg:not(.user) p')].map(p => p.textContent).join(' ')`)); !strings.Contains(ans, "8 September 1841") {
+				t.Fatalf("answer: %q", ans)
+			}
+			screenshot(t, ctx, "console-generate-"+w.name)
+			axe(t, ctx, "console generate")
+			if err := chromedp.Do(ctx,
+				chromedp.Click(css(`#tab-evaluate`)),
+				chromedp.WaitVisible(css(`main fieldset input[type=checkbox]`)),
+				chromedp.Click(css(`main fieldset input[type=checkbox]`)),
+				chromedp.Click(css(`main form button.primary`)),
+				chromedp.WaitVisible(css(`main table th[scope=row]`)),
+			); err != nil {
+				t.Fatalf("console evaluate: %v", err)
+			}
+			screenshot(t, ctx, "console-evaluate-"+w.name)
+			axe(t, ctx, "console evaluate")
 
 			// An unknown research is a page that says so.
 			if err := chromedp.Do(ctx, chromedp.Navigate(base+"/#/research/no-such-id")); err != nil {
@@ -263,4 +324,30 @@ func TestUI(t *testing.T) {
 	}
 	t.Logf("screenshots: %s", shots(t))
 	fmt.Fprintln(os.Stderr, "UI screenshots in", shots(t))
+}
+
+// fakeModel is an OpenAI-compatible server that streams one answer, as
+// api.openai.com's chat completions do.
+func fakeModel(t *testing.T) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Stream bool `json:"stream"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		const head = `{"id":"c","object":"chat.completion.chunk","created":1,"model":"llama3",`
+		if !body.Stream {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"id":"c","object":"chat.completion","created":1,"model":"llama3","choices":[{"index":0,"message":{"role":"assistant","content":"Dvořák was born on 8 September 1841 [S1]."},"finish_reason":"stop"}],"usage":{"prompt_tokens":50,"completion_tokens":10,"total_tokens":60}}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, piece := range []string{"Dvořák was born ", "on 8 September 1841 [S1]."} {
+			b, _ := json.Marshal(piece)
+			fmt.Fprintf(w, "data: %s\"choices\":[{\"index\":0,\"delta\":{\"content\":%s},\"finish_reason\":null}]}\n\n", head, b)
+			w.(http.Flusher).Flush()
+		}
+		fmt.Fprintf(w, "data: %s\"choices\":[],\"usage\":{\"prompt_tokens\":50,\"completion_tokens\":10,\"total_tokens\":60}}\n\ndata: [DONE]\n\n", head)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
