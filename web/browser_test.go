@@ -49,7 +49,7 @@ func chromium(t *testing.T) string {
 
 // serve runs quarry serve's handler over a fresh embedded store with the
 // bundled wiki knowledge base, offline.
-func serve(t *testing.T) string {
+func serve(t *testing.T) (string, *app.App) {
 	t.Helper()
 	a := app.New(app.Config{DataDir: t.TempDir(), LLM: "offline", Embedder: "hash", LogLevel: "warn", AllowPrivate: true}, slog.New(slog.DiscardHandler))
 	ctx := context.Background()
@@ -78,7 +78,7 @@ func serve(t *testing.T) string {
 		}
 		_ = a.Close()
 	})
-	return "http://" + ln.Addr().String()
+	return "http://" + ln.Addr().String(), a
 }
 
 // browser starts headless Chromium at a window width; the context ends it.
@@ -161,7 +161,7 @@ func axe(t *testing.T, ctx context.Context, page string) {
 // knowledge page's search. Each page is checked with axe-core and
 // screenshotted.
 func TestUI(t *testing.T) {
-	base := serve(t)
+	base, _ := serve(t)
 	model := fakeModel(t)
 	for _, c := range []struct{ path, body string }{
 		{"/v1/datasets", `{"name": "wiki-dev", "knowledge_base": "wiki", "questions": [{"id": "a", "question": "When was Antonín Dvořák born?", "answer": "8 September 1841", "doc_ids": ["w00612"]}]}`},
@@ -350,4 +350,108 @@ func fakeModel(t *testing.T) string {
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// TestUIToken: once a token exists the pages ask for one, refuse a wrong
+// one with a message, keep the right one for the tab, and ask again when
+// it is revoked; nothing is put in the URL or localStorage.
+func TestUIToken(t *testing.T) {
+	base, a := serve(t)
+	ctx := context.Background()
+	st, err := a.Store(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, _, err := server.CreateToken(ctx, st, "ui", []string{"research", "kb"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bctx := browser(t, 1280, 900)
+	tctx, cancel := context.WithTimeout(bctx, 60*time.Second)
+	defer cancel()
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	if err := chromedp.Do(tctx,
+		chromedp.Navigate(base+"/#/knowledge"),
+		chromedp.WaitVisible(css(`#token-input`)),
+		chromedp.SendKeys(css(`#token-input`), "qry_wrong"),
+		chromedp.Click(css(`#token-form button[type=submit]`)),
+		chromedp.WaitVisible(css(`#token-error`)),
+	); err != nil {
+		t.Fatalf("a wrong token: %v", err)
+	}
+	axe(t, tctx, "token prompt")
+	if err := chromedp.Do(tctx,
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('token-input').value = ''`),
+		chromedp.SendKeys(css(`#token-input`), secret),
+		chromedp.Click(css(`#token-form button[type=submit]`)),
+		chromedp.WaitVisible(css(`main table a[href="#/knowledge/wiki"]`)),
+	); err != nil {
+		t.Fatalf("the right token: %v", err)
+	}
+	where, err := chromedp.Run(tctx, chromedp.Evaluate[string](`location.href + ' ' + JSON.stringify(localStorage)`))
+	if err != nil || strings.Contains(where, secret) {
+		t.Fatalf("the token is in the URL or localStorage: %s %v", where, err)
+	}
+	if err := st.TokenRevoke(ctx, "ui", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(tctx, chromedp.Navigate(base+"/#/ask"), chromedp.WaitVisible(css(`#token-input`))); err != nil {
+		t.Fatalf("a revoked token did not bring the prompt back: %v", err)
+	}
+}
+
+// TestUIKnowledge: files added through the file picker (a binary one
+// listed with its reason beside the good one), and a crawl of a local
+// site followed to its log.
+func TestUIKnowledge(t *testing.T) {
+	base, _ := serve(t)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "notes.md")
+	bad := filepath.Join(dir, "blob.bin")
+	if err := os.WriteFile(good, []byte("# Fees\n\nFees are due on the 25th of every month."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte{0, 1, 2, 3, 0xff, 0xfe, 0, 0, 7}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/":
+			fmt.Fprint(w, `<html><head><title>Home</title></head><body><p>Welcome to the billing help pages of the example utility company.</p><a href="/late">late fees</a></body></html>`)
+		case "/late":
+			fmt.Fprint(w, `<html><head><title>Late fees</title></head><body><p>Late fees start ten days after the due date and are two percent of the amount.</p></body></html>`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer site.Close()
+	bctx := browser(t, 1280, 900)
+	ctx, cancel := context.WithTimeout(bctx, 60*time.Second)
+	defer cancel()
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(base+"/#/knowledge/wiki"),
+		chromedp.WaitVisible(css(`#kb-q`)),
+		chromedp.SetUploadFiles(css(`#kb-files`), []string{good, bad}),
+	); err != nil {
+		t.Fatalf("upload: %v", err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!!document.querySelector('ul[aria-label="Files not added"]')`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		t.Fatalf("no upload report: %v", err)
+	}
+	report, _ := chromedp.Run(ctx, chromedp.Text(css(`section.panel`)))
+	if !strings.Contains(report, "Added 1") || !strings.Contains(report, "blob.bin") {
+		t.Fatalf("upload report: %q", report)
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.SendKeys(css(`#kb-url`), site.URL+"/"),
+		chromedp.Click(css(`#kb-url ~ * button, form:has(#kb-url) button`)),
+	); err != nil {
+		t.Fatalf("crawl: %v", err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`[...document.querySelectorAll('form:has(#kb-url) tbody tr')].some(r => r.textContent.includes('success'))`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		t.Fatalf("the crawl log never said success: %v", err)
+	}
+	screenshot(t, ctx, "knowledge-upload-crawl-desktop")
+	axe(t, ctx, "knowledge after upload and crawl")
 }
