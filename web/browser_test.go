@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,7 +52,16 @@ func chromium(t *testing.T) string {
 // bundled wiki knowledge base, offline.
 func serve(t *testing.T) (string, *app.App) {
 	t.Helper()
-	a := app.New(app.Config{DataDir: t.TempDir(), LLM: "offline", Embedder: "hash", LogLevel: "warn", AllowPrivate: true}, slog.New(slog.DiscardHandler))
+	base, a, _ := serveOn(t, app.Config{DataDir: t.TempDir()}, "127.0.0.1:0")
+	return base, a
+}
+
+// serveOn is serve with a configuration and an address; stop ends the
+// server as SIGTERM does (its researches checkpoint for the next start).
+func serveOn(t *testing.T, cfg app.Config, addr string) (base string, a *app.App, stop func()) {
+	t.Helper()
+	cfg.LLM, cfg.Embedder, cfg.LogLevel, cfg.AllowPrivate = "offline", "hash", "warn", true
+	a = app.New(cfg, slog.New(slog.DiscardHandler))
 	ctx := context.Background()
 	svc, emb, err := a.OpenKB(ctx, "wiki", true)
 	if err != nil {
@@ -64,21 +74,25 @@ func serve(t *testing.T) (string, *app.App) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(sctx, ln, 5*time.Second) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-		_ = a.Close()
-	})
-	return "http://" + ln.Addr().String(), a
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("serve: %v", err)
+			}
+			_ = a.Close()
+		})
+	}
+	t.Cleanup(stop)
+	return "http://" + ln.Addr().String(), a, stop
 }
 
 // browser starts headless Chromium at a window width; the context ends it.
@@ -182,6 +196,19 @@ func TestUI(t *testing.T) {
 			ctx, cancel := context.WithTimeout(bctx, 90*time.Second)
 			defer cancel()
 			css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+			// First load: what was transferred and when the page could be used.
+			if err := chromedp.Do(ctx, chromedp.Navigate(base+"/#/research"), chromedp.WaitVisible(css(`#question`))); err != nil {
+				t.Fatal(err)
+			}
+			type load struct{ Bytes, Interactive float64 }
+			l, err := chromedp.Run(ctx, chromedp.Evaluate[load](`(() => { const nav = performance.getEntriesByType('navigation')[0]; const res = performance.getEntriesByType('resource').filter(r => !r.name.includes('/v1/')); return {bytes: nav.transferSize + res.reduce((a, r) => a + r.transferSize, 0), interactive: nav.domInteractive}; })()`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("first load: %.0f bytes transferred, interactive at %.0f ms", l.Bytes, l.Interactive)
+			if l.Bytes > 200*1024 {
+				t.Errorf("first load transferred %.0f bytes, over 200 KB", l.Bytes)
+			}
 			// Research: start one, watch it complete, follow a citation.
 			steps := []struct {
 				name string
@@ -454,4 +481,74 @@ func TestUIKnowledge(t *testing.T) {
 	}
 	screenshot(t, ctx, "knowledge-upload-crawl-desktop")
 	axe(t, ctx, "knowledge after upload and crawl")
+}
+
+// TestUIReconnect: the server restarts while a research page follows a
+// running research; the page says it lost the connection, reconnects from
+// the last event it had, and ends with the report and every message once.
+func TestUIReconnect(t *testing.T) {
+	search := slowSearch(t, 400*time.Millisecond)
+	cfg := app.Config{DataDir: t.TempDir(), WebSearch: "searxng", SearxNGURL: search.URL}
+	base, _, stop := serveOn(t, cfg, "127.0.0.1:0")
+	addr := strings.TrimPrefix(base, "http://")
+	r, err := http.Post(base+"/v1/researches", "application/json", strings.NewReader(`{"question": "Which composer was born first, Antonín Dvořák or Giuseppe Verdi?", "sources": ["web"], "level": "standard"}`))
+	if err != nil || r.StatusCode != 202 {
+		t.Fatalf("%v %v", r, err)
+	}
+	var c struct{ ID string }
+	_ = json.NewDecoder(r.Body).Decode(&c)
+	r.Body.Close()
+	bctx := browser(t, 1280, 900)
+	ctx, cancel := context.WithTimeout(bctx, 90*time.Second)
+	defer cancel()
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/#/research/"+c.ID), chromedp.WaitVisible(css(`.agent`))); err != nil {
+		t.Fatalf("follow: %v", err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('main').innerText.includes('executing')`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		t.Fatalf("the research never reached executing: %v", err)
+	}
+	stop()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!document.getElementById('banner').hidden`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		t.Fatalf("no banner when the server went away: %v", err)
+	}
+	screenshot(t, ctx, "research-reconnecting-desktop")
+	serveOn(t, cfg, addr) // the next start resumes the research
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`article.report[aria-busy="false"]`))); err != nil {
+		t.Fatalf("no report after the restart: %v", err)
+	}
+	type counts struct{ Shown, Stored int }
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[counts](`fetch('/v1/researches/`+c.ID+`/events?after=0', {headers: {Accept: 'text/event-stream'}}).then(r => r.text()).then(t => ({
+		shown: document.querySelectorAll('ol[aria-label="Message log"] li').length,
+		stored: (t.match(/^event: (message|warning)$/gm) || []).length}))`, chromedp.EvalAwaitPromise))
+	if err != nil || n.Shown != n.Stored || n.Stored == 0 {
+		t.Fatalf("messages shown %d, stored %d (%v): lost or repeated across the restart", n.Shown, n.Stored, err)
+	}
+	if hidden, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById('banner').hidden`)); !hidden {
+		t.Fatal("the banner stayed after the reconnect")
+	}
+}
+
+// slowSearch is a SearxNG-style search that answers after delay, and
+// serves the pages its results name.
+func slowSearch(t *testing.T, delay time.Duration) *httptest.Server {
+	t.Helper()
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/search" {
+			select {
+			case <-time.After(delay):
+			case <-r.Context().Done():
+				return
+			}
+			q := r.URL.Query().Get("q")
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"results":[{"url":"%s/page/%d","title":"On %s","content":"About %s."}]}`, srv.URL, len(q), q, q)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<html><head><title>Composers</title></head><body><article><p>Antonín Dvořák was a Czech composer born on 8 September 1841 in Nelahozeves.</p><p>Giuseppe Verdi was an Italian opera composer born on 10 October 1813 in Le Roncole.</p></article></body></html>`)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
 }
