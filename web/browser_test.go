@@ -248,6 +248,17 @@ func TestUI(t *testing.T) {
 				t.Fatalf("a citation changed the route to %q: %v", hash, err)
 			}
 
+			// The research list shows its thread; the thread lists its queries.
+			if err := chromedp.Do(ctx,
+				chromedp.Navigate(base+"/#/research"),
+				chromedp.WaitVisible(css(`a[href^="#/research/thread/"]`)),
+				chromedp.Click(css(`a[href^="#/research/thread/"]`)),
+				chromedp.WaitVisible(css(`main ol.messages li a[href^="#/research/"]`)),
+			); err != nil {
+				t.Fatalf("threads: %v", err)
+			}
+			axe(t, ctx, "thread")
+
 			// Ask: an answer with sources and suggestions; a suggestion asks.
 			if err := chromedp.Do(ctx,
 				chromedp.Navigate(base+"/#/ask"),

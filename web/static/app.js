@@ -155,6 +155,7 @@ document.addEventListener('click', (ev) => {
 
 // ---- Research ----
 async function researchPage(args) {
+  if (args[0] === 'thread' && args[1]) return threadDetail(args[1]);
   if (args[0]) return researchDetail(args[0]);
   const kbs = (await api('GET', '/v1/knowledge-bases')).items || [];
   const q = h('textarea', { id: 'question', name: 'question', required: true, maxlength: 2000 });
@@ -182,9 +183,31 @@ async function researchPage(args) {
     list.replaceChildren(...rs.map((r) => h('tr', {}, h('td', {}, h('a', { href: `#/research/${r.id}` }, r.question)), h('td', {}, statusBadge(r.status)), h('td', {}, new Date(r.created_at).toLocaleString()))));
     if (!rs.length) list.append(h('tr', {}, h('td', { colspan: 3, class: 'muted' }, 'No researches yet.')));
   };
-  await refresh();
-  const t = setInterval(() => refresh().catch(() => {}), 5000);
+  const threads = h('tbody');
+  main.append(h('h2', {}, 'Threads'), h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Thread'), h('th', {}, 'Status'), h('th', {}, 'Last activity'))), threads)));
+  const refreshThreads = async () => {
+    const ts = (await api('GET', '/v1/threads?limit=20')).items || [];
+    threads.replaceChildren(...ts.map((th) => h('tr', {}, h('td', {}, h('a', { href: `#/research/thread/${th.id}` }, th.title)), h('td', {}, statusBadge(th.status)), h('td', {}, new Date(th.last_activity).toLocaleString()))));
+    if (!ts.length) threads.append(h('tr', {}, h('td', { colspan: 3, class: 'muted' }, 'No threads yet.')));
+  };
+  await Promise.all([refresh(), refreshThreads()]);
+  // Researches started elsewhere (the CLI, another browser) appear here.
+  const t = setInterval(() => { refresh().catch(() => {}); refreshThreads().catch(() => {}); }, 5000);
   cleanup.push(() => clearInterval(t));
+}
+
+async function threadDetail(tid) {
+  let th;
+  try { th = await api('GET', `/v1/threads/${encodeURIComponent(tid)}`); } catch (e) {
+    if (e.status === 404) { main.append(h('h1', {}, 'Thread not found'), h('p', {}, h('a', { href: '#/research' }, 'All researches'))); return; }
+    throw e;
+  }
+  main.append(h('p', {}, h('a', { href: '#/research' }, '← All researches')), h('h1', {}, th.title), h('p', {}, statusBadge(th.status)),
+    h('ol', { class: 'messages' }, th.queries.map((q) => h('li', { class: 'msg' },
+      h('div', { class: 'meta' }, statusBadge(q.status), ' ', new Date(q.created_at).toLocaleString()),
+      h('p', {}, h('a', { href: `#/research/${q.research_id}` }, q.question)),
+      q.answer ? h('p', {}, q.answer) : null))),
+    th.status === 'closed' ? h('p', { class: 'muted' }, 'This thread is closed.') : h('button', { type: 'button', onclick: async () => { await api('POST', `/v1/threads/${tid}/close`); route(); } }, 'Close thread'));
 }
 
 async function researchDetail(rid) {
@@ -228,7 +251,7 @@ async function researchDetail(rid) {
     if (cur === 'completed') for (const f of ['md', 'json', 'html']) actions.append(h('button', { type: 'button', onclick: () => download(rid, f) }, `Export ${f.toUpperCase()}`));
   }
   main.append(h('p', {}, h('a', { href: '#/research' }, '← All researches')), h('h1', {}, r.question),
-    h('p', {}, status, ' ', stage, r.thread_id ? h('span', { class: 'muted' }, ` · thread ${r.thread_id.slice(0, 8)}`) : ''), actions,
+    h('p', {}, status, ' ', stage, r.thread_id ? h('a', { href: `#/research/thread/${r.thread_id}` }, ` · thread ${r.thread_id.slice(0, 8)}`) : ''), actions,
     h('div', { class: 'grid' },
       h('section', { 'aria-labelledby': 'rep-h' }, h('h2', { id: 'rep-h' }, 'Report'), report, followUp(r)),
       h('aside', {}, h('section', { class: 'panel' }, h('h2', {}, 'Agents'), agents, usage),
