@@ -563,3 +563,41 @@ func slowSearch(t *testing.T, delay time.Duration) *httptest.Server {
 	t.Cleanup(srv.Close)
 	return srv
 }
+
+// TestUIKorean: an ask in Korean over a Korean knowledge base is answered
+// in Korean, and the page has a font for Hangul (fonts-noto-cjk), so the
+// screenshot shows text, not boxes.
+func TestUIKorean(t *testing.T) {
+	base, a := serve(t)
+	ctx := context.Background()
+	svc, emb, err := a.OpenKB(ctx, "ko", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.AddPaths(ctx, "ko", []string{filepath.Join("..", "qa", "testdata", "ko.jsonl")}, kb.AddOptions{Embedder: emb}); err != nil {
+		t.Fatal(err)
+	}
+	bctx := browser(t, 390, 844)
+	tctx, cancel := context.WithTimeout(bctx, 60*time.Second)
+	defer cancel()
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	if err := chromedp.Do(tctx,
+		chromedp.Navigate(base+"/#/ask"),
+		chromedp.WaitVisible(css(`#ask-q`)),
+		chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById('ask-kb'); s.value = 'ko'; s.dispatchEvent(new Event('change')); })()`),
+		chromedp.SendKeys(css(`#ask-q`), "요금은 언제 납부하나요?"),
+		chromedp.Click(css(`main form button[type=submit]`)),
+		chromedp.WaitVisible(css(`.msg:not(.user)`)),
+	); err != nil {
+		t.Fatalf("Korean ask: %v", err)
+	}
+	answer, err := chromedp.Run(tctx, chromedp.Text(css(`.msg:not(.user)`)))
+	if err != nil || !strings.Contains(answer, "25일") || !strings.Contains(answer, "kb://ko/") {
+		t.Fatalf("answer %q: %v", answer, err)
+	}
+	if ok, err := chromedp.Run(tctx, chromedp.Evaluate[bool](`document.fonts.check('16px "Noto Sans CJK KR"', '요금')`)); err != nil || !ok {
+		t.Fatalf("no font for Hangul (install fonts-noto-cjk): %v", err)
+	}
+	screenshot(t, tctx, "ask-korean-phone")
+	axe(t, tctx, "ask in Korean")
+}
