@@ -129,6 +129,59 @@ func (s *Server) getKB(w http.ResponseWriter, r *http.Request) {
 	s.writeError(w, r, err)
 }
 
+// sourceView is a source without its text.
+type sourceView struct {
+	URL          string     `json:"url"`
+	Title        string     `json:"title"`
+	DocID        string     `json:"doc_id,omitempty"`
+	Language     string     `json:"language"`
+	IsStale      bool       `json:"is_stale"`
+	FailCount    int        `json:"fail_count"`
+	CrawledAt    time.Time  `json:"crawled_at"`
+	LastModified *time.Time `json:"last_modified,omitempty"`
+}
+
+// listSources lists a knowledge base's sources (stale ones first with
+// stale=true only), up to limit, with the total.
+func (s *Server) listSources(w http.ResponseWriter, r *http.Request) {
+	limit, err := intParam(r, "limit", 100, 1, 1000)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	staleOnly := false
+	if v := r.URL.Query().Get("stale"); v != "" {
+		if staleOnly, err = strconv.ParseBool(v); err != nil {
+			s.writeError(w, r, badRequest("stale", fmt.Sprintf("must be true or false, got %q", v)))
+			return
+		}
+	}
+	_, k, err := s.kbOf(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	srcs, err := s.store.SourceList(r.Context(), k.ID)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := struct {
+		Items []sourceView `json:"items"`
+		Total int          `json:"total"`
+	}{Items: []sourceView{}}
+	for _, src := range srcs {
+		if staleOnly && !src.IsStale {
+			continue
+		}
+		out.Total++
+		if len(out.Items) < limit {
+			out.Items = append(out.Items, sourceView{URL: src.URL, Title: src.Title, DocID: src.DocID, Language: src.Language, IsStale: src.IsStale, FailCount: src.FailCount, CrawledAt: src.CrawledAt, LastModified: src.LastModified})
+		}
+	}
+	s.writeJSON(w, http.StatusOK, out)
+}
+
 func (s *Server) deleteKB(w http.ResponseWriter, r *http.Request) {
 	svc, k, err := s.kbOf(r)
 	if err == nil {

@@ -330,6 +330,19 @@ func walkAPI(t *testing.T, e *env) {
 		if len(logs.Items) != 1 || logs.Items[0].Status != "success" || logs.Items[0].PagesCrawled != 2 {
 			t.Fatalf("crawl log: %+v", logs.Items)
 		}
+		srcs := e.get("/v1/knowledge-bases/notes/sources?limit=1")
+		want(t, srcs, 200)
+		var sv0 struct {
+			Items []struct{ URL string }
+			Total int
+		}
+		srcs.json(t, &sv0)
+		if sv0.Total < 2 || len(sv0.Items) != 1 {
+			t.Fatalf("sources: %s", srcs.Body)
+		}
+		want(t, e.get("/v1/knowledge-bases/notes/sources?stale=true"), 200)
+		want(t, e.do("GET", "/v1/knowledge-bases/notes/sources?stale=maybe", nil, nil, false), 400)
+		want(t, e.get("/v1/knowledge-bases/nope/sources"), 404)
 		r = e.post("/v1/knowledge-bases/notes/crawls", map[string]any{"url": "ftp://example.com/"})
 		want(t, r, 422)
 		if _, f, _ := r.apiErr(t); f != "url" {

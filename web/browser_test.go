@@ -490,6 +490,9 @@ func TestUIKnowledge(t *testing.T) {
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`[...document.querySelectorAll('form:has(#kb-url) tbody tr')].some(r => r.textContent.includes('success'))`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
 		t.Fatalf("the crawl log never said success: %v", err)
 	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`[...document.querySelectorAll('section.panel tbody tr')].some(r => r.textContent.includes('Late fees'))`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		t.Fatalf("the crawled page is not among the sources: %v", err)
+	}
 	screenshot(t, ctx, "knowledge-upload-crawl-desktop")
 	axe(t, ctx, "knowledge after upload and crawl")
 }

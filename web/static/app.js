@@ -567,9 +567,21 @@ async function kbDetail(name) {
     try { await api('POST', `${base}/crawls`, { url: url.value }); uf.err.textContent = ''; await refreshLogs(); } catch (e) { uf.err.textContent = e.message; }
   } }, uf.el, h('div', { class: 'row' }, h('button', { type: 'submit' }, 'Start crawl')),
   h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, ['URL', 'Status', 'Crawled', 'Updated', 'Failed', 'Error'].map((c) => h('th', {}, c)))), logs)));
-  main.append(h('h2', {}, name), search, h('section', { class: 'panel' }, h('h2', {}, 'Add files'), drop, out), crawl);
-  await refreshLogs();
-  const t = setInterval(() => refreshLogs().catch(() => {}), 3000);
+  const staleOnly = h('input', { id: 'kb-stale-only', type: 'checkbox' });
+  const srcBody = h('tbody');
+  const srcTotal = h('p', { class: 'muted' });
+  const refreshSources = async () => {
+    const r = await api('GET', `${base}/sources?limit=200${staleOnly.checked ? '&stale=true' : ''}`);
+    srcTotal.textContent = `${r.total} ${staleOnly.checked ? 'stale ' : ''}sources${r.total > r.items.length ? `, the first ${r.items.length} shown` : ''}`;
+    srcBody.replaceChildren(...r.items.map((x) => h('tr', {}, h('td', {}, x.url.startsWith('http') ? h('a', { href: x.url, rel: 'noopener noreferrer', target: '_blank' }, x.title || x.url) : (x.title || x.url)),
+      h('td', {}, x.language), h('td', {}, x.is_stale ? h('span', { class: 'status failed' }, `stale (${x.fail_count} failures)`) : 'fresh'), h('td', {}, new Date(x.crawled_at).toLocaleString()))));
+  };
+  staleOnly.addEventListener('change', () => refreshSources().catch(() => {}));
+  const sourcesPanel = h('section', { class: 'panel' }, h('h2', {}, 'Sources'), h('label', { class: 'check' }, staleOnly, 'Stale pages only'), srcTotal,
+    h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, ['Source', 'Language', 'State', 'Read'].map((c) => h('th', {}, c)))), srcBody)));
+  main.append(h('h2', {}, name), search, h('section', { class: 'panel' }, h('h2', {}, 'Add files'), drop, out), crawl, sourcesPanel);
+  await Promise.all([refreshLogs(), refreshSources()]);
+  const t = setInterval(() => { refreshLogs().catch(() => {}); refreshSources().catch(() => {}); }, 3000);
   cleanup.push(() => clearInterval(t));
 }
 
