@@ -102,7 +102,17 @@ func (x *run) plan(ctx context.Context, effort Effort) error {
 	}
 	sort.SliceStable(qs, func(i, j int) bool { return qs[i].Priority < qs[j].Priority })
 	if len(qs) > effort.MaxSub {
+		x.warn(fmt.Sprintf("the planner proposed %d sub-questions; the level allows %d, so the first %d by priority are researched", len(qs), effort.MaxSub, effort.MaxSub))
 		qs = qs[:effort.MaxSub]
+	}
+	trimmed := 0
+	for i := range qs {
+		if len(qs[i].Queries) > MaxQueriesPerSub {
+			qs[i].Queries, trimmed = qs[i].Queries[:MaxQueriesPerSub], trimmed+1
+		}
+	}
+	if trimmed > 0 {
+		x.warn(fmt.Sprintf("the planner gave %d sub-questions more than %d search queries; the first %d of each are run", trimmed, MaxQueriesPerSub, MaxQueriesPerSub))
 	}
 	if len(qs) == 0 {
 		qs = []PlannedQuestion{{Text: r.Question}}
@@ -210,30 +220,53 @@ func (x *run) execute(ctx context.Context, depth int, effort Effort) error {
 	return x.checkpoint(ctx)
 }
 
-// searchAll runs a sub-question's queries on every source. A failing source
+// MaxQueriesPerSub bounds the searches one sub-question makes per source
+// (the planner is asked for 1-2; more are cut, with a warning).
+const MaxQueriesPerSub = 2
+
+// searchAll runs a sub-question's queries on every source, all at once
+// (the results keep the order of queries, then sources). A failing source
 // is a warning, not a failed research.
 func (x *run) searchAll(ctx context.Context, sq SubQuestion, k int) ([]search.Result, int, error) {
 	queries := sq.Queries
 	if len(queries) == 0 {
 		queries = []string{sq.Text}
 	}
+	type call struct {
+		q   string
+		src search.Source
+		res []search.Result
+		err error
+	}
+	calls := make([]call, 0, len(queries)*len(x.sources))
+	for _, q := range queries {
+		for _, src := range x.sources {
+			calls = append(calls, call{q: q, src: src})
+		}
+	}
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Add(1)
+		go func(c *call) {
+			defer wg.Done()
+			c.res, c.err = c.src.Search(ctx, c.q, k)
+		}(&calls[i])
+	}
+	wg.Wait()
 	var out []search.Result
 	var last error
 	failures := 0
-	for _, q := range queries {
-		for _, src := range x.sources {
-			res, err := src.Search(ctx, q, k)
-			if err != nil {
-				if ctx.Err() != nil {
-					return out, failures, last
-				}
-				failures++
-				last = err
-				x.warn(fmt.Sprintf("source %s failed for %q: %v", src.Name(), q, err))
-				continue
+	for _, c := range calls {
+		if c.err != nil {
+			if ctx.Err() != nil {
+				return out, failures, last
 			}
-			out = append(out, res...)
+			failures++
+			last = c.err
+			x.warn(fmt.Sprintf("source %s failed for %q: %v", c.src.Name(), c.q, c.err))
+			continue
 		}
+		out = append(out, c.res...)
 	}
 	return out, failures, last
 }
@@ -441,7 +474,11 @@ func (x *run) decide(depth int, effort Effort) {
 			parent = ""
 		}
 		id := "Q" + strconv.Itoa(len(r.SubQuestions)+1)
-		r.SubQuestions = append(r.SubQuestions, SubQuestion{ID: id, Text: d.Text, Priority: len(r.SubQuestions) + 1, Depth: depth + 1, ParentID: parent, Status: SubPending, Queries: d.Queries})
+		queries := d.Queries
+		if len(queries) > MaxQueriesPerSub {
+			queries = queries[:MaxQueriesPerSub] // the analysis's schema asks for at most that many
+		}
+		r.SubQuestions = append(r.SubQuestions, SubQuestion{ID: id, Text: d.Text, Priority: len(r.SubQuestions) + 1, Depth: depth + 1, ParentID: parent, Status: SubPending, Queries: queries})
 		opened++
 	}
 	if opened == 0 {
