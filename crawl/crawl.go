@@ -51,6 +51,9 @@ type Options struct {
 	// BatchSize is how many changed pages are chunked, embedded and
 	// written together (default 32).
 	BatchSize int
+	// WholeHost widens a crawl started below the root
+	// (https://docs.example.com/book/) from that path to the whole host.
+	WholeHost bool
 }
 
 // withDefaults fills the fields left at zero.
@@ -275,6 +278,7 @@ func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt O
 		return st, fmt.Errorf("crawl: %w", err)
 	}
 	site := siteOf(seed)
+	under := scopePath(seed, opt.WholeHost)
 	for _, s := range srcs {
 		if u, err := url.Parse(s.URL); err == nil && sameSite(u, site) {
 			known[s.URL] = s
@@ -287,7 +291,7 @@ func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt O
 	var queue []item
 	push := func(raw string, depth int) {
 		u, err := url.Parse(raw)
-		if err != nil || !sameSite(u, site) || skipExt(u.Path) {
+		if err != nil || !sameSite(u, site) || !strings.HasPrefix(u.Path, under) || skipExt(u.Path) {
 			return
 		}
 		n := normalize(u)
@@ -391,8 +395,8 @@ func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt O
 		}
 		final := r.url
 		if u, err := url.Parse(r.page.URL); err == nil && r.page.URL != r.url {
-			if !sameSite(u, site) {
-				c.logger().Info("page redirects off site; skipped", "url", r.url, "to", fetch.Redact(u))
+			if !sameSite(u, site) || !strings.HasPrefix(u.Path, under) {
+				c.logger().Info("page redirects out of the crawl's scope; skipped", "url", r.url, "to", fetch.Redact(u))
 				continue
 			}
 			final = normalize(u)
@@ -559,6 +563,17 @@ func siteOf(u *url.URL) site { return site(strings.TrimPrefix(strings.ToLower(u.
 
 func sameSite(u *url.URL, s site) bool {
 	return (u.Scheme == "http" || u.Scheme == "https") && siteOf(u) == s
+}
+
+// scopePath is the path a crawl stays under: the start page's directory
+// ("/book/" for /book/ or /book/intro.html), as common crawlers do, or
+// "/" for the whole host.
+func scopePath(seed *url.URL, wholeHost bool) string {
+	p := seed.Path
+	if wholeHost || p == "" {
+		return "/"
+	}
+	return p[:strings.LastIndex(p, "/")+1]
 }
 
 // normalize gives a page one spelling: lower-case scheme and host, no

@@ -505,3 +505,32 @@ func TestFailedNewPageIsRetried(t *testing.T) {
 		t.Fatalf("a page failing %d runs is still pending: %+v", StaleAfter, ps)
 	}
 }
+
+// TestCrawlStaysUnderItsPath: a crawl started at /book/ reads the pages
+// under /book/ only (links, the sitemap, redirects), as common crawlers
+// do; --whole-host widens it to the host.
+func TestCrawlStaysUnderItsPath(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	s := newSite(t)
+	s.set("/book/", html("Book", "/book/ch1.html", "/api/index.html", "/src/main.rs.html", "/"))
+	s.set("/book/ch1.html", html("Chapter one", "/book/ch2.html", "/std/"))
+	s.set("/book/ch2.html", html("Chapter two"))
+	s.set("/api/index.html", html("API"))
+	s.set("/src/main.rs.html", html("Source view"))
+	s.set("/std/", html("Std"))
+	s.set("/", html("Home", "/book/"))
+	log := b.run(t, s.srv.URL+"/book/", Options{MaxDepth: 5, NoSitemap: true})
+	if log.PagesCrawled != 3 {
+		t.Fatalf("crawled %d pages under /book/, want 3 (%+v)", log.PagesCrawled, log)
+	}
+	for _, p := range []string{"/api/index.html", "/src/main.rs.html", "/std/", "/"} {
+		if _, err := b.store.SourceGet(context.Background(), b.kb.ID, s.srv.URL+p); err == nil {
+			t.Errorf("%s is outside /book/ but was stored", p)
+		}
+	}
+	log = setup(t, nil).run(t, s.srv.URL+"/book/", Options{MaxDepth: 5, NoSitemap: true, WholeHost: true})
+	if log.PagesCrawled != 7 {
+		t.Fatalf("the whole host: crawled %d pages, want 7", log.PagesCrawled)
+	}
+}

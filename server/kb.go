@@ -400,6 +400,7 @@ type crawlRequest struct {
 	Concurrency *int   `json:"concurrency"`
 	Delay       string `json:"delay"`
 	NoSitemap   bool   `json:"no_sitemap"`
+	WholeHost   bool   `json:"whole_host"`
 }
 
 // startCrawl starts a crawl of a site into the knowledge base and returns
@@ -411,7 +412,7 @@ func (s *Server) startCrawl(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	opt := crawl.Options{MaxPages: 500, MaxDepth: 5, Concurrency: 4, NoSitemap: req.NoSitemap}
+	opt := crawl.Options{MaxPages: 500, MaxDepth: 5, Concurrency: 4, NoSitemap: req.NoSitemap, WholeHost: req.WholeHost}
 	for dst, v := range map[*int]*int{&opt.MaxPages: req.MaxPages, &opt.MaxDepth: req.MaxDepth, &opt.Concurrency: req.Concurrency} {
 		if v != nil {
 			*dst = *v

@@ -79,6 +79,7 @@ Every run writes a crawl log (see 'quarry kb logs'); a failed run is retried
 	cmd.Flags().IntVar(&opt.MaxDepth, "max-depth", 5, "most links followed from the start page (0-100)")
 	cmd.Flags().IntVar(&opt.Concurrency, "concurrency", 4, "pages fetched at once (1-64)")
 	cmd.Flags().BoolVar(&opt.NoSitemap, "no-sitemap", false, "do not read sitemap.xml")
+	cmd.Flags().BoolVar(&opt.WholeHost, "whole-host", false, "crawl the whole host, not only the pages under the start URL's path")
 	cmd.Flags().DurationVar(&delay, "delay", 250*time.Millisecond, "least time between requests to the site (a larger robots.txt Crawl-delay wins; 0 turns politeness off)")
 	cmd.Flags().DurationVar(&every, "every", 0, "re-crawl on this schedule (e.g. 5m) until interrupted")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print each run's crawl log as JSON")
