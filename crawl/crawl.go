@@ -9,6 +9,7 @@ package crawl
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -338,6 +339,7 @@ func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt O
 	var seedErr error
 	succeeded := 0
 	done := map[string]bool{}
+	sameText := map[[sha256.Size]byte]string{}
 	for {
 		for len(queue) > 0 && inflight < opt.Concurrency && fetched < opt.MaxPages && ctx.Err() == nil {
 			it := queue[0]
@@ -404,8 +406,27 @@ func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt O
 				queued[final] = r.depth
 			}
 		}
+		// A page that names its canonical URL (in the crawl's scope) is
+		// stored under it, so /, /index.html and ?ref= variants are one.
+		if cu, err := url.Parse(r.page.Doc.Canonical); err == nil && r.page.Doc.Canonical != "" && sameSite(cu, site) && strings.HasPrefix(cu.Path, under) {
+			final = normalize(cu)
+			if _, ok := queued[final]; !ok {
+				queued[final] = r.depth
+			}
+		}
 		if done[final] {
-			continue // two URLs redirected to the same page
+			continue // two URLs redirected to, or naming, the same page
+		}
+		// The same text under another URL this run (/ and /index.html
+		// without a canonical link) is one source, the first URL's.
+		if !r.page.NotModified && r.page.Doc.Text != "" {
+			h := sha256.Sum256([]byte(r.page.Doc.Text))
+			if first, ok := sameText[h]; ok {
+				c.logger().Info("page repeats another one's text; kept once", "url", final, "as", first)
+				done[final] = true
+				continue
+			}
+			sameText[h] = final
 		}
 		done[final] = true
 		if err := w.add(ctx, final, r.page); err != nil {

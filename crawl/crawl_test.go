@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -532,5 +533,31 @@ func TestCrawlStaysUnderItsPath(t *testing.T) {
 	log = setup(t, nil).run(t, s.srv.URL+"/book/", Options{MaxDepth: 5, NoSitemap: true, WholeHost: true})
 	if log.PagesCrawled != 7 {
 		t.Fatalf("the whole host: crawled %d pages, want 7", log.PagesCrawled)
+	}
+}
+
+// TestCrawlStoresAPageOnce: / and /index.html serving one document, and
+// pages naming a rel=canonical URL, are stored once.
+func TestCrawlStoresAPageOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	s := newSite(t)
+	home := html("Home", "/index.html", "/guide?ref=nav", "/guide")
+	s.set("/", home)
+	s.set("/index.html", home)
+	s.set("/guide", `<html><head><title>Guide</title><link rel="canonical" href="/guide"></head><body><p>The guide explains how fees are paid every month by bank transfer.</p></body></html>`)
+	s.set("/guide?ref=nav", `<html><head><title>Guide</title><link rel="canonical" href="/guide"></head><body><p>The guide explains how fees are paid every month by bank transfer. Navigation variant.</p></body></html>`)
+	b.run(t, s.srv.URL+"/", Options{MaxDepth: 3, NoSitemap: true})
+	srcs, err := b.store.SourceList(context.Background(), b.kb.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	for _, src := range srcs {
+		urls = append(urls, strings.TrimPrefix(src.URL, s.srv.URL))
+	}
+	sort.Strings(urls)
+	if strings.Join(urls, " ") != "/ /guide" {
+		t.Fatalf("stored %v, want / and /guide once each", urls)
 	}
 }

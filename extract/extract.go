@@ -28,6 +28,9 @@ type Doc struct {
 	Links []string
 	// NoIndex and NoFollow come from <meta name="robots">.
 	NoIndex, NoFollow bool
+	// Canonical is the page's <link rel="canonical"> (absolute, http(s)),
+	// when it names one.
+	Canonical string
 }
 
 // ErrUnsupported is returned for formats Quarry does not read.

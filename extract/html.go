@@ -63,6 +63,12 @@ func HTMLWithType(data []byte, pageURL, contentType string) (Doc, error) {
 			return Doc{}, fmt.Errorf("html: page URL %q: %w", pageURL, err)
 		}
 		doc.Links = links(gq, u)
+		if href, ok := gq.Find(`link[rel~="canonical" i][href]`).First().Attr("href"); ok {
+			if c, err := u.Parse(strings.TrimSpace(href)); err == nil && (c.Scheme == "http" || c.Scheme == "https") && c.Host != "" {
+				c.Fragment, c.RawFragment = "", ""
+				doc.Canonical = c.String()
+			}
+		}
 	}
 	// Readability mutates the tree; give it its own copy.
 	text := ""
