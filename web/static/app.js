@@ -177,14 +177,14 @@ async function researchPage(args) {
   field('Level', level, 'quick: 2 sub-questions, 1 round; standard: 4 and 2; comprehensive: 6 and 3').el,
   err, h('div', { class: 'row' }, h('button', { class: 'primary', type: 'submit' }, 'Start research')));
   const list = h('tbody');
-  main.append(form, h('h2', {}, 'Recent researches'), h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Question'), h('th', {}, 'Status'), h('th', {}, 'Created'))), list)));
+  main.append(form, h('h2', {}, 'Recent researches'), h('div', { class: 'table-wrap', tabindex: 0 }, h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Question'), h('th', {}, 'Status'), h('th', {}, 'Created'))), list)));
   const refresh = async () => {
     const rs = (await api('GET', '/v1/researches?limit=20')).items || [];
     list.replaceChildren(...rs.map((r) => h('tr', {}, h('td', {}, h('a', { href: `#/research/${r.id}` }, r.question)), h('td', {}, statusBadge(r.status)), h('td', {}, new Date(r.created_at).toLocaleString()))));
     if (!rs.length) list.append(h('tr', {}, h('td', { colspan: 3, class: 'muted' }, 'No researches yet.')));
   };
   const threads = h('tbody');
-  main.append(h('h2', {}, 'Threads'), h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Thread'), h('th', {}, 'Status'), h('th', {}, 'Last activity'))), threads)));
+  main.append(h('h2', {}, 'Threads'), h('div', { class: 'table-wrap', tabindex: 0 }, h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Thread'), h('th', {}, 'Status'), h('th', {}, 'Last activity'))), threads)));
   const refreshThreads = async () => {
     const ts = (await api('GET', '/v1/threads?limit=20')).items || [];
     threads.replaceChildren(...ts.map((th) => h('tr', {}, h('td', {}, h('a', { href: `#/research/thread/${th.id}` }, th.title)), h('td', {}, statusBadge(th.status)), h('td', {}, new Date(th.last_activity).toLocaleString()))));
@@ -399,7 +399,7 @@ async function consolePage() {
 }
 
 function chunkTable(chunks) {
-  return h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, '#'), h('th', {}, 'Score'), h('th', {}, 'Source'), h('th', {}, 'Golden'), h('th', {}, 'Content'))),
+  return h('div', { class: 'table-wrap', tabindex: 0 }, h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, '#'), h('th', {}, 'Score'), h('th', {}, 'Source'), h('th', {}, 'Golden'), h('th', {}, 'Content'))),
     h('tbody', {}, chunks.map((c, i) => h('tr', {}, h('td', {}, i + 1), h('td', {}, fmt(c.score)), h('td', {}, c.datasource_id),
       h('td', {}, c.is_golden === undefined ? '—' : c.is_golden ? h('span', { class: 'golden' }, 'golden') : 'no'), h('td', {}, c.content.slice(0, 400)))))));
 }
@@ -492,7 +492,7 @@ function evaluateTab(pipelines, datasets) {
       const c = await api('POST', '/v1/evaluations', { pipelines: chosen, dataset: ds.value, k: Number(k.value) });
       const metrics = [['nDCG', 'ndcg'], ['Recall', 'recall'], ['Precision', 'precision'], ['MRR', 'mrr'], ['Hit rate', 'hit_rate']];
       out.replaceChildren(h('p', {}, `${c.dataset}, k=${c.k}, ${c.runs[0].overall.queries} questions`),
-        h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Metric'), c.runs.map((r) => h('th', {}, r.pipeline)))),
+        h('div', { class: 'table-wrap', tabindex: 0 }, h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Metric'), c.runs.map((r) => h('th', {}, r.pipeline)))),
           h('tbody', {}, metrics.map(([label, key]) => h('tr', {}, h('th', { scope: 'row' }, `${label}@${c.k}`), c.runs.map((r) => h('td', {},
             h('div', { class: 'bar', style: undefined, 'data-w': r.overall[key] }), fmt(r.overall[key], 4)))))))),
         c.differences.map((d) => h('p', {}, `${d.pipeline} vs ${d.baseline}: nDCG ${d.ndcg >= 0 ? '+' : ''}${fmt(d.ndcg, 4)}, better on ${d.better} questions, worse on ${d.worse}`)));
@@ -508,7 +508,7 @@ async function knowledgePage(args) {
   main.append(h('h1', {}, 'Knowledge'));
   const name = h('input', { id: 'kb-name', type: 'text', required: true, pattern: '[A-Za-z0-9][A-Za-z0-9_.-]*' });
   const nf = field('New knowledge base', name);
-  main.append(h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Sources'), h('th', {}, 'Chunks'), h('th', {}, 'Stale'))),
+  main.append(h('div', { class: 'table-wrap', tabindex: 0 }, h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Sources'), h('th', {}, 'Chunks'), h('th', {}, 'Stale'))),
     h('tbody', {}, kbs.map((k) => h('tr', {}, h('td', {}, h('a', { href: `#/knowledge/${encodeURIComponent(k.name)}` }, k.name)), h('td', {}, k.sources), h('td', {}, k.chunks), h('td', {}, k.stale)))))),
   h('form', { class: 'row panel', onsubmit: async (ev) => {
     ev.preventDefault();
@@ -566,7 +566,7 @@ async function kbDetail(name) {
     ev.preventDefault();
     try { await api('POST', `${base}/crawls`, { url: url.value }); uf.err.textContent = ''; await refreshLogs(); } catch (e) { uf.err.textContent = e.message; }
   } }, uf.el, h('div', { class: 'row' }, h('button', { type: 'submit' }, 'Start crawl')),
-  h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, ['URL', 'Status', 'Crawled', 'Updated', 'Failed', 'Error'].map((c) => h('th', {}, c)))), logs)));
+  h('div', { class: 'table-wrap', tabindex: 0 }, h('table', {}, h('thead', {}, h('tr', {}, ['URL', 'Status', 'Crawled', 'Updated', 'Failed', 'Error'].map((c) => h('th', {}, c)))), logs)));
   const staleOnly = h('input', { id: 'kb-stale-only', type: 'checkbox' });
   const srcBody = h('tbody');
   const srcTotal = h('p', { class: 'muted' });
@@ -578,7 +578,7 @@ async function kbDetail(name) {
   };
   staleOnly.addEventListener('change', () => refreshSources().catch(() => {}));
   const sourcesPanel = h('section', { class: 'panel' }, h('h2', {}, 'Sources'), h('label', { class: 'check' }, staleOnly, 'Stale pages only'), srcTotal,
-    h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, ['Source', 'Language', 'State', 'Read'].map((c) => h('th', {}, c)))), srcBody)));
+    h('div', { class: 'table-wrap', tabindex: 0 }, h('table', {}, h('thead', {}, h('tr', {}, ['Source', 'Language', 'State', 'Read'].map((c) => h('th', {}, c)))), srcBody)));
   main.append(h('h2', {}, name), search, h('section', { class: 'panel' }, h('h2', {}, 'Add files'), drop, out), crawl, sourcesPanel);
   await Promise.all([refreshLogs(), refreshSources()]);
   const t = setInterval(() => { refreshLogs().catch(() => {}); refreshSources().catch(() => {}); }, 3000);
