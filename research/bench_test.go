@@ -14,7 +14,8 @@ import (
 // after a fixed latency and a fake source with its own latency, and prints
 // the wall time beside the critical path: the calls that must run in
 // sequence (plan, then per round the slowest search and the analysis, then
-// the report). Searches within a round run concurrently.
+// the report and the citation judge: every model call the run makes).
+// Searches within a round run concurrently.
 //
 //	go test ./research -run '^$' -bench CriticalPath -benchtime 5x
 func BenchmarkCriticalPath(b *testing.B) {
@@ -33,10 +34,15 @@ func BenchmarkCriticalPath(b *testing.B) {
 					b.Fatal(err)
 				}
 				wall += time.Since(t0)
-				// Every sub-question has one query, so a round's searches
-				// take one search latency when run concurrently.
+				// Every model call here runs after the one before it (plan,
+				// one analysis per round, report, citation judge), and a
+				// round's searches, run concurrently, take one search
+				// latency.
 				rounds := time.Duration(len(r.Rounds))
-				critical += llmLatency + rounds*(searchLatency+llmLatency) + llmLatency
+				if r.Usage.Calls < 3 || rounds == 0 {
+					b.Fatalf("cannot measure: %d model calls, %d rounds", r.Usage.Calls, rounds)
+				}
+				critical += time.Duration(r.Usage.Calls)*llmLatency + rounds*searchLatency
 				calls, in, out = r.Usage.Calls, r.Usage.InputTokens, r.Usage.OutputTokens
 			}
 			b.ReportMetric(float64(wall.Milliseconds())/float64(b.N), "wall_ms")
