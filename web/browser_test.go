@@ -21,7 +21,9 @@ import (
 
 	"github.com/quarryhq/quarry/app"
 	"github.com/quarryhq/quarry/kb"
+	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/server"
+	"github.com/quarryhq/quarry/store"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -603,4 +605,79 @@ func TestUIKorean(t *testing.T) {
 	}
 	screenshot(t, tctx, "ask-korean-phone")
 	axe(t, tctx, "ask in Korean")
+}
+
+// TestUILongReport opens a stored research whose report has 10,000 words
+// and 200 citations, scrolls it from top to bottom in steps, and reports
+// the frames the browser's timeline saw while it did (long frames over
+// 50 ms are jank). The figures are printed, not asserted: timing belongs
+// to measurements, not to pass or fail.
+func TestUILongReport(t *testing.T) {
+	base, a := serve(t)
+	ctx := context.Background()
+	st, err := a.Store(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	r := research.Research{ID: "long-report", Question: "A long report", Status: research.StatusCompleted, CreatedAt: now, UpdatedAt: now}
+	rep := &research.Report{Title: "A long report", Summary: "What follows is long [1]."}
+	words := strings.Fields(strings.Repeat("The composer wrote operas and symphonies that audiences still hear in concert halls today ", 10))
+	for i := 1; i <= 200; i++ {
+		id := fmt.Sprintf("S%d", i)
+		r.Sources = append(r.Sources, research.Source{ID: id, URL: fmt.Sprintf("https://example.org/page/%d", i), Title: fmt.Sprintf("Page %d", i), Domain: "example.org", Kind: "web", Content: fmt.Sprintf("Page %d says the composer wrote operas and symphonies.", i)})
+		rep.References = append(rep.References, research.Reference{Number: i, SourceID: id, URL: fmt.Sprintf("https://example.org/page/%d", i), Title: fmt.Sprintf("Page %d", i), AccessedAt: now})
+	}
+	n := 0
+	for s := range 20 {
+		var body strings.Builder
+		for range 5 {
+			for range 5 { // 5 paragraphs of 5 sentences of ~20 words
+				body.WriteString(strings.Join(words[:20], " ") + ". ")
+			}
+			n++
+			fmt.Fprintf(&body, "They were written down [%d]. And played again [%d].\n\n", n, (n+100-1)%200+1)
+		}
+		rep.Sections = append(rep.Sections, research.Section{Heading: fmt.Sprintf("Part %d", s+1), Body: body.String()})
+	}
+	r.Report = rep
+	state, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ResearchSave(ctx, store.Research{ID: r.ID, Question: r.Question, Status: r.Status, CreatedAt: now, UpdatedAt: now, State: state}, nil); err != nil {
+		t.Fatal(err)
+	}
+	bctx := browser(t, 1280, 900)
+	tctx, cancel := context.WithTimeout(bctx, 90*time.Second)
+	defer cancel()
+	if err := chromedp.Do(tctx, chromedp.Navigate(base+"/#/research/long-report"), chromedp.WaitVisible(chromedp.CSS(`article.report[aria-busy="false"]`))); err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	type scroll struct {
+		Words, Citations, Frames, Long int
+		Max, P95                       float64
+	}
+	m, err := chromedp.Run(tctx, chromedp.Evaluate[scroll](`new Promise(done => {
+		const article = document.querySelector('article.report');
+		const words = article.textContent.split(/\s+/).length;
+		const citations = article.querySelectorAll('sup.cite a').length;
+		const times = []; let last = performance.now(); let y = 0;
+		const step = () => {
+			const t = performance.now(); times.push(t - last); last = t;
+			window.scrollBy(0, 400); y += 400;
+			if (y < document.body.scrollHeight) requestAnimationFrame(step);
+			else { times.shift(); times.sort((a, b) => a - b);
+				done({words, citations, frames: times.length, long: times.filter(x => x > 50).length,
+					max: times[times.length - 1] || 0, p95: times[Math.floor(times.length * 0.95)] || 0}); }
+		};
+		requestAnimationFrame(step);
+	})`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Words < 10000 || m.Citations < 200 {
+		t.Fatalf("the report has %d words and %d citations, want at least 10,000 and 200", m.Words, m.Citations)
+	}
+	t.Logf("scrolled a %d-word report with %d citations in %d frames: p95 %.1f ms, worst %.1f ms, %d over 50 ms", m.Words, m.Citations, m.Frames, m.P95, m.Max, m.Long)
 }
