@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/quarryhq/quarry/errcode"
+	"github.com/quarryhq/quarry/internal/textclean"
 	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/llm/anthropic"
 	"github.com/quarryhq/quarry/llm/openai"
@@ -176,6 +176,20 @@ type GenerateRequest struct {
 	ChatID string `json:"chat_id,omitempty"`
 }
 
+// Check applies the seed's rules to a request (top_k 0 is the
+// pipeline's) and the model config's defaults.
+func (r *GenerateRequest) Check() error {
+	if err := CheckQuery(r.Query); err != nil {
+		return err
+	}
+	if r.TopK != 0 {
+		if err := CheckTopK(r.TopK); err != nil {
+			return err
+		}
+	}
+	return r.Model.Check()
+}
+
 // Generation is seed 004's AnswerResponse, plus the citation check.
 type Generation struct {
 	Query   string  `json:"query"`
@@ -227,15 +241,7 @@ If the passages do not hold the answer, say that they do not. Answer in the lang
 // that fails returns a *GenerateError with the timings spent.
 func (s *Service) Generate(ctx context.Context, req GenerateRequest, onDelta func(string)) (*Generation, error) {
 	t0 := time.Now()
-	if err := CheckQuery(req.Query); err != nil {
-		return nil, err
-	}
-	if req.TopK != 0 {
-		if err := CheckTopK(req.TopK); err != nil {
-			return nil, err
-		}
-	}
-	if err := req.Model.Check(); err != nil {
+	if err := req.Check(); err != nil {
 		return nil, err
 	}
 	if req.Model.Endpoint != "" && s.CheckEndpoint != nil {
@@ -292,7 +298,7 @@ func (s *Service) Generate(ctx context.Context, req GenerateRequest, onDelta fun
 		}
 		chat, err := s.Chats.Append(ctx, req.ChatID,
 			session.Message{Role: session.RoleUser, Content: req.Query, Timestamp: now},
-			session.Message{Role: session.RoleAssistant, Content: clip(g.Answer, session.MaxContentChars), Timestamp: now, Sources: srcs})
+			session.Message{Role: session.RoleAssistant, Content: textclean.Clip(g.Answer, session.MaxContentChars), Timestamp: now, Sources: srcs})
 		if err != nil {
 			return nil, fmt.Errorf("chat %s: %w", req.ChatID, err)
 		}
@@ -367,22 +373,8 @@ func (s *Service) ClearChat(ctx context.Context, id string) error {
 	return s.Chats.Delete(ctx, id)
 }
 
-// clip cuts s to at most n characters.
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n])
-}
-
 // stripMarkers removes citation markers, for scoring an answer's words.
 func stripMarkers(text string) string {
-	var b strings.Builder
-	last := 0
-	for _, m := range research.ParseMarkers(text) {
-		b.WriteString(text[last:m.Start])
-		last = m.End
-	}
-	b.WriteString(text[last:])
-	return b.String()
+	plain, _, _ := checkCitations(text, 0) // no passage: every marker goes
+	return plain
 }

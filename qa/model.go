@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/quarryhq/quarry/errcode"
+	"github.com/quarryhq/quarry/internal/textclean"
 	"github.com/quarryhq/quarry/kb"
 	"github.com/quarryhq/quarry/kb/analyze"
 	"github.com/quarryhq/quarry/llm"
@@ -84,7 +85,7 @@ func (a *Asker) askModel(ctx context.Context, question, lang string, sess *sessi
 	seen := map[string]bool{}
 	for _, n := range used {
 		h := hits[n-1]
-		ans.Quotes = append(ans.Quotes, Quote{Number: n, Text: clip(strings.TrimSpace(h.Text), 500), URL: h.SourceURL, Title: h.Title, ChunkID: h.ChunkID, Score: h.Score})
+		ans.Quotes = append(ans.Quotes, Quote{Number: n, Text: textclean.Clip(strings.TrimSpace(h.Text), 500), URL: h.SourceURL, Title: h.Title, ChunkID: h.ChunkID, Score: h.Score})
 		if !seen[h.SourceURL] {
 			seen[h.SourceURL] = true
 			ans.Sources = append(ans.Sources, h.SourceURL)
@@ -172,7 +173,7 @@ func modelSuggestions(in []string) []string {
 		if s == "" || slices.Contains(out, s) {
 			continue
 		}
-		out = append(out, clip(s, session.MaxSuggestionChar))
+		out = append(out, textclean.Clip(s, session.MaxSuggestionChar))
 		if len(out) == session.MaxSuggestions {
 			break
 		}

@@ -161,7 +161,7 @@ func (a *Asker) Ask(ctx context.Context, req Request) (*Answer, error) {
 	}
 	ans.SessionID = sess.ID
 	conf := ans.Confidence
-	reply := session.Message{Role: session.RoleAssistant, Content: clip(ans.Answer, session.MaxContentChars), Sources: ans.Sources, Confidence: &conf, Suggestions: ans.Suggestions}
+	reply := session.Message{Role: session.RoleAssistant, Content: textclean.Clip(ans.Answer, session.MaxContentChars), Sources: ans.Sources, Confidence: &conf, Suggestions: ans.Suggestions}
 	if _, err := a.Sessions.Append(ctx, sess.ID, session.Message{Role: session.RoleUser, Content: req.Question}, reply); err != nil {
 		return nil, err
 	}
@@ -388,11 +388,4 @@ func note(lang string) string {
 		return "오프라인 추출 엔진의 답변입니다: 언어 모델 없이 출처의 문장을 그대로 인용했습니다."
 	}
 	return "Answered by the offline extractive engine: the sentences are quoted from their sources; no language model was used."
-}
-
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
 }

@@ -63,25 +63,15 @@ func (d *dispatcher) flush() error {
 	return d.err
 }
 
-// save writes a checkpoint of the research's state in one transaction
-// with the events queued before it, and waits for it.
-func (d *dispatcher) save(rec store.Research) error {
+// put queues a checkpoint of the research's state, after the given
+// events, so that both are written in one transaction with the events
+// queued before them (a client that sees the events reads the state they
+// announce). flush waits for it.
+func (d *dispatcher) put(rec store.Research, events ...Event) {
 	d.mu.Lock()
+	d.queue = append(d.queue, events...)
 	d.state = &rec
-	d.enqueued++ // the checkpoint counts as one delivery
-	d.cond.Broadcast()
-	d.mu.Unlock()
-	return d.flush()
-}
-
-// saveFinal queues a last event and a checkpoint together, so that both
-// are written in one transaction (a client that sees the event reads the
-// state it announces), and waits for them.
-func (d *dispatcher) saveFinal(e Event, rec store.Research) {
-	d.mu.Lock()
-	d.queue = append(d.queue, e)
-	d.state = &rec
-	d.enqueued += 2
+	d.enqueued += len(events) + 1 // the checkpoint counts as one delivery
 	d.cond.Broadcast()
 	d.mu.Unlock()
 }

@@ -481,20 +481,28 @@ func (x *run) checkpoint(ctx context.Context) error {
 	x.saveMu.Lock()
 	defer x.saveMu.Unlock()
 	x.mu.Lock()
-	x.r.UpdatedAt = x.rn.now()
-	state, err := json.Marshal(x.r)
-	if err != nil {
-		x.mu.Unlock()
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	rec := store.Research{ID: x.r.ID, Question: x.r.Question, Status: x.r.Status, CreatedAt: x.r.CreatedAt, UpdatedAt: x.r.UpdatedAt, ThreadID: x.r.ThreadID, State: state}
+	rec, err := x.record()
 	x.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	// The dispatcher writes it with the events queued before it, in one
 	// transaction (it keeps going when ctx is cancelled).
-	if err := x.disp.save(rec); err != nil {
+	x.disp.put(rec)
+	if err := x.disp.flush(); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return nil
+}
+
+// record is the research's row as of now; the caller holds mu.
+func (x *run) record() (store.Research, error) {
+	x.r.UpdatedAt = x.rn.now()
+	state, err := json.Marshal(x.r)
+	if err != nil {
+		return store.Research{}, fmt.Errorf("checkpoint: %w", err)
+	}
+	return store.Research{ID: x.r.ID, Question: x.r.Question, Status: x.r.Status, CreatedAt: x.r.CreatedAt, UpdatedAt: x.r.UpdatedAt, ThreadID: x.r.ThreadID, State: state}, nil
 }
 
 // budget is the token budget as spent so far.
@@ -588,16 +596,13 @@ func (x *run) finalize(status, stage string) error {
 	defer x.saveMu.Unlock()
 	x.mu.Lock()
 	x.r.Status, x.r.Stage = status, stage
-	x.r.UpdatedAt = x.rn.now()
-	state, err := json.Marshal(x.r)
+	rec, err := x.record()
 	if err != nil {
 		x.mu.Unlock()
-		return fmt.Errorf("checkpoint: %w", err)
+		return err
 	}
 	x.seq++
-	e := Event{ResearchID: x.r.ID, Seq: x.seq, At: x.rn.now(), Type: EventStatus, Status: &StatusChange{Status: status, Stage: stage}}
-	rec := store.Research{ID: x.r.ID, Question: x.r.Question, Status: x.r.Status, CreatedAt: x.r.CreatedAt, UpdatedAt: x.r.UpdatedAt, ThreadID: x.r.ThreadID, State: state}
-	x.disp.saveFinal(e, rec) // under mu: in sequence order
+	x.disp.put(rec, Event{ResearchID: x.r.ID, Seq: x.seq, At: x.rn.now(), Type: EventStatus, Status: &StatusChange{Status: status, Stage: stage}}) // under mu: in sequence order
 	x.mu.Unlock()
 	if err := x.disp.flush(); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)

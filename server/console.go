@@ -177,6 +177,11 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
 	if req.TopK == 0 {
 		req.TopK = 5
 	}
+	// Bad input is a 4xx before a chat is started or a stream begins.
+	if err := req.Check(); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	ctx := r.Context()
 	svc, err := s.console(ctx, req.ChatID != "")
 	if err != nil {
@@ -184,10 +189,6 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.ChatID == "new" {
-		if err := console.CheckQuery(req.Query); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
 		chat, err := svc.NewChat(ctx, req.Query)
 		if err != nil {
 			s.writeError(w, r, err)
@@ -202,11 +203,6 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.writeJSON(w, http.StatusOK, g)
-		return
-	}
-	// Validate before the stream starts, so bad input is still a 4xx.
-	if err := checkGenerate(&req); err != nil {
-		s.writeError(w, r, err)
 		return
 	}
 	rc := http.NewResponseController(w)
@@ -233,17 +229,6 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
 	send("answer", g)
 }
 
-// checkGenerate applies the rules Generate applies first.
-func checkGenerate(req *console.GenerateRequest) error {
-	if err := console.CheckQuery(req.Query); err != nil {
-		return err
-	}
-	if err := console.CheckTopK(req.TopK); err != nil {
-		return err
-	}
-	return req.Model.Check()
-}
-
 func (s *Server) writeGenerateError(w http.ResponseWriter, r *http.Request, err error) {
 	var ge *console.GenerateError
 	if !errors.As(err, &ge) {
@@ -255,18 +240,13 @@ func (s *Server) writeGenerateError(w http.ResponseWriter, r *http.Request, err 
 }
 
 // generateError is a failed model call's answer: 502 with the provider's
-// message (keys are redacted from it) and the timings spent; other
-// errors in the one error shape.
+// message (keys are redacted from it) and the timings spent; any other
+// error in the one error shape.
 func (s *Server) generateError(r *http.Request, err error) (int, map[string]any) {
 	var ge *console.GenerateError
 	if !errors.As(err, &ge) {
-		code := errcode.Of(err)
-		msg := err.Error()
-		if code == errcode.Internal {
-			s.log.Error("generate failed", "path", r.URL.Path, "err", err)
-			msg = "internal error; the server log has the details"
-		}
-		return statusOf(code), map[string]any{"error": apiError{Code: string(code), Message: msg, Field: apiField(fieldOf(err))}}
+		status, body := s.errorBody(r, err)
+		return status, map[string]any{"error": body}
 	}
 	s.log.Warn("generate: the model failed", "path", r.URL.Path, "err", ge.Err)
 	return http.StatusBadGateway, map[string]any{

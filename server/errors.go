@@ -78,9 +78,16 @@ func apiField(f string) string {
 	return strings.ReplaceAll(f, "-", "_")
 }
 
-// writeError writes err in the one error shape. Internal errors are
-// logged and answered without their text, which may name paths or hosts.
+// writeError writes err in the one error shape.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status, body := s.errorBody(r, err)
+	s.writeJSON(w, status, map[string]apiError{"error": body})
+}
+
+// errorBody is err's status and body in the one error shape. Internal
+// errors are logged and answered without their text, which may name
+// paths or hosts.
+func (s *Server) errorBody(r *http.Request, err error) (int, apiError) {
 	var he *httpError
 	var mbe *http.MaxBytesError
 	var body apiError
@@ -111,7 +118,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if status == http.StatusUnprocessableEntity && body.Field == "" {
 		body.Field = "body"
 	}
-	s.writeJSON(w, status, map[string]apiError{"error": body})
+	return status, body
 }
 
 // fieldOf is the field an error is about: an errcode field or a

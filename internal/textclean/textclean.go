@@ -71,3 +71,11 @@ func unsafe(r rune) bool {
 	}
 	return unicode.Is(unicode.Cc, r)
 }
+
+// Clip cuts s to at most n characters, marking a cut with "…".
+func Clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}

@@ -79,7 +79,31 @@ function askToken() {
   return tokenWait;
 }
 
-// ---- Server-Sent Events over fetch (headers allowed), resuming from the last seq ----
+// ---- Server-Sent Events over fetch (headers allowed) ----
+// readEvents calls onEvent(event, data, id) for each event of a response
+// until the stream ends or onEvent returns true.
+async function readEvents(r, onEvent) {
+  const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buf += value;
+    let i;
+    while ((i = buf.indexOf('\n\n')) >= 0) {
+      const block = buf.slice(0, i); buf = buf.slice(i + 2);
+      let ev = 'message', data = '', seq = null;
+      for (const line of block.split('\n')) {
+        if (line.startsWith('event:')) ev = line.slice(6).trim();
+        else if (line.startsWith('data:')) data += line.slice(5).trim();
+        else if (line.startsWith('id:')) seq = Number(line.slice(3).trim());
+      }
+      if (onEvent(ev, data, seq)) { reader.cancel().catch(() => {}); return; }
+    }
+  }
+}
+
+// follow reads a research's events, resuming from the last seq.
 function follow(path, { after = 0, onEvent, onEnd, onState }) {
   let last = after, stopped = false, ctrl = null, wait = 500;
   async function once() {
@@ -89,30 +113,16 @@ function follow(path, { after = 0, onEvent, onEnd, onState }) {
     if (r.status === 204) { stopped = true; onEnd && onEnd(); return; }
     if (!r.ok) throw new APIError(r.status, await r.json().catch(() => null));
     onState && onState('live'); wait = 500;
-    const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
-    let buf = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buf += value;
-      let i;
-      while ((i = buf.indexOf('\n\n')) >= 0) {
-        const block = buf.slice(0, i); buf = buf.slice(i + 2);
-        let ev = 'message', data = '', seq = null;
-        for (const line of block.split('\n')) {
-          if (line.startsWith('event:')) ev = line.slice(6).trim();
-          else if (line.startsWith('data:')) data += line.slice(5).trim();
-          else if (line.startsWith('id:')) seq = Number(line.slice(3).trim());
-        }
-        if (ev === 'end') { stopped = true; onEnd && onEnd(); return; }
-        if (ev === 'reconnect') return;
-        if (seq !== null) {
-          if (seq <= last) continue; // never twice
-          last = seq;
-        }
-        try { onEvent(ev, JSON.parse(data), seq); } catch (e) { console.error(e); }
+    await readEvents(r, (ev, data, seq) => {
+      if (ev === 'end') { stopped = true; onEnd && onEnd(); return true; }
+      if (ev === 'reconnect') return true;
+      if (seq !== null) {
+        if (seq <= last) return false; // never twice
+        last = seq;
       }
-    }
+      try { onEvent(ev, JSON.parse(data), seq); } catch (e) { console.error(e); }
+      return false;
+    });
   }
   (async () => {
     while (!stopped) {
@@ -138,8 +148,9 @@ async function route() {
   showBanner('');
   const parts = (location.hash.replace(/^#\/?/, '') || 'research').split('/');
   const page = routes[parts[0]] ? parts[0] : 'research';
-  document.querySelectorAll('nav a').forEach((a) => a.toggleAttribute('aria-current', a.dataset.nav === page) || a.removeAttribute('aria-current'));
-  document.querySelectorAll('nav a').forEach((a) => { if (a.dataset.nav === page) a.setAttribute('aria-current', 'page'); });
+  document.querySelectorAll('nav a').forEach((a) => {
+    if (a.dataset.nav === page) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
+  });
   main.replaceChildren();
   try { await routes[page](parts.slice(1).map(decodeURIComponent)); } catch (e) { main.append(errorBox(e)); }
   document.title = `Quarry · ${page[0].toUpperCase()}${page.slice(1)}`;
@@ -455,23 +466,17 @@ function generateTab(pSel) {
     try {
       const r = await fetch(`/v1/pipelines/${pSel.value}/generate`, { method: 'POST', headers: authHeaders({ 'Content-Type': 'application/json', Accept: 'text/event-stream' }), body: JSON.stringify(body) });
       if (!r.ok) throw new APIError(r.status, await r.json().catch(() => null));
-      const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
-      let buf = '';
-      for (;;) {
-        const { value, done } = await reader.read(); if (done) break; buf += value;
-        let i;
-        while ((i = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, i); buf = buf.slice(i + 2);
-          const ev2 = (block.match(/^event: (.*)$/m) || [])[1]; const data = JSON.parse((block.match(/^data: (.*)$/m) || [])[1] || 'null');
-          if (ev2 === 'delta') ans.textContent += data.text;
-          if (ev2 === 'answer') {
-            ans.textContent = data.answer; chat = { id: data.chat_id, n: data.chat_messages };
-            meta.textContent = `${data.model} · ${data.tokens_used} tokens · retrieval ${fmt(data.retrieval_time)} s · model ${fmt(data.llm_time)} s · total ${fmt(data.generation_time)} s`;
-            box.append(h('details', {}, h('summary', {}, `${data.sources.length} sources`), chunkTable(data.sources)));
-          }
-          if (ev2 === 'error') { meta.textContent = 'Model error'; ans.replaceChildren(errorBox(new APIError(data.status, data))); }
+      await readEvents(r, (ev, raw) => {
+        const data = JSON.parse(raw || 'null');
+        if (ev === 'delta') ans.textContent += data.text;
+        if (ev === 'answer') {
+          ans.textContent = data.answer; chat = { id: data.chat_id, n: data.chat_messages };
+          meta.textContent = `${data.model} · ${data.tokens_used} tokens · retrieval ${fmt(data.retrieval_time)} s · model ${fmt(data.llm_time)} s · total ${fmt(data.generation_time)} s`;
+          box.append(h('details', {}, h('summary', {}, `${data.sources.length} sources`), chunkTable(data.sources)));
         }
-      }
+        if (ev === 'error') { meta.textContent = 'Model error'; ans.replaceChildren(errorBox(new APIError(data.status, data))); }
+        return false;
+      });
     } catch (e) { meta.textContent = 'Error'; ans.replaceChildren(errorBox(e)); }
   } }, h('div', { class: 'row' }, f.type.el, f.name.el, f.endpoint.el, f.key.el), h('div', { class: 'row' }, f.temp.el, f.maxT.el, f.topP.el), messages, f.q.el,
   h('div', { class: 'row' }, h('button', { class: 'primary', type: 'submit' }, 'Generate'),
@@ -494,7 +499,7 @@ function evaluateTab(pipelines, datasets) {
       out.replaceChildren(h('p', {}, `${c.dataset}, k=${c.k}, ${c.runs[0].overall.queries} questions`),
         h('div', { class: 'table-wrap', tabindex: 0 }, h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Metric'), c.runs.map((r) => h('th', {}, r.pipeline)))),
           h('tbody', {}, metrics.map(([label, key]) => h('tr', {}, h('th', { scope: 'row' }, `${label}@${c.k}`), c.runs.map((r) => h('td', {},
-            h('div', { class: 'bar', style: undefined, 'data-w': r.overall[key] }), fmt(r.overall[key], 4)))))))),
+            h('div', { class: 'bar', 'data-w': r.overall[key] }), fmt(r.overall[key], 4)))))))),
         c.differences.map((d) => h('p', {}, `${d.pipeline} vs ${d.baseline}: nDCG ${d.ndcg >= 0 ? '+' : ''}${fmt(d.ndcg, 4)}, better on ${d.better} questions, worse on ${d.worse}`)));
       out.querySelectorAll('.bar').forEach((b) => { b.style.width = `${Math.round(Number(b.dataset.w) * 100)}%`; });
     } catch (e) { out.replaceChildren(errorBox(e)); }
