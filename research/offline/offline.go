@@ -14,6 +14,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/quarryhq/quarry/kb/analyze"
@@ -260,7 +261,7 @@ func (Engine) Analyze(_ context.Context, in research.AnalyzeInput) (*research.An
 			w := 1 / float64(1+rank)
 			for _, s := range sents[:min(3, len(sents))] {
 				for _, n := range names(s.text) {
-					if read[strings.ToLower(n)] || coveredBy(n, qKW) {
+					if read[strings.ToLower(n)] || coveredBy(n, qKW) || !entity(n, s.text) {
 						continue
 					}
 					if _, ok := dirScore[n]; !ok {
@@ -310,6 +311,34 @@ func (Engine) Analyze(_ context.Context, in research.AnalyzeInput) (*research.An
 	return a, llm.Usage{}, nil
 }
 
+// months start dates, which are not entities to follow.
+var months = map[string]bool{"January": true, "February": true, "March": true, "April": true, "May": true, "June": true, "July": true, "August": true, "September": true, "October": true, "November": true, "December": true}
+
+// entity reports whether a name found in a sentence is an entity worth a
+// search of its own: not a date ("July 9 1944") and not a one-word
+// adjective ("Czech composer", "American actress") — a capitalised word
+// followed by a lower-case one qualifies a noun rather than naming
+// something. Quoted titles always are.
+func entity(name, sentence string) bool {
+	ws := strings.Fields(name)
+	if months[ws[0]] || isNumber(ws[0]) {
+		return false
+	}
+	if len(ws) > 1 || strings.Contains(sentence, `"`+name+`"`) || strings.Contains(sentence, "“"+name+"”") {
+		return true
+	}
+	for rest := sentence; ; {
+		i := strings.Index(rest, name)
+		if i < 0 {
+			return true
+		}
+		rest = rest[i+len(name):]
+		if r, _ := utf8.DecodeRuneInString(strings.TrimPrefix(rest, " ")); strings.HasPrefix(rest, " ") && unicode.IsLower(r) {
+			return false
+		}
+	}
+}
+
 // coveredBy reports whether every keyword of a name is a question keyword.
 func coveredBy(name string, qKW map[string]bool) bool {
 	kws := keywords(name)
@@ -326,28 +355,37 @@ func coveredBy(name string, qKW map[string]bool) bool {
 
 func round2(f float64) float64 { return math.Round(f*100) / 100 }
 
-// Write implements research.Engine: an executive summary of the sentences
-// that best match the question across all sources, then one section per
-// sub-question quoting its sources' best sentences and, where they say too
-// little, the sentences of other sources about the sub-question. Both aim
-// at the report's length targets (research.SummaryMinWords …) as far as
-// relevant sentences allow; none is padded with weak ones. Every sentence
-// is quoted verbatim and cites its source (or the fact it is).
+// Write implements research.Engine: an executive summary that opens with
+// what answers the question — the best sentences of the pair of sources
+// that answer it together, or for a comparison each side quoted beside
+// the other — then the sentences that best match the question across the
+// sources chosen as evidence; then one section per sub-question whose
+// sources are among them. Only the sources evidence selection chose
+// (evidence.go) are cited. Every sentence is quoted verbatim and cites its
+// source (or the fact it is); headings and the labels of a comparison are
+// the only words of the engine's own.
 func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft, llm.Usage, error) {
 	w := &writer{in: in, rd: newReader(in.CharsPerSource), used: map[string]bool{}, factIDs: map[string]string{}, qf: focus(in.Question)}
 	for _, f := range in.Facts {
 		w.factIDs[f.SourceID+"\x00"+f.Text] = f.ID
 	}
 	// Every source read, in sub-question order.
+	var read []string
 	seen := map[string]bool{}
 	sqs := ordered(in.SubQuestions)
 	for _, sq := range sqs {
 		for _, id := range sq.SourceIDs {
 			if in.Sources[id] != nil && !seen[id] {
 				seen[id] = true
-				w.all = append(w.all, id)
+				read = append(read, id)
 			}
 		}
+	}
+	w.ev = newEvidence(in.Question, read, in.Sources)
+	w.all = w.ev.order
+	w.chosen = map[string]bool{}
+	for _, id := range w.all {
+		w.chosen[id] = true
 	}
 	d := &research.Draft{Title: in.Question}
 	if d.Summary = w.summary(); d.Summary == "" {
@@ -381,6 +419,9 @@ type writer struct {
 	factIDs map[string]string
 	// qf is what the question is about (focus).
 	qf map[string]bool
+	// ev ranks the sources read; chosen are those the report may cite.
+	ev     *evidence
+	chosen map[string]bool
 }
 
 // cite quotes a sentence with its marker: the fact it is, or its source.
@@ -433,7 +474,7 @@ func (w *writer) ranked(sc scorer, ids []string, keep func(scored) bool) [][]sco
 // sources), never beyond max. A sentence beyond a source's first must
 // score within relevantShare of the best, and leave reserve sentences of
 // its source unquoted.
-func (w *writer) fill(p *passage, ranked [][]scored, minWords, maxWords, minSources, reserve int, top float64) {
+func (w *writer) fill(p *passage, ranked [][]scored, minWords, maxWords, minSources, reserve int, top float64, inOrder bool) {
 	for k := 0; ; k++ {
 		var round []scored
 		for _, ss := range ranked {
@@ -444,7 +485,9 @@ func (w *writer) fill(p *passage, ranked [][]scored, minWords, maxWords, minSour
 		if len(round) == 0 {
 			return
 		}
-		sort.SliceStable(round, func(i, j int) bool { return round[i].score > round[j].score })
+		if !inOrder {
+			sort.SliceStable(round, func(i, j int) bool { return round[i].score > round[j].score })
+		}
 		for _, s := range round {
 			if p.words >= minWords && len(p.sources) >= minSources {
 				return
@@ -503,17 +546,108 @@ func topScore(ranked [][]scored) float64 {
 	return top
 }
 
-// summary quotes the sentences that best answer the question, one per
-// source first; beyond that it leaves each source a relevant sentence for
-// the sections.
+// summary opens with the answer (opening), then quotes the sentences
+// that best answer the question, one per chosen source first in the
+// evidence's order; beyond that it leaves each source a relevant sentence
+// for the sections.
 func (w *writer) summary() string {
+	open := w.opening()
 	// A sentence that shares only generic words with the question
 	// ("composer", "born") is not evidence: it must name what the
 	// question is about.
 	ranked := w.ranked(newScorer(w.in.Question, ""), w.all, func(s scored) bool { return mentions(s, w.qf, 1) })
+	p := &passage{sources: map[string]bool{}, words: open.words}
+	w.fill(p, ranked, research.SummaryMinWords, research.SummaryMaxWords, 0, 1, topScore(ranked), true)
+	parts := open.lines
+	if rest := strings.Join(p.lines, " "); rest != "" {
+		parts = append(parts, rest)
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// opening is the summary's first lines: what answers the question. For a
+// comparison, each side's best sentence, labelled with its subject; else
+// the best sentence of each source of the best pair, the one holding more
+// of what the other lacks first. When the evidence does not cover what the
+// question names, it says so before the closest evidence.
+func (w *writer) opening() *passage {
 	p := &passage{sources: map[string]bool{}}
-	w.fill(p, ranked, research.SummaryMinWords, research.SummaryMaxWords, 0, 1, topScore(ranked))
-	return strings.Join(p.lines, " ")
+	ev := w.ev
+	if ev == nil || ev.pair[0] == nil {
+		return p
+	}
+	if !ev.answered {
+		p.lines = append(p.lines, "The sources read do not fully answer the question; the closest evidence found:")
+	}
+	var best, next []scored
+	for i, d := range ev.pair {
+		if d == nil {
+			continue
+		}
+		ss := w.answerSentences(d, ev.pair[1-i])
+		if len(ss) > 0 {
+			best = append(best, ss[0])
+		}
+		// A second sentence of the pair's source when it comes close.
+		if len(ss) > 1 && ss[1].score >= 0.5*ss[0].score {
+			next = append(next, ss[1])
+		}
+	}
+	if !ev.comparison && len(best) == 2 && best[1].score > best[0].score {
+		best[0], best[1] = best[1], best[0]
+	}
+	for _, s := range append(best, next...) {
+		if w.used[s.text] {
+			continue
+		}
+		w.used[s.text] = true
+		line := w.cite(s)
+		if ev.comparison {
+			line = baseTitle(w.in.Sources[s.sourceID].Title) + ": " + line
+		}
+		p.lines = append(p.lines, line)
+		p.words += len(strings.Fields(s.text))
+		p.sources[s.sourceID] = true
+	}
+	return p
+}
+
+// answerSentences are a source's sentences, best first, by how well they
+// answer the question beside the other source of its pair: question terms
+// weighted by rarity, more for those the other source lacks, and more when
+// it names the other source's subject (the bridge), damped for long
+// sentences. Sentences that share nothing with the question are left out.
+func (w *writer) answerSentences(d, other *evDoc) []scored {
+	ev := w.ev
+	var out []scored
+	for i, st := range w.rd.sentences(d.src) {
+		var v float64
+		for t, idf := range ev.idf {
+			if !st.terms[t] {
+				continue
+			}
+			if other != nil && other.terms[t] {
+				v += idf / 2
+			} else {
+				v += idf
+			}
+		}
+		if ev.total > 0 {
+			v /= ev.total
+		}
+		if other != nil && other.base != "" && strings.Contains(phraseOf(st.text), other.base) {
+			v += 0.3
+		}
+		if i == 0 {
+			v += 0.1
+		}
+		v /= 1 + math.Log1p(float64(st.words)/30)
+		if v > 0 {
+			out = append(out, scored{text: st.text, terms: st.terms, sourceID: d.src.ID, score: v})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].score > out[j].score })
+	return out
 }
 
 // section quotes a sub-question's own sources first, then sentences of
@@ -523,7 +657,7 @@ func (w *writer) section(sq research.SubQuestion) string {
 	var own []string
 	isOwn := map[string]bool{}
 	for _, id := range sq.SourceIDs {
-		if w.in.Sources[id] != nil && !isOwn[id] {
+		if w.chosen[id] && !isOwn[id] {
 			isOwn[id] = true
 			own = append(own, id)
 		}
@@ -555,8 +689,8 @@ func (w *writer) section(sq research.SubQuestion) string {
 	onTopic := func(s scored) bool { return mentions(s, w.qf, 1) || mentions(s, sf, 1) }
 	about := func(s scored) bool { return mentions(s, sf, max(1, (len(sf)+1)/2)) }
 	maxWords := research.SectionMinWords * 3 / 2
-	w.fill(p, filter(mine, onTopic), research.SectionMinWords, maxWords, research.SectionMinSources, 0, 0)
-	w.fill(p, w.ranked(sc, others, about), research.SectionMinWords, maxWords, research.SectionMinSources, 0, topScore(mine))
+	w.fill(p, filter(mine, onTopic), research.SectionMinWords, maxWords, research.SectionMinSources, 0, 0, false)
+	w.fill(p, w.ranked(sc, others, about), research.SectionMinWords, maxWords, research.SectionMinSources, 0, topScore(mine), false)
 	return strings.Join(p.lines, " ")
 }
 

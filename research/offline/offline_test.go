@@ -84,7 +84,11 @@ func TestSecondHop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, part := range append([]string{d.Summary}, d.Sections[0].Body) {
+	parts := []string{d.Summary}
+	for _, s := range d.Sections {
+		parts = append(parts, s.Body)
+	}
+	for _, part := range parts {
 		for _, m := range research.ParseMarkers(part) {
 			if m.IDs[0] != "S1" {
 				t.Errorf("cites %v", m.IDs)

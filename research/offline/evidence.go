@@ -1,0 +1,250 @@
+package offline
+
+import (
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/quarryhq/quarry/research"
+)
+
+// Evidence selection: which of the sources read a report cites, and in
+// what order. A multi-hop question is answered by a chain of documents —
+// the one the question names and the one it leads to — so the offline
+// engine ranks pairs of sources, not sources one by one. A pair scores by
+//
+//   - how much of the question the two cover together, each question term
+//     weighted by its rarity among the sources read (a name counts more
+//     than "film");
+//   - the distinct entities of the question the two are about (their
+//     titles named in the question: both sides of a comparison);
+//   - a link between them: one names the other's subject (the bridge of
+//     a two-hop question).
+//
+// The report cites the sources of the best pairs, best first, while they
+// stay relevant, up to maxEvidence: the answer's chain comes first, then
+// the alternatives worth reading.
+
+// maxEvidence caps the sources a report cites.
+const maxEvidence = 10
+
+// Weights of the pair score's parts beside the question's coverage (0–1).
+const (
+	titleWeight = 0.5
+	linkWeight  = 0.5
+	// keepShare is how close to the best pair's score a further pair must
+	// come for its sources to be cited.
+	keepShare = 0.6
+)
+
+// evDoc is a source as evidence selection reads it.
+type evDoc struct {
+	src   *research.Source
+	terms map[string]bool
+	// base is the title without its disambiguation ("Leviathan (2014
+	// film)" → "leviathan"), as lower-case words; phrase is the text the
+	// same way, for phrase tests.
+	base, phrase string
+	// caps holds the capitalised words of the text, lower-cased.
+	caps map[string]bool
+	// named: the question names this document's subject.
+	named bool
+}
+
+// evidence is the ranking of a research's sources for its question.
+type evidence struct {
+	docs []*evDoc
+	// idf weighs each question term by its rarity among the sources.
+	idf   map[string]float64
+	total float64
+	// order is the sources to cite, best first; pair is the best pair.
+	order []string
+	pair  [2]*evDoc
+	// answered: the best pair covers the question's named entities.
+	answered bool
+	// comparison: the best pair is two different subjects both named in
+	// the question.
+	comparison bool
+}
+
+// phraseOf lower-cases text into its words joined by single spaces, padded
+// with a space on each side for whole-phrase tests.
+func phraseOf(text string) string {
+	return " " + strings.ToLower(strings.Join(words(text), " ")) + " "
+}
+
+// baseTitle drops a title's trailing parenthesis.
+func baseTitle(t string) string {
+	if i := strings.LastIndex(t, " ("); i > 0 && strings.HasSuffix(t, ")") {
+		return t[:i]
+	}
+	return t
+}
+
+func newEvidence(question string, ids []string, sources map[string]*research.Source) *evidence {
+	qp := phraseOf(question)
+	qTerms := termSet(question)
+	ev := &evidence{idf: map[string]float64{}}
+	for _, id := range ids {
+		s := sources[id]
+		if s == nil {
+			continue
+		}
+		d := &evDoc{src: s, terms: termSet(s.Title + " " + s.Content), phrase: phraseOf(s.Content), caps: map[string]bool{}}
+		if b := strings.TrimSpace(phraseOf(baseTitle(s.Title))); len(b) > 3 {
+			d.base = " " + b + " "
+			d.named = strings.Contains(qp, d.base)
+		}
+		for _, w := range words(s.Content) {
+			if capitalised(w) {
+				d.caps[strings.ToLower(w)] = true
+			}
+		}
+		ev.docs = append(ev.docs, d)
+	}
+	n := float64(len(ev.docs))
+	for t := range qTerms {
+		df := 0
+		for _, d := range ev.docs {
+			if d.terms[t] {
+				df++
+			}
+		}
+		ev.idf[t] = math.Log(1 + n/float64(1+df))
+		ev.total += ev.idf[t]
+	}
+	ev.rank(question)
+	return ev
+}
+
+// cover is the idf-weighted share of the question's terms the documents
+// hold between them.
+func (ev *evidence) cover(ds ...*evDoc) float64 {
+	if ev.total == 0 {
+		return 0
+	}
+	var v float64
+	for t, w := range ev.idf {
+		for _, d := range ds {
+			if d.terms[t] {
+				v += w
+				break
+			}
+		}
+	}
+	return v / ev.total
+}
+
+// link is how clearly a names b's subject: its whole title (1), or the
+// title's first distinctive word as a capitalised word ("Bantu" for
+// "Bantu peoples", 0.5).
+func link(a, b *evDoc) float64 {
+	if b.base == "" {
+		return 0
+	}
+	if strings.Contains(a.phrase, b.base) {
+		return 1
+	}
+	for _, w := range strings.Fields(b.base) {
+		if len(w) > 3 && !connectors[w] {
+			if a.caps[w] {
+				return 0.5
+			}
+			break
+		}
+	}
+	return 0
+}
+
+type scoredPair struct {
+	a, b  *evDoc
+	score float64
+}
+
+func (ev *evidence) pairScore(a, b *evDoc) float64 {
+	named := 0.0
+	switch {
+	case a.named && b.named && a.base == b.base:
+		named = 1 // one subject twice ("Verdi" and "Verdi (film)")
+	case a.named && b.named:
+		named = 2
+	case a.named || b.named:
+		named = 1
+	}
+	return ev.cover(a, b) + titleWeight*named + linkWeight*max(link(a, b), link(b, a))
+}
+
+// rank orders the sources: the sources of the best pairs, best first.
+func (ev *evidence) rank(question string) {
+	var pairs []scoredPair
+	for i, a := range ev.docs {
+		if ev.cover(a) == 0 && !a.named {
+			continue
+		}
+		for _, b := range ev.docs[i+1:] {
+			if ev.cover(b) == 0 && !b.named {
+				continue
+			}
+			pairs = append(pairs, scoredPair{a, b, ev.pairScore(a, b)})
+		}
+	}
+	if len(pairs) == 0 {
+		// One source, or none that bears on the question.
+		for _, d := range ev.docs {
+			if ev.cover(d) > 0 || d.named {
+				ev.order = append(ev.order, d.src.ID)
+				ev.pair[0] = d
+				break
+			}
+		}
+		ev.answered = ev.pair[0] != nil && ev.namesCovered(question, ev.pair[0])
+		return
+	}
+	sort.SliceStable(pairs, func(i, j int) bool { return pairs[i].score > pairs[j].score })
+	best := pairs[0]
+	// The pair's first is the one that covers more of the question alone:
+	// the one the question is about.
+	if ev.cover(best.b)+titleWeight*b2f(best.b.named) > ev.cover(best.a)+titleWeight*b2f(best.a.named) {
+		best.a, best.b = best.b, best.a
+	}
+	ev.pair = [2]*evDoc{best.a, best.b}
+	ev.comparison = best.a.named && best.b.named && best.a.base != best.b.base
+	ev.answered = ev.namesCovered(question, best.a, best.b)
+	seen := map[string]bool{}
+	for _, p := range append([]scoredPair{best}, pairs[1:]...) {
+		if p.score < keepShare*best.score || len(ev.order) >= maxEvidence {
+			break
+		}
+		for _, d := range []*evDoc{p.a, p.b} {
+			if !seen[d.src.ID] && len(ev.order) < maxEvidence {
+				seen[d.src.ID] = true
+				ev.order = append(ev.order, d.src.ID)
+			}
+		}
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// namesCovered reports whether the documents between them mention every
+// name the question asks about (its focus terms).
+func (ev *evidence) namesCovered(question string, ds ...*evDoc) bool {
+	for t := range focus(question) {
+		found := false
+		for _, d := range ds {
+			if d != nil && d.terms[t] {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
