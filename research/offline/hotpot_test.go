@@ -61,6 +61,7 @@ var hotpotSets = []struct{ name, path string }{
 //     reference count (bm25_both@6, bm25_both@refs, hybrid_…);
 //
 //   - both_read: both among all the sources the research read;
+//
 //   - citation support, length and time.
 //
 //     go test ./research/offline -run '^$' -bench 'HotpotQA$' -benchtime 1x
