@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"io/fs"
 	"maps"
@@ -226,7 +227,9 @@ func readCorpus(kbName, path, origin string) ([]Document, []Problem, error) {
 		if u == "" {
 			u = "kb://" + kbName + "/" + d.ID
 		}
-		title := d.Title
+		// BEIR corpora carry HTML-escaped titles ("Bang &amp; Olufsen")
+		// beside plain text: a title is text, so it is unescaped.
+		title := html.UnescapeString(d.Title)
 		if title == "" {
 			title = d.ID
 		}

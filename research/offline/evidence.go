@@ -1,7 +1,10 @@
 package offline
 
 import (
+	"maps"
 	"math"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -37,6 +40,12 @@ const (
 	keepShare = 0.6
 )
 
+// weighted is a question term and its weight.
+type weighted struct {
+	term   string
+	weight float64
+}
+
 // evDoc is a source as evidence selection reads it.
 type evDoc struct {
 	src   *research.Source
@@ -54,9 +63,11 @@ type evDoc struct {
 // evidence is the ranking of a research's sources for its question.
 type evidence struct {
 	docs []*evDoc
-	// idf weighs each question term by its rarity among the sources.
-	idf   map[string]float64
-	total float64
+	byID map[string]*evDoc
+	// qterms are the question's terms, sorted (sums in a fixed order keep
+	// reports reproducible), each weighed by its rarity among the sources.
+	qterms []weighted
+	total  float64
 	// order is the sources to cite, best first; pair is the best pair.
 	order []string
 	pair  [2]*evDoc
@@ -84,7 +95,7 @@ func baseTitle(t string) string {
 func newEvidence(question string, ids []string, sources map[string]*research.Source) *evidence {
 	qp := phraseOf(question)
 	qTerms := termSet(question)
-	ev := &evidence{idf: map[string]float64{}}
+	ev := &evidence{byID: map[string]*evDoc{}}
 	for _, id := range ids {
 		s := sources[id]
 		if s == nil {
@@ -101,17 +112,19 @@ func newEvidence(question string, ids []string, sources map[string]*research.Sou
 			}
 		}
 		ev.docs = append(ev.docs, d)
+		ev.byID[id] = d
 	}
 	n := float64(len(ev.docs))
-	for t := range qTerms {
+	for _, t := range slices.Sorted(maps.Keys(qTerms)) {
 		df := 0
 		for _, d := range ev.docs {
 			if d.terms[t] {
 				df++
 			}
 		}
-		ev.idf[t] = math.Log(1 + n/float64(1+df))
-		ev.total += ev.idf[t]
+		w := math.Log(1 + n/float64(1+df))
+		ev.qterms = append(ev.qterms, weighted{t, w})
+		ev.total += w
 	}
 	ev.rank(question)
 	return ev
@@ -124,10 +137,10 @@ func (ev *evidence) cover(ds ...*evDoc) float64 {
 		return 0
 	}
 	var v float64
-	for t, w := range ev.idf {
+	for _, q := range ev.qterms {
 		for _, d := range ds {
-			if d.terms[t] {
-				v += w
+			if d.terms[q.term] {
+				v += q.weight
 				break
 			}
 		}
@@ -247,4 +260,68 @@ func (ev *evidence) namesCovered(question string, ds ...*evDoc) bool {
 		}
 	}
 	return true
+}
+
+// Expected answer types, from the question's wh-phrase.
+const (
+	anyAnswer = iota
+	dateAnswer
+	numberAnswer
+	placeAnswer
+	personAnswer
+)
+
+var (
+	yearRE   = regexp.MustCompile(`\b(1\d{3}|20\d{2})\b`)
+	numRE    = regexp.MustCompile(`\b\d[\d,.]*\b`)
+	placeRE  = regexp.MustCompile(`\b(?:in|at|from|near|of)\s+(?:the\s+)?\p{Lu}`)
+	personRE = regexp.MustCompile(`\p{Lu}\p{Ll}+\s+(?:\p{Lu}\.\s+)?\p{Lu}\p{Ll}+`)
+)
+
+// answerType is what kind of answer a question asks for.
+func answerType(question string) int {
+	q := " " + strings.ToLower(strings.Join(words(question), " ")) + " "
+	has := func(ps ...string) bool {
+		for _, p := range ps {
+			if strings.Contains(q, " "+p+" ") {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has("when", "what year", "which year", "what date", "what decade", "what century"):
+		return dateAnswer
+	case has("how many", "how much", "how long", "how old", "how tall", "what number", "what percentage"):
+		return numberAnswer
+	case has("where", "what city", "which city", "what country", "which country", "what continent", "which continent", "what state", "which state", "what town", "which town", "what county", "what region"):
+		return placeAnswer
+	case has("who", "whom", "whose", "which person", "what person"):
+		return personAnswer
+	}
+	return anyAnswer
+}
+
+// hasAnswerType reports whether a sentence holds an answer of the kind,
+// beyond what the question itself says.
+func hasAnswerType(kind int, sentence, question string) bool {
+	var re *regexp.Regexp
+	switch kind {
+	case dateAnswer:
+		re = yearRE
+	case numberAnswer:
+		re = numRE
+	case placeAnswer:
+		re = placeRE
+	case personAnswer:
+		re = personRE
+	default:
+		return false
+	}
+	for _, m := range re.FindAllString(sentence, -1) {
+		if kind == placeAnswer || !strings.Contains(question, m) {
+			return true
+		}
+	}
+	return false
 }

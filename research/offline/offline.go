@@ -555,7 +555,18 @@ func (w *writer) summary() string {
 	// A sentence that shares only generic words with the question
 	// ("composer", "born") is not evidence: it must name what the
 	// question is about.
-	ranked := w.ranked(newScorer(w.in.Question, ""), w.all, func(s scored) bool { return mentions(s, w.qf, 1) })
+	var ranked [][]scored
+	for _, id := range w.all {
+		var ss []scored
+		for _, s := range w.answerSentences(w.ev.byID[id], nil) {
+			if mentions(s, w.qf, 1) {
+				ss = append(ss, s)
+			}
+		}
+		if len(ss) > 0 {
+			ranked = append(ranked, ss)
+		}
+	}
 	p := &passage{sources: map[string]bool{}, words: open.words}
 	w.fill(p, ranked, research.SummaryMinWords, research.SummaryMaxWords, 0, 1, topScore(ranked), true)
 	parts := open.lines
@@ -612,6 +623,10 @@ func (w *writer) opening() *passage {
 	return p
 }
 
+// answerTypeWeight favours a sentence holding the kind of answer the
+// question asks for (a year for "when", a place for "where").
+const answerTypeWeight = 0.15
+
 // answerSentences are a source's sentences, best first, by how well they
 // answer the question beside the other source of its pair: question terms
 // weighted by rarity, more for those the other source lacks, and more when
@@ -619,17 +634,18 @@ func (w *writer) opening() *passage {
 // sentences. Sentences that share nothing with the question are left out.
 func (w *writer) answerSentences(d, other *evDoc) []scored {
 	ev := w.ev
+	kind := answerType(w.in.Question)
 	var out []scored
 	for i, st := range w.rd.sentences(d.src) {
 		var v float64
-		for t, idf := range ev.idf {
-			if !st.terms[t] {
+		for _, q := range ev.qterms {
+			if !st.terms[q.term] {
 				continue
 			}
-			if other != nil && other.terms[t] {
-				v += idf / 2
+			if other != nil && other.terms[q.term] {
+				v += q.weight / 2
 			} else {
-				v += idf
+				v += q.weight
 			}
 		}
 		if ev.total > 0 {
@@ -640,6 +656,9 @@ func (w *writer) answerSentences(d, other *evDoc) []scored {
 		}
 		if i == 0 {
 			v += 0.1
+		}
+		if v > 0 && hasAnswerType(kind, st.text, w.in.Question) {
+			v += answerTypeWeight
 		}
 		v /= 1 + math.Log1p(float64(st.words)/30)
 		if v > 0 {
