@@ -33,7 +33,9 @@ func HTMLWithType(data []byte, pageURL, contentType string) (Doc, error) {
 		return Doc{}, errors.New("content is binary (NUL bytes), not HTML")
 	}
 	data = ToUTF8(data, contentType)
-	root, err := html.Parse(bytes.NewReader(data))
+	// Scripting off: a <noscript> holds elements, not text, so the
+	// links of a no-JavaScript fallback (mdBook's sidebar <iframe>) count.
+	root, err := html.ParseWithOptions(bytes.NewReader(data), html.ParseOptionEnableScripting(false))
 	if err != nil {
 		return Doc{}, fmt.Errorf("html parse: %w", err)
 	}
@@ -119,7 +121,8 @@ func ToUTF8(data []byte, contentType string) []byte {
 // maxLinks caps the links kept from one page.
 const maxLinks = 2000
 
-// links returns the page's distinct http(s) links, resolved and without
+// links returns the page's distinct http(s) links (anchors, image-map
+// areas and frames), resolved and without
 // fragments, in document order.
 func links(gq *goquery.Document, page *url.URL) []string {
 	base := page
@@ -130,11 +133,16 @@ func links(gq *goquery.Document, page *url.URL) []string {
 	}
 	seen := map[string]bool{}
 	var out []string
-	gq.Find("a[href], area[href]").EachWithBreak(func(_ int, s *goquery.Selection) bool {
+	// Frames are part of the page as a reader sees it: a site's table of
+	// contents is often one.
+	gq.Find("a[href], area[href], iframe[src], frame[src]").EachWithBreak(func(_ int, s *goquery.Selection) bool {
 		if rel, _ := s.Attr("rel"); strings.Contains(strings.ToLower(rel), "nofollow") {
 			return true
 		}
-		href, _ := s.Attr("href")
+		href, ok := s.Attr("href")
+		if !ok {
+			href, _ = s.Attr("src")
+		}
 		l, err := base.Parse(strings.TrimSpace(href))
 		if err != nil || (l.Scheme != "http" && l.Scheme != "https") || l.Host == "" {
 			return true

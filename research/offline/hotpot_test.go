@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -58,7 +59,9 @@ var hotpotSets = []struct{ name, path string }{
 //
 //   - the honest baselines on the same questions: one BM25 and one hybrid
 //     search of the question, cut at 6 documents and at each report's own
-//     reference count (bm25_both@6, bm25_both@refs, hybrid_…);
+//     reference count (bm25_both@6, bm25_both@refs, hybrid_…), and the
+//     simple second hop the issue names (hop2_…): BM25's first 3
+//     results, then the documents whose titles they name, then the rest;
 //
 //   - both_read: both among all the sources the research read;
 //
@@ -86,6 +89,7 @@ func benchHotpotSet(b *testing.B, rn *research.Runner, svc *kb.Service, emb embe
 	{
 		// One search of the question, per mode: the documents in rank order.
 		baseline := map[string][][]string{}
+		titles := corpusTitles(b)
 		for _, mode := range []string{kb.ModeBM25, kb.ModeHybrid} {
 			for _, q := range qs {
 				res, err := svc.Search(ctx, "hotpot", emb, kb.Query{Text: q.Question, K: 100, Mode: mode})
@@ -102,6 +106,9 @@ func benchHotpotSet(b *testing.B, rn *research.Runner, svc *kb.Service, emb embe
 					}
 				}
 				baseline[mode] = append(baseline[mode], docs)
+				if mode == kb.ModeBM25 {
+					baseline["hop2"] = append(baseline["hop2"], secondHop(docs, res, titles))
+				}
 			}
 		}
 		for _, cfg := range []struct {
@@ -196,6 +203,8 @@ func benchHotpotSet(b *testing.B, rn *research.Runner, svc *kb.Service, emb embe
 					b.ReportMetric(float64(base6[kb.ModeBM25])/nq, "bm25_both@6")
 					b.ReportMetric(float64(baseAll[kb.ModeBM25])/nq, "bm25_both@refs")
 					b.ReportMetric(float64(base6[kb.ModeHybrid])/nq, "hybrid_both@6")
+					b.ReportMetric(float64(base6["hop2"])/nq, "hop2_both@6")
+					b.ReportMetric(float64(baseAll["hop2"])/nq, "hop2_both@refs")
 					b.ReportMetric(float64(baseAll[kb.ModeHybrid])/nq, "hybrid_both@refs")
 					b.ReportMetric(float64(inSummary)/float64(max(1, answerable)), "answer_in_summary")
 					b.ReportMetric(float64(inLead)/float64(max(1, answerable)), "answer_in_lead")
@@ -208,6 +217,75 @@ func benchHotpotSet(b *testing.B, rn *research.Runner, svc *kb.Service, emb embe
 			})
 		}
 	}
+}
+
+// corpusTitles maps each HotpotQA paragraph's title (without its
+// disambiguation, lower-cased, as a padded phrase) to its ids.
+func corpusTitles(b *testing.B) map[string][]string {
+	f, err := os.Open(filepath.Join(hotpotDir, "corpus.jsonl"))
+	if err != nil {
+		b.Fatalf("the benchmark needs ../shared/data beside the checkout: %v", err)
+	}
+	defer f.Close()
+	out := map[string][]string{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var d struct {
+			ID    string `json:"_id"`
+			Title string `json:"title"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
+			b.Fatal(err)
+		}
+		t := html.UnescapeString(d.Title)
+		if i := strings.LastIndex(t, " ("); i > 0 {
+			t = t[:i]
+		}
+		if p := phrase(t); len(p) > 5 {
+			out[p] = append(out[p], d.ID)
+		}
+	}
+	return out
+}
+
+var wordRE = regexp.MustCompile(`[\p{L}\p{N}]+`)
+
+func phrase(s string) string {
+	return " " + strings.Join(wordRE.FindAllString(strings.ToLower(s), -1), " ") + " "
+}
+
+// secondHop is the simple two-hop baseline: the first 3 results, then the
+// paragraphs whose titles those results name, then the other results.
+func secondHop(docs []string, res []kb.Result, titles map[string][]string) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(id string) {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	for _, id := range docs[:min(3, len(docs))] {
+		add(id)
+	}
+	for _, r := range res {
+		if !slices.Contains(docs[:min(3, len(docs))], r.SourceURL[strings.LastIndexByte(r.SourceURL, '/')+1:]) {
+			continue
+		}
+		text := phrase(r.Text)
+		for p, ids := range titles {
+			if strings.Contains(text, p) {
+				for _, id := range ids {
+					add(id)
+				}
+			}
+		}
+	}
+	for _, id := range docs {
+		add(id)
+	}
+	return out
 }
 
 // holds reports whether docs hold every gold id.

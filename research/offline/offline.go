@@ -175,6 +175,9 @@ func (rd *reader) sentences(src *research.Source) []sent {
 	}
 	var out []sent
 	for _, t := range sentences(text) {
+		if !prose(t) {
+			continue
+		}
 		out = append(out, sent{text: t, terms: termSet(t), words: len(strings.Fields(t))})
 	}
 	rd.cache[src.ID] = out

@@ -119,3 +119,60 @@ func TestWriteCitesFacts(t *testing.T) {
 		t.Fatalf("a quoted fact should cite the fact: %q", d.Summary)
 	}
 }
+
+func TestProse(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		s    string
+		want bool
+	}{
+		{"Rust groups errors into two major categories: recoverable and unrecoverable errors.", true},
+		{"Giuseppe Fortunino Francesco Verdi (9 or 10 October 1813 – 27 January 1901) was an Italian opera composer.", true},
+		{"It stars Sean Penn, Billy Bob Thornton, Jennifer Lopez, Jon Voight and Nick Nolte.", true},
+		{"Listing 21-23 shows the changes to ThreadPool to explicitly drop sender.", true},
+		{"서울시립미술관은 매주 월요일에 휴관합니다.", true},
+		{"Recoverable Errors with Result", false},                                   // a heading
+		{"Press ← or → to navigate between chapters", false},                        // key help
+		{"fn dangle() -> &String { // dangle returns a reference to a String", false}, // code
+		{"let greeting_file = match greeting_file_result { Ok(file) => file, Err(error) => panic!(\"Problem\"), }; }", false},
+		{"Listing 13-3: Attempting to call a closure whose types are inferred with two different types.", false}, // a caption
+		{"error[E0596]: cannot borrow `x` as mutable, as it is not declared as mutable.", false},             // compiler output
+		{"For more information about this error, try `rustc --explain E0106`.", false},
+		{"So, how do you decide when you should call panic! and when you should return Result?", false}, // a question
+		{"1.1. Installation 1.2. Hello, World! 1.3. Hello, Cargo! 2. Guessing Game.", false},               // a table of contents
+		{"Try out a different version of the Rust Book, featuring quizzes and more: https://rust-book.cs.brown.edu", false},
+		{"Box<T>, for allocating values on the heap Rc<T>, a reference counting type that enables multiple ownership", false}, // a list
+	} {
+		if got := prose(tc.s); got != tc.want {
+			t.Errorf("prose(%q) = %v, want %v", tc.s, got, tc.want)
+		}
+	}
+}
+
+// TestSentencesSplitCode: a code listing's lines never run into the
+// caption or prose after them, while a sentence wrapped over lines (PDF)
+// stays whole.
+func TestSentencesSplitCode(t *testing.T) {
+	t.Parallel()
+	got := sentences("We call the closure twice.\nFilename: src/main.rs\n\nfn main() {\nlet s = example(String::from(\"hello\"));\n}\nListing 13-3: Attempting to call a closure\n\nThe compiler gives us this\nerror when the types differ.")
+	want := []string{"We call the closure twice.", "Filename: src/main.rs", "let s = example(String::from(\"hello\"));", "Listing 13-3: Attempting to call a closure", "The compiler gives us this error when the types differ."}
+	if !slices.Equal(got, want) {
+		t.Fatalf("sentences = %q", got)
+	}
+}
+
+// FuzzSentences: any text splits without panic into sentences that are
+// its own words in order.
+func FuzzSentences(f *testing.F) {
+	f.Add("We call the closure twice.\nfn main() {\n}\nListing 1: x\n\n한국어 문장입니다.")
+	f.Add("$ cargo run\nerror[E0382]: borrow of moved value\n --> src/main.rs:5:28")
+	f.Fuzz(func(t *testing.T, text string) {
+		all := strings.Join(strings.Fields(text), " ")
+		for _, s := range sentences(text) {
+			if !strings.Contains(all, s) {
+				t.Fatalf("sentence %q is not in the text", s)
+			}
+			prose(s)
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -12,17 +13,72 @@ import (
 )
 
 // sentences splits text into sentences (textseg.Spans) with whitespace
-// collapsed, dropping fragments too short to say anything.
+// collapsed, dropping fragments too short to say anything. A line of code
+// is a block of its own, so that a listing never runs into the sentence
+// after it ("}\nListing 13-3: …"); other lines join (a PDF wraps its
+// sentences over lines).
 func sentences(text string) []string {
 	var out []string
-	for _, sp := range textseg.Spans(text) {
-		s := textseg.OneLine(text[sp.Start:sp.End])
-		n := utf8.RuneCountInString(s)
-		if n >= 12 || n >= 6 && strings.IndexFunc(s, func(r rune) bool { return textseg.IsHangul(r) || unicode.Is(unicode.Han, r) }) >= 0 {
-			out = append(out, s)
+	for _, block := range blocks(text) {
+		for _, sp := range textseg.Spans(block) {
+			s := textseg.OneLine(block[sp.Start:sp.End])
+			n := utf8.RuneCountInString(s)
+			if n >= 12 || n >= 6 && strings.IndexFunc(s, func(r rune) bool { return textseg.IsHangul(r) || unicode.Is(unicode.Han, r) }) >= 0 {
+				out = append(out, s)
+			}
 		}
 	}
 	return out
+}
+
+// blocks splits text at blank lines and around lines of code.
+func blocks(text string) []string {
+	var out []string
+	var cur []string
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, strings.Join(cur, "\n"))
+			cur = cur[:0]
+		}
+	}
+	for _, line := range strings.Split(text, "\n") {
+		switch t := strings.TrimSpace(line); {
+		case t == "":
+			flush()
+		case codeLine(t):
+			flush()
+			out = append(out, t)
+		default:
+			cur = append(cur, line)
+		}
+	}
+	flush()
+	return out
+}
+
+// codeLine reports a line that reads as code or a terminal session: it
+// opens or closes a block, ends a statement, starts with a shell prompt,
+// or is dense with code symbols.
+func codeLine(l string) bool {
+	if strings.HasPrefix(l, "$ ") || strings.HasPrefix(l, "//") || strings.HasPrefix(l, "--") || toolLabel.MatchString(l) || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "-->") || strings.HasPrefix(l, "> ") && strings.ContainsAny(l, "$=(") {
+		return true
+	}
+	switch l[len(l)-1] {
+	case '{', '}', ';', ',', '(', '[':
+		if l[len(l)-1] != ',' || strings.ContainsAny(l, "(){}=") {
+			return true
+		}
+	}
+	letters, symbols := 0, 0
+	for _, r := range l {
+		switch {
+		case unicode.IsLetter(r):
+			letters++
+		case strings.ContainsRune(codeSymbols, r):
+			symbols++
+		}
+	}
+	return symbols*10 > letters
 }
 
 // termSet is the set of analysed terms of text.
@@ -155,4 +211,69 @@ func isNumber(w string) bool {
 		}
 	}
 	return w != ""
+}
+
+// codeSymbols are characters prose seldom uses and code, shell sessions,
+// compiler output and markup use all the time.
+const codeSymbols = "{}[]<>=;|&*_~\\$#@^`"
+
+// prose reports whether a sentence is prose a report may quote as a
+// claim, not a code listing, a line-numbered source or compiler view, a
+// navigation bar, a table of contents or a bare title: it has at least
+// five words, holds no code marks, is not dense with code symbols or bare
+// numbers, is not a question or a caption, and ends as a sentence does (a
+// heading, a menu, a list item or a line ending in a URL does not).
+func prose(s string) bool {
+	fields := strings.Fields(s)
+	var letters, symbols, cased, numeric int
+	for _, f := range fields {
+		if r, _ := utf8.DecodeRuneInString(f); unicode.IsUpper(r) || unicode.IsLower(r) {
+			cased++
+		}
+		if strings.Trim(f, "0123456789.,:;()-–") == "" && strings.ContainsAny(f, "0123456789") {
+			numeric++
+		}
+	}
+	for _, r := range s {
+		switch {
+		case unicode.IsLetter(r):
+			letters++
+		case strings.ContainsRune(codeSymbols, r):
+			symbols++
+			if r == '{' || r == '}' || r == ';' {
+				symbols++
+			}
+		}
+	}
+	if cased == 0 {
+		// Hangul, Han and other scripts without case: only the symbols
+		// and the end.
+		return letters > 0 && symbols*10 <= letters && endsSentence(s)
+	}
+	if len(fields) < 5 || symbols*10 > letters || numeric*3 > len(fields) || codeMarks.MatchString(s) {
+		return false
+	}
+	return !caption.MatchString(s) && !toolLabel.MatchString(s) && !strings.Contains(s, "`") && !strings.HasSuffix(s, "?") && endsSentence(s)
+}
+
+// codeMarks are tokens of code that prose does not use: arrows,
+// comment openers, boolean operators, turbofish and snip markers.
+var codeMarks = regexp.MustCompile(`=>|->|(?:^|\s)//|&&|\|\||::<|--snip--`)
+
+// caption matches the label of a figure, listing or table: it names an
+// illustration, it does not claim anything.
+var caption = regexp.MustCompile(`^(?:Figure|Fig\.|Listing|Table|Example)\s+\d[\w.-]*:`)
+
+// toolLabel matches a line of tool output ("error[E0596]:", "note:",
+// "warning:"): prose does not open with a lower-case label. Backticks
+// mark code too: a page's prose renders its code spans without them, so
+// they survive only in listings and terminal output.
+var toolLabel = regexp.MustCompile(`^[a-z]+(?:\[\w+\])?:`)
+
+// endsSentence reports a sentence that ends as one does: with . ! ? or
+// their CJK forms, perhaps inside closing quotes or brackets.
+func endsSentence(s string) bool {
+	s = strings.TrimRight(s, " \"'’”»)]")
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return strings.ContainsRune(".!?。！？…", r)
 }
