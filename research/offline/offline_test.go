@@ -131,15 +131,15 @@ func TestProse(t *testing.T) {
 		{"It stars Sean Penn, Billy Bob Thornton, Jennifer Lopez, Jon Voight and Nick Nolte.", true},
 		{"Listing 21-23 shows the changes to ThreadPool to explicitly drop sender.", true},
 		{"서울시립미술관은 매주 월요일에 휴관합니다.", true},
-		{"Recoverable Errors with Result", false},                                   // a heading
-		{"Press ← or → to navigate between chapters", false},                        // key help
+		{"Recoverable Errors with Result", false},                                     // a heading
+		{"Press ← or → to navigate between chapters", false},                          // key help
 		{"fn dangle() -> &String { // dangle returns a reference to a String", false}, // code
 		{"let greeting_file = match greeting_file_result { Ok(file) => file, Err(error) => panic!(\"Problem\"), }; }", false},
 		{"Listing 13-3: Attempting to call a closure whose types are inferred with two different types.", false}, // a caption
-		{"error[E0596]: cannot borrow `x` as mutable, as it is not declared as mutable.", false},             // compiler output
+		{"error[E0596]: cannot borrow `x` as mutable, as it is not declared as mutable.", false},                 // compiler output
 		{"For more information about this error, try `rustc --explain E0106`.", false},
 		{"So, how do you decide when you should call panic! and when you should return Result?", false}, // a question
-		{"1.1. Installation 1.2. Hello, World! 1.3. Hello, Cargo! 2. Guessing Game.", false},               // a table of contents
+		{"1.1. Installation 1.2. Hello, World! 1.3. Hello, Cargo! 2. Guessing Game.", false},            // a table of contents
 		{"Try out a different version of the Rust Book, featuring quizzes and more: https://rust-book.cs.brown.edu", false},
 		{"Box<T>, for allocating values on the heap Rc<T>, a reference counting type that enables multiple ownership", false}, // a list
 	} {
