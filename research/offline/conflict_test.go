@@ -38,10 +38,11 @@ func TestPlantedConflicts(t *testing.T) {
 		pages                      planted
 	}{
 		{"consensus", "How tall is the Eiffel Tower?", "330 metres", planted{
-			{URL: "https://a.example/eiffel", Title: "Eiffel Tower facts", Content: "The Eiffel Tower is 330 metres tall. It stands in Paris.", Credibility: 0.5, Kind: "web"},
-			{URL: "https://b.example/tower", Title: "Visiting the Eiffel Tower", Content: "The Eiffel Tower is 330 metres tall and welcomes millions.", Credibility: 0.5, Kind: "web"},
-			{URL: "https://c.example/paris", Title: "Paris landmarks", Content: "Today the Eiffel Tower is 330 metres tall with its antennas.", Credibility: 0.5, Kind: "web"},
-			{URL: "https://d.example/wrong", Title: "Tower trivia", Content: "The Eiffel Tower is 300 metres tall.", Credibility: 0.5, Kind: "web"},
+			// Three sources worded independently agree; one disagrees.
+			{URL: "https://a.example/eiffel", Title: "Eiffel Tower facts", Content: "The Eiffel Tower is 330 metres tall, including its antennas. It stands in Paris.", Credibility: 0.5, Kind: "web"},
+			{URL: "https://b.example/tower", Title: "Visiting the Eiffel Tower", Content: "Standing 330 metres tall, the Eiffel Tower was the tallest man-made structure in the world until 1930.", Credibility: 0.5, Kind: "web"},
+			{URL: "https://c.example/paris", Title: "Paris landmarks", Content: "The Eiffel Tower was measured at 330 metres after a new antenna was fitted.", Credibility: 0.5, Kind: "web"},
+			{URL: "https://d.example/wrong", Title: "Tower trivia", Content: "According to one guidebook, the Eiffel Tower reaches a height of 300 metres.", Credibility: 0.5, Kind: "web"},
 		}},
 		{"recency", "What is the population of Springfield?", "35,000 people", planted{
 			{URL: "https://old.example/springfield", Title: "Springfield 2010", Content: "The population of Springfield was 30,000 people in the census.", Credibility: 0.6, Kind: "web", Published: day(2010)},
@@ -104,6 +105,18 @@ func TestPlantedConflicts(t *testing.T) {
 			}
 			if len(out.Facts) < len(tc.pages) || out.Facts[0].SourceID == "" || out.Facts[0].Section == "" {
 				t.Fatalf("facts: %+v", out.Facts)
+			}
+			if tc.strategy == "consensus" {
+				// The three that agree verify each other.
+				verified := 0
+				for _, f := range out.Facts {
+					if f.Verified {
+						verified++
+					}
+				}
+				if verified < 3 {
+					t.Fatalf("%d facts verified, want the 3 that agree: %+v", verified, out.Facts)
+				}
 			}
 			// The report shows it, with citations that resolve.
 			md := r.Report.Markdown

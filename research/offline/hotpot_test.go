@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -273,12 +274,27 @@ func secondHop(docs []string, res []kb.Result, titles map[string][]string) []str
 		if !slices.Contains(docs[:min(3, len(docs))], r.SourceURL[strings.LastIndexByte(r.SourceURL, '/')+1:]) {
 			continue
 		}
+		// The titles it names, in the order the text names them.
 		text := phrase(r.Text)
+		type named struct {
+			at  int
+			ids []string
+		}
+		var found []named
 		for p, ids := range titles {
-			if strings.Contains(text, p) {
-				for _, id := range ids {
-					add(id)
-				}
+			if i := strings.Index(text, p); i >= 0 {
+				found = append(found, named{i, ids})
+			}
+		}
+		sort.Slice(found, func(a, b int) bool {
+			if found[a].at != found[b].at {
+				return found[a].at < found[b].at
+			}
+			return found[a].ids[0] < found[b].ids[0]
+		})
+		for _, n := range found {
+			for _, id := range n.ids {
+				add(id)
 			}
 		}
 	}

@@ -326,6 +326,15 @@ func entity(s string) (string, string) {
 		default:
 			flush()
 		}
+		if strings.HasSuffix(raw, ",") && !strings.ContainsAny(raw, `"“”'`) && i >= base+2 && len(starts) > 0 && starts[0] == base && opening(ws[base:]) {
+			// "Standing 330 metres tall, the Eiffel Tower …", "Born in
+			// 1813, Giuseppe Verdi …": a participle phrase opens the
+			// sentence; its subject comes after the comma.
+			runs, starts, run = nil, nil, nil
+			base = i + 1
+			prev, prevRaw = w, raw
+			continue
+		}
 		if strings.ContainsAny(raw, ",;:") {
 			// "Historically, the Pillsbury Company …": one word and a
 			// comma open the sentence without being its subject.
@@ -352,6 +361,23 @@ func entity(s string) (string, string) {
 	return strings.ToLower(display), display
 }
 
+// opening reports a sentence that opens with a participle ("Standing",
+// "Measured", "Born") rather than its subject: the first word is one and
+// the second is not a verb of which it would be the subject ("Beijing has").
+func opening(ws []string) bool {
+	if len(ws) < 2 {
+		return false
+	}
+	first := strings.ToLower(strings.Trim(ws[0], `"'“‘`))
+	second := strings.ToLower(strings.Trim(ws[1], `,;:`))
+	if finiteVerb[second] {
+		return false
+	}
+	return first == "born" || first == "built" || first == "known" || len(first) > 4 && (strings.HasSuffix(first, "ing") || strings.HasSuffix(first, "ed"))
+}
+
+var finiteVerb = map[string]bool{"is": true, "was": true, "are": true, "were": true, "has": true, "had": true, "have": true, "will": true, "would": true, "can": true, "could": true, "does": true, "did": true, "may": true, "might": true, "shall": true, "should": true, "must": true}
+
 // nameJoiner are lower-case words inside names ("University of Kansas",
 // "Chien Français Blanc et Noir").
 var nameJoiner = map[string]bool{"of": true, "de": true, "von": true, "van": true, "et": true, "di": true, "du": true, "del": true, "da": true, "des": true, "la": true, "le": true}
@@ -371,7 +397,7 @@ var numeral = regexp.MustCompile(`^\d[\d,.–-]*(st|nd|rd|th|s)?$`)
 // what they are about: pronouns and months.
 var notEntity = func() map[string]bool {
 	m := map[string]bool{}
-	for _, w := range strings.Fields("it he she they we you i its his her their our there these those this that such both each some many most all one another other as after before during since while when where although however according from for with between among under over through later then today") {
+	for _, w := range strings.Fields("it he she they we you i its his her their our there these those this that such both each some many most all one another other as after before during since while when where although however according from for with between among under over through later then today about around along nearly almost approximately roughly only just once now currently") {
 		m[w] = true
 	}
 	for mo := range months {
@@ -421,6 +447,9 @@ var months = map[string]bool{"january": true, "february": true, "march": true, "
 func values(s string) []value {
 	var out []value
 	for _, m := range number.FindAllStringSubmatchIndex(s, -1) {
+		if r, _ := utf8.DecodeLastRuneInString(s[:m[0]]); m[0] > 0 && unicode.IsLetter(r) {
+			continue // "A400M", "H2O": part of a name
+		}
 		digits := s[m[2]:m[3]]
 		n, err := strconv.ParseFloat(strings.ReplaceAll(digits, ",", ""), 64)
 		if err != nil {
@@ -442,12 +471,27 @@ func values(s string) []value {
 			n = n*100 + float64(monthIndex(unit))
 		case ordinalSuffix[unit]:
 			kind = "ordinal"
-		case !strings.Contains(digits, ",") && !strings.Contains(digits, ".") && n >= 1000 && n <= 2100 && (unit == "" || !unitWord(unit)):
+		case !strings.Contains(digits, ",") && !strings.Contains(digits, ".") && n >= 1000 && n <= 2100 && (unit == "" || !unitWord(unit) || yearFollower(unit)):
 			kind = "year"
 		case !unitWord(unit):
 			kind = ""
 		}
 		v := value{kind: kind, num: n, text: strings.TrimSpace(s[m[0]:m[1]]), digits: digits}
+		if u, ok := units[unit]; ok && kind != "year" && kind != "day" {
+			// A measure: compared in its dimension's base unit, on the
+			// quantity the words around it name ("tall", "depth").
+			v.kind, v.num, v.role = u.dim, n*u.factor, quantityNear(s[:m[0]], s[m[1]:])
+			out = append(out, v)
+			continue
+		}
+		if kind == "" || peopleUnit[unit] {
+			// A count of people: a population however it is worded.
+			if q := quantityNear(s[:m[0]], s[m[1]:]); q == "population" || peopleUnit[unit] {
+				v.kind, v.role = "count", "population"
+				out = append(out, v)
+				continue
+			}
+		}
 		switch kind {
 		case "year", "", "ordinal", "day":
 			// A date, a count or a rank says nothing of what it measures:
@@ -463,6 +507,92 @@ func values(s string) []value {
 		out = append(out, v)
 	}
 	return out
+}
+
+// unit is a unit of measure: its dimension and its size in the
+// dimension's base unit (metres, kilograms, square metres, seconds).
+type unit struct {
+	dim    string
+	factor float64
+}
+
+var units = func() map[string]unit {
+	m := map[string]unit{}
+	add := func(dim string, factor float64, names string) {
+		for _, n := range strings.Fields(names) {
+			m[n] = unit{dim, factor}
+		}
+	}
+	add("length", 1, "m metre metres meter meters")
+	add("length", 1000, "km kilometre kilometres kilometer kilometers")
+	add("length", 0.01, "cm centimetre centimetres centimeter centimeters")
+	add("length", 0.001, "mm millimetre millimetres millimeter millimeters")
+	add("length", 0.3048, "ft foot feet")
+	add("length", 0.9144, "yd yard yards")
+	add("length", 0.0254, "in inch inches")
+	add("length", 1609.344, "mi mile miles")
+	add("mass", 1, "kg kilogram kilograms kilogramme kilogrammes")
+	add("mass", 0.001, "g gram grams gramme grammes")
+	add("mass", 1000, "t tonne tonnes")
+	add("mass", 907.18474, "ton tons")
+	add("mass", 0.45359237, "lb lbs pound pounds")
+	add("area", 10000, "ha hectare hectares")
+	add("area", 4046.8564224, "acre acres")
+	delete(m, "in") // "in 1813": a preposition far more often than inches
+	return m
+}()
+
+// peopleUnit are the words that make a number a count of people.
+var peopleUnit = map[string]bool{"people": true, "inhabitants": true, "residents": true, "persons": true}
+
+// quantities maps the words that say which quantity a measure is of to
+// that quantity: "330 metres tall" and "a height of 330 metres" are both
+// the height.
+var quantities = func() map[string]string {
+	m := map[string]string{}
+	add := func(q, words string) {
+		for _, w := range strings.Fields(words) {
+			m[w] = q
+		}
+	}
+	add("height", "tall taller tallest height high higher highest rise rises rising rose stands standing elevation altitude summit")
+	add("length", "long longer longest length stretches stretch stretching runs flowing flows")
+	add("depth", "deep deeper deepest depth plunges")
+	add("width", "wide wider widest width breadth")
+	add("span", "span")
+	add("mass", "weighs weigh weighing weight mass heavy")
+	add("area", "area covers covering")
+	add("population", "population inhabitants residents people populace")
+	return m
+}()
+
+// quantityNear is the quantity named by the nearest quantity word within
+// three words before or after a measure ("" when none).
+func quantityNear(before, after string) string {
+	bw := wordRE.FindAllString(before, -1)
+	aw := wordRE.FindAllString(after, -1)
+	for d := 0; d < 3; d++ {
+		if d < len(aw) {
+			if q, ok := quantities[strings.ToLower(aw[d])]; ok {
+				return q
+			}
+		}
+		if d < len(bw) {
+			if q, ok := quantities[strings.ToLower(bw[len(bw)-1-d])]; ok {
+				return q
+			}
+		}
+	}
+	return ""
+}
+
+// measure reports a value kind compared across units and wordings.
+func measure(kind string) bool {
+	switch kind {
+	case "length", "mass", "area", "count":
+		return true
+	}
+	return false
 }
 
 // monthBefore is the month (1–12) named right before a number, or 0.
@@ -535,6 +665,13 @@ func monthIndex(m string) int {
 	return 0
 }
 
+// yearFollower reports a preposition after a four-digit number that
+// leaves it a year ("born in 1814 near Busseto") though Snowball does not
+// list it as a stop word.
+func yearFollower(w string) bool { return yearPrepositions[w] }
+
+var yearPrepositions = map[string]bool{"near": true, "beside": true, "outside": true, "inside": true, "toward": true, "towards": true, "amid": true, "despite": true, "upon": true, "via": true, "across": true, "along": true, "around": true, "behind": true, "beyond": true, "within": true, "without": true, "until": true}
+
 // unitWord reports a word that measures the number before it rather than
 // starting the next phrase.
 func unitWord(w string) bool {
@@ -586,6 +723,9 @@ func sameTopic(a, b *Fact) bool {
 	if a.entity == "" || a.entity != b.entity {
 		return false
 	}
+	if sharesFunctional(a, b) {
+		return true
+	}
 	inter := 0
 	for t := range a.terms {
 		if b.terms[t] {
@@ -594,6 +734,90 @@ func sameTopic(a, b *Fact) bool {
 	}
 	small := min(len(a.terms), len(b.terms))
 	return small > 0 && inter >= 1 && float64(inter) >= 0.5*float64(small)
+}
+
+// functionalRoles are the roles of dates a subject has only one of: a
+// person is born once, a company founded once.
+var functionalRoles = map[string]bool{"born": true, "birth": true, "die": true, "death": true, "found": true, "establish": true, "incorpor": true}
+
+// sharesFunctional reports two facts about one entity that both give a
+// value of a quantity it has only one of — a measure of the same kind and
+// quantity (one may leave the quantity unnamed: "measured at 330 metres"),
+// or a birth or founding date — so they are about the same thing however
+// differently they are worded.
+func sharesFunctional(a, b *Fact) bool {
+	if a.entity == "" || a.entity[0] >= '0' && a.entity[0] <= '9' {
+		return false // "2010 U.S": a census, not a subject
+	}
+	oneWord := !strings.Contains(a.entity, " ")
+	for _, va := range a.values {
+		for _, vb := range b.values {
+			if va.kind != vb.kind {
+				continue
+			}
+			switch {
+			// A one-word name ("Ryan", "Nile") may name several things:
+			// only a measure of a quantity both name joins them.
+			case measure(va.kind) && va.role == vb.role && va.role != "":
+				return true
+			case measure(va.kind) && !oneWord && (va.role == "" || vb.role == "") && (va.role != "" || vb.role != ""):
+				return true
+			case (va.kind == "year" || va.kind == "day") && !oneWord && va.role == vb.role && functionalRoles[va.role]:
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nameQuantities gives a measure whose words name no quantity ("measured
+// at 330 metres") the quantity its group's other measures of that kind
+// agree on, so they compare.
+func nameQuantities(facts []Fact, idx []int) {
+	roles := map[string]map[string]bool{}
+	for _, i := range idx {
+		for _, v := range facts[i].values {
+			if measure(v.kind) && v.role != "" {
+				if roles[v.kind] == nil {
+					roles[v.kind] = map[string]bool{}
+				}
+				roles[v.kind][v.role] = true
+			}
+		}
+	}
+	for _, i := range idx {
+		for k, v := range facts[i].values {
+			if measure(v.kind) && v.role == "" && len(roles[v.kind]) == 1 {
+				for r := range roles[v.kind] {
+					facts[i].values[k].role = r
+				}
+			}
+		}
+	}
+}
+
+// approxMeasures maps each measure value of a group to the smallest value
+// within 1% of it, chained: sources round ("4,000 miles", "6,400 km").
+func approxMeasures(facts []Fact, idx []int, kind string) map[string]string {
+	if k, _, _ := strings.Cut(kind, "@"); !measure(k) {
+		return nil
+	}
+	var nums []float64
+	for _, i := range idx {
+		if v, ok := keyValue(&facts[i], kind); ok {
+			nums = append(nums, v.num)
+		}
+	}
+	sort.Float64s(nums)
+	canon := map[string]string{}
+	var rep float64
+	for j, n := range nums {
+		if j == 0 || n > nums[j-1]*1.01 {
+			rep = n
+		}
+		canon[strconv.FormatFloat(n, 'f', -1, 64)] = strconv.FormatFloat(rep, 'f', -1, 64)
+	}
+	return canon
 }
 
 // keyValue is the value a topic's facts are compared on: the first value
@@ -659,6 +883,7 @@ func check(facts []Fact, sources map[string]Source) []Discrepancy {
 		if len(idx) < 2 {
 			continue
 		}
+		nameQuantities(facts, idx)
 		kinds := sharedKinds(facts, idx)
 		if len(kinds) == 0 {
 			// No comparable value: facts of several domains saying the
@@ -677,6 +902,9 @@ func check(facts []Fact, sources map[string]Source) []Discrepancy {
 		var order []string
 		for n, k := range kinds {
 			canon := names(facts, idx, k)
+			if canon == nil {
+				canon = approxMeasures(facts, idx, k)
+			}
 			kv := func(i int) string {
 				v, _ := keyValue(&facts[i], k)
 				if c, ok := canon[v.key()]; ok {
