@@ -176,7 +176,7 @@ func (a *App) Runner(ctx context.Context) (*research.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &research.Runner{Engine: eng, Fallback: offline.Engine{}, Store: st, Logger: a.Logger, IdleAfter: idle,
+	return &research.Runner{Engine: eng, Fallback: offline.Engine{}, Ranker: offline.Engine{}, Store: st, Logger: a.Logger, IdleAfter: idle,
 		Publish: a.Broker.Publish,
 		OpenSources: func(ctx context.Context, specs []string) ([]search.Source, error) {
 			return a.OpenSources(ctx, specs)

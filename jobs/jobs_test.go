@@ -55,7 +55,7 @@ func (s *source) Search(ctx context.Context, q string, k int) ([]search.Result, 
 	}, nil
 }
 
-const plan = `{"strategy":"s","keywords":["k"],"steps":[],"sub_questions":[{"text":"alpha origins","priority":1,"queries":["alpha origins"]},{"text":"alpha uses","priority":2,"queries":["alpha uses"]}],"estimated_seconds":1}`
+const plan = `{"strategy":"s","sub_questions":[{"text":"alpha origins","priority":1,"queries":["alpha origins"]},{"text":"alpha uses","priority":2,"queries":["alpha uses"]}],"estimated_seconds":1}`
 
 // model counts plans per research question.
 func model() (*llmtest.Fake, *sync.Map) {

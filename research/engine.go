@@ -106,6 +106,17 @@ type WriteInput struct {
 	MaxTokens int
 	// CharsPerSource caps how much of each source the writer may read.
 	CharsPerSource int
+	// Evidence lists the sources the report should cite, best first: the
+	// writer is shown these only. Nil shows every source; empty (not
+	// nil) means none bears on the question.
+	Evidence []string
+}
+
+// Ranker chooses, among the sources a research read (ids, in the order
+// its sub-questions found them), those that bear on the question, best
+// first.
+type Ranker interface {
+	Evidence(question string, ids []string, sources map[string]*Source) []string
 }
 
 // FactRef is a fact as a writer sees it.

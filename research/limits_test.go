@@ -24,7 +24,7 @@ func TestPlannerLimits(t *testing.T) {
 	for i := range 8 {
 		subs = append(subs, fmt.Sprintf(`{"text":"alpha part %d","priority":%d,"queries":["a%d one","a%d two","a%d three","a%d four","a%d five"]}`, i, i+1, i, i, i, i, i))
 	}
-	plan := `{"strategy":"s","keywords":["k"],"steps":[],"sub_questions":[` + strings.Join(subs, ",") + `],"estimated_seconds":1}`
+	plan := `{"strategy":"s","sub_questions":[` + strings.Join(subs, ",") + `],"estimated_seconds":1}`
 	fake := &llmtest.Fake{Reply: func(_ int, req llm.Request) (string, error) {
 		switch req.Schema.Name {
 		case "research_plan":

@@ -23,15 +23,11 @@ func (e *LLMEngine) Name() string { return e.Provider.Name() }
 
 const systemPrompt = "You are one agent of Quarry, a research assistant that answers from evidence. Be precise and terse. Answer with one JSON object that matches the given schema and nothing else."
 
+// planReply asks for what the research runs on and no more: the search
+// steps shown to the user and the plan's keywords follow from the
+// sub-questions and their queries, so the model does not write them.
 type planReply struct {
-	Strategy string   `json:"strategy" jsonschema:"how the research will go about the question, in one or two sentences"`
-	Keywords []string `json:"keywords" jsonschema:"search keywords"`
-	Steps    []struct {
-		Number      int      `json:"number"`
-		Description string   `json:"description"`
-		Sources     []string `json:"sources"`
-		Keywords    []string `json:"keywords"`
-	} `json:"steps" jsonschema:"numbered search steps"`
+	Strategy     string `json:"strategy" jsonschema:"how the research will go about the question, in one sentence"`
 	SubQuestions []struct {
 		Text     string   `json:"text"`
 		Priority int      `json:"priority" jsonschema:"1 = most important; unique"`
@@ -42,21 +38,27 @@ type planReply struct {
 
 // Plan implements Engine.
 func (e *LLMEngine) Plan(ctx context.Context, in PlanInput) (*PlanOutput, llm.Usage, error) {
-	prompt := fmt.Sprintf("Plan research on this question.\n\nQuestion: %s\nSources available: %s\n\nGive %d to %d prioritised sub-questions that together answer it, each with 1-2 search queries, and one numbered search step per sub-question.",
+	prompt := fmt.Sprintf("Plan research on this question.\n\nQuestion: %s\nSources available: %s\n\nGive %d to %d prioritised sub-questions that together answer it, each with 1-2 search queries.",
 		in.Question, strings.Join(in.Sources, ", "), in.Effort.MinSub, in.Effort.MaxSub)
 	if len(in.History) > 0 {
 		prompt += "\n\nThe question follows these earlier ones in the same conversation; resolve what it refers to (he, it, that, the first one) with them, and do not research again what they already answered:\n" + historyText(in.History)
 	}
-	rep, usage, err := llm.Structured[planReply](ctx, e.Provider, "research_plan", e.req(prompt, 1200))
+	rep, usage, err := llm.Structured[planReply](ctx, e.Provider, "research_plan", e.req(prompt, 800))
 	if err != nil {
 		return nil, usage, err
 	}
-	out := &PlanOutput{Plan: Plan{Strategy: rep.Strategy, Keywords: rep.Keywords, EstimatedSeconds: rep.EstimatedSeconds}}
-	for _, s := range rep.Steps {
-		out.Plan.Steps = append(out.Plan.Steps, Step{Number: s.Number, Description: s.Description, Sources: s.Sources, Keywords: s.Keywords})
-	}
-	for _, sq := range rep.SubQuestions {
-		out.SubQuestions = append(out.SubQuestions, PlannedQuestion{Text: strings.TrimSpace(sq.Text), Priority: sq.Priority, Queries: nonEmpty(sq.Queries)})
+	out := &PlanOutput{Plan: Plan{Strategy: rep.Strategy, EstimatedSeconds: rep.EstimatedSeconds}}
+	seen := map[string]bool{}
+	for i, sq := range rep.SubQuestions {
+		queries := nonEmpty(sq.Queries)
+		out.SubQuestions = append(out.SubQuestions, PlannedQuestion{Text: strings.TrimSpace(sq.Text), Priority: sq.Priority, Queries: queries})
+		out.Plan.Steps = append(out.Plan.Steps, Step{Number: i + 1, Description: fmt.Sprintf("Search %s for %q", strings.Join(in.Sources, ", "), strings.TrimSpace(sq.Text)), Sources: in.Sources, Keywords: queries})
+		for _, q := range queries {
+			if k := strings.ToLower(q); !seen[k] {
+				seen[k] = true
+				out.Plan.Keywords = append(out.Plan.Keywords, q)
+			}
+		}
 	}
 	return out, usage, nil
 }
@@ -85,14 +87,16 @@ type analysisReply struct {
 
 // Facts asked of an analysis.
 const (
-	factsPerSource      = 3
-	maxFactsPerAnalysis = 20
+	factsPerSource      = 2
+	maxFactsPerAnalysis = 10
+	// maxLearnings is how many learnings an analysis asks for.
+	maxLearnings = 5
 )
 
 // Analyze implements Engine.
 func (e *LLMEngine) Analyze(ctx context.Context, in AnalyzeInput) (*Analysis, llm.Usage, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Analyze the research results and extract: 1. key learnings (facts and insights, each citing its source ids); 2. new directions (questions that remain unanswered, at most %d); 3. facts: up to %d per source of the new data and %d in all, each a sentence quoted word for word from one source that states a number, a date, a name or a comparison relevant to the question, with its topic and value (quotes are checked against the source text; one that is not there is thrown away); 4. whether the original question is fully answered, with a confidence 0-1.\n\nOriginal question: %s\n", max(1, in.MaxDirections), factsPerSource, maxFactsPerAnalysis, in.Question)
+	fmt.Fprintf(&b, "Analyze the research results and extract: 1. at most %d key learnings, one sentence each, citing their source ids; 2. new directions (questions that remain unanswered, at most %d); 3. facts: up to %d per source of the new data and %d in all, each a sentence quoted word for word from one source that states a number, a date, a name or a comparison relevant to the question, with its topic and value (quotes are checked against the source text; one that is not there is thrown away); 4. whether the original question is fully answered, with a confidence 0-1.\n\nOriginal question: %s\n", maxLearnings, max(1, in.MaxDirections), factsPerSource, maxFactsPerAnalysis, in.Question)
 	if len(in.Topics) > 0 {
 		fmt.Fprintf(&b, "\nFact topics so far: %s\n", strings.Join(in.Topics, "; "))
 	}
@@ -145,7 +149,7 @@ func (e *LLMEngine) Analyze(ctx context.Context, in AnalyzeInput) (*Analysis, ll
 // Write implements Engine.
 func (e *LLMEngine) Write(ctx context.Context, in WriteInput) (*Draft, llm.Usage, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Write a research report that answers the question from the sources below. Every sentence that states a fact ends with a citation marker naming its source, like [cite:S3] or [cite:S3,S7], or the listed fact it states, like [cite:F12]. Cite only the ids listed below; never invent a source, a fact id or a URL. Give a title, an executive summary of %d-%d words and sections with headings, each section at least %d words drawing on at least %d sources, as far as the evidence allows (never pad: say less when the sources say less). Do not write a references list or a conflicts section; Quarry adds both.\n\nQuestion: %s\n", SummaryMinWords, SummaryMaxWords, SectionMinWords, SectionMinSources, in.Question)
+	fmt.Fprintf(&b, "Write a research report that answers the question from the sources below. Every sentence that states a fact ends with a citation marker naming its source, like [cite:S3] or [cite:S3,S7], or the listed fact it states, like [cite:F12]. Cite only the ids listed below; never invent a source, a fact id or a URL. Give a title, an executive summary of %d-%d words and sections with headings, each section at least %d words drawing on at least %d sources, as far as the evidence allows (never pad: say less when the sources say less). The executive summary opens with the answer: one or two sentences that answer the question directly, with citations (for a comparison, the compared facts of each side); when the sources do not answer it, it says so first. Write only what bears on the question; a source that does not is not cited. Do not write a references list or a conflicts section; Quarry adds both.\n\nQuestion: %s\n", SummaryMinWords, SummaryMaxWords, SectionMinWords, SectionMinSources, in.Question)
 	if in.Plan != nil && in.Plan.Strategy != "" {
 		fmt.Fprintf(&b, "Strategy: %s\n", in.Plan.Strategy)
 	}
@@ -163,7 +167,11 @@ func (e *LLMEngine) Write(ctx context.Context, in WriteInput) (*Draft, llm.Usage
 		}
 	}
 	b.WriteString("\nSources:\n")
-	for _, id := range sortedIDs(in.Sources) {
+	ids := in.Evidence
+	if ids == nil {
+		ids = sortedIDs(in.Sources)
+	}
+	for _, id := range ids {
 		s := in.Sources[id]
 		fmt.Fprintf(&b, "[%s] %s (%s)\n%s\n\n", s.ID, s.Title, s.URL, clip(s.Content, in.CharsPerSource))
 	}

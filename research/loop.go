@@ -185,10 +185,13 @@ func (x *run) execute(ctx context.Context, depth int, effort Effort) error {
 				s.Status, s.Error = SubFailed, "every source failed: "+lastErr.Error()
 			}
 			x.mu.Unlock()
-			x.agent(AgentResearcher, AgentWorking, progress, "", fmt.Sprintf("%s: %d results", sq.ID, len(res)))
+			// The results are stored before they are announced: a process
+			// killed in between leaves them to a resume, which does not
+			// search again, rather than an event for a search it redoes.
 			if err := x.checkpoint(ctx); err != nil {
 				x.logger.Error("checkpoint", "err", err)
 			}
+			x.agent(AgentResearcher, AgentWorking, progress, "", fmt.Sprintf("%s: %d results", sq.ID, len(res)))
 		}()
 	}
 	wg.Wait()

@@ -82,7 +82,7 @@ func openStore(t testing.TB) store.Store {
 }
 
 const (
-	planJSON     = `{"strategy":"look it up","keywords":["alpha"],"steps":[{"number":1,"description":"search","sources":["web"],"keywords":["alpha"]}],"sub_questions":[{"text":"alpha origins","priority":2,"queries":["alpha origins"]},{"text":"alpha uses","priority":1,"queries":["alpha uses"]}],"estimated_seconds":30}`
+	planJSON     = `{"strategy":"look it up","sub_questions":[{"text":"alpha origins","priority":2,"queries":["alpha origins"]},{"text":"alpha uses","priority":1,"queries":["alpha uses"]}],"estimated_seconds":30}`
 	analysis0    = `{"learnings":[{"text":"Alpha is documented.","source_ids":["S1"]},{"text":"Invented.","source_ids":["S99"]}],"directions":[{"text":"alpha history","parent_id":"Q1","queries":["alpha history"]}],"is_complete":false,"confidence":0.4,"relevance":0.8,"quality":0.5}`
 	analysis1    = `{"learnings":[{"text":"History known.","source_ids":["S5"]}],"directions":[],"is_complete":true,"confidence":0.9,"relevance":0.9,"quality":0.6}`
 	reportJSON   = `{"title":"Alpha","summary":"Alpha is documented [cite:S1]. A made-up claim [cite:S42]. The value is 40 per fact [cite:F1].","sections":[{"heading":"Uses","body":"The value is 40 [cite:S1,S3]. Alpha was first found on Mars in 1999 [cite:S1]."}]}`

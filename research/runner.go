@@ -50,6 +50,9 @@ type Runner struct {
 	// IdleAfter is how long a thread stays active without activity
 	// (default DefaultIdleAfter).
 	IdleAfter time.Duration
+	// Ranker chooses the sources a report cites (WriteInput.Evidence);
+	// nil shows the writer every source read.
+	Ranker Ranker
 
 	mu      sync.Mutex
 	running map[string]context.CancelCauseFunc // researches running here

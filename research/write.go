@@ -22,12 +22,18 @@ func (x *run) write(ctx context.Context) error {
 	x.agent(AgentWriter, AgentThinking, 0, "writing the report", "")
 	in := WriteInput{Question: r.Question, History: r.History, Plan: r.Plan, SubQuestions: r.SubQuestions, Sources: x.sourceMap(), Learnings: r.Learnings,
 		Facts: writerFacts(r.Facts), CharsPerSource: 1200}
+	shown := len(r.Sources)
+	if x.rn.Ranker != nil {
+		in.Evidence = append([]string{}, x.rn.Ranker.Evidence(r.Question, readOrder(r.SubQuestions, in.Sources), in.Sources)...)
+		in.Facts = writerFacts(factsOf(r.Facts, in.Evidence))
+		shown = len(in.Evidence)
+	}
 	eng := x.rn.Engine
 	var notes []string
 	if b := x.budget(); b.max > 0 {
 		left := b.left()
 		in.MaxTokens = min(4096, left/3)
-		n := max(1, len(r.Sources))
+		n := max(1, shown)
 		factTokens := 0
 		for _, f := range in.Facts {
 			factTokens += (len(f.Text) + 12) / 3
@@ -65,6 +71,64 @@ func (x *run) write(ctx context.Context) error {
 	x.agent(AgentWriter, AgentCompleted, 1, "", fmt.Sprintf("%d sections, %d references", len(rep.Sections), len(rep.References)))
 	x.emit(Event{Type: EventReport, Report: &ReportReady{Title: rep.Title, Sections: len(rep.Sections), References: len(rep.References)}})
 	return nil
+}
+
+// readOrder lists the sources read, in the order the sub-questions (by
+// priority, each followed by its follow-ups) found them.
+func readOrder(sqs []SubQuestion, sources map[string]*Source) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, sq := range OrderedSubQuestions(sqs) {
+		for _, id := range sq.SourceIDs {
+			if sources[id] != nil && !seen[id] {
+				seen[id] = true
+				out = append(out, id)
+			}
+		}
+	}
+	return out
+}
+
+// factsOf keeps the facts taken from the given sources.
+func factsOf(facts []verify.Fact, ids []string) []verify.Fact {
+	in := map[string]bool{}
+	for _, id := range ids {
+		in[id] = true
+	}
+	var out []verify.Fact
+	for _, f := range facts {
+		if in[f.SourceID] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// OrderedSubQuestions lists root sub-questions by priority, each followed
+// by its descendants.
+func OrderedSubQuestions(sqs []SubQuestion) []SubQuestion {
+	children := map[string][]SubQuestion{}
+	var roots []SubQuestion
+	for _, sq := range sqs {
+		if sq.ParentID == "" {
+			roots = append(roots, sq)
+		} else {
+			children[sq.ParentID] = append(children[sq.ParentID], sq)
+		}
+	}
+	sort.SliceStable(roots, func(i, j int) bool { return roots[i].Priority < roots[j].Priority })
+	var out []SubQuestion
+	var walk func(sq SubQuestion)
+	walk = func(sq SubQuestion) {
+		out = append(out, sq)
+		for _, c := range children[sq.ID] {
+			walk(c)
+		}
+	}
+	for _, r := range roots {
+		walk(r)
+	}
+	return out
 }
 
 // judge has the engine that wrote the report judge the passages the

@@ -65,7 +65,7 @@ func faultyModel(t *testing.T, fault string, times int) (*httptest.Server, *atom
 func goodReply(schema string) string {
 	switch schema {
 	case "research_plan":
-		return `{"strategy":"compare birth years","keywords":["Verdi","Dvořák"],"steps":[{"number":1,"description":"search both","sources":["kb"],"keywords":["born"]}],"sub_questions":[{"text":"When was Giuseppe Verdi born?","priority":1,"queries":["Giuseppe Verdi"]},{"text":"When was Antonín Dvořák born?","priority":2,"queries":["Antonín Dvořák"]}],"estimated_seconds":20}`
+		return `{"strategy":"compare birth years","sub_questions":[{"text":"When was Giuseppe Verdi born?","priority":1,"queries":["Giuseppe Verdi"]},{"text":"When was Antonín Dvořák born?","priority":2,"queries":["Antonín Dvořák"]}],"estimated_seconds":20}`
 	case "research_analysis":
 		return `{"learnings":[{"text":"Verdi was born in 1813.","source_ids":["S1"]}],"directions":[],"is_complete":true,"confidence":0.9,"relevance":1,"quality":0.8}`
 	case "citation_judge":

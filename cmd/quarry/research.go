@@ -163,7 +163,7 @@ func (a *cli) runResearch(cmd *cobra.Command, f researchFlags, question string) 
 	if eng.Name() == "offline" {
 		fmt.Fprintln(a.stderr, "quarry: no language model configured: using the offline extractive engine (set ANTHROPIC_API_KEY, OPENAI_API_KEY / OPENAI_BASE_URL or QUARRY_LLM to use one)")
 	}
-	rn := &research.Runner{Engine: eng, Fallback: offline.Engine{}, Sources: sources, Store: st, Logger: a.logger}
+	rn := &research.Runner{Engine: eng, Fallback: offline.Engine{}, Ranker: offline.Engine{}, Sources: sources, Store: st, Logger: a.logger}
 	if a.isTerminal() {
 		rn.OnEvent = progressPrinter(a.stderr)
 	}

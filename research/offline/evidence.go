@@ -38,6 +38,10 @@ const (
 	// keepShare is how close to the best pair's score a further pair must
 	// come for its sources to be cited.
 	keepShare = 0.6
+	// bearShare is the share of the question a source must cover alone to
+	// be cited when it names nothing the question does and links to no
+	// source cited.
+	bearShare = 0.25
 )
 
 // weighted is a question term and its weight.
@@ -45,6 +49,14 @@ type weighted struct {
 	term   string
 	weight float64
 }
+
+// Evidence implements research.Ranker: the sources of the best pairs,
+// best first, at most maxEvidence.
+func (Engine) Evidence(question string, ids []string, sources map[string]*research.Source) []string {
+	return newEvidence(question, ids, sources).order
+}
+
+var _ research.Ranker = Engine{}
 
 // evDoc is a source as evidence selection reads it.
 type evDoc struct {
@@ -223,14 +235,37 @@ func (ev *evidence) rank(question string) {
 	ev.pair = [2]*evDoc{best.a, best.b}
 	ev.comparison = best.a.named && best.b.named && best.a.base != best.b.base
 	ev.answered = ev.namesCovered(question, best.a, best.b)
+	// A source bears on the question when it is about something the
+	// question names, mentions it, is linked to a source already cited (a
+	// second hop) or covers a good share of the question: sharing one
+	// generic word ("born") is not enough.
+	qf := focus(question)
+	var chosen []*evDoc
+	bears := func(d *evDoc) bool {
+		if d.named || ev.cover(d) >= bearShare {
+			return true
+		}
+		for _, c := range append([]*evDoc{best.a, best.b}, chosen...) {
+			if c != d && (link(d, c) > 0 || link(c, d) > 0) {
+				return true
+			}
+		}
+		for t := range qf {
+			if d.terms[t] {
+				return true
+			}
+		}
+		return false
+	}
 	seen := map[string]bool{}
 	for _, p := range append([]scoredPair{best}, pairs[1:]...) {
 		if p.score < keepShare*best.score || len(ev.order) >= maxEvidence {
 			break
 		}
 		for _, d := range []*evDoc{p.a, p.b} {
-			if !seen[d.src.ID] && len(ev.order) < maxEvidence {
+			if !seen[d.src.ID] && len(ev.order) < maxEvidence && bears(d) {
 				seen[d.src.ID] = true
+				chosen = append(chosen, d)
 				ev.order = append(ev.order, d.src.ID)
 			}
 		}

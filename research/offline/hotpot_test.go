@@ -438,7 +438,7 @@ func BenchmarkHotpotQACost(b *testing.B) {
 							for i, w := range strings.Fields(q.Question)[:min(6, len(strings.Fields(q.Question)))] {
 								sqs = append(sqs, fmt.Sprintf(`{"text":%q,"priority":%d,"queries":[%q]}`, q.Question+" "+w, i+1, w+" "+q.Question))
 							}
-							return `{"strategy":"s","keywords":["k"],"steps":[],"sub_questions":[` + strings.Join(sqs, ",") + `],"estimated_seconds":60}`, nil
+							return `{"strategy":"s","sub_questions":[` + strings.Join(sqs, ",") + `],"estimated_seconds":60}`, nil
 						case "research_analysis":
 							n++
 							// Up to 3 facts per source, quoting its sentences.
@@ -473,7 +473,7 @@ func BenchmarkHotpotQACost(b *testing.B) {
 							return `{"title":"t","summary":` + string(summary) + `,"sections":[{"heading":"h","body":` + string(body) + `}]}`, nil
 						}
 					}}
-					rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Sources: []search.Source{kbsource.New(svc, "hotpot", emb)}, Store: st}
+					rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Ranker: offline.Engine{}, Sources: []search.Source{kbsource.New(svc, "hotpot", emb)}, Store: st}
 					r, err := rn.Start(ctx, q.Question, research.Options{Sources: []string{"kb:hotpot"}, Level: level})
 					if err != nil {
 						b.Fatal(err)

@@ -375,7 +375,7 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 	// Every source read, in sub-question order.
 	var read []string
 	seen := map[string]bool{}
-	sqs := ordered(in.SubQuestions)
+	sqs := research.OrderedSubQuestions(in.SubQuestions)
 	for _, sq := range sqs {
 		for _, id := range sq.SourceIDs {
 			if in.Sources[id] != nil && !seen[id] {
@@ -386,6 +386,10 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 	}
 	w.ev = newEvidence(in.Question, read, in.Sources)
 	w.all = w.ev.order
+	if in.Evidence != nil {
+		// The runner's choice (the same ranking) stands.
+		w.all = in.Evidence
+	}
 	w.chosen = map[string]bool{}
 	for _, id := range w.all {
 		w.chosen[id] = true
@@ -555,14 +559,16 @@ func topScore(ranked [][]scored) float64 {
 // for the sections.
 func (w *writer) summary() string {
 	open := w.opening()
-	// A sentence that shares only generic words with the question
-	// ("composer", "born") is not evidence: it must name what the
-	// question is about.
+	// Each source chosen as evidence gives its best sentence, in the
+	// evidence's order (a second hop's may name nothing the question
+	// does: "Shainsky … born 12 December 1925"). Beyond that, a sentence
+	// that shares only generic words with the question ("composer",
+	// "born") is not evidence: it must name what the question is about.
 	var ranked [][]scored
 	for _, id := range w.all {
 		var ss []scored
-		for _, s := range w.answerSentences(w.ev.byID[id], nil) {
-			if mentions(s, w.qf, 1) {
+		for i, s := range w.answerSentences(w.ev.byID[id], nil) {
+			if i == 0 || mentions(s, w.qf, 1) {
 				ss = append(ss, s)
 			}
 		}
@@ -714,31 +720,4 @@ func (w *writer) section(sq research.SubQuestion) string {
 	w.fill(p, filter(mine, onTopic), research.SectionMinWords, maxWords, research.SectionMinSources, 0, 0, false)
 	w.fill(p, w.ranked(sc, others, about), research.SectionMinWords, maxWords, research.SectionMinSources, 0, topScore(mine), false)
 	return strings.Join(p.lines, " ")
-}
-
-// ordered lists root sub-questions by priority, each followed by its
-// descendants.
-func ordered(sqs []research.SubQuestion) []research.SubQuestion {
-	children := map[string][]research.SubQuestion{}
-	var roots []research.SubQuestion
-	for _, sq := range sqs {
-		if sq.ParentID == "" {
-			roots = append(roots, sq)
-		} else {
-			children[sq.ParentID] = append(children[sq.ParentID], sq)
-		}
-	}
-	sort.SliceStable(roots, func(i, j int) bool { return roots[i].Priority < roots[j].Priority })
-	var out []research.SubQuestion
-	var walk func(sq research.SubQuestion)
-	walk = func(sq research.SubQuestion) {
-		out = append(out, sq)
-		for _, c := range children[sq.ID] {
-			walk(c)
-		}
-	}
-	for _, r := range roots {
-		walk(r)
-	}
-	return out
 }
