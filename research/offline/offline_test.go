@@ -176,3 +176,13 @@ func FuzzSentences(f *testing.F) {
 		}
 	})
 }
+
+// TestProseKeepsWikipediaResidue: a lead sentence with the residue of a
+// stripped pronunciation ("( ; ] ;") is still prose.
+func TestProseKeepsWikipediaResidue(t *testing.T) {
+	t.Parallel()
+	s := "Antonín Leopold Dvořák ( ; ] ; 8 September 1841 – 1 May 1904) was a Czech composer."
+	if !prose(s) {
+		t.Fatalf("prose(%q) = false", s)
+	}
+}

@@ -240,7 +240,7 @@ func prose(s string) bool {
 			letters++
 		case strings.ContainsRune(codeSymbols, r):
 			symbols++
-			if r == '{' || r == '}' || r == ';' {
+			if r == '{' || r == '}' {
 				symbols++
 			}
 		}
