@@ -182,6 +182,40 @@ func (s *Server) listSources(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, out)
 }
 
+// sourceChunks lists one source's chunks, as the index holds them.
+func (s *Server) sourceChunks(w http.ResponseWriter, r *http.Request) {
+	u := r.URL.Query().Get("source")
+	if u == "" {
+		s.writeError(w, r, badRequest("source", "is required: the URL of a source of this knowledge base"))
+		return
+	}
+	_, k, err := s.kbOf(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	cs, err := s.store.SourceChunks(r.Context(), k.ID, u)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	type chunkView struct {
+		ID         int64  `json:"id"`
+		ChunkIndex int    `json:"chunk_index"`
+		Text       string `json:"text"`
+		Tokens     int    `json:"tokens"`
+		Language   string `json:"language"`
+	}
+	out := struct {
+		Source string      `json:"source"`
+		Items  []chunkView `json:"items"`
+	}{Source: u, Items: []chunkView{}}
+	for _, c := range cs {
+		out.Items = append(out.Items, chunkView{ID: c.ID, ChunkIndex: c.ChunkIndex, Text: c.Text, Tokens: c.TokenCount, Language: c.Language})
+	}
+	s.writeJSON(w, http.StatusOK, out)
+}
+
 func (s *Server) deleteKB(w http.ResponseWriter, r *http.Request) {
 	svc, k, err := s.kbOf(r)
 	if err == nil {

@@ -61,6 +61,7 @@ func (s *Server) routes() http.Handler {
 	handle("GET", "/v1/knowledge-bases/{name}/ingests/{id}", ScopeKB, s.getIngest)
 	handle("GET", "/v1/knowledge-bases/{name}/search", ScopeKB, s.searchKB)
 	handle("GET", "/v1/knowledge-bases/{name}/sources", ScopeKB, s.listSources)
+	handle("GET", "/v1/knowledge-bases/{name}/chunks", ScopeKB, s.sourceChunks)
 	handle("POST", "/v1/knowledge-bases/{name}/crawls", ScopeKB, s.startCrawl)
 	handle("GET", "/v1/knowledge-bases/{name}/crawls", ScopeKB, s.crawlLogs)
 	handle("POST", "/v1/knowledge-bases/{name}/ask", ScopeKB, s.ask)

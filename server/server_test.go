@@ -10,6 +10,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -343,6 +344,22 @@ func walkAPI(t *testing.T, e *env) {
 		want(t, e.get("/v1/knowledge-bases/notes/sources?stale=true"), 200)
 		want(t, e.do("GET", "/v1/knowledge-bases/notes/sources?stale=maybe", nil, nil, false), 400)
 		want(t, e.get("/v1/knowledge-bases/nope/sources"), 404)
+		chk := e.get("/v1/knowledge-bases/notes/chunks?source=" + url.QueryEscape(sv0.Items[0].URL))
+		want(t, chk, 200)
+		var chunks struct {
+			Source string
+			Items  []struct {
+				ChunkIndex int `json:"chunk_index"`
+				Text       string
+				Tokens     int
+			}
+		}
+		chk.json(t, &chunks)
+		if chunks.Source != sv0.Items[0].URL || len(chunks.Items) == 0 || chunks.Items[0].ChunkIndex != 0 || chunks.Items[0].Text == "" || chunks.Items[0].Tokens == 0 {
+			t.Fatalf("chunks: %s", chk.Body)
+		}
+		want(t, e.do("GET", "/v1/knowledge-bases/notes/chunks", nil, nil, false), 400)
+		want(t, e.get("/v1/knowledge-bases/notes/chunks?source=https%3A%2F%2Fnowhere.example%2F"), 404)
 		r = e.post("/v1/knowledge-bases/notes/crawls", map[string]any{"url": "ftp://example.com/"})
 		want(t, r, 422)
 		if _, f, _ := r.apiErr(t); f != "url" {

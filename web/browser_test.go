@@ -239,6 +239,10 @@ func TestUI(t *testing.T) {
 			if agents, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('.agent').length`)); err != nil || agents == 0 {
 				t.Fatalf("no live agent panel: %d %v", agents, err)
 			}
+			// Facts and conflicts have a panel of their own.
+			if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('[aria-labelledby="facts-h"]').innerText.includes('verified by two or more')`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+				t.Fatalf("no facts panel: %v", err)
+			}
 			screenshot(t, ctx, "research-"+w.name)
 			axe(t, ctx, "research")
 
@@ -347,8 +351,14 @@ func TestUI(t *testing.T) {
 				chromedp.Click(css(`main fieldset input[type=checkbox]`)),
 				chromedp.Click(css(`main form button.primary`)),
 				chromedp.WaitVisible(css(`main table th[scope=row]`)),
+				chromedp.WaitVisible(css(`main svg.chart rect`)),
 			); err != nil {
 				t.Fatalf("console evaluate: %v", err)
+			}
+			// The chart draws a bar per metric for the pipeline, its label
+			// carrying the numbers for a screen reader.
+			if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('main svg.chart rect').length`)); err != nil || n != 5 {
+				t.Fatalf("chart bars: %d %v", n, err)
 			}
 			screenshot(t, ctx, "console-evaluate-"+w.name)
 			axe(t, ctx, "console evaluate")
@@ -494,6 +504,13 @@ func TestUIKnowledge(t *testing.T) {
 	}
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`[...document.querySelectorAll('section.panel tbody tr')].some(r => r.textContent.includes('Late fees'))`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
 		t.Fatalf("the crawled page is not among the sources: %v", err)
+	}
+	// A source's chunks, as the index holds them.
+	if err := chromedp.Do(ctx, chromedp.Click(css(`button.show-chunks`))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`[...document.querySelectorAll('ol.chunks li')].some(li => li.textContent.includes('tokens'))`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Fatalf("no chunk list: %v", err)
 	}
 	screenshot(t, ctx, "knowledge-upload-crawl-desktop")
 	axe(t, ctx, "knowledge after upload and crawl")

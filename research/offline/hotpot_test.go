@@ -364,15 +364,6 @@ var citeRE = regexp.MustCompile(`\[(\d+)\]`)
 // words counts the words of rendered prose, citations left out.
 func words(s string) int { return len(strings.Fields(citeRE.ReplaceAllString(s, ""))) }
 
-// distinctRefs counts the references a rendered text cites.
-func distinctRefs(s string) int {
-	seen := map[string]bool{}
-	for _, m := range citeRE.FindAllStringSubmatch(s, -1) {
-		seen[m[1]] = true
-	}
-	return len(seen)
-}
-
 // hotpotKB ingests the HotpotQA corpus into a knowledge base "hotpot" in a
 // fresh SQLite store, closed when the benchmark ends.
 func hotpotKB(b *testing.B) (*sqlite.Store, *kb.Service, embed.Embedder) {

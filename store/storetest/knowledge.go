@@ -71,6 +71,13 @@ func ExerciseKnowledgeBases(t *testing.T, open Opener) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		cs, err := s.SourceChunks(ctx, kb.ID, "file:///b.md")
+		if err != nil || len(cs) != 3 || cs[0].ChunkIndex != 0 || cs[2].ChunkIndex != 2 || cs[1].Text != "chunk text" || cs[1].TokenCount != 10 || cs[1].SourceID != ids[1] {
+			t.Fatalf("source chunks: %+v %v", cs, err)
+		}
+		if _, err := s.SourceChunks(ctx, kb.ID, "file:///none.md"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("chunks of a missing source: %v", err)
+		}
 		if got.Title != "A" || got.Content != "alpha text" || got.Language != "en" || got.Metadata["keywords"] != "k1, k2" ||
 			got.LastModified == nil || !got.LastModified.Equal(lm) || got.ContentHash != "h-file:///a.md" {
 			t.Fatalf("source round trip: %+v", got)

@@ -236,7 +236,17 @@ async function researchDetail(rid) {
   const usage = h('p', { class: 'muted' });
   const report = h('article', { class: 'report', 'aria-busy': 'true' }, h('p', { class: 'muted' }, 'The report appears here when it is written.'));
   const actions = h('div', { class: 'row' });
-  const showUsage = (u) => { if (u) usage.textContent = `${u.llm_calls || 0} model calls · ${(u.input_tokens || 0) + (u.output_tokens || 0)} tokens`; };
+  const showUsage = (u, t) => { if (u) usage.textContent = `${u.llm_calls || 0} model calls · ${(u.input_tokens || 0) + (u.output_tokens || 0)} tokens${t?.total_seconds ? ` · ${fmt(t.total_seconds, 1)} s` : ''}`; };
+  // Facts and the conflicts among them, apart from the report's prose.
+  const facts = h('div', { 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Facts are checked across sources when the research has read them.'));
+  function showFacts(res) {
+    const fs = res.facts || [], ds = res.discrepancies || [];
+    if (!fs.length && !ds.length) return;
+    const verified = fs.filter((f) => f.verified).length;
+    facts.replaceChildren(h('p', {}, `${fs.length} facts, ${verified} verified by two or more independent sources; ${ds.length} ${ds.length === 1 ? 'conflict' : 'conflicts'}.`),
+      ds.length ? h('ul', { class: 'conflicts' }, ds.map((d) => h('li', {}, h('strong', {}, d.topic), h('br'), d.resolution,
+        h('span', { class: 'muted' }, ` (${d.strategy}, confidence ${fmt(d.confidence, 2)})`)))) : '');
+  }
   function setAgent(a) {
     let el = agentEls[a.agent];
     if (!el) {
@@ -266,10 +276,12 @@ async function researchDetail(rid) {
     h('div', { class: 'grid' },
       h('section', { 'aria-labelledby': 'rep-h' }, h('h2', { id: 'rep-h' }, 'Report'), report, followUp(r)),
       h('aside', {}, h('section', { class: 'panel' }, h('h2', {}, 'Agents'), agents, usage),
+        h('section', { class: 'panel', 'aria-labelledby': 'facts-h' }, h('h2', { id: 'facts-h' }, 'Facts and conflicts'), facts),
         h('section', { class: 'panel' }, h('h2', {}, 'Sources'), sources),
         h('section', { class: 'panel' }, h('h2', {}, 'Messages'), log))));
   renderActions(r.status);
-  showUsage(r.usage);
+  showUsage(r.usage, r.timings);
+  showFacts(r);
   if (r.status === 'completed') await loadReport();
   const stream = follow(`/v1/researches/${rid}/events`, {
     onEvent(type, e) {
@@ -288,7 +300,7 @@ async function researchDetail(rid) {
         await new Promise((r) => setTimeout(r, 250)); // the stream ended before the row was read back
         now = await api('GET', `/v1/researches/${rid}`);
       }
-      status.replaceChildren(statusBadge(now.status)); renderActions(now.status); showUsage(now.usage);
+      status.replaceChildren(statusBadge(now.status)); renderActions(now.status); showUsage(now.usage, now.timings); showFacts(now);
       if (now.status === 'completed') await loadReport();
       else if (now.error) report.replaceChildren(h('p', { class: 'error', role: 'alert' }, `${now.status}: ${now.error}`));
     },
@@ -483,6 +495,29 @@ function generateTab(pSel) {
     h('button', { type: 'button', onclick: async () => { if (chat && chat.id) await api('DELETE', `/v1/sessions/${chat.id}`).catch(() => {}); chat = null; messages.replaceChildren(); } }, 'Clear chat')));
 }
 
+// chart draws the pipelines' scores side by side, one group per metric,
+// as SVG (values 0-1); the table beside it carries the same numbers.
+function chart(metrics, runs, k) {
+  const NS = 'http://www.w3.org/2000/svg';
+  const W = 640, H = 240, left = 34, bottom = 28, top = 10;
+  const gw = (W - left) / metrics.length, bw = Math.min(32, (gw - 16) / runs.length);
+  const el = (name, attrs, ...kids) => { const e = document.createElementNS(NS, name); for (const [a, v] of Object.entries(attrs)) e.setAttribute(a, v); e.append(...kids); return e; };
+  const y = (v) => top + (1 - v) * (H - top - bottom);
+  const svg = el('svg', { viewBox: `0 0 ${W} ${H}`, class: 'chart', role: 'img',
+    'aria-label': `Scores at k=${k}: ` + metrics.map(([label, key]) => `${label} ` + runs.map((r) => `${r.pipeline} ${fmt(r.overall[key], 3)}`).join(', ')).join('; ') });
+  for (const v of [0, 0.5, 1]) svg.append(el('line', { x1: left, x2: W, y1: y(v), y2: y(v), class: 'grid' }), el('text', { x: left - 6, y: y(v) + 4, 'text-anchor': 'end' }, String(v)));
+  metrics.forEach(([label, key], i) => {
+    const x0 = left + i * gw + (gw - bw * runs.length) / 2;
+    runs.forEach((r, j) => {
+      const v = Math.max(0, Math.min(1, Number(r.overall[key]) || 0));
+      svg.append(el('rect', { x: x0 + j * bw, y: y(v), width: bw - 2, height: y(0) - y(v), class: `series-${j % 4}` }, el('title', {}, `${r.pipeline}: ${label}@${k} ${fmt(r.overall[key], 4)}`)));
+    });
+    svg.append(el('text', { x: left + i * gw + gw / 2, y: H - 8, 'text-anchor': 'middle' }, label));
+  });
+  const legend = h('ul', { class: 'legend' }, runs.map((r, j) => h('li', {}, h('span', { class: `swatch series-${j % 4}`, 'aria-hidden': 'true' }), r.pipeline)));
+  return h('figure', { class: 'chart-wrap' }, svg, legend);
+}
+
 function evaluateTab(pipelines, datasets) {
   const boxes = pipelines.map((p) => h('label', { class: 'chip' }, h('input', { type: 'checkbox', value: p.id }), ' ', p.name));
   const ds = h('select', { id: 'e-ds' }, datasets.map((d) => h('option', { value: d.id }, d.name)));
@@ -496,7 +531,7 @@ function evaluateTab(pipelines, datasets) {
     try {
       const c = await api('POST', '/v1/evaluations', { pipelines: chosen, dataset: ds.value, k: Number(k.value) });
       const metrics = [['nDCG', 'ndcg'], ['Recall', 'recall'], ['Precision', 'precision'], ['MRR', 'mrr'], ['Hit rate', 'hit_rate']];
-      out.replaceChildren(h('p', {}, `${c.dataset}, k=${c.k}, ${c.runs[0].overall.queries} questions`),
+      out.replaceChildren(h('p', {}, `${c.dataset}, k=${c.k}, ${c.runs[0].overall.queries} questions`), chart(metrics, c.runs, c.k),
         h('div', { class: 'table-wrap', tabindex: 0 }, h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Metric'), c.runs.map((r) => h('th', {}, r.pipeline)))),
           h('tbody', {}, metrics.map(([label, key]) => h('tr', {}, h('th', { scope: 'row' }, `${label}@${c.k}`), c.runs.map((r) => h('td', {},
             h('div', { class: 'bar', 'data-w': r.overall[key] }), fmt(r.overall[key], 4)))))))),
@@ -574,16 +609,25 @@ async function kbDetail(name) {
   h('div', { class: 'table-wrap', tabindex: 0 }, h('table', {}, h('thead', {}, h('tr', {}, ['URL', 'Status', 'Crawled', 'Updated', 'Failed', 'Error'].map((c) => h('th', {}, c)))), logs)));
   const staleOnly = h('input', { id: 'kb-stale-only', type: 'checkbox' });
   const srcBody = h('tbody');
+  const chunkPanel = h('div', { 'aria-live': 'polite' });
+  const showChunks = async (x) => {
+    try {
+      const r = await api('GET', `${base}/chunks?source=${encodeURIComponent(x.url)}`);
+      chunkPanel.replaceChildren(h('h3', {}, `${r.items.length} chunks of ${x.title || x.url}`),
+        h('ol', { class: 'chunks' }, r.items.map((c) => h('li', {}, h('span', { class: 'muted' }, `#${c.chunk_index} · ${c.tokens} tokens · ${c.language}`), h('p', {}, c.text)))));
+    } catch (e) { chunkPanel.replaceChildren(errorBox(e)); }
+  };
   const srcTotal = h('p', { class: 'muted' });
   const refreshSources = async () => {
     const r = await api('GET', `${base}/sources?limit=200${staleOnly.checked ? '&stale=true' : ''}`);
     srcTotal.textContent = `${r.total} ${staleOnly.checked ? 'stale ' : ''}sources${r.total > r.items.length ? `, the first ${r.items.length} shown` : ''}`;
     srcBody.replaceChildren(...r.items.map((x) => h('tr', {}, h('td', {}, x.url.startsWith('http') ? h('a', { href: x.url, rel: 'noopener noreferrer', target: '_blank' }, x.title || x.url) : (x.title || x.url)),
-      h('td', {}, x.language), h('td', {}, x.is_stale ? h('span', { class: 'status failed' }, `stale (${x.fail_count} failures)`) : 'fresh'), h('td', {}, new Date(x.crawled_at).toLocaleString()))));
+      h('td', {}, x.language), h('td', {}, x.is_stale ? h('span', { class: 'status failed' }, `stale (${x.fail_count} failures)`) : 'fresh'), h('td', {}, new Date(x.crawled_at).toLocaleString()),
+      h('td', {}, h('button', { type: 'button', class: 'show-chunks', 'aria-label': `Chunks of ${x.title || x.url}`, onclick: () => showChunks(x) }, 'Chunks')))));
   };
   staleOnly.addEventListener('change', () => refreshSources().catch(() => {}));
   const sourcesPanel = h('section', { class: 'panel' }, h('h2', {}, 'Sources'), h('label', { class: 'check' }, staleOnly, 'Stale pages only'), srcTotal,
-    h('div', { class: 'table-wrap', tabindex: 0 }, h('table', {}, h('thead', {}, h('tr', {}, ['Source', 'Language', 'State', 'Read'].map((c) => h('th', {}, c)))), srcBody)));
+    h('div', { class: 'table-wrap', tabindex: 0 }, h('table', {}, h('thead', {}, h('tr', {}, ['Source', 'Language', 'State', 'Read', 'Chunks'].map((c) => h('th', {}, c)))), srcBody)), chunkPanel);
   main.append(h('h2', {}, name), search, h('section', { class: 'panel' }, h('h2', {}, 'Add files'), drop, out), crawl, sourcesPanel);
   await Promise.all([refreshLogs(), refreshSources()]);
   const t = setInterval(() => { refreshLogs().catch(() => {}); refreshSources().catch(() => {}); }, 3000);
