@@ -22,6 +22,7 @@ import (
 	"github.com/quarryhq/quarry/app"
 	"github.com/quarryhq/quarry/kb"
 	"github.com/quarryhq/quarry/research"
+	"github.com/quarryhq/quarry/research/verify"
 	"github.com/quarryhq/quarry/server"
 	"github.com/quarryhq/quarry/store"
 )
@@ -697,4 +698,66 @@ func TestUILongReport(t *testing.T) {
 		t.Fatalf("the report has %d words and %d citations, want at least 10,000 and 200", m.Words, m.Citations)
 	}
 	t.Logf("scrolled a %d-word report with %d citations in %d frames: p95 %.1f ms, worst %.1f ms, %d over 50 ms", m.Words, m.Citations, m.Frames, m.P95, m.Max, m.Long)
+}
+
+// TestUIHostileReport: a report whose source text tries to inject script,
+// styles and javascript: links is shown as text; nothing runs.
+func TestUIHostileReport(t *testing.T) {
+	base, a := serve(t)
+	ctx := context.Background()
+	st, err := a.Store(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	hostile := `<script>window.__pwned=1</script> <img src=x onerror="window.__pwned=2"> <style>body{display:none}</style> [click](javascript:window.__pwned=3)`
+	r := research.Research{ID: "hostile", Question: "Hostile <b>question</b>", Status: research.StatusCompleted, CreatedAt: now, UpdatedAt: now,
+		Sources: []research.Source{{ID: "S1", URL: "https://example.org/x", Title: "<i>Evil</i> page", Domain: "example.org", Kind: "web", Content: hostile}},
+		Discrepancies: []verify.Discrepancy{{ID: "D1", Topic: "<script>window.__pwned=4</script>", Strategy: verify.Uncertainty, Resolution: "<img src=x onerror=\"window.__pwned=5\">", Confidence: 0.3}},
+		Report: &research.Report{Title: "Hostile", Summary: "The page says " + hostile + " [1].",
+			Sections:   []research.Section{{Heading: "<h1>Heading</h1>", Body: hostile + " [1]."}},
+			References: []research.Reference{{Number: 1, SourceID: "S1", URL: "https://example.org/x", Title: "<i>Evil</i> page", AccessedAt: now}}}}
+	state, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ResearchSave(ctx, store.Research{ID: r.ID, Question: r.Question, Status: r.Status, CreatedAt: now, UpdatedAt: now, State: state}, nil); err != nil {
+		t.Fatal(err)
+	}
+	bctx := browser(t, 1280, 900)
+	tctx, cancel := context.WithTimeout(bctx, 60*time.Second)
+	defer cancel()
+	if err := chromedp.Do(tctx, chromedp.Navigate(base+"/#/research/hostile"), chromedp.WaitVisible(chromedp.CSS(`article.report[aria-busy="false"]`))); err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	type verdict struct {
+		Pwned                     any
+		Scripts, Styles, Handlers int
+		JSLinks                   int
+		Text                      string
+		Visible                   bool
+	}
+	v, err := chromedp.Run(tctx, chromedp.Evaluate[verdict](`(async () => {
+		await new Promise(r => setTimeout(r, 300));
+		const main = document.querySelector('main');
+		return {
+			pwned: window.__pwned ?? null,
+			scripts: main.querySelectorAll('script').length,
+			styles: main.querySelectorAll('style, link[rel=stylesheet]').length,
+			handlers: [...main.querySelectorAll('*')].filter(e => [...e.attributes].some(a => a.name.startsWith('on'))).length,
+			jslinks: [...main.querySelectorAll('a')].filter(a => a.getAttribute('href')?.trim().toLowerCase().startsWith('javascript:')).length,
+			text: main.innerText,
+			visible: getComputedStyle(document.body).display !== 'none',
+		};
+	})()`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Pwned != nil || v.Scripts+v.Styles+v.Handlers+v.JSLinks > 0 || !v.Visible {
+		t.Fatalf("injected markup took effect: %+v", v)
+	}
+	if !strings.Contains(v.Text, "window.__pwned=1") || !strings.Contains(v.Text, "Heading") {
+		t.Fatalf("the hostile text is not shown as text: %.600s", v.Text)
+	}
+	axe(t, tctx, "hostile report")
 }
