@@ -712,7 +712,7 @@ func TestUIHostileReport(t *testing.T) {
 	now := time.Now().UTC()
 	hostile := `<script>window.__pwned=1</script> <img src=x onerror="window.__pwned=2"> <style>body{display:none}</style> [click](javascript:window.__pwned=3)`
 	r := research.Research{ID: "hostile", Question: "Hostile <b>question</b>", Status: research.StatusCompleted, CreatedAt: now, UpdatedAt: now,
-		Sources: []research.Source{{ID: "S1", URL: "https://example.org/x", Title: "<i>Evil</i> page", Domain: "example.org", Kind: "web", Content: hostile}},
+		Sources:       []research.Source{{ID: "S1", URL: "https://example.org/x", Title: "<i>Evil</i> page", Domain: "example.org", Kind: "web", Content: hostile}},
 		Discrepancies: []verify.Discrepancy{{ID: "D1", Topic: "<script>window.__pwned=4</script>", Strategy: verify.Uncertainty, Resolution: "<img src=x onerror=\"window.__pwned=5\">", Confidence: 0.3}},
 		Report: &research.Report{Title: "Hostile", Summary: "The page says " + hostile + " [1].",
 			Sections:   []research.Section{{Heading: "<h1>Heading</h1>", Body: hostile + " [1]."}},
