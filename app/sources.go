@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"net/url"
 
 	"github.com/quarryhq/quarry/errcode"
 
@@ -21,13 +22,28 @@ func (a *App) Fetcher(opt fetch.Options) *fetch.Fetcher {
 	return fetch.New(opt)
 }
 
+// searchHosts are the hosts of the configured web search backends.
+func (a *App) searchHosts() []string {
+	var out []string
+	for _, raw := range []string{a.Config.SearxNGURL, a.Config.GoogleBaseURL, a.Config.BraveBaseURL} {
+		if u, err := url.Parse(raw); err == nil && u.Host != "" {
+			out = append(out, u.Host)
+		}
+	}
+	return out
+}
+
 // remoteSource builds the web, arxiv or wikipedia source from the
 // configuration, or says what to configure.
 func (a *App) remoteSource(kind string, cred *credibility.Table) (search.Source, error) {
 	c := a.Config
 	a.mu.Lock()
 	if a.researchFetcher == nil {
-		a.researchFetcher = a.Fetcher(fetch.Options{Delay: 0})
+		// No delay of its own and 8 pages per host at once, but a site's
+		// robots.txt Crawl-delay holds; the configured search backends
+		// (a SearxNG instance serving the user's own pages, say) are
+		// not held back at all.
+		a.researchFetcher = a.Fetcher(fetch.Options{Delay: 0, PerHost: 8, CrawlDelay: true, Unlimited: a.searchHosts()})
 	}
 	f := a.researchFetcher
 	a.mu.Unlock()

@@ -56,6 +56,13 @@ type Options struct {
 	// PerHost caps concurrent requests to one host (default 2; negative
 	// means no cap).
 	PerHost int
+	// CrawlDelay honours a robots.txt Crawl-delay even when Delay is zero:
+	// no pause of the fetcher's own, but the one a site asks for.
+	CrawlDelay bool
+	// Unlimited lists hosts ("127.0.0.1:8888", "search.internal") exempt
+	// from PerHost and any delay: the user's own search backend and the
+	// pages it serves, which politeness towards strangers would only slow.
+	Unlimited []string
 	// RobotsTTL is how long a robots.txt stays cached (default 1h).
 	RobotsTTL time.Duration
 	// Resolver looks host names up (nil: the system's).
@@ -99,7 +106,7 @@ type Fetcher struct {
 }
 
 type host struct {
-	limiter *rate.Limiter // nil when politeness is off
+	limiter *rate.Limiter // nil when politeness is off; set under Fetcher.mu
 	slots   chan struct{} // nil when unlimited
 }
 
@@ -355,8 +362,11 @@ func (f *Fetcher) acquire(ctx context.Context, u *url.URL) (func(), error) {
 			<-h.slots
 		}
 	}
-	if h.limiter != nil {
-		if err := h.limiter.Wait(ctx); err != nil {
+	f.mu.Lock()
+	lim := h.limiter // slowDown may set it
+	f.mu.Unlock()
+	if lim != nil {
+		if err := lim.Wait(ctx); err != nil {
 			release()
 			return nil, err
 		}
@@ -370,6 +380,10 @@ func (f *Fetcher) host(name string) *host {
 	h, ok := f.hosts[name]
 	if !ok {
 		h = &host{}
+		if f.unlimited(name) {
+			f.hosts[name] = h
+			return h
+		}
 		if f.opt.Delay > 0 {
 			h.limiter = rate.NewLimiter(rate.Every(f.opt.Delay), 1)
 		}
@@ -385,13 +399,35 @@ func (f *Fetcher) host(name string) *host {
 // politeness is on and the site asks for more.
 func (f *Fetcher) slowDown(name string, d time.Duration) {
 	h := f.host(name)
-	if h.limiter == nil || d <= f.opt.Delay {
+	if d <= f.opt.Delay || f.unlimited(name) {
 		return
 	}
 	if d > time.Minute {
 		d = time.Minute
 	}
-	h.limiter.SetLimit(rate.Every(d))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case h.limiter != nil:
+		h.limiter.SetLimit(rate.Every(d))
+	case f.opt.CrawlDelay:
+		h.limiter = rate.NewLimiter(rate.Every(d), 1)
+	}
+}
+
+// unlimited reports a host exempt from politeness (Options.Unlimited),
+// by host:port or by name.
+func (f *Fetcher) unlimited(hostport string) bool {
+	name := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		name = h
+	}
+	for _, u := range f.opt.Unlimited {
+		if strings.EqualFold(u, hostport) || strings.EqualFold(u, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // ParseURL accepts absolute http and https URLs only.

@@ -345,6 +345,60 @@ func TestPoliteness(t *testing.T) {
 	}
 }
 
+// TestResearchPoliteness: with no delay of its own, a research fetcher
+// still honours a site's Crawl-delay (CrawlDelay), while the user's own
+// search backend (Unlimited) gets neither the per-host cap nor a delay.
+func TestResearchPoliteness(t *testing.T) {
+	t.Parallel()
+	var inflight, peak atomic.Int32
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			fmt.Fprint(w, "User-agent: *\nCrawl-delay: 0.1\n")
+			return
+		}
+		n := inflight.Add(1)
+		defer inflight.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+		fmt.Fprint(w, "ok")
+	})
+	stranger := open(t, handler)
+	own := open(t, handler)
+	ownHost := strings.TrimPrefix(own.URL, "http://")
+	f := New(Options{AllowPrivate: true, PerHost: 1, CrawlDelay: true, Unlimited: []string{ownHost}})
+	get := func(base string, n int) {
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := f.Page(context.Background(), fmt.Sprintf("%s/p%d", base, i), Request{}); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	get(own.URL, 6)
+	if p := peak.Load(); p < 2 {
+		t.Errorf("the unlimited host got at most %d request at once; want them concurrent", p)
+	}
+	peak.Store(0)
+	start := time.Now()
+	get(stranger.URL, 4)
+	if p := peak.Load(); p != 1 {
+		t.Errorf("peak concurrent requests to a stranger = %d, want 1", p)
+	}
+	if el := time.Since(start); el < 300*time.Millisecond {
+		t.Errorf("4 pages took %v; the stranger's Crawl-delay of 100ms was not honoured", el)
+	}
+}
+
 func TestSecretsRedacted(t *testing.T) {
 	t.Parallel()
 	srv := open(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,130 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/quarryhq/quarry/app"
+	"github.com/quarryhq/quarry/research"
+)
+
+// BenchmarkCriticalPathHTTP runs a breadth 4 / depth 2 research through
+// the whole stack over loopback: an OpenAI-compatible model server that
+// answers every call after a fixed latency (1 s, or
+// QUARRY_BENCH_LLM_LATENCY), a SearxNG-style search API and the result
+// pages served by the same host (the user's own search backend), fetched
+// by the research fetcher. It reports the wall time beside the critical
+// path — every model call in sequence (plan, one analysis per round,
+// report, citation judge) plus, per round, one search and one page fetch
+// (the rest run concurrently) — and fails when it cannot measure:
+//
+//	go test ./app -run '^$' -bench CriticalPathHTTP -benchtime 1x
+func BenchmarkCriticalPathHTTP(b *testing.B) {
+	llmLatency := time.Second
+	if v := os.Getenv("QUARRY_BENCH_LLM_LATENCY"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatalf("QUARRY_BENCH_LLM_LATENCY: %v", err)
+		}
+		llmLatency = d
+	}
+	const searchLatency, pageLatency = 50 * time.Millisecond, 30 * time.Millisecond
+	var round atomic.Int32
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			Model          string `json:"model"`
+			ResponseFormat struct {
+				JSONSchema struct{ Name string } `json:"json_schema"`
+			} `json:"response_format"`
+			Messages []struct{ Content string } `json:"messages"`
+		}
+		if r.URL.Path != "/v1/chat/completions" || json.Unmarshal(body, &req) != nil {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		time.Sleep(llmLatency)
+		var content string
+		switch req.ResponseFormat.JSONSchema.Name {
+		case "research_plan":
+			content = `{"strategy":"search each facet","sub_questions":[{"text":"alpha origins","priority":1,"queries":["alpha origins"]},{"text":"alpha design","priority":2,"queries":["alpha design"]},{"text":"alpha uses","priority":3,"queries":["alpha uses"]},{"text":"alpha critics","priority":4,"queries":["alpha critics"]}],"estimated_seconds":10}`
+		case "research_analysis":
+			n := round.Add(1)
+			content = fmt.Sprintf(`{"learnings":[{"text":"Alpha was designed in 1999 by Beta Labs.","source_ids":["S1"]}],"directions":[{"text":"alpha follow-up %d a","parent_id":"Q1","queries":["alpha follow-up %d a"]},{"text":"alpha follow-up %d b","parent_id":"Q2","queries":["alpha follow-up %d b"]}],"is_complete":false,"confidence":0.5,"relevance":1,"quality":0.8}`, n, n, n, n)
+		case "research_report":
+			content = `{"title":"Alpha","summary":"Alpha was designed by Beta Labs in 1999 [cite:S1].","sections":[{"heading":"Design","body":"Beta Labs designed Alpha as a small protocol in 1999 [cite:S1]."}]}`
+		case "citation_judge":
+			var vs []string
+			for _, m := range regexp.MustCompile(`(?m)^Passage (P\d+): `).FindAllStringSubmatch(req.Messages[len(req.Messages)-1].Content, -1) {
+				vs = append(vs, fmt.Sprintf(`{"id":%q,"supported":true,"reason":""}`, m[1]))
+			}
+			content = `{"verdicts":[` + strings.Join(vs, ",") + `]}`
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": "c", "object": "chat.completion", "created": 1, "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": content}}},
+			"usage":   map[string]any{"prompt_tokens": len(body) / 4, "completion_tokens": len(content) / 4, "total_tokens": (len(body) + len(content)) / 4}})
+	}))
+	defer model.Close()
+	var site *httptest.Server
+	site = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/search":
+			time.Sleep(searchLatency)
+			q := r.URL.Query().Get("q")
+			var res []string
+			for i := range 5 {
+				res = append(res, fmt.Sprintf(`{"url":"%s/page/%s/%d","title":"%s %d","content":"About %s."}`, site.URL, strings.ReplaceAll(q, " ", "-"), i, q, i, q))
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"results":[%s]}`, strings.Join(res, ","))
+		case strings.HasPrefix(r.URL.Path, "/page/"):
+			time.Sleep(pageLatency)
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprintf(w, `<html><head><title>%s</title></head><body><main><p>Alpha is a small protocol that Beta Labs designed in 1999 for sensor networks. This page, %s, describes it in detail, with its origins, design, uses and critics.</p></main></body></html>`, r.URL.Path, r.URL.Path)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer site.Close()
+	a := app.New(app.Config{DataDir: b.TempDir(), Embedder: "hash", LLM: "openai:bench", LLMBaseURL: model.URL + "/v1", LLMAPIKey: "sk-bench",
+		WebSearch: "searxng", SearxNGURL: site.URL, AllowPrivate: true}, nil)
+	defer a.Close()
+	ctx := context.Background()
+	rn, err := a.Runner(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rn.Concurrency = 8
+	var wall, critical time.Duration
+	var calls, rounds int
+	for range b.N {
+		round.Store(0)
+		t0 := time.Now()
+		r, err := rn.Start(ctx, "What is alpha?", research.Options{Sources: []string{"web"}, Breadth: 4, Depth: 2, DepthSet: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		wall += time.Since(t0)
+		if r.Status != research.StatusCompleted || r.Usage.Calls < 4 || len(r.Rounds) < 2 || r.Checks == nil || r.Checks.Judged == 0 {
+			b.Fatalf("cannot measure: status %s, %d model calls, %d rounds, checks %+v, error %s", r.Status, r.Usage.Calls, len(r.Rounds), r.Checks, r.Error)
+		}
+		calls, rounds = r.Usage.Calls, len(r.Rounds)
+		critical += time.Duration(calls)*llmLatency + time.Duration(rounds)*(searchLatency+pageLatency)
+	}
+	b.ReportMetric(float64(wall.Milliseconds())/float64(b.N), "wall_ms")
+	b.ReportMetric(float64(critical.Milliseconds())/float64(b.N), "critical_ms")
+	b.ReportMetric(float64(wall)/float64(critical), "wall/critical")
+	b.ReportMetric(float64(calls), "llm_calls")
+	b.ReportMetric(float64(rounds), "rounds")
+}
