@@ -88,6 +88,9 @@ type evidence struct {
 	// comparison: the best pair is two different subjects both named in
 	// the question.
 	comparison bool
+	// missing lists the question's words no source contains, when that
+	// leaves the question unanswered (order is then empty).
+	missing []string
 }
 
 // phraseOf lower-cases text into its words joined by single spaces, padded
@@ -232,6 +235,14 @@ func (ev *evidence) rank(question string) {
 	if ev.cover(best.b)+titleWeight*b2f(best.b.named) > ev.cover(best.a)+titleWeight*b2f(best.a.named) {
 		best.a, best.b = best.b, best.a
 	}
+	if missing, share := ev.unread(question); share >= unansweredShare {
+		// What the question is about is in none of the sources (a good
+		// share of its weight, not a typo among many words): nothing here
+		// answers it, and nothing is cited as if it did.
+		ev.missing = missing
+		return
+	}
+	ev.missing = nil
 	ev.pair = [2]*evDoc{best.a, best.b}
 	ev.comparison = best.a.named && best.b.named && best.a.base != best.b.base
 	ev.answered = ev.namesCovered(question, best.a, best.b)
@@ -270,6 +281,50 @@ func (ev *evidence) rank(question string) {
 			}
 		}
 	}
+}
+
+// unansweredShare: when the question's focus words that no source contains
+// weigh this share of the question, it is left unanswered.
+const unansweredShare = 0.35
+
+// unread lists the words naming what the question is about (its focus:
+// the names it mentions, or all its words when it names nothing) that no
+// source read contains, and their share of the question's weight.
+func (ev *evidence) unread(question string) ([]string, float64) {
+	qf := focus(question)
+	weight := map[string]float64{}
+	for _, q := range ev.qterms {
+		weight[q.term] = q.weight
+	}
+	var out []string
+	var missing float64
+	for _, w := range keywords(question) {
+		ts := termSet(w)
+		if len(ts) == 0 {
+			continue
+		}
+		absent := true
+		var wt float64
+		for t := range ts {
+			wt += weight[t]
+			if !qf[t] {
+				absent = false // not what the question is about
+			}
+			for _, d := range ev.docs {
+				if d.terms[t] {
+					absent = false
+				}
+			}
+		}
+		if absent {
+			out = append(out, w)
+			missing += wt
+		}
+	}
+	if ev.total == 0 {
+		return out, 0
+	}
+	return out, missing / ev.total
 }
 
 func b2f(b bool) float64 {

@@ -395,6 +395,10 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 		w.chosen[id] = true
 	}
 	d := &research.Draft{Title: in.Question}
+	if len(w.ev.missing) > 0 && len(w.all) == 0 {
+		d.Summary = fmt.Sprintf("None of the %d sources read mentions %s, so none of them answers the question; nothing is cited.", len(read), strings.Join(w.ev.missing, ", "))
+		return d, llm.Usage{}, nil
+	}
 	if d.Summary = w.summary(); d.Summary == "" {
 		d.Summary = "The sources searched returned nothing that matches the question."
 	}

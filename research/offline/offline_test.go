@@ -186,3 +186,22 @@ func TestProseKeepsWikipediaResidue(t *testing.T) {
 		t.Fatalf("prose(%q) = false", s)
 	}
 }
+
+// TestUnansweredCitesNothing: a question about something no source
+// mentions is said to be unanswered first, and nothing is cited as if it
+// answered it — not a source that shares the word "point".
+func TestUnansweredCitesNothing(t *testing.T) {
+	t.Parallel()
+	srcs := map[string]*research.Source{
+		"S1": {ID: "S1", Title: "Pelican Point Power Station", Content: "The Pelican Point Power Station is located at Pelican Point, 20 km from the centre of Adelaide."},
+		"S2": {ID: "S2", Title: "Fox's Glacier Mints", Content: "Peppy is the mascot of Fox's Glacier Mints, a brand of boiled mint."},
+	}
+	d, _, err := Engine{}.Write(context.Background(), research.WriteInput{Question: "What is the boiling point of unobtainium?",
+		SubQuestions: []research.SubQuestion{{ID: "Q1", Text: "boiling point of unobtainium", SourceIDs: []string{"S1", "S2"}}}, Sources: srcs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(d.Summary, "None of the 2 sources read mentions unobtainium") || len(research.ParseMarkers(d.Summary)) > 0 || len(d.Sections) > 0 {
+		t.Fatalf("draft: %+v", d)
+	}
+}
