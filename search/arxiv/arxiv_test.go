@@ -96,8 +96,8 @@ func TestParseFeedErrors(t *testing.T) {
 func TestSnapshot(t *testing.T) {
 	t.Parallel()
 	s, err := OpenSnapshot("../../../shared/data/arxiv/sample.jsonl")
-	if errors.Is(err, os.ErrNotExist) {
-		t.Skip("../shared/data not present")
+	if errors.Is(err, os.ErrNotExist) && os.Getenv("CI") != "true" {
+		t.Skip("../shared/data not present") // CI has it beside the checkout: there it fails below
 	}
 	if err != nil {
 		t.Fatal(err)
