@@ -761,3 +761,54 @@ func TestUIHostileReport(t *testing.T) {
 	}
 	axe(t, tctx, "hostile report")
 }
+
+// TestUIResearchOptions: breadth, depth and budgets from the form; a bad
+// value is explained beside its field, and nothing starts.
+func TestUIResearchOptions(t *testing.T) {
+	base, _ := serve(t)
+	bctx := browser(t, 1280, 900)
+	ctx, cancel := context.WithTimeout(bctx, 60*time.Second)
+	defer cancel()
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(base+"/#/research"),
+		chromedp.WaitVisible(css(`#question`)),
+		chromedp.SendKeys(css(`#question`), "Who was Giuseppe Verdi?"),
+		chromedp.Click(css(`details summary`)),
+		chromedp.SendKeys(css(`#depth`), "9"),
+		chromedp.Click(css(`form button[type=submit]`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	// The browser refuses a depth over 5 before sending it.
+	if over, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById('depth').validity.rangeOverflow && document.getElementById('depth').validationMessage !== ''`)); err != nil || !over {
+		t.Fatalf("depth 9 passed the form's own check: %v", err)
+	}
+	// The server's rule for what the form cannot check, beside its field.
+	if err := chromedp.Do(ctx,
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('depth').value = ''`),
+		chromedp.SendKeys(css(`#timeout`), "soon"),
+		chromedp.Click(css(`form button[type=submit]`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	msg, err := chromedp.Run(ctx, chromedp.Poll[string](`document.getElementById('timeout-err').textContent`, chromedp.WithPollingTimeout(10*time.Second)))
+	if err != nil || !strings.Contains(msg, "duration") {
+		t.Fatalf("timeout error beside the field: %q %v", msg, err)
+	}
+	if hash, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash`)); hash != "#/research" {
+		t.Fatalf("a research started with a bad timeout: %s", hash)
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('depth').value = '0'; document.getElementById('breadth').value = '2'; document.getElementById('max-tokens').value = '50000'; document.getElementById('timeout').value = '2m'`),
+		chromedp.Click(css(`form button[type=submit]`)),
+		chromedp.WaitVisible(css(`article.report[aria-busy="false"]`)),
+	); err != nil {
+		page, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`location.hash + ' | ' + document.querySelector('main').innerText.slice(0, 800)`))
+		t.Fatalf("research with breadth 2, depth 0: %v\n%s", err, page)
+	}
+	opts, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch('/v1/researches/' + location.hash.split('/')[2]).then(r => r.json()).then(r => JSON.stringify(r.options))`, chromedp.EvalAwaitPromise))
+	if err != nil || !strings.Contains(opts, `"breadth":2`) || !strings.Contains(opts, `"max_tokens":50000`) {
+		t.Fatalf("options stored: %s %v", opts, err)
+	}
+}

@@ -175,17 +175,38 @@ async function researchPage(args) {
     h('label', { class: 'chip' }, h('input', { type: 'checkbox', value: s, checked: i === 0 && s.startsWith('kb:') }), ' ', s));
   const err = h('div');
   const qf = field('Question', q);
+  // Breadth and depth replace the level; budgets bound any research.
+  const adv = {
+    breadth: field('Breadth', h('input', { id: 'breadth', type: 'number', min: 1, max: 20, placeholder: 'from the level' }), 'sub-questions per round, 1-20'),
+    depth: field('Depth', h('input', { id: 'depth', type: 'number', min: 0, max: 5, placeholder: 'from the level' }), 'follow-up rounds, 0-5'),
+    max_tokens: field('Token budget', h('input', { id: 'max-tokens', type: 'number', min: 0, step: 1000, placeholder: 'no limit' }), 'model tokens in all; the research stops and says so when they run out'),
+    timeout: field('Time budget', h('input', { id: 'timeout', type: 'text', placeholder: 'e.g. 90s or 5m' }), 'a duration'),
+  };
+  const levelField = field('Level', level, 'quick: 2 sub-questions, 1 round; standard: 4 and 2; comprehensive: 6 and 3');
   const form = h('form', { class: 'stack panel', onsubmit: async (ev) => {
     ev.preventDefault(); err.replaceChildren();
+    for (const f of [qf, levelField, ...Object.values(adv)]) f.err.textContent = '';
     const sources = srcBoxes.map((l) => l.querySelector('input')).filter((c) => c.checked).map((c) => c.value);
+    const body = { question: q.value, sources };
+    const num = (f) => f.el.querySelector('input').value;
+    if (num(adv.breadth) !== '' || num(adv.depth) !== '') {
+      if (num(adv.breadth) !== '') body.breadth = Number(num(adv.breadth));
+      if (num(adv.depth) !== '') body.depth = Number(num(adv.depth));
+    } else body.level = level.value;
+    if (num(adv.max_tokens) !== '') body.max_tokens = Number(num(adv.max_tokens));
+    if (num(adv.timeout) !== '') body.timeout = num(adv.timeout).trim();
     try {
-      const r = await api('POST', '/v1/researches', { question: q.value, sources, level: level.value });
+      const r = await api('POST', '/v1/researches', body);
       location.hash = `#/research/${r.id}`;
-    } catch (e) { if (e.field === 'question') qf.err.textContent = e.message; else err.append(errorBox(e)); }
+    } catch (e) {
+      const target = e.field === 'question' ? qf : e.field === 'level' ? levelField : adv[(e.field || '').replace('-', '_')];
+      if (target) target.err.textContent = e.message; else err.append(errorBox(e));
+    }
   } },
   h('h1', {}, 'Research'), qf.el,
   h('fieldset', { class: 'stack' }, h('legend', {}, 'Sources'), h('div', { class: 'chips' }, srcBoxes)),
-  field('Level', level, 'quick: 2 sub-questions, 1 round; standard: 4 and 2; comprehensive: 6 and 3').el,
+  levelField.el,
+  h('details', {}, h('summary', {}, 'Breadth, depth and budgets'), h('div', { class: 'row' }, ...Object.values(adv).map((f) => f.el))),
   err, h('div', { class: 'row' }, h('button', { class: 'primary', type: 'submit' }, 'Start research')));
   const list = h('tbody');
   main.append(form, h('h2', {}, 'Recent researches'), h('div', { class: 'table-wrap', tabindex: 0 }, h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Question'), h('th', {}, 'Status'), h('th', {}, 'Created'))), list)));
