@@ -42,6 +42,9 @@ const (
 	// be cited when it names nothing the question does and links to no
 	// source cited.
 	bearShare = 0.25
+	// minGain is the least share of the question a source must add to
+	// what the chosen ones cover to be chosen for it.
+	minGain = 0.05
 )
 
 // weighted is a question term and its weight.
@@ -269,15 +272,52 @@ func (ev *evidence) rank(question string) {
 		return false
 	}
 	seen := map[string]bool{}
+	add := func(d *evDoc) {
+		seen[d.src.ID] = true
+		chosen = append(chosen, d)
+		ev.order = append(ev.order, d.src.ID)
+	}
+	for _, d := range []*evDoc{best.a, best.b} {
+		if bears(d) {
+			add(d)
+		}
+	}
+	// Then, greedily, the sources that add most of what the question asks
+	// and the chosen ones do not say (a third link of a chain: "Bimmer"
+	// names the actor the film's page only lists), a link to them
+	// counting too.
+	for len(ev.order) < maxEvidence {
+		var pick *evDoc
+		var top float64
+		for _, d := range ev.docs {
+			if seen[d.src.ID] || !bears(d) {
+				continue
+			}
+			gain := ev.cover(append([]*evDoc{d}, chosen...)...) - ev.cover(chosen...)
+			if gain < minGain {
+				continue
+			}
+			var l float64
+			for _, c := range chosen {
+				l = max(l, link(d, c), link(c, d))
+			}
+			if g := gain + linkWeight*l; g > top {
+				pick, top = d, g
+			}
+		}
+		if pick == nil {
+			break
+		}
+		add(pick)
+	}
+	// Last, the sources of the next best pairs while they come close.
 	for _, p := range append([]scoredPair{best}, pairs[1:]...) {
 		if p.score < keepShare*best.score || len(ev.order) >= maxEvidence {
 			break
 		}
 		for _, d := range []*evDoc{p.a, p.b} {
 			if !seen[d.src.ID] && len(ev.order) < maxEvidence && bears(d) {
-				seen[d.src.ID] = true
-				chosen = append(chosen, d)
-				ev.order = append(ev.order, d.src.ID)
+				add(d)
 			}
 		}
 	}
