@@ -26,7 +26,8 @@ import (
 // by the research fetcher. It reports the wall time beside the critical
 // path — every model call in sequence (plan, one analysis per round,
 // report, citation judge) plus, per round, one search and one page fetch
-// (the rest run concurrently) — and fails when it cannot measure:
+// (the rest run concurrently) — and the prompt tokens the run sends over
+// ~20 KB pages; it fails when it cannot measure:
 //
 //	go test ./app -run '^$' -bench CriticalPathHTTP -benchtime 1x
 func BenchmarkCriticalPathHTTP(b *testing.B) {
@@ -40,6 +41,7 @@ func BenchmarkCriticalPathHTTP(b *testing.B) {
 	}
 	const searchLatency, pageLatency = 50 * time.Millisecond, 30 * time.Millisecond
 	var round atomic.Int32
+	filler := strings.Repeat("<p>Engineers at Beta Labs measured how alpha behaves on lossy links, how it recovers from dropped frames and how much energy each exchange costs a battery-powered node; the results shaped the second revision of the protocol.</p>", 90)
 	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		var req struct {
@@ -91,7 +93,9 @@ func BenchmarkCriticalPathHTTP(b *testing.B) {
 		case strings.HasPrefix(r.URL.Path, "/page/"):
 			time.Sleep(pageLatency)
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			fmt.Fprintf(w, `<html><head><title>%s</title></head><body><main><p>Alpha is a small protocol that Beta Labs designed in 1999 for sensor networks. This page, %s, describes it in detail, with its origins, design, uses and critics.</p></main></body></html>`, r.URL.Path, r.URL.Path)
+			// A page of ~20 KB of prose, as an article or a documentation
+			// page is: what the prompts are built from.
+			fmt.Fprintf(w, `<html><head><title>%s</title></head><body><main><p>Alpha is a small protocol that Beta Labs designed in 1999 for sensor networks. This page, %s, describes it in detail, with its origins, design, uses and critics.</p>%s</main></body></html>`, r.URL.Path, r.URL.Path, filler)
 		default:
 			http.NotFound(w, r)
 		}
@@ -107,7 +111,7 @@ func BenchmarkCriticalPathHTTP(b *testing.B) {
 	}
 	rn.Concurrency = 8
 	var wall, critical time.Duration
-	var calls, rounds int
+	var calls, rounds, in, out int
 	for range b.N {
 		round.Store(0)
 		t0 := time.Now()
@@ -120,6 +124,7 @@ func BenchmarkCriticalPathHTTP(b *testing.B) {
 			b.Fatalf("cannot measure: status %s, %d model calls, %d rounds, checks %+v, error %s", r.Status, r.Usage.Calls, len(r.Rounds), r.Checks, r.Error)
 		}
 		calls, rounds = r.Usage.Calls, len(r.Rounds)
+		in, out = r.Usage.InputTokens, r.Usage.OutputTokens
 		critical += time.Duration(calls)*llmLatency + time.Duration(rounds)*(searchLatency+pageLatency)
 	}
 	b.ReportMetric(float64(wall.Milliseconds())/float64(b.N), "wall_ms")
@@ -127,4 +132,8 @@ func BenchmarkCriticalPathHTTP(b *testing.B) {
 	b.ReportMetric(float64(wall)/float64(critical), "wall/critical")
 	b.ReportMetric(float64(calls), "llm_calls")
 	b.ReportMetric(float64(rounds), "rounds")
+	// Tokens as the model server counts them (request and reply bytes / 4:
+	// the prompts, schemas included; the completions are this fake's).
+	b.ReportMetric(float64(in), "prompt_tokens")
+	b.ReportMetric(float64(out), "completion_tokens")
 }

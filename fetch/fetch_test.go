@@ -306,23 +306,8 @@ func TestPageEncodingsAndConditional(t *testing.T) {
 
 func TestPoliteness(t *testing.T) {
 	t.Parallel()
-	var inflight, peak atomic.Int32
-	srv := open(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			fmt.Fprint(w, "User-agent: *\nCrawl-delay: 0.1\n")
-			return
-		}
-		n := inflight.Add(1)
-		defer inflight.Add(-1)
-		for {
-			p := peak.Load()
-			if n <= p || peak.CompareAndSwap(p, n) {
-				break
-			}
-		}
-		time.Sleep(10 * time.Millisecond)
-		fmt.Fprint(w, "ok")
-	}))
+	var peak atomic.Int32
+	srv := open(t, crawlDelayed(&peak, 10*time.Millisecond))
 	f := New(Options{AllowPrivate: true, PerHost: 1, Delay: 20 * time.Millisecond})
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -345,13 +330,11 @@ func TestPoliteness(t *testing.T) {
 	}
 }
 
-// TestResearchPoliteness: with no delay of its own, a research fetcher
-// still honours a site's Crawl-delay (CrawlDelay), while the user's own
-// search backend (Unlimited) gets neither the per-host cap nor a delay.
-func TestResearchPoliteness(t *testing.T) {
-	t.Parallel()
-	var inflight, peak atomic.Int32
-	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// crawlDelayed is a site whose robots.txt asks for a 100 ms Crawl-delay;
+// each page takes d, and peak records the most requests it served at once.
+func crawlDelayed(peak *atomic.Int32, d time.Duration) http.Handler {
+	var inflight atomic.Int32
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			fmt.Fprint(w, "User-agent: *\nCrawl-delay: 0.1\n")
 			return
@@ -364,9 +347,18 @@ func TestResearchPoliteness(t *testing.T) {
 				break
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(d)
 		fmt.Fprint(w, "ok")
 	})
+}
+
+// TestResearchPoliteness: with no delay of its own, a research fetcher
+// still honours a site's Crawl-delay (CrawlDelay), while the user's own
+// search backend (Unlimited) gets neither the per-host cap nor a delay.
+func TestResearchPoliteness(t *testing.T) {
+	t.Parallel()
+	var peak atomic.Int32
+	handler := crawlDelayed(&peak, 50*time.Millisecond)
 	stranger := open(t, handler)
 	own := open(t, handler)
 	ownHost := strings.TrimPrefix(own.URL, "http://")

@@ -659,19 +659,7 @@ func TestUILongReport(t *testing.T) {
 		rep.Sections = append(rep.Sections, research.Section{Heading: fmt.Sprintf("Part %d", s+1), Body: body.String()})
 	}
 	r.Report = rep
-	state, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.ResearchSave(ctx, store.Research{ID: r.ID, Question: r.Question, Status: r.Status, CreatedAt: now, UpdatedAt: now, State: state}, nil); err != nil {
-		t.Fatal(err)
-	}
-	bctx := browser(t, 1280, 900)
-	tctx, cancel := context.WithTimeout(bctx, 90*time.Second)
-	defer cancel()
-	if err := chromedp.Do(tctx, chromedp.Navigate(base+"/#/research/long-report"), chromedp.WaitVisible(chromedp.CSS(`article.report[aria-busy="false"]`))); err != nil {
-		t.Fatalf("open: %v", err)
-	}
+	tctx := openStored(t, base, st, r)
 	type scroll struct {
 		Words, Citations, Frames, Long int
 		Max, P95                       float64
@@ -717,19 +705,7 @@ func TestUIHostileReport(t *testing.T) {
 		Report: &research.Report{Title: "Hostile", Summary: "The page says " + hostile + " [1].",
 			Sections:   []research.Section{{Heading: "<h1>Heading</h1>", Body: hostile + " [1]."}},
 			References: []research.Reference{{Number: 1, SourceID: "S1", URL: "https://example.org/x", Title: "<i>Evil</i> page", AccessedAt: now}}}}
-	state, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.ResearchSave(ctx, store.Research{ID: r.ID, Question: r.Question, Status: r.Status, CreatedAt: now, UpdatedAt: now, State: state}, nil); err != nil {
-		t.Fatal(err)
-	}
-	bctx := browser(t, 1280, 900)
-	tctx, cancel := context.WithTimeout(bctx, 60*time.Second)
-	defer cancel()
-	if err := chromedp.Do(tctx, chromedp.Navigate(base+"/#/research/hostile"), chromedp.WaitVisible(chromedp.CSS(`article.report[aria-busy="false"]`))); err != nil {
-		t.Fatalf("open: %v", err)
-	}
+	tctx := openStored(t, base, st, r)
 	type verdict struct {
 		Pwned                     any
 		Scripts, Styles, Handlers int
@@ -811,4 +787,24 @@ func TestUIResearchOptions(t *testing.T) {
 	if err != nil || !strings.Contains(opts, `"breadth":2`) || !strings.Contains(opts, `"max_tokens":50000`) {
 		t.Fatalf("options stored: %s %v", opts, err)
 	}
+}
+
+// openStored saves a finished research straight into the store and opens
+// its page at 1280 px once the report is shown; the context ends with the
+// test.
+func openStored(t *testing.T, base string, st store.Store, r research.Research) context.Context {
+	t.Helper()
+	state, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ResearchSave(context.Background(), store.Research{ID: r.ID, Question: r.Question, Status: r.Status, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, State: state}, nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(browser(t, 1280, 900), 90*time.Second)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/#/research/"+r.ID), chromedp.WaitVisible(chromedp.CSS(`article.report[aria-busy="false"]`))); err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	return ctx
 }

@@ -69,16 +69,24 @@ func codeLine(l string) bool {
 			return true
 		}
 	}
-	letters, symbols := 0, 0
-	for _, r := range l {
+	letters, symbols := density(l)
+	return symbols*10 > letters
+}
+
+// density counts a text's letters and its code symbols, braces twice.
+func density(s string) (letters, symbols int) {
+	for _, r := range s {
 		switch {
 		case unicode.IsLetter(r):
 			letters++
 		case strings.ContainsRune(codeSymbols, r):
 			symbols++
+			if r == '{' || r == '}' {
+				symbols++
+			}
 		}
 	}
-	return symbols*10 > letters
+	return letters, symbols
 }
 
 // termSet is the set of analysed terms of text.
@@ -225,7 +233,7 @@ const codeSymbols = "{}[]<>=;|&*_~\\$#@^`"
 // heading, a menu, a list item or a line ending in a URL does not).
 func prose(s string) bool {
 	fields := strings.Fields(s)
-	var letters, symbols, cased, numeric int
+	var cased, numeric int
 	for _, f := range fields {
 		if r, _ := utf8.DecodeRuneInString(f); unicode.IsUpper(r) || unicode.IsLower(r) {
 			cased++
@@ -234,17 +242,7 @@ func prose(s string) bool {
 			numeric++
 		}
 	}
-	for _, r := range s {
-		switch {
-		case unicode.IsLetter(r):
-			letters++
-		case strings.ContainsRune(codeSymbols, r):
-			symbols++
-			if r == '{' || r == '}' {
-				symbols++
-			}
-		}
-	}
+	letters, symbols := density(s)
 	if cased == 0 {
 		// Hangul, Han and other scripts without case: only the symbols
 		// and the end.
