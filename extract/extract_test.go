@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -175,4 +176,31 @@ func TestHTMLLinksAndRobotsMeta(t *testing.T) {
 	if !doc.NoIndex || doc.NoFollow {
 		t.Errorf("robots meta: noindex %v nofollow %v", doc.NoIndex, doc.NoFollow)
 	}
+}
+
+// FuzzNormalize: the one-pass normaliser gives what the regular
+// expressions it replaced gave (runs of spaces to one, lines trimmed,
+// blank lines collapsed), on any text.
+func FuzzNormalize(f *testing.F) {
+	spaces := regexp.MustCompile(`[ \t\f\v\x{a0}]+`)
+	blankLines := regexp.MustCompile(`\n\s*\n\s*(\n\s*)*`)
+	oracle := func(s string) string {
+		s = strings.ToValidUTF8(s, "")
+		s = spaces.ReplaceAllString(s, " ")
+		lines := strings.Split(s, "\n")
+		for i, l := range lines {
+			lines[i] = strings.TrimSpace(l)
+		}
+		s = strings.Join(lines, "\n")
+		s = blankLines.ReplaceAllString(s, "\n\n")
+		return strings.TrimSpace(s)
+	}
+	for _, s := range []string{"a  b\t\tc\n\n\n d \n\u00a0e\u00a0\u00a0f\n \n \ng", "\n\n x \n", "\xff bad \r\n\r\n utf8", "one\n two\nthree"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := normalize(s), oracle(s); got != want {
+			t.Fatalf("normalize(%q) = %q, want %q", s, got, want)
+		}
+	})
 }

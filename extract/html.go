@@ -15,7 +15,6 @@ import (
 )
 
 var spaces = regexp.MustCompile(`[ \t\f\v\x{a0}]+`)
-var blankLines = regexp.MustCompile(`\n\s*\n\s*(\n\s*)*`)
 
 // HTML extracts the readable text of a page with its title, description,
 // keywords, language, published date and links. Non-UTF-8 pages are decoded
@@ -72,10 +71,16 @@ func HTMLWithType(data []byte, pageURL, contentType string) (Doc, error) {
 			}
 		}
 	}
-	// Readability mutates the tree; give it its own copy.
+	// Readability mutates the tree; give it its own, parsed from the
+	// bytes already decoded to UTF-8 (its own Parse would sniff the
+	// charset again, the costliest step of reading a page).
 	text := ""
 	parser := readability.NewParser()
-	if art, err := parser.Parse(bytes.NewReader(data), u); err == nil && art.Node != nil {
+	own, err := html.Parse(bytes.NewReader(data))
+	if err != nil {
+		return Doc{}, fmt.Errorf("html parse: %w", err)
+	}
+	if art, err := parser.ParseAndMutate(own, u); err == nil && art.Node != nil {
 		var b strings.Builder
 		if art.RenderText(&b) == nil {
 			text = normalize(b.String())
@@ -191,16 +196,49 @@ func isBlock(tag string) bool {
 	return false
 }
 
+// normalize collapses runs of spaces and tabs (no-break spaces too) to one
+// space, trims every line and collapses blank lines to one, in a single
+// pass (a page's text can be megabytes; regular expressions over it were
+// the costliest step of reading it).
 func normalize(s string) string {
 	s = strings.ToValidUTF8(s, "")
-	s = spaces.ReplaceAllString(s, " ")
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimSpace(l)
+	var b strings.Builder
+	b.Grow(len(s))
+	blank, wrote := false, false
+	for len(s) > 0 {
+		line := s
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			line, s = s[:i], s[i+1:]
+		} else {
+			s = ""
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			blank = true
+			continue
+		}
+		if wrote {
+			b.WriteByte('\n')
+			if blank {
+				b.WriteByte('\n')
+			}
+		}
+		space := false
+		for _, r := range line {
+			switch r {
+			case ' ', '\t', '\f', '\v', '\u00a0':
+				space = true
+				continue
+			}
+			if space {
+				b.WriteByte(' ')
+				space = false
+			}
+			b.WriteRune(r)
+		}
+		wrote, blank = true, false
 	}
-	s = strings.Join(lines, "\n")
-	s = blankLines.ReplaceAllString(s, "\n\n")
-	return strings.TrimSpace(s)
+	return b.String()
 }
 
 func clean(s string) string {

@@ -857,11 +857,41 @@ func check(facts []Fact, sources map[string]Source) []Discrepancy {
 			byEntity["e\x00"+f.entity] = append(byEntity["e\x00"+f.entity], i)
 		}
 	}
+	union := func(i, j int) { parent[find(i)] = find(j) }
 	for _, b := range byEntity {
-		for x, i := range b {
-			for _, j := range b[x+1:] {
-				if facts[i].SourceID != facts[j].SourceID && sameTopic(&facts[i], &facts[j]) {
-					parent[find(i)] = find(j)
+		// Facts of the same wording (one sentence many pages repeat) are
+		// compared once: what topic a fact is on follows from its text
+		// and value, not from where it was read.
+		var keys []string
+		same := map[string][]int{}
+		for _, i := range b {
+			k := facts[i].Text + "\x00" + facts[i].Value
+			if _, ok := same[k]; !ok {
+				keys = append(keys, k)
+			}
+			same[k] = append(same[k], i)
+		}
+		// link joins each fact of xs to one of ys read from another source.
+		link := func(xs, ys []int) {
+			for _, i := range xs {
+				for _, j := range ys {
+					if facts[i].SourceID != facts[j].SourceID {
+						union(i, j)
+						break
+					}
+				}
+			}
+		}
+		for x, ka := range keys {
+			a := same[ka]
+			if len(a) > 1 && sameTopic(&facts[a[0]], &facts[a[0]]) {
+				link(a, a)
+			}
+			for _, kb := range keys[x+1:] {
+				bs := same[kb]
+				if sameTopic(&facts[a[0]], &facts[bs[0]]) {
+					link(a, bs)
+					link(bs, a)
 				}
 			}
 		}
@@ -1057,20 +1087,34 @@ func sharedKinds(facts []Fact, idx []int) []string {
 }
 
 // support marks facts whose value (or, with no value, whose topic) is
-// stated by sources of at least two domains.
+// stated by sources of at least two domains; SupportedBy lists the other
+// sources that state it.
 func support(facts []Fact, idx []int, sources map[string]Source, val func(int) string) {
+	type stated struct {
+		domains map[string]bool
+		by      []string // sources, in fact order, each once
+	}
+	byVal := map[string]*stated{}
 	for _, i := range idx {
-		domains := map[string]bool{sources[facts[i].SourceID].Domain: true}
+		v := val(i)
+		st := byVal[v]
+		if st == nil {
+			st = &stated{domains: map[string]bool{}}
+			byVal[v] = st
+		}
+		st.domains[sources[facts[i].SourceID].Domain] = true
+		st.by = appendUnique(st.by, facts[i].SourceID)
+	}
+	for _, i := range idx {
+		st := byVal[val(i)]
 		var by []string
-		for _, j := range idx {
-			if i == j || facts[j].SourceID == facts[i].SourceID || val(i) != val(j) {
-				continue
+		for _, id := range st.by {
+			if id != facts[i].SourceID {
+				by = append(by, id)
 			}
-			domains[sources[facts[j].SourceID].Domain] = true
-			by = appendUnique(by, facts[j].SourceID)
 		}
 		facts[i].SupportedBy = by
-		facts[i].Verified = len(domains) >= 2
+		facts[i].Verified = len(st.domains) >= 2
 	}
 }
 
