@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"golang.org/x/text/unicode/norm"
 	"net/url"
 	"regexp"
 	"strings"
@@ -76,7 +77,8 @@ func HTMLWithType(data []byte, pageURL, contentType string) (Doc, error) {
 	// charset again, the costliest step of reading a page).
 	text := ""
 	parser := readability.NewParser()
-	own, err := html.Parse(bytes.NewReader(data))
+	// NFC first, as readability's own parser did: "é" is one rune.
+	own, err := html.Parse(bytes.NewReader(norm.NFC.Bytes(data)))
 	if err != nil {
 		return Doc{}, fmt.Errorf("html parse: %w", err)
 	}
@@ -147,6 +149,11 @@ func links(gq *goquery.Document, page *url.URL) []string {
 		href, ok := s.Attr("href")
 		if !ok {
 			href, _ = s.Attr("src")
+			// A frame from another site is a widget or a tracker (a tag
+			// manager's <noscript> frame), not part of this site.
+			if f, err := base.Parse(strings.TrimSpace(href)); err != nil || !strings.EqualFold(f.Hostname(), page.Hostname()) {
+				return true
+			}
 		}
 		l, err := base.Parse(strings.TrimSpace(href))
 		if err != nil || (l.Scheme != "http" && l.Scheme != "https") || l.Host == "" {

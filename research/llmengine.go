@@ -43,7 +43,7 @@ func (e *LLMEngine) Plan(ctx context.Context, in PlanInput) (*PlanOutput, llm.Us
 	if len(in.History) > 0 {
 		prompt += "\n\nThe question follows these earlier ones in the same conversation; resolve what it refers to (he, it, that, the first one) with them, and do not research again what they already answered:\n" + historyText(in.History)
 	}
-	rep, usage, err := llm.Structured[planReply](ctx, e.Provider, "research_plan", e.req(prompt, 800))
+	rep, usage, err := llm.Structured[planReply](ctx, e.Provider, "research_plan", e.req(prompt, max(800, 150*in.Effort.MaxSub)))
 	if err != nil {
 		return nil, usage, err
 	}
@@ -173,6 +173,9 @@ func (e *LLMEngine) Write(ctx context.Context, in WriteInput) (*Draft, llm.Usage
 	}
 	for _, id := range ids {
 		s := in.Sources[id]
+		if s == nil {
+			continue
+		}
 		fmt.Fprintf(&b, "[%s] %s (%s)\n%s\n\n", s.ID, s.Title, s.URL, clip(s.Content, in.CharsPerSource))
 	}
 	maxTok := in.MaxTokens

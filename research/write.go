@@ -24,9 +24,16 @@ func (x *run) write(ctx context.Context) error {
 		Facts: writerFacts(r.Facts), CharsPerSource: 1200}
 	shown := len(r.Sources)
 	if x.rn.Ranker != nil {
-		in.Evidence = append([]string{}, x.rn.Ranker.Evidence(r.Question, readOrder(r.SubQuestions, in.Sources), in.Sources)...)
-		in.Facts = writerFacts(factsOf(r.Facts, in.Evidence))
-		shown = len(in.Evidence)
+		// No evidence (nothing the question names was read) leaves the
+		// writer every source: the offline engine says the question is
+		// unanswered, a model may still read what a lexical ranking
+		// missed (another spelling, another language).
+		if ev := x.rn.Ranker.Evidence(r.Question, readOrder(r.SubQuestions, in.Sources), in.Sources); len(ev) > 0 {
+			in.Evidence = ev
+			in.Facts = writerFacts(factsOf(r.Facts, ev))
+			in.Learnings = learningsOf(r.Learnings, ev)
+			shown = len(ev)
+		}
 	}
 	eng := x.rn.Engine
 	var notes []string
@@ -84,6 +91,30 @@ func readOrder(sqs []SubQuestion, sources map[string]*Source) []string {
 				seen[id] = true
 				out = append(out, id)
 			}
+		}
+	}
+	return out
+}
+
+// learningsOf keeps the learnings' citations of the given sources, and the
+// learnings left with one: a writer shown the evidence only is not handed
+// ids of sources it was not shown.
+func learningsOf(ls []Learning, ids []string) []Learning {
+	in := map[string]bool{}
+	for _, id := range ids {
+		in[id] = true
+	}
+	var out []Learning
+	for _, l := range ls {
+		var keep []string
+		for _, id := range l.SourceIDs {
+			if in[id] {
+				keep = append(keep, id)
+			}
+		}
+		if len(keep) > 0 {
+			l.SourceIDs = keep
+			out = append(out, l)
 		}
 	}
 	return out

@@ -571,7 +571,11 @@ func (w *writer) summary() string {
 	var ranked [][]scored
 	for _, id := range w.all {
 		var ss []scored
-		for i, s := range w.answerSentences(w.ev.byID[id], nil) {
+		d := w.ev.byID[id]
+		if d == nil {
+			continue // a ranker's id this engine did not read
+		}
+		for i, s := range w.answerSentences(d, nil) {
 			if i == 0 || mentions(s, w.qf, 1) {
 				ss = append(ss, s)
 			}
@@ -605,8 +609,8 @@ func (w *writer) opening() *passage {
 	}
 	var best, next []scored
 	for i, d := range ev.pair {
-		if d == nil {
-			continue
+		if d == nil || !w.chosen[d.src.ID] {
+			continue // not cited: it bears on nothing the question asks
 		}
 		ss := w.answerSentences(d, ev.pair[1-i])
 		if len(ss) > 0 {

@@ -326,7 +326,7 @@ func entity(s string) (string, string) {
 		default:
 			flush()
 		}
-		if strings.HasSuffix(raw, ",") && !strings.ContainsAny(raw, `"“”'`) && i >= base+2 && len(starts) > 0 && starts[0] == base && opening(ws[base:]) {
+		if strings.HasSuffix(raw, ",") && !strings.ContainsAny(raw, `"“”'`) && i >= base+2 && len(starts) > 0 && starts[0] == base && firstRunLen(runs, run) == 1 && opening(ws[base:]) {
 			// "Standing 330 metres tall, the Eiffel Tower …", "Born in
 			// 1813, Giuseppe Verdi …": a participle phrase opens the
 			// sentence; its subject comes after the comma.
@@ -359,6 +359,22 @@ func entity(s string) (string, string) {
 	}
 	display := strings.Join(best, " ")
 	return strings.ToLower(display), display
+}
+
+// firstRunLen is the length of the sentence's first capitalised run: a
+// participle opening one is one word ("Standing", numbers aside), a name
+// is more ("United States Steel Corporation").
+func firstRunLen(runs [][]string, run []string) int {
+	if len(runs) > 0 {
+		run = runs[0]
+	}
+	n := 0
+	for _, w := range run {
+		if !numeral.MatchString(w) {
+			n++ // "Rising 726": the number is not part of a name here
+		}
+	}
+	return n
 }
 
 // opening reports a sentence that opens with a participle ("Standing",
@@ -477,7 +493,7 @@ func values(s string) []value {
 			kind = ""
 		}
 		v := value{kind: kind, num: n, text: strings.TrimSpace(s[m[0]:m[1]]), digits: digits}
-		if u, ok := units[unit]; ok && kind != "year" && kind != "day" {
+		if u, ok := units[unit]; ok && kind != "year" && kind != "day" && plainMeasure(s, m) {
 			// A measure: compared in its dimension's base unit, on the
 			// quantity the words around it name ("tall", "depth").
 			v.kind, v.num, v.role = u.dim, n*u.factor, quantityNear(s[:m[0]], s[m[1]:])
@@ -541,6 +557,16 @@ var units = func() map[string]unit {
 	delete(m, "in") // "in 1813": a preposition far more often than inches
 	return m
 }()
+
+// plainMeasure reports a number and unit that read as a measure: not
+// money ("$1.5m") and, for one-letter units, set apart by a space ("828
+// m", not "5G").
+func plainMeasure(s string, m []int) bool {
+	if r, _ := utf8.DecodeLastRuneInString(strings.TrimRight(s[:m[0]], " ")); strings.ContainsRune("$£€¥₩", r) {
+		return false
+	}
+	return m[5]-m[4] > 1 || m[4] > m[3]
+}
 
 // peopleUnit are the words that make a number a count of people.
 var peopleUnit = map[string]bool{"people": true, "inhabitants": true, "residents": true, "persons": true}
@@ -812,7 +838,7 @@ func approxMeasures(facts []Fact, idx []int, kind string) map[string]string {
 	canon := map[string]string{}
 	var rep float64
 	for j, n := range nums {
-		if j == 0 || n > nums[j-1]*1.01 {
+		if j == 0 || n > rep*1.01 {
 			rep = n
 		}
 		canon[strconv.FormatFloat(n, 'f', -1, 64)] = strconv.FormatFloat(rep, 'f', -1, 64)

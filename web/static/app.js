@@ -177,8 +177,8 @@ async function researchPage(args) {
   const qf = field('Question', q);
   // Breadth and depth replace the level; budgets bound any research.
   const adv = {
-    breadth: field('Breadth', h('input', { id: 'breadth', type: 'number', min: 1, max: 20, placeholder: 'from the level' }), 'sub-questions per round, 1-20'),
-    depth: field('Depth', h('input', { id: 'depth', type: 'number', min: 0, max: 5, placeholder: 'from the level' }), 'follow-up rounds, 0-5'),
+    breadth: field('Breadth', h('input', { id: 'breadth', type: 'number', min: 1, max: 20, placeholder: '5' }), 'sub-questions per round, 1-20; with depth, replaces the level'),
+    depth: field('Depth', h('input', { id: 'depth', type: 'number', min: 0, max: 5, placeholder: '2' }), 'follow-up rounds, 0-5; with breadth, replaces the level'),
     max_tokens: field('Token budget', h('input', { id: 'max-tokens', type: 'number', min: 0, step: 1000, placeholder: 'no limit' }), 'model tokens in all; the research stops and says so when they run out'),
     timeout: field('Time budget', h('input', { id: 'timeout', type: 'text', placeholder: 'e.g. 90s or 5m' }), 'a duration'),
   };
@@ -199,7 +199,7 @@ async function researchPage(args) {
       const r = await api('POST', '/v1/researches', body);
       location.hash = `#/research/${r.id}`;
     } catch (e) {
-      const target = e.field === 'question' ? qf : e.field === 'level' ? levelField : adv[(e.field || '').replace('-', '_')];
+      const target = e.field === 'question' ? qf : e.field === 'level' ? levelField : (Object.hasOwn(adv, (e.field || '').replace('-', '_')) ? adv[e.field.replace('-', '_')] : null);
       if (target) target.err.textContent = e.message; else err.append(errorBox(e));
     }
   } },
