@@ -632,11 +632,6 @@ func TestUIKorean(t *testing.T) {
 // to measurements, not to pass or fail.
 func TestUILongReport(t *testing.T) {
 	base, a := serve(t)
-	ctx := context.Background()
-	st, err := a.Store(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	now := time.Now().UTC()
 	r := research.Research{ID: "long-report", Question: "A long report", Status: research.StatusCompleted, CreatedAt: now, UpdatedAt: now}
 	rep := &research.Report{Title: "A long report", Summary: "What follows is long [1]."}
@@ -659,7 +654,7 @@ func TestUILongReport(t *testing.T) {
 		rep.Sections = append(rep.Sections, research.Section{Heading: fmt.Sprintf("Part %d", s+1), Body: body.String()})
 	}
 	r.Report = rep
-	tctx := openStored(t, base, st, r)
+	tctx := openStored(t, base, a, r)
 	type scroll struct {
 		Words, Citations, Frames, Long int
 		Max, P95                       float64
@@ -692,11 +687,6 @@ func TestUILongReport(t *testing.T) {
 // styles and javascript: links is shown as text; nothing runs.
 func TestUIHostileReport(t *testing.T) {
 	base, a := serve(t)
-	ctx := context.Background()
-	st, err := a.Store(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	now := time.Now().UTC()
 	hostile := `<script>window.__pwned=1</script> <img src=x onerror="window.__pwned=2"> <style>body{display:none}</style> [click](javascript:window.__pwned=3)`
 	r := research.Research{ID: "hostile", Question: "Hostile <b>question</b>", Status: research.StatusCompleted, CreatedAt: now, UpdatedAt: now,
@@ -705,7 +695,7 @@ func TestUIHostileReport(t *testing.T) {
 		Report: &research.Report{Title: "Hostile", Summary: "The page says " + hostile + " [1].",
 			Sections:   []research.Section{{Heading: "<h1>Heading</h1>", Body: hostile + " [1]."}},
 			References: []research.Reference{{Number: 1, SourceID: "S1", URL: "https://example.org/x", Title: "<i>Evil</i> page", AccessedAt: now}}}}
-	tctx := openStored(t, base, st, r)
+	tctx := openStored(t, base, a, r)
 	type verdict struct {
 		Pwned                     any
 		Scripts, Styles, Handlers int
@@ -792,8 +782,12 @@ func TestUIResearchOptions(t *testing.T) {
 // openStored saves a finished research straight into the store and opens
 // its page at 1280 px once the report is shown; the context ends with the
 // test.
-func openStored(t *testing.T, base string, st store.Store, r research.Research) context.Context {
+func openStored(t *testing.T, base string, a *app.App, r research.Research) context.Context {
 	t.Helper()
+	st, err := a.Store(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
 	state, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
