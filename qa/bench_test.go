@@ -1,16 +1,14 @@
 package qa
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unicode"
 
 	"github.com/quarryhq/quarry/embed"
+	"github.com/quarryhq/quarry/internal/jsonx"
 	"github.com/quarryhq/quarry/internal/textseg"
 	"github.com/quarryhq/quarry/kb"
 	"github.com/quarryhq/quarry/kb/analyze"
@@ -229,19 +227,9 @@ type question struct{ Question, Answer, Absent string }
 // readQuestions reads a JSON Lines file of questions; a missing file fails
 // the benchmark (the README's figures need it).
 func readQuestions(b *testing.B, path string) []question {
-	f, err := os.Open(path)
+	out, err := jsonx.ReadLinesFile[question](path)
 	if err != nil {
 		b.Fatalf("the benchmark needs %s (../shared/data for the HotpotQA files): %v", path, err)
-	}
-	defer f.Close()
-	var out []question
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var q question
-		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
-			b.Fatal(err)
-		}
-		out = append(out, q)
 	}
 	return out
 }

@@ -23,12 +23,14 @@ func (x *run) write(ctx context.Context) error {
 	in := WriteInput{Question: r.Question, History: r.History, Plan: r.Plan, SubQuestions: r.SubQuestions, Sources: x.sourceMap(), Learnings: r.Learnings,
 		Facts: writerFacts(r.Facts), CharsPerSource: 1200}
 	shown := len(r.Sources)
-	if x.rn.Ranker != nil {
+	// An engine that ranks the evidence itself while writing (the offline
+	// one) is not made to rank it twice.
+	if _, ranks := x.rn.Engine.(Ranker); x.rn.Ranker != nil && !ranks {
 		// No evidence (nothing the question names was read) leaves the
 		// writer every source: the offline engine says the question is
 		// unanswered, a model may still read what a lexical ranking
 		// missed (another spelling, another language).
-		if ev := x.rn.Ranker.Evidence(r.Question, readOrder(r.SubQuestions, in.Sources), in.Sources); len(ev) > 0 {
+		if ev := x.rn.Ranker.Evidence(r.Question, ReadOrder(r.SubQuestions, in.Sources), in.Sources); len(ev) > 0 {
 			in.Evidence = ev
 			in.Facts = writerFacts(factsOf(r.Facts, ev))
 			in.Learnings = learningsOf(r.Learnings, ev)
@@ -80,9 +82,9 @@ func (x *run) write(ctx context.Context) error {
 	return nil
 }
 
-// readOrder lists the sources read, in the order the sub-questions (by
+// ReadOrder lists the sources read, in the order the sub-questions (by
 // priority, each followed by its follow-ups) found them.
-func readOrder(sqs []SubQuestion, sources map[string]*Source) []string {
+func ReadOrder(sqs []SubQuestion, sources map[string]*Source) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, sq := range OrderedSubQuestions(sqs) {
@@ -100,10 +102,7 @@ func readOrder(sqs []SubQuestion, sources map[string]*Source) []string {
 // learnings left with one: a writer shown the evidence only is not handed
 // ids of sources it was not shown.
 func learningsOf(ls []Learning, ids []string) []Learning {
-	in := map[string]bool{}
-	for _, id := range ids {
-		in[id] = true
-	}
+	in := idSet(ids)
 	var out []Learning
 	for _, l := range ls {
 		var keep []string
@@ -122,10 +121,7 @@ func learningsOf(ls []Learning, ids []string) []Learning {
 
 // factsOf keeps the facts taken from the given sources.
 func factsOf(facts []verify.Fact, ids []string) []verify.Fact {
-	in := map[string]bool{}
-	for _, id := range ids {
-		in[id] = true
-	}
+	in := idSet(ids)
 	var out []verify.Fact
 	for _, f := range facts {
 		if in[f.SourceID] {
@@ -133,6 +129,14 @@ func factsOf(facts []verify.Fact, ids []string) []verify.Fact {
 		}
 	}
 	return out
+}
+
+func idSet(ids []string) map[string]bool {
+	m := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		m[id] = true
+	}
+	return m
 }
 
 // OrderedSubQuestions lists root sub-questions by priority, each followed

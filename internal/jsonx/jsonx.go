@@ -1,8 +1,12 @@
-// Package jsonx holds what Quarry's JSON output needs beyond
-// encoding/json.
+// Package jsonx holds what Quarry's JSON needs beyond encoding/json:
+// output with empty lists, and JSON Lines files read whole.
 package jsonx
 
 import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
 	"reflect"
 	"strings"
 )
@@ -51,5 +55,26 @@ func fill(v reflect.Value, printed bool) {
 		for i := range v.Len() {
 			fill(v.Index(i), true)
 		}
+	}
+}
+
+// ReadLinesFile reads a JSON Lines file (one value per line, any line
+// length) into a slice.
+func ReadLinesFile[T any](path string) ([]T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []T
+	dec := json.NewDecoder(f)
+	for {
+		var v T
+		if err := dec.Decode(&v); err == io.EOF {
+			return out, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("%s: value %d: %w", path, len(out)+1, err)
+		}
+		out = append(out, v)
 	}
 }

@@ -1,9 +1,7 @@
 package offline_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +17,7 @@ import (
 	"github.com/quarryhq/quarry/crawl"
 	"github.com/quarryhq/quarry/embed"
 	"github.com/quarryhq/quarry/fetch"
+	"github.com/quarryhq/quarry/internal/jsonx"
 	"github.com/quarryhq/quarry/kb"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/research/offline"
@@ -158,19 +157,9 @@ type docsQuestion struct {
 }
 
 func loadDocsQuestions(b *testing.B) []docsQuestion {
-	f, err := os.Open(filepath.Join("testdata", "docs_questions.jsonl"))
+	qs, err := jsonx.ReadLinesFile[docsQuestion](filepath.Join("testdata", "docs_questions.jsonl"))
 	if err != nil {
 		b.Fatal(err)
-	}
-	defer f.Close()
-	var qs []docsQuestion
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var q docsQuestion
-		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
-			b.Fatal(err)
-		}
-		qs = append(qs, q)
 	}
 	return qs
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry/embed"
+	"github.com/quarryhq/quarry/internal/jsonx"
 	"github.com/quarryhq/quarry/kb"
 	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/llm/llmtest"
@@ -389,19 +390,9 @@ func hotpotKB(b *testing.B) (*sqlite.Store, *kb.Service, embed.Embedder) {
 
 // loadHotpot reads a question set; a benchmark without its data fails.
 func loadHotpot(tb testing.TB, path string) []hotpotQuestion {
-	f, err := os.Open(path)
+	qs, err := jsonx.ReadLinesFile[hotpotQuestion](path)
 	if err != nil {
 		tb.Fatalf("the benchmark needs %s (../shared/data beside the checkout for HotpotQA): %v", path, err)
-	}
-	defer f.Close()
-	var qs []hotpotQuestion
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var q hotpotQuestion
-		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
-			tb.Fatal(err)
-		}
-		qs = append(qs, q)
 	}
 	return qs
 }

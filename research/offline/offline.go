@@ -372,18 +372,8 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 	for _, f := range in.Facts {
 		w.factIDs[f.SourceID+"\x00"+f.Text] = f.ID
 	}
-	// Every source read, in sub-question order.
-	var read []string
-	seen := map[string]bool{}
 	sqs := research.OrderedSubQuestions(in.SubQuestions)
-	for _, sq := range sqs {
-		for _, id := range sq.SourceIDs {
-			if in.Sources[id] != nil && !seen[id] {
-				seen[id] = true
-				read = append(read, id)
-			}
-		}
-	}
+	read := research.ReadOrder(in.SubQuestions, in.Sources)
 	w.ev = newEvidence(in.Question, read, in.Sources)
 	w.all = w.ev.order
 	if in.Evidence != nil {
