@@ -73,6 +73,8 @@ type evDoc struct {
 	caps map[string]bool
 	// named: the question names this document's subject.
 	named bool
+	// alone is the share of the question this document covers by itself.
+	alone float64
 }
 
 // evidence is the ranking of a research's sources for its question.
@@ -144,6 +146,9 @@ func newEvidence(question string, ids []string, sources map[string]*research.Sou
 		ev.qterms = append(ev.qterms, weighted{t, w})
 		ev.total += w
 	}
+	for _, d := range ev.docs {
+		d.alone = ev.cover(d)
+	}
 	ev.rank(question)
 	return ev
 }
@@ -209,11 +214,11 @@ func (ev *evidence) pairScore(a, b *evDoc) float64 {
 func (ev *evidence) rank(question string) {
 	var pairs []scoredPair
 	for i, a := range ev.docs {
-		if ev.cover(a) == 0 && !a.named {
+		if a.alone == 0 && !a.named {
 			continue
 		}
 		for _, b := range ev.docs[i+1:] {
-			if ev.cover(b) == 0 && !b.named {
+			if b.alone == 0 && !b.named {
 				continue
 			}
 			pairs = append(pairs, scoredPair{a, b, ev.pairScore(a, b)})
@@ -222,7 +227,7 @@ func (ev *evidence) rank(question string) {
 	if len(pairs) == 0 {
 		// One source, or none that bears on the question.
 		for _, d := range ev.docs {
-			if ev.cover(d) > 0 || d.named {
+			if d.alone > 0 || d.named {
 				ev.order = append(ev.order, d.src.ID)
 				ev.pair[0] = d
 				break
@@ -235,7 +240,7 @@ func (ev *evidence) rank(question string) {
 	best := pairs[0]
 	// The pair's first is the one that covers more of the question alone:
 	// the one the question is about.
-	if ev.cover(best.b)+titleWeight*b2f(best.b.named) > ev.cover(best.a)+titleWeight*b2f(best.a.named) {
+	if best.b.alone+titleWeight*b2f(best.b.named) > best.a.alone+titleWeight*b2f(best.a.named) {
 		best.a, best.b = best.b, best.a
 	}
 	if missing, share := ev.unread(question); share >= unansweredShare {
@@ -256,7 +261,7 @@ func (ev *evidence) rank(question string) {
 	qf := focus(question)
 	var chosen []*evDoc
 	bears := func(d *evDoc) bool {
-		if d.named || ev.cover(d) >= bearShare {
+		if d.named || d.alone >= bearShare {
 			return true
 		}
 		for _, c := range append([]*evDoc{best.a, best.b}, chosen...) {
@@ -289,11 +294,12 @@ func (ev *evidence) rank(question string) {
 	for len(ev.order) < maxEvidence {
 		var pick *evDoc
 		var top float64
+		base := ev.cover(chosen...)
 		for _, d := range ev.docs {
 			if seen[d.src.ID] || !bears(d) {
 				continue
 			}
-			gain := ev.cover(append([]*evDoc{d}, chosen...)...) - ev.cover(chosen...)
+			gain := ev.cover(append([]*evDoc{d}, chosen...)...) - base
 			if gain < minGain {
 				continue
 			}
