@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kljensen/snowball/english"
+	"github.com/quarryhq/quarry/kb/analyze"
 	"github.com/quarryhq/quarry/research"
 )
 
@@ -85,6 +87,8 @@ type evidence struct {
 	// reports reproducible), each weighed by its rarity among the sources.
 	qterms []weighted
 	total  float64
+	// asked is the terms of the relation the question asks about.
+	asked map[string]bool
 	// order is the sources to cite, best first; pair is the best pair.
 	order []string
 	pair  [2]*evDoc
@@ -96,6 +100,31 @@ type evidence struct {
 	// missing lists the question's words no source contains, when that
 	// leaves the question unanswered (order is then empty).
 	missing []string
+}
+
+// capsOf is the words a text writes capitalised or as numbers,
+// lower-cased.
+func capsOf(text string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range words(text) {
+		if capitalised(w) || isNumber(w) {
+			m[strings.ToLower(w)] = true
+		}
+	}
+	return m
+}
+
+// namesLike reports whether a title's words appear in a question as a
+// name would: one of its words capitalised or a number there. A question
+// that says "typical of a comarca" or "passes through a hamlet" names
+// neither the single "Typical" nor the film "Hamlet".
+func namesLike(base string, caps map[string]bool) bool {
+	for _, w := range strings.Fields(base) {
+		if caps[w] {
+			return true
+		}
+	}
+	return false
 }
 
 // phraseOf lower-cases text into its words joined by single spaces, padded
@@ -115,7 +144,8 @@ func baseTitle(t string) string {
 func newEvidence(question string, ids []string, sources map[string]*research.Source) *evidence {
 	qp := phraseOf(question)
 	qTerms := termSet(question)
-	ev := &evidence{byID: map[string]*evDoc{}}
+	qcaps := capsOf(question)
+	ev := &evidence{byID: map[string]*evDoc{}, asked: asked(question)}
 	for _, id := range ids {
 		s := sources[id]
 		if s == nil {
@@ -124,7 +154,7 @@ func newEvidence(question string, ids []string, sources map[string]*research.Sou
 		d := &evDoc{src: s, terms: termSet(s.Title + " " + s.Content), phrase: phraseOf(s.Content), caps: map[string]bool{}}
 		if b := strings.TrimSpace(phraseOf(baseTitle(s.Title))); len(b) > 3 {
 			d.base = " " + b + " "
-			d.named = strings.Contains(qp, d.base)
+			d.named = strings.Contains(qp, d.base) && (len(qcaps) == 0 || namesLike(d.base, qcaps))
 		}
 		for _, w := range words(s.Content) {
 			if capitalised(w) {
@@ -171,14 +201,15 @@ func (ev *evidence) cover(ds ...*evDoc) float64 {
 	return v / ev.total
 }
 
-// link is how clearly a names b's subject: its whole title (1), or the
+// link is how clearly a names b's subject: its whole title, written as a
+// name (1: "typical of the region" does not name the single "Typical"), or the
 // title's first distinctive word as a capitalised word ("Bantu" for
 // "Bantu peoples", 0.5).
 func link(a, b *evDoc) float64 {
 	if b.base == "" {
 		return 0
 	}
-	if strings.Contains(a.phrase, b.base) {
+	if strings.Contains(a.phrase, b.base) && namesLike(b.base, a.caps) {
 		return 1
 	}
 	for _, w := range strings.Fields(b.base) {
@@ -436,6 +467,62 @@ func answerType(question string) int {
 		return personAnswer
 	}
 	return anyAnswer
+}
+
+// askedWindow is how many content words on each side of the wh-word make
+// the relation a question asks about.
+const askedWindow = 4
+
+var (
+	clauseRE = regexp.MustCompile(`[\p{L}\p{N}][\p{L}\p{N}'’.\-]*|[,;:()]`)
+	whWords  = map[string]bool{"what": true, "which": true, "who": true, "whom": true, "whose": true, "when": true, "where": true, "how": true, "why": true}
+	// clauseEnds bound the clause of the wh-word: punctuation and the
+	// relative words that open another clause ("a comarca whose
+	// administrative centre is which town").
+	clauseEnds = map[string]bool{",": true, ";": true, ":": true, "(": true, ")": true, "that": true, "which": true, "who": true, "whom": true, "whose": true, "where": true, "when": true}
+)
+
+// asked is the terms of the relation a question asks about: the content
+// words of the wh-word's own clause nearest to it ("took place on which
+// road" → took, place, road; "What is the name of the book written by …"
+// → name, book, written, …). The interrogative is the wh-word that opens
+// the question ("In which year …"), else its last one ("… coached by
+// whom?"); an earlier one is a relative pronoun.
+func asked(question string) map[string]bool {
+	toks := clauseRE.FindAllString(strings.ToLower(question), -1)
+	at := -1
+	for i := 0; i < min(3, len(toks)); i++ {
+		if whWords[toks[i]] {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		for i := len(toks) - 1; i >= 0; i-- {
+			if whWords[toks[i]] {
+				at = i
+				break
+			}
+		}
+	}
+	out := map[string]bool{}
+	if at < 0 {
+		return out
+	}
+	take := func(from, step int) {
+		for i, n := from, 0; i >= 0 && i < len(toks) && n < askedWindow && !clauseEnds[toks[i]]; i += step {
+			if english.IsStopWord(toks[i]) {
+				continue
+			}
+			n++
+			analyze.TermsFunc(toks[i], func(t string) { out[t] = true })
+		}
+	}
+	take(at+1, 1)
+	if at >= 3 {
+		take(at-1, -1)
+	}
+	return out
 }
 
 // hasAnswerType reports whether a sentence holds an answer of the kind,

@@ -188,7 +188,7 @@ func benchHotpotSet(b *testing.B, rn *research.Runner, svc *kb.Service, emb embe
 							if strings.Contains(sum, ans) {
 								inSummary++
 							} else if verbose {
-								fmt.Printf("NO ANSWER %s %q answer=%q summary=%.300q\n", cfg.name, q.Question, q.Answer, r.Report.Summary)
+								fmt.Printf("NO ANSWER %s %q answer=%q summary=%.1500q\n", cfg.name, q.Question, q.Answer, r.Report.Summary)
 							}
 							if strings.Contains(normAnswer(lead(r.Report.Summary, 2)), ans) {
 								inLead++

@@ -614,7 +614,12 @@ func (w *writer) opening() *passage {
 	if !ev.comparison && len(best) == 2 && best[1].score > best[0].score {
 		best[0], best[1] = best[1], best[0]
 	}
-	for _, s := range append(best, next...) {
+	lines := append(best, next...)
+	if !ev.comparison {
+		// What holds more of the relation asked about comes first.
+		sort.SliceStable(lines, func(i, j int) bool { return ev.askedIn(lines[i]) > ev.askedIn(lines[j]) })
+	}
+	for _, s := range lines {
 		if w.used[s.text] {
 			continue
 		}
@@ -630,9 +635,26 @@ func (w *writer) opening() *passage {
 	return p
 }
 
+// askedIn is the weight of the terms of the relation asked about that a
+// sentence holds.
+func (ev *evidence) askedIn(s scored) float64 {
+	var v float64
+	for _, q := range ev.qterms {
+		if ev.asked[q.term] && s.terms[q.term] {
+			v += q.weight
+		}
+	}
+	return v
+}
+
 // answerTypeWeight favours a sentence holding the kind of answer the
 // question asks for (a year for "when", a place for "where").
 const answerTypeWeight = 0.15
+
+// askedBoost is the extra weight of the terms of the relation the
+// question asks about (asked): "administrative centre" in "… a comarca
+// whose administrative centre is which town?".
+const askedBoost = 1.0
 
 // answerSentences are a source's sentences, best first, by how well they
 // answer the question beside the other source of its pair: question terms
@@ -649,11 +671,14 @@ func (w *writer) answerSentences(d, other *evDoc) []scored {
 			if !st.terms[q.term] {
 				continue
 			}
-			if other != nil && other.terms[q.term] {
-				v += q.weight / 2
-			} else {
-				v += q.weight
+			wt := q.weight
+			if ev.asked[q.term] {
+				wt *= 1 + askedBoost
 			}
+			if other != nil && other.terms[q.term] {
+				wt /= 2
+			}
+			v += wt
 		}
 		if ev.total > 0 {
 			v /= ev.total

@@ -205,3 +205,58 @@ func TestUnansweredCitesNothing(t *testing.T) {
 		t.Fatalf("draft: %+v", d)
 	}
 }
+
+// TestAsked: the relation a question asks about is its wh-word's own
+// clause, whether the wh-word opens the question or ends it.
+func TestAsked(t *testing.T) {
+	t.Parallel()
+	for q, want := range map[string][]string{
+		"The breed is typical of a comarca whose administrative centre is which town?": {"administr", "centr", "town"},
+		"The attack took place on which road?":                                         {"attack", "took", "place", "road"},
+		"What is the name of the book written by John Edmunds?":                        {"name", "book", "written", "john"},
+		"Which composer was born first, Verdi or Dvořák?":                              {"compos", "born", "first"},
+		"The team was coached by whom?":                                                {"team", "coach"},
+	} {
+		got := asked(q)
+		var terms []string
+		for t := range got {
+			terms = append(terms, t)
+		}
+		slices.Sort(terms)
+		slices.Sort(want)
+		if !slices.Equal(terms, want) {
+			t.Errorf("asked(%q) = %q, want %q", q, terms, want)
+		}
+	}
+}
+
+// TestOpeningAnswersAskedRelation: in a two-hop question the second
+// source's first sentence restates what the question says about it; the
+// opening must quote the sentence that holds the relation asked about. A
+// source titled with a word the question uses as a common word ("a
+// ruined castle", the album "Ruined") is not evidence.
+func TestOpeningAnswersAskedRelation(t *testing.T) {
+	t.Parallel()
+	srcs := map[string]*research.Source{
+		"S1": {ID: "S1", Title: "Harrow Keep", Content: "Harrow Keep is a ruined castle in the county of Lindmoor. The river Aske flows past its walls before it joins Lake Merrow."},
+		"S2": {ID: "S2", Title: "Lake Merrow", Content: "Lake Merrow is a glacial lake fed by the river Aske, which flows past Harrow Keep. The lake is popular with anglers and walkers. Its outflow is called the Tarn Race and reaches the sea at Holmport."},
+		"S3": {ID: "S3", Title: "Ruined", Content: "Ruined is the second album by the Lindmoor band Aske Fire, released in 2009. It was ruined castle rock, a critic wrote."},
+	}
+	d, _, err := Engine{}.Write(context.Background(), research.WriteInput{
+		Question:     "The river that flows past the ruined castle Harrow Keep feeds a glacial lake whose outflow is called what?",
+		SubQuestions: []research.SubQuestion{{ID: "Q1", Text: "Harrow Keep river lake outflow", SourceIDs: []string{"S1", "S2", "S3"}}},
+		Sources:      srcs,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The opening is its first paragraphs: the pair's best sentences,
+	// then a close second of each.
+	open := strings.SplitN(d.Summary, "\n\n", 4)
+	if len(open) < 3 || !strings.Contains(strings.Join(open[:3], " "), "Tarn Race") {
+		t.Fatalf("the opening does not answer:\n%s", d.Summary)
+	}
+	if strings.Contains(d.Summary, "[cite:S3]") {
+		t.Fatalf("the album was cited:\n%s", d.Summary)
+	}
+}
