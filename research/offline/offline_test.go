@@ -131,9 +131,11 @@ func TestProse(t *testing.T) {
 		{"It stars Sean Penn, Billy Bob Thornton, Jennifer Lopez, Jon Voight and Nick Nolte.", true},
 		{"Listing 21-23 shows the changes to ThreadPool to explicitly drop sender.", true},
 		{"서울시립미술관은 매주 월요일에 휴관합니다.", true},
-		{"Recoverable Errors with Result", false},                                     // a heading
-		{"Press ← or → to navigate between chapters", false},                          // key help
-		{"fn dangle() -> &String { // dangle returns a reference to a String", false}, // code
+		{"In 2019 the city had 1,234,567 residents, up from 1,100,000 in 2010.", true}, // figures are claims
+		{"12 13 14 15 16 17 fn main println hello world.", false},                      // a line-numbered view
+		{"Recoverable Errors with Result", false},                                      // a heading
+		{"Press ← or → to navigate between chapters", false},                           // key help
+		{"fn dangle() -> &String { // dangle returns a reference to a String", false},  // code
 		{"let greeting_file = match greeting_file_result { Ok(file) => file, Err(error) => panic!(\"Problem\"), }; }", false},
 		{"Listing 13-3: Attempting to call a closure whose types are inferred with two different types.", false}, // a caption
 		{"error[E0596]: cannot borrow `x` as mutable, as it is not declared as mutable.", false},                 // compiler output
@@ -151,11 +153,11 @@ func TestProse(t *testing.T) {
 
 // TestSentencesSplitCode: a code listing's lines never run into the
 // caption or prose after them, while a sentence wrapped over lines (PDF)
-// stays whole.
+// stays whole, even where a line ends in a clause's ";" or a "(".
 func TestSentencesSplitCode(t *testing.T) {
 	t.Parallel()
-	got := sentences("We call the closure twice.\nFilename: src/main.rs\n\nfn main() {\nlet s = example(String::from(\"hello\"));\n}\nListing 13-3: Attempting to call a closure\n\nThe compiler gives us this\nerror when the types differ.")
-	want := []string{"We call the closure twice.", "Filename: src/main.rs", "let s = example(String::from(\"hello\"));", "Listing 13-3: Attempting to call a closure", "The compiler gives us this error when the types differ."}
+	got := sentences("We call the closure twice.\nFilename: src/main.rs\n\nfn main() {\nlet s = example(String::from(\"hello\"));\nbreak;\nprintln!(\n}\nListing 13-3: Attempting to call a closure\n\nThe compiler gives us this\nerror when the types differ.\nThe trial enrolled 40 patients;\nhalf received the drug (\nthe others a placebo).")
+	want := []string{"We call the closure twice.", "Filename: src/main.rs", "let s = example(String::from(\"hello\"));", "Listing 13-3: Attempting to call a closure", "The compiler gives us this error when the types differ.", "The trial enrolled 40 patients; half received the drug ( the others a placebo)."}
 	if !slices.Equal(got, want) {
 		t.Fatalf("sentences = %q", got)
 	}

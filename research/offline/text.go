@@ -57,15 +57,30 @@ func blocks(text string) []string {
 }
 
 // codeLine reports a line that reads as code or a terminal session: it
-// opens or closes a block, ends a statement, starts with a shell prompt,
-// or is dense with code symbols.
+// opens or closes a block, ends a statement or opens a call, starts with
+// a shell prompt, or is dense with code symbols.
 func codeLine(l string) bool {
 	if strings.HasPrefix(l, "$ ") || strings.HasPrefix(l, "//") || strings.HasPrefix(l, "--") || toolLabel.MatchString(l) || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "-->") || strings.HasPrefix(l, "> ") && strings.ContainsAny(l, "$=(") {
 		return true
 	}
+	body := l[:len(l)-1]
 	switch l[len(l)-1] {
-	case '{', '}', ';', ',', '(', '[':
-		if l[len(l)-1] != ',' || strings.ContainsAny(l, "(){}=") {
+	case '{', '}', '[':
+		return true
+	case ';':
+		// A statement ends so, and so does a clause a PDF wraps after;
+		// the statement has code's marks or is a word or three ("break;").
+		if strings.ContainsAny(body, "(){}=<>[]*") || strings.Contains(body, "::") || len(strings.Fields(body)) <= 3 {
+			return true
+		}
+	case '(':
+		// A call opens so ("println!("); prose opens a parenthesis after a
+		// space.
+		if !strings.HasSuffix(body, " ") {
+			return true
+		}
+	case ',':
+		if strings.ContainsAny(l, "(){}=") {
 			return true
 		}
 	}
@@ -228,18 +243,23 @@ const codeSymbols = "{}[]<>=;|&*_~\\$#@^`"
 // prose reports whether a sentence is prose a report may quote as a
 // claim, not a code listing, a line-numbered source or compiler view, a
 // navigation bar, a table of contents or a bare title: it has at least
-// five words, holds no code marks, is not dense with code symbols or bare
-// numbers, is not a question or a caption, and ends as a sentence does (a
+// five words, holds no code marks, is not dense with code symbols or
+// mostly bare numbers (a line-numbered listing; a sentence of figures,
+// "In 2019 it had 1,234,567 people, up from 1,100,000 in 2010.", is
+// prose) or outline numbers (a table of contents), is not a question or a caption, and ends as a sentence does (a
 // heading, a menu, a list item or a line ending in a URL does not).
 func prose(s string) bool {
 	fields := strings.Fields(s)
-	var cased, numeric int
-	for _, f := range fields {
+	var cased, numeric, outline int
+	for i, f := range fields {
 		if r, _ := utf8.DecodeRuneInString(f); unicode.IsUpper(r) || unicode.IsLower(r) {
 			cased++
 		}
 		if strings.Trim(f, "0123456789.,:;()-–") == "" && strings.ContainsAny(f, "0123456789") {
 			numeric++
+		}
+		if i < len(fields)-1 && outlineNumber.MatchString(f) {
+			outline++
 		}
 	}
 	letters, symbols := density(s)
@@ -248,11 +268,14 @@ func prose(s string) bool {
 		// and the end.
 		return letters > 0 && symbols*10 <= letters && endsSentence(s)
 	}
-	if len(fields) < 5 || symbols*10 > letters || numeric*3 > len(fields) || codeMarks.MatchString(s) {
+	if len(fields) < 5 || symbols*10 > letters || numeric*2 > len(fields) || outline >= 2 || codeMarks.MatchString(s) {
 		return false
 	}
 	return !caption.MatchString(s) && !toolLabel.MatchString(s) && !strings.Contains(s, "`") && !strings.HasSuffix(s, "?") && endsSentence(s)
 }
+
+// outlineNumber is a table of contents' "1.2." or "2.".
+var outlineNumber = regexp.MustCompile(`^\d+(?:\.\d+)*\.$`)
 
 // codeMarks are tokens of code that prose does not use: arrows,
 // comment openers, boolean operators, turbofish and snip markers.
