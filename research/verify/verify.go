@@ -501,9 +501,17 @@ func values(s string) []value {
 			continue
 		}
 		if kind == "" || peopleUnit[unit] {
-			// A count of people: a population however it is worded.
-			if q := quantityNear(s[:m[0]], s[m[1]:]); q == "population" || peopleUnit[unit] {
+			// A count of people: a population however it is worded ("a
+			// population of 30,000", "home to 30,000 people").
+			if q := quantityNear(s[:m[0]], s[m[1]:]); q == "population" || peopleUnit[unit] && housesPeople(s[:m[0]]) {
 				v.kind, v.role = "count", "population"
+				out = append(out, v)
+				continue
+			}
+			if peopleUnit[unit] {
+				// Any other count of people is of what the word before it
+				// says: "killed 5 people" is not a town's 5 people.
+				v.kind, v.role = "count", role(s[:m[0]])
 				out = append(out, v)
 				continue
 			}
@@ -566,6 +574,22 @@ func plainMeasure(s string, m []int) bool {
 		return false
 	}
 	return m[5]-m[4] > 1 || m[4] > m[3]
+}
+
+// housesPeople reports a count of people that a place holds: "has",
+// "had", "with" or "home to" just before it.
+func housesPeople(before string) bool {
+	ws := wordRE.FindAllString(strings.ToLower(before), -1)
+	if len(ws) == 0 {
+		return false
+	}
+	switch ws[len(ws)-1] {
+	case "has", "had", "have", "with", "houses", "housed":
+		return true
+	case "to":
+		return len(ws) > 1 && ws[len(ws)-2] == "home"
+	}
+	return false
 }
 
 // peopleUnit are the words that make a number a count of people.

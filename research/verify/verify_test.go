@@ -115,6 +115,25 @@ func TestVerifiedAndNoFalseConflicts(t *testing.T) {
 	}
 }
 
+// TestPeopleCounts: "N people" is a population only where a place holds
+// them; the dead of an attack and a town's inhabitants are not compared.
+func TestPeopleCounts(t *testing.T) {
+	t.Parallel()
+	r := Run([]Source{
+		{ID: "S1", Domain: "a.example", Credibility: 0.7, Content: "Springfield is a town in Ohio with 30,000 people and a river port."},
+		{ID: "S2", Domain: "b.example", Credibility: 0.7, Content: "A storm in Springfield killed 12 people in the spring of 1998."},
+		{ID: "S3", Domain: "c.example", Credibility: 0.7, Content: "Springfield is home to 30,000 people along the river in Ohio."},
+	})
+	if len(r.Discrepancies) != 0 {
+		t.Fatalf("false discrepancies: %+v", r.Discrepancies)
+	}
+	for _, f := range r.Facts {
+		if f.SourceID != "S2" && !f.Verified {
+			t.Errorf("the population two sources give is not verified: %+v", f)
+		}
+	}
+}
+
 func FuzzRun(f *testing.F) {
 	f.Add("The Eiffel Tower is 330 metres tall.", "The Eiffel Tower is 300 metres tall.")
 	f.Add("Born 8 September 1841.\n\nX", "9,999,999.5 % of 12 May")
