@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net"
 	"net/http"
@@ -182,11 +183,22 @@ func (s *Server) listSources(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, out)
 }
 
-// sourceChunks lists one source's chunks, as the index holds them.
+// sourceChunks lists a page of one source's chunks (limit, offset), as
+// the index holds them, with the source's chunk count.
 func (s *Server) sourceChunks(w http.ResponseWriter, r *http.Request) {
 	u := r.URL.Query().Get("source")
 	if u == "" {
 		s.writeError(w, r, badRequest("source", "is required: the URL of a source of this knowledge base"))
+		return
+	}
+	limit, err := intParam(r, "limit", 100, 1, 1000)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	offset, err := intParam(r, "offset", 0, 0, math.MaxInt32)
+	if err != nil {
+		s.writeError(w, r, err)
 		return
 	}
 	_, k, err := s.kbOf(r)
@@ -194,7 +206,7 @@ func (s *Server) sourceChunks(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	cs, err := s.store.SourceChunks(r.Context(), k.ID, u)
+	cs, total, err := s.store.SourceChunks(r.Context(), k.ID, u, offset, limit)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -209,7 +221,9 @@ func (s *Server) sourceChunks(w http.ResponseWriter, r *http.Request) {
 	out := struct {
 		Source string      `json:"source"`
 		Items  []chunkView `json:"items"`
-	}{Source: u, Items: []chunkView{}}
+		Total  int         `json:"total"`
+		Offset int         `json:"offset"`
+	}{Source: u, Items: []chunkView{}, Total: total, Offset: offset}
 	for _, c := range cs {
 		out.Items = append(out.Items, chunkView{ID: c.ID, ChunkIndex: c.ChunkIndex, Text: c.Text, Tokens: c.TokenCount, Language: c.Language})
 	}

@@ -353,10 +353,25 @@ func walkAPI(t *testing.T, e *env) {
 				Text       string
 				Tokens     int
 			}
+			Total, Offset int
 		}
 		chk.json(t, &chunks)
-		if chunks.Source != sv0.Items[0].URL || len(chunks.Items) == 0 || chunks.Items[0].ChunkIndex != 0 || chunks.Items[0].Text == "" || chunks.Items[0].Tokens == 0 {
+		if chunks.Source != sv0.Items[0].URL || len(chunks.Items) == 0 || chunks.Items[0].ChunkIndex != 0 || chunks.Items[0].Text == "" || chunks.Items[0].Tokens == 0 || chunks.Total != len(chunks.Items) {
 			t.Fatalf("chunks: %s", chk.Body)
+		}
+		// The long upload's chunks, a page at a time.
+		page := e.get("/v1/knowledge-bases/notes/chunks?limit=1&offset=1&source=" + url.QueryEscape("kb://notes/upload/minutes.md"))
+		want(t, page, 200)
+		page.json(t, &chunks)
+		if len(chunks.Items) != 1 || chunks.Items[0].ChunkIndex != 1 || chunks.Offset != 1 || chunks.Total < 2 {
+			t.Fatalf("a page of chunks: %s", page.Body)
+		}
+		for _, bad := range []string{"limit=0", "limit=1001", "offset=-1", "offset=x"} {
+			r := e.do("GET", "/v1/knowledge-bases/notes/chunks?"+bad+"&source="+url.QueryEscape(sv0.Items[0].URL), nil, nil, false)
+			want(t, r, 400)
+			if _, f, _ := r.apiErr(t); f != strings.SplitN(bad, "=", 2)[0] {
+				t.Fatalf("%s: the error names %q", bad, f)
+			}
 		}
 		want(t, e.do("GET", "/v1/knowledge-bases/notes/chunks", nil, nil, false), 400)
 		want(t, e.get("/v1/knowledge-bases/notes/chunks?source=https%3A%2F%2Fnowhere.example%2F"), 404)

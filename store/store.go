@@ -211,9 +211,10 @@ type KBStore interface {
 	SourceGet(ctx context.Context, kbID int64, url string) (*Source, error)
 	// SourceList lists a KB's sources without their content.
 	SourceList(ctx context.Context, kbID int64) ([]Source, error)
-	// SourceChunks lists a source's chunks in order, without embeddings;
-	// ErrNotFound if the KB has no source with this URL.
-	SourceChunks(ctx context.Context, kbID int64, url string) ([]Chunk, error)
+	// SourceChunks lists up to limit of a source's chunks in order from
+	// offset, without embeddings, and how many it has in all; ErrNotFound
+	// if the KB has no source with this URL.
+	SourceChunks(ctx context.Context, kbID int64, url string, offset, limit int) ([]Chunk, int, error)
 	// SourcePutBatch writes sources (and replaces their chunks) in one
 	// transaction and returns their ids in order.
 	SourcePutBatch(ctx context.Context, kbID int64, puts []SourcePut) ([]int64, error)

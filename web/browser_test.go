@@ -510,8 +510,8 @@ func TestUIKnowledge(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(css(`button.show-chunks`))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`[...document.querySelectorAll('ol.chunks li')].some(li => li.textContent.includes('tokens'))`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
-		t.Fatalf("no chunk list: %v", err)
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`[...document.querySelectorAll('ol.chunks li')].some(li => li.textContent.includes('tokens')) && /^\d+ chunks of /.test(document.querySelector('ol.chunks').previousElementSibling.textContent)`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Fatalf("no chunk list with its count: %v", err)
 	}
 	screenshot(t, ctx, "knowledge-upload-crawl-desktop")
 	axe(t, ctx, "knowledge after upload and crawl")

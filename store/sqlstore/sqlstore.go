@@ -330,30 +330,35 @@ func (s *DB) SourceGet(ctx context.Context, kbID int64, url string) (*store.Sour
 	return src, nil
 }
 
-// SourceChunks lists one source's chunks by index, embeddings left out.
-func (s *DB) SourceChunks(ctx context.Context, kbID int64, url string) ([]store.Chunk, error) {
+// SourceChunks lists a page of one source's chunks by index, embeddings
+// left out, and the source's chunk count.
+func (s *DB) SourceChunks(ctx context.Context, kbID int64, url string, offset, limit int) ([]store.Chunk, int, error) {
 	var srcID int64
 	err := s.SQL.QueryRowContext(ctx, s.q(`SELECT id FROM sources WHERE kb_id = ? AND url = ?`), kbID, url).Scan(&srcID)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("source %q: %w", url, store.ErrNotFound)
+		return nil, 0, fmt.Errorf("source %q: %w", url, store.ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("source chunks: %w", err)
+		return nil, 0, fmt.Errorf("source chunks: %w", err)
 	}
-	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT id, source_id, kb_id, chunk_index, text, token_count, language FROM chunks WHERE source_id = ? ORDER BY chunk_index`), srcID)
+	var total int
+	if err := s.SQL.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM chunks WHERE source_id = ?`), srcID).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("source chunks: %w", err)
+	}
+	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT id, source_id, kb_id, chunk_index, text, token_count, language FROM chunks WHERE source_id = ? ORDER BY chunk_index LIMIT ? OFFSET ?`), srcID, limit, offset)
 	if err != nil {
-		return nil, fmt.Errorf("source chunks: %w", err)
+		return nil, 0, fmt.Errorf("source chunks: %w", err)
 	}
 	defer rows.Close()
 	out := []store.Chunk{}
 	for rows.Next() {
 		var c store.Chunk
 		if err := rows.Scan(&c.ID, &c.SourceID, &c.KBID, &c.ChunkIndex, &c.Text, &c.TokenCount, &c.Language); err != nil {
-			return nil, fmt.Errorf("source chunks: %w", err)
+			return nil, 0, fmt.Errorf("source chunks: %w", err)
 		}
 		out = append(out, c)
 	}
-	return out, rows.Err()
+	return out, total, rows.Err()
 }
 
 // SourceList lists sources (content left empty) by URL.

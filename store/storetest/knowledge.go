@@ -71,11 +71,14 @@ func ExerciseKnowledgeBases(t *testing.T, open Opener) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cs, err := s.SourceChunks(ctx, kb.ID, "file:///b.md")
-		if err != nil || len(cs) != 3 || cs[0].ChunkIndex != 0 || cs[2].ChunkIndex != 2 || cs[1].Text != "chunk text" || cs[1].TokenCount != 10 || cs[1].SourceID != ids[1] {
-			t.Fatalf("source chunks: %+v %v", cs, err)
+		cs, total, err := s.SourceChunks(ctx, kb.ID, "file:///b.md", 0, 10)
+		if err != nil || total != 3 || len(cs) != 3 || cs[0].ChunkIndex != 0 || cs[2].ChunkIndex != 2 || cs[1].Text != "chunk text" || cs[1].TokenCount != 10 || cs[1].SourceID != ids[1] {
+			t.Fatalf("source chunks: %+v %d %v", cs, total, err)
 		}
-		if _, err := s.SourceChunks(ctx, kb.ID, "file:///none.md"); !errors.Is(err, store.ErrNotFound) {
+		if cs, total, err := s.SourceChunks(ctx, kb.ID, "file:///b.md", 1, 1); err != nil || total != 3 || len(cs) != 1 || cs[0].ChunkIndex != 1 {
+			t.Fatalf("a page of source chunks: %+v %d %v", cs, total, err)
+		}
+		if _, _, err := s.SourceChunks(ctx, kb.ID, "file:///none.md", 0, 10); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("chunks of a missing source: %v", err)
 		}
 		if got.Title != "A" || got.Content != "alpha text" || got.Language != "en" || got.Metadata["keywords"] != "k1, k2" ||

@@ -631,11 +631,22 @@ async function kbDetail(name) {
   const staleOnly = h('input', { id: 'kb-stale-only', type: 'checkbox' });
   const srcBody = h('tbody');
   const chunkPanel = h('div', { 'aria-live': 'polite' });
+  // A source's chunks, 100 at a time: a long file has thousands.
   const showChunks = async (x) => {
+    const list = h('ol', { class: 'chunks' });
+    const head = h('h3', {});
+    const more = h('button', { type: 'button', class: 'more-chunks', hidden: true }, 'More chunks');
+    const page = async () => {
+      const shown = list.children.length;
+      const r = await api('GET', `${base}/chunks?source=${encodeURIComponent(x.url)}&limit=100&offset=${shown}`);
+      list.append(...r.items.map((c) => h('li', {}, h('span', { class: 'muted' }, `#${c.chunk_index} · ${c.tokens} tokens · ${c.language}`), h('p', {}, c.text))));
+      head.textContent = `${r.total} chunks of ${x.title || x.url}${r.total > list.children.length ? `, the first ${list.children.length} shown` : ''}`;
+      more.hidden = list.children.length >= r.total || r.items.length === 0;
+    };
+    more.addEventListener('click', () => page().catch((e) => chunkPanel.append(errorBox(e))));
     try {
-      const r = await api('GET', `${base}/chunks?source=${encodeURIComponent(x.url)}`);
-      chunkPanel.replaceChildren(h('h3', {}, `${r.items.length} chunks of ${x.title || x.url}`),
-        h('ol', { class: 'chunks' }, r.items.map((c) => h('li', {}, h('span', { class: 'muted' }, `#${c.chunk_index} · ${c.tokens} tokens · ${c.language}`), h('p', {}, c.text)))));
+      await page();
+      chunkPanel.replaceChildren(head, list, more);
     } catch (e) { chunkPanel.replaceChildren(errorBox(e)); }
   };
   const srcTotal = h('p', { class: 'muted' });
