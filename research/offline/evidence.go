@@ -71,8 +71,10 @@ type evDoc struct {
 	// film)" → "leviathan"), as lower-case words; phrase is the text the
 	// same way, for phrase tests.
 	base, phrase string
-	// caps holds the capitalised words of the text, lower-cased.
-	caps map[string]bool
+	// words are the text's words as written; caps holds its capitalised
+	// words, lower-cased.
+	words []string
+	caps  map[string]bool
 	// named: the question names this document's subject.
 	named bool
 	// alone is the share of the question this document covers by itself.
@@ -102,29 +104,41 @@ type evidence struct {
 	missing []string
 }
 
-// capsOf is the words a text writes capitalised or as numbers,
-// lower-cased.
-func capsOf(text string) map[string]bool {
-	m := map[string]bool{}
-	for _, w := range words(text) {
-		if capitalised(w) || isNumber(w) {
-			m[strings.ToLower(w)] = true
-		}
+// namedIn reports whether words (a text's, as written) hold a title's
+// base as a name: the phrase with one of its words capitalised or a
+// number there. "typical of the region" does not name the single
+// "Typical", nor "is a military transport aircraft" the article
+// "Military transport aircraft"; a text with no capitals at all (a
+// question typed in lower case) names whatever it holds.
+func namedIn(ws []string, base string) bool {
+	bw := strings.Fields(base)
+	if len(bw) == 0 {
+		return false
 	}
-	return m
-}
-
-// namesLike reports whether a title's words appear in a question as a
-// name would: one of its words capitalised or a number there. A question
-// that says "typical of a comarca" or "passes through a hamlet" names
-// neither the single "Typical" nor the film "Hamlet".
-func namesLike(base string, caps map[string]bool) bool {
-	for _, w := range strings.Fields(base) {
-		if caps[w] {
+	anyCaps := false
+	for i := 0; i+len(bw) <= len(ws); i++ {
+		match, named := true, false
+		for j, b := range bw {
+			w := ws[i+j]
+			if !strings.EqualFold(w, b) {
+				match = false
+				break
+			}
+			if !connectors[b] && (capitalised(w) || isNumber(w)) {
+				named = true
+			}
+		}
+		if match && named {
 			return true
 		}
 	}
-	return false
+	for _, w := range ws {
+		if capitalised(w) {
+			anyCaps = true
+			break
+		}
+	}
+	return !anyCaps && strings.Contains(" "+strings.ToLower(strings.Join(ws, " "))+" ", " "+base+" ")
 }
 
 // phraseOf lower-cases text into its words joined by single spaces, padded
@@ -144,19 +158,20 @@ func baseTitle(t string) string {
 func newEvidence(question string, ids []string, sources map[string]*research.Source) *evidence {
 	qp := phraseOf(question)
 	qTerms := termSet(question)
-	qcaps := capsOf(question)
+	qwords := words(question)
 	ev := &evidence{byID: map[string]*evDoc{}, asked: asked(question)}
 	for _, id := range ids {
 		s := sources[id]
 		if s == nil {
 			continue
 		}
-		d := &evDoc{src: s, terms: termSet(s.Title + " " + s.Content), phrase: phraseOf(s.Content), caps: map[string]bool{}}
+		d := &evDoc{src: s, terms: termSet(s.Title + " " + s.Content), words: words(s.Content), caps: map[string]bool{}}
+		d.phrase = " " + strings.ToLower(strings.Join(d.words, " ")) + " "
 		if b := strings.TrimSpace(phraseOf(baseTitle(s.Title))); len(b) > 3 {
 			d.base = " " + b + " "
-			d.named = strings.Contains(qp, d.base) && (len(qcaps) == 0 || namesLike(d.base, qcaps))
+			d.named = strings.Contains(qp, d.base) && namedIn(qwords, strings.TrimSpace(d.base))
 		}
-		for _, w := range words(s.Content) {
+		for _, w := range d.words {
 			if capitalised(w) {
 				d.caps[strings.ToLower(w)] = true
 			}
@@ -209,7 +224,7 @@ func link(a, b *evDoc) float64 {
 	if b.base == "" {
 		return 0
 	}
-	if strings.Contains(a.phrase, b.base) && namesLike(b.base, a.caps) {
+	if strings.Contains(a.phrase, b.base) && namedIn(a.words, strings.TrimSpace(b.base)) {
 		return 1
 	}
 	for _, w := range strings.Fields(b.base) {

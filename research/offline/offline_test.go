@@ -262,3 +262,22 @@ func TestOpeningAnswersAskedRelation(t *testing.T) {
 		t.Fatalf("the album was cited:\n%s", d.Summary)
 	}
 }
+
+// TestNamedIn: a title is named where the text writes it as a name.
+func TestNamedIn(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		text, base string
+		want       bool
+	}{
+		{"It is a military transport aircraft built by Leonardo's Aircraft Division.", "military transport aircraft", false},
+		{"The breed is typical of the region.", "typical", false},
+		{"It uses the engines of the Lockheed C-130 Hercules.", "lockheed c-130 hercules", true},
+		{"The film was released in 1938 by the University of Kansas.", "university of kansas", true},
+		{"which composer was born first, dvořák or verdi?", "verdi", true}, // typed in lower case
+	} {
+		if got := namedIn(words(tc.text), tc.base); got != tc.want {
+			t.Errorf("namedIn(%q, %q) = %v, want %v", tc.text, tc.base, got, tc.want)
+		}
+	}
+}
