@@ -75,8 +75,11 @@ type evDoc struct {
 	// words, lower-cased.
 	words []string
 	caps  map[string]bool
-	// named: the question names this document's subject.
+	// named: the question names this document's subject (its title);
+	// side is the phrase naming it when the question compares two ("A or
+	// B"), which may be less than its title ("the Sentra").
 	named bool
+	side  string
 	// alone is the share of the question this document covers by itself.
 	alone float64
 }
@@ -96,7 +99,8 @@ type evidence struct {
 	pair  [2]*evDoc
 	// answered: the best pair covers the question's named entities.
 	answered bool
-	// comparison: the best pair is two different subjects both named in
+	// comparison: the question compares (comparative) and the best pair is
+	// two different subjects both named (or the two sides of "A or B") in
 	// the question.
 	comparison bool
 	// missing lists the question's words no source contains, when that
@@ -159,6 +163,7 @@ func newEvidence(question string, ids []string, sources map[string]*research.Sou
 	qp := phraseOf(question)
 	qTerms := termSet(question)
 	qwords := words(question)
+	qsides := sides(question)
 	ev := &evidence{byID: map[string]*evDoc{}, asked: asked(question)}
 	for _, id := range ids {
 		s := sources[id]
@@ -170,6 +175,17 @@ func newEvidence(question string, ids []string, sources map[string]*research.Sou
 		if b := strings.TrimSpace(phraseOf(baseTitle(s.Title))); len(b) > 3 {
 			d.base = " " + b + " "
 			d.named = strings.Contains(qp, d.base) && namedIn(qwords, strings.TrimSpace(d.base))
+		}
+		for _, side := range qsides {
+			// A side of "A or B" is this document's subject when its title
+			// holds it ("the Sentra" for "Nissan Sentra") or its opening
+			// sentence names it as its subject ("The 1977 San Juan
+			// earthquake, also known as Caucete earthquake, took place …"),
+			// not as anything else ("a film directed by Frank Borzage").
+			if strings.Contains(" "+phraseOf(s.Title)+" ", " "+side+" ") || namedIn(subject(s.Content), side) {
+				d.side = side
+				break
+			}
 		}
 		for _, w := range d.words {
 			if capitalised(w) {
@@ -298,7 +314,7 @@ func (ev *evidence) rank(question string) {
 	}
 	ev.missing = nil
 	ev.pair = [2]*evDoc{best.a, best.b}
-	ev.comparison = best.a.named && best.b.named && best.a.base != best.b.base
+	ev.comparison = (best.a.named && best.b.named && best.a.base != best.b.base || best.a.side != "" && best.b.side != "" && best.a.side != best.b.side) && comparative(question)
 	ev.answered = ev.namesCovered(question, best.a, best.b)
 	// A source bears on the question when it is about something the
 	// question names, mentions it, is linked to a source already cited (a
@@ -484,6 +500,92 @@ func answerType(question string) int {
 	return anyAnswer
 }
 
+var (
+	compareWords = regexp.MustCompile(`(?i)\b(?:or|both|than|either|neither|same|compare|compared|common|differ|different)\b`)
+	// auxOpening opens a yes/no question, which may compare ("Are A and
+	// B …?").
+	auxOpening = regexp.MustCompile(`^(?i:are|is|was|were|do|does|did|have|has|had|can|could)\b`)
+)
+
+// comparative reports a question that compares what it names ("Which
+// composer was born first, A or B?", "Are A and B both …?"), not one that
+// names two things on the way to its answer ("the book written by A
+// published by the publisher owned by B").
+func comparative(question string) bool {
+	q := strings.TrimSpace(question)
+	return compareWords.MatchString(q) || auxOpening.MatchString(q)
+}
+
+// maxSideWords bounds a side of a comparison.
+const maxSideWords = 6
+
+// orRE finds the "or" between the two things a question compares.
+var orRE = regexp.MustCompile(`(?i)\bor\b`)
+
+// sides are the two things a question compares, "A or B", as lower-case
+// phrases without articles: the words after the last "or" up to the
+// question's end or a comma, and those before it back to a comma (at most
+// maxSideWords)
+// ("Which earthquake was stronger, the 1952 San Juan earthquake or the
+// Caucete earthquake?"). A side must hold a name (a capitalised word or a
+// number); nil when the question compares nothing named.
+func sides(question string) []string {
+	locs := orRE.FindAllStringIndex(question, -1)
+	if len(locs) == 0 {
+		return nil
+	}
+	at := locs[len(locs)-1]
+	left, right := question[:at[0]], question[at[1]:]
+	if i := strings.IndexAny(right, ",;?"); i >= 0 {
+		right = right[:i]
+	}
+	if i := strings.LastIndexAny(left, ",;:"); i >= 0 {
+		left = left[i+1:]
+	}
+	rw := trimArticles(words(right))
+	lw := trimArticles(words(left))
+	if len(lw) > maxSideWords {
+		lw = trimArticles(lw[len(lw)-maxSideWords:])
+	}
+	var out []string
+	for _, ws := range [][]string{lw, rw} {
+		named := false
+		for _, w := range ws {
+			named = named || capitalised(w) || isNumber(w)
+		}
+		if !named {
+			return nil
+		}
+		out = append(out, strings.ToLower(strings.Join(ws, " ")))
+	}
+	return out
+}
+
+// trimArticles drops the articles a phrase opens with.
+func trimArticles(ws []string) []string {
+	for len(ws) > 0 && (strings.EqualFold(ws[0], "the") || strings.EqualFold(ws[0], "a") || strings.EqualFold(ws[0], "an")) {
+		ws = ws[1:]
+	}
+	return ws
+}
+
+// subject is the words of a text's first sentence before its first verb
+// of being or happening: what the sentence, and so the text, is about.
+func subject(text string) []string {
+	ss := sentences(text)
+	if len(ss) == 0 {
+		return nil
+	}
+	ws := words(ss[0])
+	for i, w := range ws {
+		switch strings.ToLower(w) {
+		case "is", "was", "are", "were", "took", "has", "had", "became", "refers":
+			return ws[:i]
+		}
+	}
+	return ws
+}
+
 // askedWindow is how many content words on each side of the wh-word make
 // the relation a question asks about.
 const askedWindow = 4
@@ -499,12 +601,16 @@ var (
 
 // asked is the terms of the relation a question asks about: the content
 // words of the wh-word's own clause nearest to it ("took place on which
-// road" → took, place, road; "What is the name of the book written by …"
-// → name, book, written, …). The interrogative is the wh-word that opens
+// road" → took, place, road; "What is the name of the book written by
+// John Edmunds" → name, book, written; names are left out). The interrogative is the wh-word that opens
 // the question ("In which year …"), else its last one ("… coached by
 // whom?"); an earlier one is a relative pronoun.
 func asked(question string) map[string]bool {
-	toks := clauseRE.FindAllString(strings.ToLower(question), -1)
+	written := clauseRE.FindAllString(question, -1)
+	toks := make([]string, len(written))
+	for i, t := range written {
+		toks[i] = strings.ToLower(t)
+	}
 	at := -1
 	for i := 0; i < min(3, len(toks)); i++ {
 		if whWords[toks[i]] {
@@ -526,8 +632,8 @@ func asked(question string) map[string]bool {
 	}
 	take := func(from, step int) {
 		for i, n := from, 0; i >= 0 && i < len(toks) && n < askedWindow && !clauseEnds[toks[i]]; i += step {
-			if english.IsStopWord(toks[i]) {
-				continue
+			if english.IsStopWord(toks[i]) || i > 0 && capitalised(written[i]) {
+				continue // a name says which thing, not what is asked of it
 			}
 			n++
 			analyze.TermsFunc(toks[i], func(t string) { out[t] = true })

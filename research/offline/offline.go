@@ -626,13 +626,30 @@ func (w *writer) opening() *passage {
 		w.used[s.text] = true
 		line := w.cite(s)
 		if ev.comparison {
-			line = baseTitle(w.in.Sources[s.sourceID].Title) + ": " + line
+			line = w.label(s.sourceID) + ": " + line
 		}
 		p.lines = append(p.lines, line)
 		p.words += len(strings.Fields(s.text))
 		p.sources[s.sourceID] = true
 	}
 	return p
+}
+
+// label names a side of a comparison: its source's title, and the
+// question's own name for it when the title does not hold it ("Caucete
+// earthquake (1977 San Juan earthquake)").
+func (w *writer) label(id string) string {
+	t := baseTitle(w.in.Sources[id].Title)
+	d := w.ev.byID[id]
+	if d == nil || d.side == "" || strings.Contains(phraseOf(t), " "+d.side+" ") {
+		return t
+	}
+	q := strings.ToLower(w.in.Question)
+	if i := strings.Index(q, d.side); i >= 0 && len(q) == len(w.in.Question) {
+		// The question's words as written.
+		return w.in.Question[i:i+len(d.side)] + " (" + t + ")"
+	}
+	return d.side + " (" + t + ")"
 }
 
 // askedIn is the weight of the terms of the relation asked about that a
