@@ -68,6 +68,12 @@ func docsSite(b *testing.B) string {
 // rule (code, tool output, captions, navigation, bare titles):
 //
 //	go test ./research/offline -run '^$' -bench DocsSite -benchtime 1x
+//
+// Another site: QUARRY_DOCS_SITE (the folder to serve), QUARRY_DOCS_START
+// (the path to crawl from) and QUARRY_DOCS_QUESTIONS (a JSON Lines file of
+// questions and their answering pages), as for Node.js's API docs:
+//
+//	QUARRY_DOCS_SITE=/usr/share/doc/nodejs QUARRY_DOCS_START=/api/ QUARRY_DOCS_QUESTIONS=testdata/docs_node_questions.jsonl go test ./research/offline -run '^$' -bench DocsSite -benchtime 1x
 func BenchmarkDocsSite(b *testing.B) {
 	dir := docsSite(b)
 	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
@@ -84,7 +90,11 @@ func BenchmarkDocsSite(b *testing.B) {
 		b.Fatal(err)
 	}
 	c := &crawl.Crawler{Fetcher: fetch.New(fetch.Options{AllowPrivate: true, PerHost: 8}), KB: svc, Store: st, Embedder: emb}
-	log, err := c.Run(ctx, "docs", srv.URL+"/book/", crawl.Options{MaxPages: 1000, MaxDepth: 5, Concurrency: 8})
+	start := "/book/"
+	if v := os.Getenv("QUARRY_DOCS_START"); v != "" {
+		start = v
+	}
+	log, err := c.Run(ctx, "docs", srv.URL+start, crawl.Options{MaxPages: 1000, MaxDepth: 5, Concurrency: 8})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -98,7 +108,7 @@ func BenchmarkDocsSite(b *testing.B) {
 	}
 	outside := 0
 	for _, s := range srcs {
-		if !strings.HasPrefix(s.URL, srv.URL+"/book/") {
+		if !strings.HasPrefix(s.URL, srv.URL+start) {
 			outside++
 		}
 	}
@@ -157,7 +167,11 @@ type docsQuestion struct {
 }
 
 func loadDocsQuestions(b *testing.B) []docsQuestion {
-	qs, err := jsonx.ReadLinesFile[docsQuestion](filepath.Join("testdata", "docs_questions.jsonl"))
+	path := filepath.Join("testdata", "docs_questions.jsonl")
+	if v := os.Getenv("QUARRY_DOCS_QUESTIONS"); v != "" {
+		path = v
+	}
+	qs, err := jsonx.ReadLinesFile[docsQuestion](path)
 	if err != nil {
 		b.Fatal(err)
 	}
