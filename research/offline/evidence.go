@@ -233,9 +233,9 @@ func (ev *evidence) cover(ds ...*evDoc) float64 {
 }
 
 // link is how clearly a names b's subject: its whole title, written as a
-// name (1: "typical of the region" does not name the single "Typical"), or the
-// title's first distinctive word as a capitalised word ("Bantu" for
-// "Bantu peoples", 0.5).
+// name (1: "typical of the region" does not name the single "Typical"),
+// or the title's first distinctive word as a capitalised word ("Bantu"
+// for "Bantu peoples", 0.5).
 func link(a, b *evDoc) float64 {
 	if b.base == "" {
 		return 0
@@ -524,11 +524,11 @@ var orRE = regexp.MustCompile(`(?i)\bor\b`)
 
 // sides are the two things a question compares, "A or B", as lower-case
 // phrases without articles: the words after the last "or" up to the
-// question's end or a comma, and those before it back to a comma (at most
-// maxSideWords)
-// ("Which earthquake was stronger, the 1952 San Juan earthquake or the
-// Caucete earthquake?"). A side must hold a name (a capitalised word or a
-// number); nil when the question compares nothing named.
+// question's end or a comma, and those before it back to a comma, at most
+// maxSideWords ("Which earthquake was stronger, the 1952 San Juan
+// earthquake or the Caucete earthquake?"). A side must hold a name (a
+// capitalised word or a number); nil when the question compares nothing
+// named.
 func sides(question string) []string {
 	locs := orRE.FindAllStringIndex(question, -1)
 	if len(locs) == 0 {
@@ -602,9 +602,10 @@ var (
 // asked is the terms of the relation a question asks about: the content
 // words of the wh-word's own clause nearest to it ("took place on which
 // road" → took, place, road; "What is the name of the book written by
-// John Edmunds" → name, book, written; names are left out). The interrogative is the wh-word that opens
-// the question ("In which year …"), else its last one ("… coached by
-// whom?"); an earlier one is a relative pronoun.
+// John Edmunds" → name, book, written; names are left out). The
+// interrogative is the wh-word that opens the question ("In which year
+// …"), else its last one ("… coached by whom?"); an earlier one is a
+// relative pronoun.
 func asked(question string) map[string]bool {
 	written := clauseRE.FindAllString(question, -1)
 	toks := make([]string, len(written))
