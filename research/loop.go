@@ -123,9 +123,10 @@ func (x *run) plan(ctx context.Context, effort Effort) error {
 		// Priorities are unique: their order, from 1.
 		r.SubQuestions = append(r.SubQuestions, SubQuestion{ID: "Q" + strconv.Itoa(i+1), Text: pq.Text, Priority: i + 1, Status: SubPending, Queries: pq.Queries})
 	}
-	x.agent(AgentPlanner, AgentCompleted, 1, "", fmt.Sprintf("%d sub-questions, %d steps", len(qs), len(plan.Steps)))
-	x.message(AgentPlanner, AgentResearcher, MsgRequest, fmt.Sprintf("research %d sub-questions: %s", len(qs), joinTexts(r.SubQuestions)))
-	return x.checkpoint(ctx)
+	// The plan and its announcement are stored together.
+	return x.checkpoint(ctx,
+		Event{Type: EventAgent, Agent: &AgentState{Agent: AgentPlanner, Status: AgentCompleted, Progress: 1, Result: fmt.Sprintf("%d sub-questions, %d steps", len(qs), len(plan.Steps))}},
+		Event{Type: EventMessage, Message: &AgentMessage{From: AgentPlanner, To: AgentResearcher, Kind: MsgRequest, Content: fmt.Sprintf("research %d sub-questions: %s", len(qs), joinTexts(r.SubQuestions))}})
 }
 
 func joinTexts(sqs []SubQuestion) string {
@@ -185,13 +186,12 @@ func (x *run) execute(ctx context.Context, depth int, effort Effort) error {
 				s.Status, s.Error = SubFailed, "every source failed: "+lastErr.Error()
 			}
 			x.mu.Unlock()
-			// The results are stored before they are announced: a process
-			// killed in between leaves them to a resume, which does not
-			// search again, rather than an event for a search it redoes.
-			if err := x.checkpoint(ctx); err != nil {
+			// The results are stored with their announcement: a process
+			// killed before leaves neither, and its resume searches and
+			// announces them once.
+			if err := x.checkpoint(ctx, Event{Type: EventAgent, Agent: &AgentState{Agent: AgentResearcher, Status: AgentWorking, Progress: progress, Result: fmt.Sprintf("%s: %d results", sq.ID, len(res))}}); err != nil {
 				x.logger.Error("checkpoint", "err", err)
 			}
-			x.agent(AgentResearcher, AgentWorking, progress, "", fmt.Sprintf("%s: %d results", sq.ID, len(res)))
 		}()
 	}
 	wg.Wait()
@@ -218,9 +218,9 @@ func (x *run) execute(ctx context.Context, depth int, effort Effort) error {
 		// rather than report "no evidence".
 		return fmt.Errorf("every search failed; %s: %s", r.SubQuestions[idx[0]].ID, r.SubQuestions[idx[0]].Error)
 	}
-	x.agent(AgentResearcher, AgentCompleted, 1, "", fmt.Sprintf("%d sources read so far", len(r.Sources)))
-	x.message(AgentResearcher, AgentReflector, MsgResponse, fmt.Sprintf("round %d: %d sub-questions searched, %d sources in total", depth, len(idx), len(r.Sources)))
-	return x.checkpoint(ctx)
+	return x.checkpoint(ctx,
+		Event{Type: EventAgent, Agent: &AgentState{Agent: AgentResearcher, Status: AgentCompleted, Progress: 1, Result: fmt.Sprintf("%d sources read so far", len(r.Sources))}},
+		Event{Type: EventMessage, Message: &AgentMessage{From: AgentResearcher, To: AgentReflector, Kind: MsgResponse, Content: fmt.Sprintf("round %d: %d sub-questions searched, %d sources in total", depth, len(idx), len(r.Sources))}})
 }
 
 // MaxQueriesPerSub bounds the searches one sub-question makes per source
@@ -392,8 +392,7 @@ func (x *run) analyze(ctx context.Context, depth int, effort Effort) error {
 	a.Claims = claims
 	round := &r.Rounds[depth]
 	round.Analysis = a
-	x.agent(AgentReflector, AgentCompleted, 1, "", fmt.Sprintf("%d learnings, %d directions, complete=%v, confidence %.2f", kept, len(a.Directions), a.IsComplete, a.Confidence))
-	return x.checkpoint(ctx)
+	return x.checkpoint(ctx, Event{Type: EventAgent, Agent: &AgentState{Agent: AgentReflector, Status: AgentCompleted, Progress: 1, Result: fmt.Sprintf("%d learnings, %d directions, complete=%v, confidence %.2f", kept, len(a.Directions), a.IsComplete, a.Confidence)}})
 }
 
 // MaxTopics caps the fact topics an analyst is shown.

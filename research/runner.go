@@ -478,20 +478,28 @@ func (x *run) setStatus(status, stage string) {
 }
 
 // checkpoint stores the research's state once the events before it are
-// stored. It runs even when ctx is cancelled, so an interrupted research
-// keeps what it found; a store error is returned, and fails the run.
-func (x *run) checkpoint(ctx context.Context) error {
+// stored, with the events that announce it (announce). It runs even when
+// ctx is cancelled, so an interrupted research keeps what it found; a
+// store error is returned, and fails the run.
+func (x *run) checkpoint(ctx context.Context, announce ...Event) error {
 	x.saveMu.Lock()
 	defer x.saveMu.Unlock()
 	x.mu.Lock()
 	rec, err := x.record()
-	x.mu.Unlock()
 	if err != nil {
+		x.mu.Unlock()
 		return err
 	}
-	// The dispatcher writes it with the events queued before it, in one
-	// transaction (it keeps going when ctx is cancelled).
-	x.disp.put(rec)
+	for i := range announce {
+		x.seq++
+		announce[i].ResearchID, announce[i].Seq, announce[i].At = x.r.ID, x.seq, x.rn.now()
+	}
+	// The dispatcher writes it with the events queued before it and those
+	// that announce it, in one transaction (it keeps going when ctx is
+	// cancelled): a process killed in between leaves neither, so the step
+	// is done and announced once. Under mu: in sequence order.
+	x.disp.put(rec, announce...)
+	x.mu.Unlock()
 	if err := x.disp.flush(); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
