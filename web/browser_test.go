@@ -521,7 +521,7 @@ func TestUIKnowledge(t *testing.T) {
 // running research; the page says it lost the connection, reconnects from
 // the last event it had, and ends with the report and every message once.
 func TestUIReconnect(t *testing.T) {
-	search := slowSearch(t, 400*time.Millisecond)
+	search := slowSearch(t, 1500*time.Millisecond) // a research of two rounds lasts 3 s or more: the page sees it running
 	cfg := app.Config{DataDir: t.TempDir(), WebSearch: "searxng", SearxNGURL: search.URL}
 	base, _, stop := serveOn(t, cfg, "127.0.0.1:0")
 	addr := strings.TrimPrefix(base, "http://")
