@@ -606,9 +606,19 @@ func (w *writer) opening() *passage {
 		if len(ss) > 0 {
 			best = append(best, ss[0])
 		}
-		// A second sentence of the pair's source when it comes close.
+		// A second sentence of the pair's source when it comes close, or
+		// else the one holding more of the relation asked about than its
+		// best ("His books, including …" beside "Edmunds is Professor of
+		// Finance").
 		if len(ss) > 1 && ss[1].score >= 0.5*ss[0].score {
 			next = append(next, ss[1])
+		} else if !ev.comparison {
+			for _, s := range ss[1:] {
+				if ev.askedIn(s) > ev.askedIn(ss[0]) {
+					next = append(next, s)
+					break
+				}
+			}
 		}
 	}
 	if !ev.comparison && len(best) == 2 && best[1].score > best[0].score {

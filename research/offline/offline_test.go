@@ -323,3 +323,26 @@ func TestComparisonLabelsSides(t *testing.T) {
 		t.Fatal("a chain of two names is not a comparison")
 	}
 }
+
+// TestOpeningQuotesAskedSentence: when a source's best sentence is its
+// subject's definition, the sentence holding the relation asked about
+// joins the opening even though it scores well below it.
+func TestOpeningQuotesAskedSentence(t *testing.T) {
+	t.Parallel()
+	srcs := map[string]*research.Source{
+		"S1": {ID: "S1", Title: "Mara J. Quill", Content: "Mara J. Quill is Professor of Finance and Research Director of the Institute for Trade Studies at Dunmore College. Quill has been described as an advocate of open trade. Her books, including Tides of Trade, have been praised and criticized by economists for their advocacy of open trade and financial expansion."},
+		"S2": {ID: "S2", Title: "Fenwick Press", Content: "Fenwick Press is a major publisher owned by the Alder Group. Fenwick Press publishes textbooks."},
+	}
+	d, _, err := Engine{}.Write(context.Background(), research.WriteInput{
+		Question:     "What is the name of the book written by Mara J. Quill published in 2001 by the major publisher owned by the Alder Group?",
+		SubQuestions: []research.SubQuestion{{ID: "Q1", Text: "Mara J. Quill book", SourceIDs: []string{"S1", "S2"}}},
+		Sources:      srcs,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paras := strings.Split(d.Summary, "\n\n")
+	if !slices.ContainsFunc(paras, func(p string) bool { return strings.HasPrefix(p, "Her books, including Tides of Trade") }) {
+		t.Fatalf("the sentence that answers is not in the opening:\n%s", d.Summary)
+	}
+}
