@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,6 +16,10 @@ import (
 	"github.com/quarryhq/quarry/app"
 	"github.com/quarryhq/quarry/research"
 )
+
+// alphaScript is the scripted model of the HTTP benchmarks' research.
+var alphaScript = script{Topic: "alpha", Learning: "Alpha was designed in 1999 by Beta Labs.", Title: "Alpha",
+	Summary: "Alpha was designed by Beta Labs in 1999 [cite:S1].", Heading: "Design", Section: "Beta Labs designed Alpha as a small protocol in 1999 [cite:S1]."}
 
 // BenchmarkCriticalPathHTTP runs a breadth 4 / depth 2 research through
 // the whole stack over loopback: an OpenAI-compatible model server that
@@ -40,7 +43,7 @@ func BenchmarkCriticalPathHTTP(b *testing.B) {
 		llmLatency = d
 	}
 	const searchLatency, pageLatency = 50 * time.Millisecond, 30 * time.Millisecond
-	var round atomic.Int32
+	var round atomic.Int64
 	filler := strings.Repeat("<p>Engineers at Beta Labs measured how alpha behaves on lossy links, how it recovers from dropped frames and how much energy each exchange costs a battery-powered node; the results shaped the second revision of the protocol.</p>", 90)
 	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -56,26 +59,12 @@ func BenchmarkCriticalPathHTTP(b *testing.B) {
 			return
 		}
 		time.Sleep(llmLatency)
-		var content string
-		switch req.ResponseFormat.JSONSchema.Name {
-		case "research_plan":
-			content = `{"strategy":"search each facet","sub_questions":[{"text":"alpha origins","priority":1,"queries":["alpha origins"]},{"text":"alpha design","priority":2,"queries":["alpha design"]},{"text":"alpha uses","priority":3,"queries":["alpha uses"]},{"text":"alpha critics","priority":4,"queries":["alpha critics"]}],"estimated_seconds":10}`
-		case "research_analysis":
-			n := round.Add(1)
-			content = fmt.Sprintf(`{"learnings":[{"text":"Alpha was designed in 1999 by Beta Labs.","source_ids":["S1"]}],"directions":[{"text":"alpha follow-up %d a","parent_id":"Q1","queries":["alpha follow-up %d a"]},{"text":"alpha follow-up %d b","parent_id":"Q2","queries":["alpha follow-up %d b"]}],"is_complete":false,"confidence":0.5,"relevance":1,"quality":0.8}`, n, n, n, n)
-		case "research_report":
-			content = `{"title":"Alpha","summary":"Alpha was designed by Beta Labs in 1999 [cite:S1].","sections":[{"heading":"Design","body":"Beta Labs designed Alpha as a small protocol in 1999 [cite:S1]."}]}`
-		case "citation_judge":
-			var vs []string
-			for _, m := range regexp.MustCompile(`(?m)^Passage (P\d+): `).FindAllStringSubmatch(req.Messages[len(req.Messages)-1].Content, -1) {
-				vs = append(vs, fmt.Sprintf(`{"id":%q,"supported":true,"reason":""}`, m[1]))
-			}
-			content = `{"verdicts":[` + strings.Join(vs, ",") + `]}`
+		var n int64
+		if req.ResponseFormat.JSONSchema.Name == "research_analysis" {
+			n = round.Add(1)
 		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"id": "c", "object": "chat.completion", "created": 1, "model": req.Model,
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": content}}},
-			"usage":   map[string]any{"prompt_tokens": len(body) / 4, "completion_tokens": len(content) / 4, "total_tokens": (len(body) + len(content)) / 4}})
+		content, _ := alphaScript.reply(req.ResponseFormat.JSONSchema.Name, req.Messages[len(req.Messages)-1].Content, n)
+		writeCompletion(w, req.Model, body, content)
 	}))
 	defer model.Close()
 	var site *httptest.Server

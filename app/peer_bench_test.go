@@ -18,7 +18,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/quarryhq/quarry/app"
 	"github.com/quarryhq/quarry/research"
@@ -241,39 +240,34 @@ func (w *tokenWorld) model(rw http.ResponseWriter, r *http.Request) {
 		http.Error(rw, "bad request", http.StatusBadRequest)
 		return
 	}
-	var content string
-	switch req.ResponseFormat.JSONSchema.Name {
-	case "research_plan":
-		content = `{"strategy":"search each facet","sub_questions":[{"text":"Romantic composers and national opera","priority":1,"queries":["Romantic national opera composers"]},{"text":"Czech national opera","priority":2,"queries":["Czech national opera"]},{"text":"Italian opera and the Risorgimento","priority":3,"queries":["Verdi Risorgimento opera"]},{"text":"Russian national opera","priority":4,"queries":["Russian national opera Glinka"]}],"estimated_seconds":10}`
-	case "research_analysis":
-		n := w.round.Add(1)
-		content = fmt.Sprintf(`{"learnings":[{"text":"National opera drew on folk song and history.","source_ids":["S1"]}],"directions":[{"text":"national opera follow-up %d a","parent_id":"Q1","queries":["national opera follow-up %d a"]},{"text":"national opera follow-up %d b","parent_id":"Q2","queries":["national opera follow-up %d b"]}],"is_complete":false,"confidence":0.5,"relevance":1,"quality":0.8}`, n, n, n, n)
-	case "research_report":
-		content = `{"title":"National opera","summary":"Romantic composers drew on folk song and history [cite:S1].","sections":[{"heading":"Folk song","body":"Composers drew on folk song [cite:S1]."}]}`
-	case "citation_judge":
-		var vs []string
-		for _, m := range regexp.MustCompile(`(?m)^Passage (P\d+): `).FindAllStringSubmatch(req.Messages[len(req.Messages)-1].Content, -1) {
-			vs = append(vs, fmt.Sprintf(`{"id":%q,"supported":true,"reason":""}`, m[1]))
-		}
-		content = `{"verdicts":[` + strings.Join(vs, ",") + `]}`
-	default:
+	name := req.ResponseFormat.JSONSchema.Name
+	var round int64
+	if name == "research_analysis" {
+		round = w.round.Add(1)
+	}
+	content, ok := operaScript.reply(name, req.Messages[len(req.Messages)-1].Content, round)
+	if !ok {
 		var schema map[string]any
 		if err := json.Unmarshal(req.ResponseFormat.JSONSchema.Schema, &schema); err != nil {
 			http.Error(rw, "response_format.json_schema.schema: "+err.Error(), http.StatusBadRequest)
 			return
 		}
-		n := w.calls.Load()
-		v, _ := json.Marshal(fill(schema, "answer", n))
+		// Seeded by the prompt, not the call's turn: the same run fills the
+		// same way however its concurrent calls interleave.
+		h := fnv.New32a()
+		h.Write([]byte(req.Messages[len(req.Messages)-1].Content))
+		v, _ := json.Marshal(fill(schema, "answer", int64(h.Sum32()%1000)))
 		content = string(v)
 	}
 	w.calls.Add(1)
 	w.prompt.Add(int64(len(body) / 4))
 	w.completion.Add(int64(len(content) / 4))
-	rw.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(rw).Encode(map[string]any{"id": "c", "object": "chat.completion", "created": time.Now().Unix(), "model": req.Model,
-		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": content}}},
-		"usage":   map[string]any{"prompt_tokens": len(body) / 4, "completion_tokens": len(content) / 4, "total_tokens": (len(body) + len(content)) / 4}})
+	writeCompletion(rw, req.Model, body, content)
 }
+
+// operaScript is Quarry's scripted model in the token world.
+var operaScript = script{Topic: "national opera", Learning: "National opera drew on folk song and history.", Title: "National opera",
+	Summary: "Romantic composers drew on folk song and history [cite:S1].", Heading: "Folk song", Section: "Composers drew on folk song [cite:S1]."}
 
 var maxOfRE = regexp.MustCompile(`(?i)max(?:imum)? of (\d+)`)
 
