@@ -243,11 +243,12 @@ const codeSymbols = "{}[]<>=;|&*_~\\$#@^`"
 // prose reports whether a sentence is prose a report may quote as a
 // claim, not a code listing, a line-numbered source or compiler view, a
 // navigation bar, a table of contents or a bare title: it has at least
-// five words, holds no code marks, is not dense with code symbols or
+// five words, holds no code marks, is not dense with code symbols, is not
 // mostly bare numbers (a line-numbered listing; a sentence of figures,
 // "In 2019 it had 1,234,567 people, up from 1,100,000 in 2010.", is
-// prose) or outline numbers (a table of contents), is not a question or a caption, and ends as a sentence does (a
-// heading, a menu, a list item or a line ending in a URL does not).
+// prose), holds no outline numbers (a table of contents), is not a
+// question or a caption, and ends as a sentence does (a heading, a menu, a
+// list item or a line ending in a URL does not).
 func prose(s string) bool {
 	fields := strings.Fields(s)
 	var cased, numeric, outline int
