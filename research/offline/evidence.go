@@ -520,7 +520,7 @@ func comparative(question string) bool {
 const maxSideWords = 6
 
 // orRE finds the "or" between the two things a question compares.
-var orRE = regexp.MustCompile(`(?i)\bor\b`)
+var orRE = regexp.MustCompile(`(?i)\sor\s`)
 
 // sides are the two things a question compares, "A or B", as lower-case
 // phrases without articles: the words after the last "or" up to the

@@ -346,3 +346,29 @@ func TestOpeningQuotesAskedSentence(t *testing.T) {
 		t.Fatalf("the sentence that answers is not in the opening:\n%s", d.Summary)
 	}
 }
+
+// FuzzQuestion: any question — the user's own text — is read for its
+// asked relation, its sides and its kind, and written up over two
+// sources, without a panic; a side is words of the question.
+func FuzzQuestion(f *testing.F) {
+	f.Add("Which earthquake was stronger, the 1950 Talca earthquake or the Maule quake?")
+	f.Add("The breed is typical of a comarca whose administrative centre is which town?")
+	f.Add("İstanbul or Ankara, which is older? or")
+	f.Fuzz(func(t *testing.T, q string) {
+		asked(q)
+		comparative(q)
+		answerType(q)
+		for _, s := range sides(q) {
+			if !strings.Contains(phraseOf(q), " "+s+" ") && s != "" {
+				t.Fatalf("side %q is not in %q", s, q)
+			}
+		}
+		srcs := map[string]*research.Source{
+			"S1": {ID: "S1", Title: "1950 Talca earthquake", Content: "The 1950 Talca earthquake struck Talca in 1950."},
+			"S2": {ID: "S2", Title: "Maule quake", Content: "The Maule quake, also known as İstanbul, reached IX."},
+		}
+		if _, _, err := (Engine{}).Write(context.Background(), research.WriteInput{Question: q, SubQuestions: []research.SubQuestion{{ID: "Q1", Text: q, SourceIDs: []string{"S1", "S2"}}}, Sources: srcs}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
