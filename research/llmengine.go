@@ -51,8 +51,9 @@ func (e *LLMEngine) Plan(ctx context.Context, in PlanInput) (*PlanOutput, llm.Us
 	seen := map[string]bool{}
 	for i, sq := range rep.SubQuestions {
 		queries := nonEmpty(sq.Queries)
-		out.SubQuestions = append(out.SubQuestions, PlannedQuestion{Text: strings.TrimSpace(sq.Text), Priority: sq.Priority, Queries: queries})
-		out.Plan.Steps = append(out.Plan.Steps, Step{Number: i + 1, Description: fmt.Sprintf("Search %s for %q", strings.Join(in.Sources, ", "), strings.TrimSpace(sq.Text)), Sources: in.Sources, Keywords: queries})
+		text := strings.TrimSpace(sq.Text)
+		out.SubQuestions = append(out.SubQuestions, PlannedQuestion{Text: text, Priority: sq.Priority, Queries: queries})
+		out.Plan.Steps = append(out.Plan.Steps, SearchStep(i+1, in.Sources, text, queries))
 		for _, q := range queries {
 			if k := strings.ToLower(q); !seen[k] {
 				seen[k] = true

@@ -125,8 +125,8 @@ func (x *run) plan(ctx context.Context, effort Effort) error {
 	}
 	// The plan and its announcement are stored together.
 	return x.checkpoint(ctx,
-		Event{Type: EventAgent, Agent: &AgentState{Agent: AgentPlanner, Status: AgentCompleted, Progress: 1, Result: fmt.Sprintf("%d sub-questions, %d steps", len(qs), len(plan.Steps))}},
-		Event{Type: EventMessage, Message: &AgentMessage{From: AgentPlanner, To: AgentResearcher, Kind: MsgRequest, Content: fmt.Sprintf("research %d sub-questions: %s", len(qs), joinTexts(r.SubQuestions))}})
+		agentEvent(AgentPlanner, AgentCompleted, 1, "", fmt.Sprintf("%d sub-questions, %d steps", len(qs), len(plan.Steps))),
+		messageEvent(AgentPlanner, AgentResearcher, MsgRequest, fmt.Sprintf("research %d sub-questions: %s", len(qs), joinTexts(r.SubQuestions))))
 }
 
 func joinTexts(sqs []SubQuestion) string {
@@ -189,7 +189,7 @@ func (x *run) execute(ctx context.Context, depth int, effort Effort) error {
 			// The results are stored with their announcement: a process
 			// killed before leaves neither, and its resume searches and
 			// announces them once.
-			if err := x.checkpoint(ctx, Event{Type: EventAgent, Agent: &AgentState{Agent: AgentResearcher, Status: AgentWorking, Progress: progress, Result: fmt.Sprintf("%s: %d results", sq.ID, len(res))}}); err != nil {
+			if err := x.checkpoint(ctx, agentEvent(AgentResearcher, AgentWorking, progress, "", fmt.Sprintf("%s: %d results", sq.ID, len(res)))); err != nil {
 				x.logger.Error("checkpoint", "err", err)
 			}
 		}()
@@ -219,8 +219,8 @@ func (x *run) execute(ctx context.Context, depth int, effort Effort) error {
 		return fmt.Errorf("every search failed; %s: %s", r.SubQuestions[idx[0]].ID, r.SubQuestions[idx[0]].Error)
 	}
 	return x.checkpoint(ctx,
-		Event{Type: EventAgent, Agent: &AgentState{Agent: AgentResearcher, Status: AgentCompleted, Progress: 1, Result: fmt.Sprintf("%d sources read so far", len(r.Sources))}},
-		Event{Type: EventMessage, Message: &AgentMessage{From: AgentResearcher, To: AgentReflector, Kind: MsgResponse, Content: fmt.Sprintf("round %d: %d sub-questions searched, %d sources in total", depth, len(idx), len(r.Sources))}})
+		agentEvent(AgentResearcher, AgentCompleted, 1, "", fmt.Sprintf("%d sources read so far", len(r.Sources))),
+		messageEvent(AgentResearcher, AgentReflector, MsgResponse, fmt.Sprintf("round %d: %d sub-questions searched, %d sources in total", depth, len(idx), len(r.Sources))))
 }
 
 // MaxQueriesPerSub bounds the searches one sub-question makes per source
@@ -392,7 +392,7 @@ func (x *run) analyze(ctx context.Context, depth int, effort Effort) error {
 	a.Claims = claims
 	round := &r.Rounds[depth]
 	round.Analysis = a
-	return x.checkpoint(ctx, Event{Type: EventAgent, Agent: &AgentState{Agent: AgentReflector, Status: AgentCompleted, Progress: 1, Result: fmt.Sprintf("%d learnings, %d directions, complete=%v, confidence %.2f", kept, len(a.Directions), a.IsComplete, a.Confidence)}})
+	return x.checkpoint(ctx, agentEvent(AgentReflector, AgentCompleted, 1, "", fmt.Sprintf("%d learnings, %d directions, complete=%v, confidence %.2f", kept, len(a.Directions), a.IsComplete, a.Confidence)))
 }
 
 // MaxTopics caps the fact topics an analyst is shown.

@@ -445,18 +445,31 @@ func (x *run) finish(r *Research, err error) (*Research, error) {
 // and then publishes it.
 func (x *run) emit(e Event) {
 	x.mu.Lock()
-	x.seq++
-	e.ResearchID, e.Seq, e.At = x.r.ID, x.seq, x.rn.now()
+	x.stamp(&e)
 	x.disp.enqueue(e) // under mu: the queue is in sequence order
 	x.mu.Unlock()
 }
 
+// stamp numbers an event of this research; the caller holds mu.
+func (x *run) stamp(e *Event) {
+	x.seq++
+	e.ResearchID, e.Seq, e.At = x.r.ID, x.seq, x.rn.now()
+}
+
+func agentEvent(name, status string, progress float64, task, result string) Event {
+	return Event{Type: EventAgent, Agent: &AgentState{Agent: name, Status: status, Progress: progress, Task: task, Result: result}}
+}
+
+func messageEvent(from, to, kind, content string) Event {
+	return Event{Type: EventMessage, Message: &AgentMessage{From: from, To: to, Kind: kind, Content: content}}
+}
+
 func (x *run) agent(name, status string, progress float64, task, result string) {
-	x.emit(Event{Type: EventAgent, Agent: &AgentState{Agent: name, Status: status, Progress: progress, Task: task, Result: result}})
+	x.emit(agentEvent(name, status, progress, task, result))
 }
 
 func (x *run) message(from, to, kind, content string) {
-	x.emit(Event{Type: EventMessage, Message: &AgentMessage{From: from, To: to, Kind: kind, Content: content}})
+	x.emit(messageEvent(from, to, kind, content))
 }
 
 func (x *run) warn(msg string) {
@@ -491,8 +504,7 @@ func (x *run) checkpoint(ctx context.Context, announce ...Event) error {
 		return err
 	}
 	for i := range announce {
-		x.seq++
-		announce[i].ResearchID, announce[i].Seq, announce[i].At = x.r.ID, x.seq, x.rn.now()
+		x.stamp(&announce[i])
 	}
 	// The dispatcher writes it with the events queued before it and those
 	// that announce it, in one transaction (it keeps going when ctx is
@@ -602,23 +614,12 @@ func (x *run) run(ctx context.Context) (*Research, error) {
 // finalize sets a final status: its event and the state that says so are
 // stored in one transaction, so a client that sees the event (and the
 // stream's end) reads the research as finished.
+// Nothing else checkpoints by then: the run's goroutines have ended.
 func (x *run) finalize(status, stage string) error {
-	x.saveMu.Lock()
-	defer x.saveMu.Unlock()
 	x.mu.Lock()
 	x.r.Status, x.r.Stage = status, stage
-	rec, err := x.record()
-	if err != nil {
-		x.mu.Unlock()
-		return err
-	}
-	x.seq++
-	x.disp.put(rec, Event{ResearchID: x.r.ID, Seq: x.seq, At: x.rn.now(), Type: EventStatus, Status: &StatusChange{Status: status, Stage: stage}}) // under mu: in sequence order
 	x.mu.Unlock()
-	if err := x.disp.flush(); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	return nil
+	return x.checkpoint(context.Background(), Event{Type: EventStatus, Status: &StatusChange{Status: status, Stage: stage}})
 }
 
 // readNothing is the cause when a loop that ended normally read no source

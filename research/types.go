@@ -9,6 +9,8 @@
 package research
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/quarryhq/quarry/llm"
@@ -97,6 +99,11 @@ type Step struct {
 	Description string   `json:"description"`
 	Sources     []string `json:"sources"`
 	Keywords    []string `json:"keywords"`
+}
+
+// SearchStep is step n of a plan: search the sources for a sub-question.
+func SearchStep(n int, sources []string, text string, keywords []string) Step {
+	return Step{Number: n, Description: fmt.Sprintf("Search %s for %q", strings.Join(sources, ", "), text), Sources: sources, Keywords: keywords}
 }
 
 // Sub-question statuses.

@@ -21,8 +21,8 @@ func (x *run) write(ctx context.Context) error {
 	x.setStatus(StatusProcessing, StageSynthesizing)
 	x.agent(AgentWriter, AgentThinking, 0, "writing the report", "")
 	in := WriteInput{Question: r.Question, History: r.History, Plan: r.Plan, SubQuestions: r.SubQuestions, Sources: x.sourceMap(), Learnings: r.Learnings,
-		Facts: writerFacts(r.Facts), CharsPerSource: 1200}
-	shown := len(r.Sources)
+		CharsPerSource: 1200}
+	facts := r.Facts
 	// An engine that ranks the evidence itself while writing (the offline
 	// one) is not made to rank it twice.
 	if _, ranks := x.rn.Engine.(Ranker); x.rn.Ranker != nil && !ranks {
@@ -30,19 +30,23 @@ func (x *run) write(ctx context.Context) error {
 		// writer every source: the offline engine says the question is
 		// unanswered, a model may still read what a lexical ranking
 		// missed (another spelling, another language).
-		if ev := x.rn.Ranker.Evidence(r.Question, ReadOrder(r.SubQuestions, in.Sources), in.Sources); len(ev) > 0 {
+		if ev := x.rn.Ranker.Evidence(r.Question, ReadOrder(OrderedSubQuestions(r.SubQuestions), in.Sources), in.Sources); len(ev) > 0 {
 			in.Evidence = ev
-			in.Facts = writerFacts(factsOf(r.Facts, ev))
+			facts = factsOf(r.Facts, ev)
 			in.Learnings = learningsOf(r.Learnings, ev)
-			shown = len(ev)
 		}
 	}
+	in.Facts = writerFacts(facts)
 	eng := x.rn.Engine
 	var notes []string
 	if b := x.budget(); b.max > 0 {
 		left := b.left()
 		in.MaxTokens = min(4096, left/3)
-		n := max(1, shown)
+		n := len(r.Sources) // the sources the writer is shown
+		if in.Evidence != nil {
+			n = len(in.Evidence)
+		}
+		n = max(1, n)
 		factTokens := 0
 		for _, f := range in.Facts {
 			factTokens += (len(f.Text) + 12) / 3
@@ -82,12 +86,12 @@ func (x *run) write(ctx context.Context) error {
 	return nil
 }
 
-// ReadOrder lists the sources read, in the order the sub-questions (by
-// priority, each followed by its follow-ups) found them.
-func ReadOrder(sqs []SubQuestion, sources map[string]*Source) []string {
+// ReadOrder lists the sources read, in the order the sub-questions, as
+// OrderedSubQuestions lists them, found them.
+func ReadOrder(ordered []SubQuestion, sources map[string]*Source) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, sq := range OrderedSubQuestions(sqs) {
+	for _, sq := range ordered {
 		for _, id := range sq.SourceIDs {
 			if sources[id] != nil && !seen[id] {
 				seen[id] = true

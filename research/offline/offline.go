@@ -90,7 +90,7 @@ func (Engine) Plan(_ context.Context, in research.PlanInput) (*research.PlanOutp
 	out.SubQuestions = sqs
 	steps := make([]research.Step, len(sqs))
 	for i, sq := range sqs {
-		steps[i] = research.Step{Number: i + 1, Description: fmt.Sprintf("Search %s for %q", strings.Join(in.Sources, ", "), sq.Text), Sources: in.Sources, Keywords: keywords(sq.Text)}
+		steps[i] = research.SearchStep(i+1, in.Sources, sq.Text, keywords(sq.Text))
 	}
 	out.Plan = research.Plan{
 		Strategy: fmt.Sprintf("Offline extractive plan: search the whole question, then each named entity (%s), then keyword facets; follow names the evidence mentions that the question does not.",
@@ -373,7 +373,7 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 		w.factIDs[f.SourceID+"\x00"+f.Text] = f.ID
 	}
 	sqs := research.OrderedSubQuestions(in.SubQuestions)
-	read := research.ReadOrder(in.SubQuestions, in.Sources)
+	read := research.ReadOrder(sqs, in.Sources)
 	w.ev = newEvidence(in.Question, read, in.Sources)
 	w.all = w.ev.order
 	if in.Evidence != nil {

@@ -1145,8 +1145,10 @@ func support(facts []Fact, idx []int, sources map[string]Source, val func(int) s
 		by      []string // sources, in fact order, each once
 	}
 	byVal := map[string]*stated{}
-	for _, i := range idx {
+	vals := make([]string, len(idx))
+	for k, i := range idx {
 		v := val(i)
+		vals[k] = v
 		st := byVal[v]
 		if st == nil {
 			st = &stated{domains: map[string]bool{}}
@@ -1155,8 +1157,8 @@ func support(facts []Fact, idx []int, sources map[string]Source, val func(int) s
 		st.domains[sources[facts[i].SourceID].Domain] = true
 		st.by = appendUnique(st.by, facts[i].SourceID)
 	}
-	for _, i := range idx {
-		st := byVal[val(i)]
+	for k, i := range idx {
+		st := byVal[vals[k]]
 		var by []string
 		for _, id := range st.by {
 			if id != facts[i].SourceID {
