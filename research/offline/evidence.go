@@ -92,8 +92,9 @@ type evidence struct {
 	// reports reproducible), each weighed by its rarity among the sources.
 	qterms []weighted
 	total  float64
-	// asked is the terms of the relation the question asks about.
-	asked map[string]bool
+	// asked is the terms of the relation the question asks about; focus
+	// is what it is about (focus).
+	asked, focus map[string]bool
 	// order is the sources to cite, best first; pair is the best pair.
 	order []string
 	pair  [2]*evDoc
@@ -128,7 +129,7 @@ func namedIn(ws []string, base string) bool {
 				match = false
 				break
 			}
-			if !connectors[b] && (capitalised(w) || isNumber(w)) {
+			if !connectors[b] && nameWord(w) {
 				named = true
 			}
 		}
@@ -142,13 +143,20 @@ func namedIn(ws []string, base string) bool {
 			break
 		}
 	}
-	return !anyCaps && strings.Contains(" "+strings.ToLower(strings.Join(ws, " "))+" ", " "+base+" ")
+	return !anyCaps && strings.Contains(phraseOfWords(ws), " "+base+" ")
 }
+
+// nameWord reports a word that makes a phrase a name: capitalised or a
+// number.
+func nameWord(w string) bool { return capitalised(w) || isNumber(w) }
 
 // phraseOf lower-cases text into its words joined by single spaces, padded
 // with a space on each side for whole-phrase tests.
-func phraseOf(text string) string {
-	return " " + strings.ToLower(strings.Join(words(text), " ")) + " "
+func phraseOf(text string) string { return phraseOfWords(words(text)) }
+
+// phraseOfWords is phraseOf of text already split into words.
+func phraseOfWords(ws []string) string {
+	return " " + strings.ToLower(strings.Join(ws, " ")) + " "
 }
 
 // baseTitle drops a title's trailing parenthesis.
@@ -164,27 +172,30 @@ func newEvidence(question string, ids []string, sources map[string]*research.Sou
 	qTerms := termSet(question)
 	qwords := words(question)
 	qsides := sides(question)
-	ev := &evidence{byID: map[string]*evDoc{}, asked: asked(question)}
+	ev := &evidence{byID: map[string]*evDoc{}, asked: asked(question), focus: focus(question)}
 	for _, id := range ids {
 		s := sources[id]
 		if s == nil {
 			continue
 		}
 		d := &evDoc{src: s, terms: termSet(s.Title + " " + s.Content), words: words(s.Content), caps: map[string]bool{}}
-		d.phrase = " " + strings.ToLower(strings.Join(d.words, " ")) + " "
+		d.phrase = phraseOfWords(d.words)
 		if b := strings.TrimSpace(phraseOf(baseTitle(s.Title))); len(b) > 3 {
 			d.base = " " + b + " "
 			d.named = strings.Contains(qp, d.base) && namedIn(qwords, strings.TrimSpace(d.base))
 		}
-		for _, side := range qsides {
+		if qsides != nil {
 			// A side of "A or B" is this document's subject when its title
 			// holds it ("the Sentra" for "Nissan Sentra") or its opening
 			// sentence names it as its subject ("The 1977 San Juan
 			// earthquake, also known as Caucete earthquake, took place …"),
 			// not as anything else ("a film directed by Frank Borzage").
-			if strings.Contains(" "+phraseOf(s.Title)+" ", " "+side+" ") || namedIn(subject(s.Content), side) {
-				d.side = side
-				break
+			title, subj := phraseOf(s.Title), subject(s.Content)
+			for _, side := range qsides {
+				if strings.Contains(title, " "+side+" ") || namedIn(subj, side) {
+					d.side = side
+					break
+				}
 			}
 		}
 		for _, w := range d.words {
@@ -274,6 +285,21 @@ func (ev *evidence) pairScore(a, b *evDoc) float64 {
 
 // rank orders the sources: the sources of the best pairs, best first.
 func (ev *evidence) rank(question string) {
+	eligible := 0
+	for _, d := range ev.docs {
+		if d.alone > 0 || d.named {
+			eligible++
+		}
+	}
+	if eligible >= 2 {
+		if missing, share := ev.unread(question); share >= unansweredShare {
+			// What the question is about is in none of the sources (a
+			// good share of its weight, not a typo among many words):
+			// nothing here answers it, and nothing is cited as if it did.
+			ev.missing = missing
+			return
+		}
+	}
 	var pairs []scoredPair
 	for i, a := range ev.docs {
 		if a.alone == 0 && !a.named {
@@ -295,7 +321,7 @@ func (ev *evidence) rank(question string) {
 				break
 			}
 		}
-		ev.answered = ev.pair[0] != nil && ev.namesCovered(question, ev.pair[0])
+		ev.answered = ev.pair[0] != nil && ev.namesCovered(ev.pair[0])
 		return
 	}
 	sort.SliceStable(pairs, func(i, j int) bool { return pairs[i].score > pairs[j].score })
@@ -305,22 +331,13 @@ func (ev *evidence) rank(question string) {
 	if best.b.alone+titleWeight*b2f(best.b.named) > best.a.alone+titleWeight*b2f(best.a.named) {
 		best.a, best.b = best.b, best.a
 	}
-	if missing, share := ev.unread(question); share >= unansweredShare {
-		// What the question is about is in none of the sources (a good
-		// share of its weight, not a typo among many words): nothing here
-		// answers it, and nothing is cited as if it did.
-		ev.missing = missing
-		return
-	}
-	ev.missing = nil
 	ev.pair = [2]*evDoc{best.a, best.b}
 	ev.comparison = (best.a.named && best.b.named && best.a.base != best.b.base || best.a.side != "" && best.b.side != "" && best.a.side != best.b.side) && comparative(question)
-	ev.answered = ev.namesCovered(question, best.a, best.b)
+	ev.answered = ev.namesCovered(best.a, best.b)
 	// A source bears on the question when it is about something the
 	// question names, mentions it, is linked to a source already cited (a
 	// second hop) or covers a good share of the question: sharing one
 	// generic word ("born") is not enough.
-	qf := focus(question)
 	var chosen []*evDoc
 	bears := func(d *evDoc) bool {
 		if d.named || d.alone >= bearShare {
@@ -331,7 +348,7 @@ func (ev *evidence) rank(question string) {
 				return true
 			}
 		}
-		for t := range qf {
+		for t := range ev.focus {
 			if d.terms[t] {
 				return true
 			}
@@ -399,7 +416,6 @@ const unansweredShare = 0.35
 // the names it mentions, or all its words when it names nothing) that no
 // source read contains, and their share of the question's weight.
 func (ev *evidence) unread(question string) ([]string, float64) {
-	qf := focus(question)
 	weight := map[string]float64{}
 	for _, q := range ev.qterms {
 		weight[q.term] = q.weight
@@ -415,7 +431,7 @@ func (ev *evidence) unread(question string) ([]string, float64) {
 		var wt float64
 		for t := range ts {
 			wt += weight[t]
-			if !qf[t] {
+			if !ev.focus[t] {
 				absent = false // not what the question is about
 			}
 			for _, d := range ev.docs {
@@ -444,8 +460,8 @@ func b2f(b bool) float64 {
 
 // namesCovered reports whether the documents between them mention every
 // name the question asks about (its focus terms).
-func (ev *evidence) namesCovered(question string, ds ...*evDoc) bool {
-	for t := range focus(question) {
+func (ev *evidence) namesCovered(ds ...*evDoc) bool {
+	for t := range ev.focus {
 		found := false
 		for _, d := range ds {
 			if d != nil && d.terms[t] {
@@ -478,7 +494,7 @@ var (
 
 // answerType is what kind of answer a question asks for.
 func answerType(question string) int {
-	q := " " + strings.ToLower(strings.Join(words(question), " ")) + " "
+	q := phraseOf(question)
 	has := func(ps ...string) bool {
 		for _, p := range ps {
 			if strings.Contains(q, " "+p+" ") {
@@ -549,11 +565,7 @@ func sides(question string) []string {
 	}
 	var out []string
 	for _, ws := range [][]string{lw, rw} {
-		named := false
-		for _, w := range ws {
-			named = named || capitalised(w) || isNumber(w)
-		}
-		if !named {
+		if !slices.ContainsFunc(ws, nameWord) {
 			return nil
 		}
 		out = append(out, strings.ToLower(strings.Join(ws, " ")))

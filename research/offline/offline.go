@@ -368,13 +368,14 @@ func round2(f float64) float64 { return math.Round(f*100) / 100 }
 // source (or the fact it is); headings and the labels of a comparison are
 // the only words of the engine's own.
 func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft, llm.Usage, error) {
-	w := &writer{in: in, rd: newReader(in.CharsPerSource), used: map[string]bool{}, factIDs: map[string]string{}, qf: focus(in.Question)}
+	w := &writer{in: in, rd: newReader(in.CharsPerSource), used: map[string]bool{}, factIDs: map[string]string{}}
 	for _, f := range in.Facts {
 		w.factIDs[f.SourceID+"\x00"+f.Text] = f.ID
 	}
 	sqs := research.OrderedSubQuestions(in.SubQuestions)
 	read := research.ReadOrder(sqs, in.Sources)
 	w.ev = newEvidence(in.Question, read, in.Sources)
+	w.qf, w.kind = w.ev.focus, answerType(in.Question)
 	w.all = w.ev.order
 	if in.Evidence != nil {
 		// The runner's choice (the same ranking) stands.
@@ -418,8 +419,10 @@ type writer struct {
 	all     []string
 	used    map[string]bool
 	factIDs map[string]string
-	// qf is what the question is about (focus).
-	qf map[string]bool
+	// qf is what the question is about (focus); kind is the kind of
+	// answer it asks for (answerType).
+	qf   map[string]bool
+	kind int
 	// ev ranks the sources read; chosen are those the report may cite.
 	ev     *evidence
 	chosen map[string]bool
@@ -690,7 +693,6 @@ const askedBoost = 1.0
 // sentences. Sentences that share nothing with the question are left out.
 func (w *writer) answerSentences(d, other *evDoc) []scored {
 	ev := w.ev
-	kind := answerType(w.in.Question)
 	var out []scored
 	for i, st := range w.rd.sentences(d.src) {
 		var v float64
@@ -716,7 +718,7 @@ func (w *writer) answerSentences(d, other *evDoc) []scored {
 		if i == 0 {
 			v += 0.1
 		}
-		if v > 0 && hasAnswerType(kind, st.text, w.in.Question) {
+		if v > 0 && hasAnswerType(w.kind, st.text, w.in.Question) {
 			v += answerTypeWeight
 		}
 		v /= 1 + math.Log1p(float64(st.words)/30)

@@ -258,9 +258,9 @@ func prose(s string) bool {
 		}
 		if strings.Trim(f, "0123456789.,:;()-–") == "" && strings.ContainsAny(f, "0123456789") {
 			numeric++
-		}
-		if i < len(fields)-1 && outlineNumber.MatchString(f) {
-			outline++
+			if i < len(fields)-1 && outlineNumber.MatchString(f) {
+				outline++
+			}
 		}
 	}
 	letters, symbols := density(s)
