@@ -57,7 +57,7 @@ func BenchmarkTokensVsPeer(b *testing.B) {
 		b.Fatal(err)
 	}
 	w := newTokenWorld(b)
-	defer w.close()
+	defer w.Close()
 	for range b.N {
 		// Quarry.
 		w.reset()
@@ -130,8 +130,6 @@ func (w *tokenWorld) reset() {
 	w.searches.Store(0)
 }
 
-func (w *tokenWorld) close() { w.Close() }
-
 func newTokenWorld(b *testing.B) *tokenWorld {
 	f, err := os.Open(filepath.Join("..", "..", "shared", "data", "hotpotqa", "corpus.jsonl"))
 	if err != nil {
@@ -177,7 +175,8 @@ func newTokenWorld(b *testing.B) *tokenWorld {
 			if req.Limit > 0 && i >= req.Limit {
 				break
 			}
-			data = append(data, map[string]string{"url": u, "title": fmt.Sprintf("Result %d", i), "description": w.page(u)[:200], "markdown": w.page(u)})
+			p := w.page(u)
+			data = append(data, map[string]string{"url": u, "title": fmt.Sprintf("Result %d", i), "description": p[:200], "markdown": p})
 		}
 		rw.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(rw).Encode(map[string]any{"success": true, "data": data})
@@ -196,7 +195,7 @@ func newTokenWorld(b *testing.B) *tokenWorld {
 
 // results are a query's 5 page URLs.
 func (w *tokenWorld) results(q string) []string {
-	slug := strings.Trim(regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(strings.ToLower(q), "-"), "-")
+	slug := strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(q), "-"), "-")
 	var out []string
 	for i := range 5 {
 		out = append(out, fmt.Sprintf("%s/page/%s/%d", w.URL, slug, i))
@@ -269,7 +268,10 @@ func (w *tokenWorld) model(rw http.ResponseWriter, r *http.Request) {
 var operaScript = script{Topic: "national opera", Learning: "National opera drew on folk song and history.", Title: "National opera",
 	Summary: "Romantic composers drew on folk song and history [cite:S1].", Heading: "Folk song", Section: "Composers drew on folk song [cite:S1]."}
 
-var maxOfRE = regexp.MustCompile(`(?i)max(?:imum)? of (\d+)`)
+var (
+	maxOfRE = regexp.MustCompile(`(?i)max(?:imum)? of (\d+)`)
+	nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
+)
 
 // fill is a value of a JSON schema: objects with every property, arrays
 // as long as their description's "max of N" (else 3), strings a sentence

@@ -146,17 +146,17 @@ func links(gq *goquery.Document, page *url.URL) []string {
 		if rel, _ := s.Attr("rel"); strings.Contains(strings.ToLower(rel), "nofollow") {
 			return true
 		}
-		href, ok := s.Attr("href")
-		if !ok {
+		href, link := s.Attr("href")
+		if !link {
 			href, _ = s.Attr("src")
-			// A frame from another site is a widget or a tracker (a tag
-			// manager's <noscript> frame), not part of this site.
-			if f, err := base.Parse(strings.TrimSpace(href)); err != nil || !strings.EqualFold(f.Hostname(), page.Hostname()) {
-				return true
-			}
 		}
 		l, err := base.Parse(strings.TrimSpace(href))
 		if err != nil || (l.Scheme != "http" && l.Scheme != "https") || l.Host == "" {
+			return true
+		}
+		if !link && !strings.EqualFold(l.Hostname(), page.Hostname()) {
+			// A frame from another site is a widget or a tracker (a tag
+			// manager's <noscript> frame), not part of this site.
 			return true
 		}
 		l.Fragment, l.RawFragment = "", ""

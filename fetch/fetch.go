@@ -106,7 +106,7 @@ type Fetcher struct {
 }
 
 type host struct {
-	limiter *rate.Limiter // nil when politeness is off; set under Fetcher.mu
+	limiter *rate.Limiter // nil with no Delay nor CrawlDelay, or for an Unlimited host
 	slots   chan struct{} // nil when unlimited
 }
 
@@ -362,11 +362,8 @@ func (f *Fetcher) acquire(ctx context.Context, u *url.URL) (func(), error) {
 			<-h.slots
 		}
 	}
-	f.mu.Lock()
-	lim := h.limiter // slowDown may set it
-	f.mu.Unlock()
-	if lim != nil {
-		if err := lim.Wait(ctx); err != nil {
+	if h.limiter != nil {
+		if err := h.limiter.Wait(ctx); err != nil {
 			release()
 			return nil, err
 		}
@@ -384,8 +381,12 @@ func (f *Fetcher) host(name string) *host {
 			f.hosts[name] = h
 			return h
 		}
-		if f.opt.Delay > 0 {
+		switch {
+		case f.opt.Delay > 0:
 			h.limiter = rate.NewLimiter(rate.Every(f.opt.Delay), 1)
+		case f.opt.CrawlDelay:
+			// No pause until the site's robots.txt asks for one.
+			h.limiter = rate.NewLimiter(rate.Inf, 1)
 		}
 		if f.opt.PerHost > 0 {
 			h.slots = make(chan struct{}, f.opt.PerHost)
@@ -399,20 +400,13 @@ func (f *Fetcher) host(name string) *host {
 // politeness is on and the site asks for more.
 func (f *Fetcher) slowDown(name string, d time.Duration) {
 	h := f.host(name)
-	if d <= f.opt.Delay || f.unlimited(name) {
+	if h.limiter == nil || d <= f.opt.Delay {
 		return
 	}
 	if d > time.Minute {
 		d = time.Minute
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	switch {
-	case h.limiter != nil:
-		h.limiter.SetLimit(rate.Every(d))
-	case f.opt.CrawlDelay:
-		h.limiter = rate.NewLimiter(rate.Every(d), 1)
-	}
+	h.limiter.SetLimit(rate.Every(d))
 }
 
 // unlimited reports a host exempt from politeness (Options.Unlimited),

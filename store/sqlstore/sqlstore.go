@@ -334,15 +334,12 @@ func (s *DB) SourceGet(ctx context.Context, kbID int64, url string) (*store.Sour
 // left out, and the source's chunk count.
 func (s *DB) SourceChunks(ctx context.Context, kbID int64, url string, offset, limit int) ([]store.Chunk, int, error) {
 	var srcID int64
-	err := s.SQL.QueryRowContext(ctx, s.q(`SELECT id FROM sources WHERE kb_id = ? AND url = ?`), kbID, url).Scan(&srcID)
+	var total int
+	err := s.SQL.QueryRowContext(ctx, s.q(`SELECT s.id, (SELECT COUNT(*) FROM chunks c WHERE c.source_id = s.id) FROM sources s WHERE s.kb_id = ? AND s.url = ?`), kbID, url).Scan(&srcID, &total)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, 0, fmt.Errorf("source %q: %w", url, store.ErrNotFound)
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("source chunks: %w", err)
-	}
-	var total int
-	if err := s.SQL.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM chunks WHERE source_id = ?`), srcID).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("source chunks: %w", err)
 	}
 	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT id, source_id, kb_id, chunk_index, text, token_count, language FROM chunks WHERE source_id = ? ORDER BY chunk_index LIMIT ? OFFSET ?`), srcID, limit, offset)

@@ -188,18 +188,16 @@ async function researchPage(args) {
     for (const f of [qf, levelField, ...Object.values(adv)]) f.err.textContent = '';
     const sources = srcBoxes.map((l) => l.querySelector('input')).filter((c) => c.checked).map((c) => c.value);
     const body = { question: q.value, sources };
-    const num = (f) => f.el.querySelector('input').value;
-    if (num(adv.breadth) !== '' || num(adv.depth) !== '') {
-      if (num(adv.breadth) !== '') body.breadth = Number(num(adv.breadth));
-      if (num(adv.depth) !== '') body.depth = Number(num(adv.depth));
-    } else body.level = level.value;
-    if (num(adv.max_tokens) !== '') body.max_tokens = Number(num(adv.max_tokens));
-    if (num(adv.timeout) !== '') body.timeout = num(adv.timeout).trim();
+    const v = Object.fromEntries(Object.entries(adv).map(([k, f]) => [k, f.el.querySelector('input').value]));
+    if (v.breadth === '' && v.depth === '') body.level = level.value;
+    for (const k of ['breadth', 'depth', 'max_tokens']) if (v[k] !== '') body[k] = Number(v[k]);
+    if (v.timeout !== '') body.timeout = v.timeout.trim();
     try {
       const r = await api('POST', '/v1/researches', body);
       location.hash = `#/research/${r.id}`;
     } catch (e) {
-      const target = e.field === 'question' ? qf : e.field === 'level' ? levelField : (Object.hasOwn(adv, (e.field || '').replace('-', '_')) ? adv[e.field.replace('-', '_')] : null);
+      const fields = { question: qf, level: levelField, ...adv }; // the API names fields as the body does
+      const target = Object.hasOwn(fields, e.field || '') ? fields[e.field] : null;
       if (target) target.err.textContent = e.message; else err.append(errorBox(e));
     }
   } },
