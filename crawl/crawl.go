@@ -22,6 +22,7 @@ import (
 
 	"github.com/quarryhq/quarry/embed"
 	"github.com/quarryhq/quarry/fetch"
+	"github.com/quarryhq/quarry/internal/safe"
 	"github.com/quarryhq/quarry/kb"
 	"github.com/quarryhq/quarry/store"
 )
@@ -168,7 +169,19 @@ func (c *Crawler) Run(ctx context.Context, kbName, start string, opt Options) (*
 	updated := 0
 	backoff := opt.Backoff
 	for attempt := 0; ; attempt++ {
-		st, err = c.attempt(ctx, k, seed, opt)
+		err = safe.Call(func() (err error) {
+			st, err = c.attempt(ctx, k, seed, opt)
+			return err
+		})
+		if stack := safe.Stack(err); stack != nil {
+			// A panic fails this crawl (its log says so), never the
+			// process; it is not retried, it would panic again.
+			c.logger().Error("crawl panicked", "url", log.URL, "err", err, "stack", string(stack))
+			if st == nil {
+				st = &stats{}
+			}
+			break
+		}
 		updated += st.updated
 		if err == nil || attempt >= opt.Retries || ctx.Err() != nil || fetch.Permanent(err) {
 			break
@@ -355,7 +368,11 @@ func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt O
 				}
 			}
 			go func() {
-				p, err := c.Fetcher.Page(ctx, it.url, cond)
+				var p *fetch.Page
+				err := safe.Call(func() (err error) {
+					p, err = c.Fetcher.Page(ctx, it.url, cond)
+					return err
+				})
 				results <- outcome{it, p, err}
 			}()
 		}

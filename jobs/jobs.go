@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quarryhq/quarry/internal/safe"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/store"
 )
@@ -118,7 +119,17 @@ func (l *Local) Run(ctx context.Context) error {
 				go func() {
 					defer wg.Done()
 					defer func() { <-slots }()
-					r, err := l.Runner.Work(runCtx, id)
+					var r *research.Research
+					err := safe.Call(func() (err error) {
+						r, err = l.Runner.Work(runCtx, id)
+						return err
+					})
+					if stack := safe.Stack(err); stack != nil {
+						// Work recovers a research's own panics; this is one
+						// before or after it ran. The research keeps its
+						// attempt count, so it is not retried forever.
+						logger.Error("jobs: research panicked", "research", id, "err", err, "stack", string(stack))
+					}
 					l.mu.Lock()
 					delete(l.busy, id)
 					l.mu.Unlock()

@@ -22,6 +22,7 @@ import (
 	"github.com/quarryhq/quarry/corpus"
 	"github.com/quarryhq/quarry/embed"
 	"github.com/quarryhq/quarry/extract"
+	"github.com/quarryhq/quarry/internal/safe"
 	"github.com/quarryhq/quarry/internal/textclean"
 	"github.com/quarryhq/quarry/kb/analyze"
 	"github.com/quarryhq/quarry/kb/chunk"
@@ -419,7 +420,13 @@ func (s *Service) prepare(ctx context.Context, kb *store.KB, batch []todoDoc, op
 	for range workers {
 		wg.Go(func() {
 			for i := range next {
-				put, err := buildSource(batch[i], opt.Chunking, opt.ChunkBatch)
+				var put store.SourcePut
+				// A document that panics the chunker or the analyser is
+				// that document's problem, not the ingest's.
+				err := safe.Call(func() (err error) {
+					put, err = buildSource(batch[i], opt.Chunking, opt.ChunkBatch)
+					return err
+				})
 				switch {
 				case errors.Is(err, errLong):
 					results[i].put, results[i].long = put, true
@@ -511,13 +518,15 @@ func (s *Service) addLong(ctx context.Context, kb *store.KB, src store.Source, o
 	wg.Go(func() {
 		defer close(cut)
 		batch := make([]chunk.Chunk, 0, opt.ChunkBatch)
-		err := chunk.Each(src.Content, opt.Chunking, func(c chunk.Chunk) error {
-			if batch = append(batch, c); len(batch) < opt.ChunkBatch {
-				return nil
-			}
-			err := send(ctx, cut, batch)
-			batch = make([]chunk.Chunk, 0, opt.ChunkBatch)
-			return err
+		err := safe.Call(func() error {
+			return chunk.Each(src.Content, opt.Chunking, func(c chunk.Chunk) error {
+				if batch = append(batch, c); len(batch) < opt.ChunkBatch {
+					return nil
+				}
+				err := send(ctx, cut, batch)
+				batch = make([]chunk.Chunk, 0, opt.ChunkBatch)
+				return err
+			})
 		})
 		if err == nil && len(batch) > 0 {
 			err = send(ctx, cut, batch)
@@ -585,7 +594,11 @@ func stage[In, Out any](ctx context.Context, wg *sync.WaitGroup, fail context.Ca
 	wg.Go(func() {
 		defer close(out)
 		for v := range in {
-			r, err := fn(v)
+			var r Out
+			err := safe.Call(func() (err error) {
+				r, err = fn(v)
+				return err
+			})
 			if err == nil {
 				err = send(ctx, out, r)
 			}
@@ -609,15 +622,23 @@ func analyseChunks(title string, pieces []chunk.Chunk) analysedBatch {
 	b := analysedBatch{chunks: make([]store.Chunk, len(pieces)), texts: make([]string, len(pieces))}
 	var wg sync.WaitGroup
 	workers := runtime.GOMAXPROCS(0)
+	errs := make([]error, workers)
 	for w := range workers {
 		wg.Go(func() {
-			for i := w; i < len(pieces); i += workers {
-				b.chunks[i] = chunkRow(title, pieces[i], analyze.Language(pieces[i].Text))
-				b.texts[i] = embedText(title, pieces[i].Text)
-			}
+			errs[w] = safe.Do(func() {
+				for i := w; i < len(pieces); i += workers {
+					b.chunks[i] = chunkRow(title, pieces[i], analyze.Language(pieces[i].Text))
+					b.texts[i] = embedText(title, pieces[i].Text)
+				}
+			})
 		})
 	}
 	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			panic(err) // into the caller's goroutine, which recovers it
+		}
+	}
 	return b
 }
 

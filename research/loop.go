@@ -9,6 +9,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/quarryhq/quarry/internal/safe"
 	"github.com/quarryhq/quarry/internal/textclean"
 	"github.com/quarryhq/quarry/internal/textseg"
 	"github.com/quarryhq/quarry/search"
@@ -162,42 +163,67 @@ func (x *run) execute(ctx context.Context, depth int, effort Effort) error {
 	sem := make(chan struct{}, conc)
 	var wg sync.WaitGroup
 	done := 0
+	var panicked error // the first sub-question's panic fails the round
 	for _, i := range idx {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			x.mu.Lock()
-			sq := r.SubQuestions[i]
-			progress := float64(done) / float64(len(idx))
-			x.mu.Unlock()
-			x.agent(AgentResearcher, AgentWorking, progress, "searching: "+sq.Text, "")
-			res, failures, lastErr := x.searchAll(ctx, sq, effort.PerSearch)
-			if ctx.Err() != nil {
-				return
-			}
-			x.mu.Lock()
-			done++
-			progress = float64(done) / float64(len(idx))
-			s := &r.SubQuestions[i]
-			s.Status, s.Hits = SubDone, res
-			if len(res) == 0 && failures > 0 {
-				s.Status, s.Error = SubFailed, "every source failed: "+lastErr.Error()
-			}
-			x.mu.Unlock()
-			// The results are stored with their announcement: a process
-			// killed before leaves neither, and its resume searches and
-			// announces them once.
-			if err := x.checkpoint(ctx, agentEvent(AgentResearcher, AgentWorking, progress, "", fmt.Sprintf("%s: %d results", sq.ID, len(res)))); err != nil {
-				x.logger.Error("checkpoint", "err", err)
+			if err := safe.Do(func() { x.searchSub(ctx, i, idx, &done, effort.PerSearch) }); err != nil {
+				x.mu.Lock()
+				if panicked == nil {
+					panicked = err
+				}
+				x.mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
+	if panicked != nil {
+		x.logger.Error("sub-question search panicked", "err", panicked, "stack", string(safe.Stack(panicked)))
+		return panicked
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	return x.mergeRound(ctx, depth, idx)
+}
+
+// searchSub searches sub-question i of a round (idx) and checkpoints its
+// results; done counts the round's finished sub-questions.
+func (x *run) searchSub(ctx context.Context, i int, idx []int, done *int, perSearch int) {
+	r := x.r
+	x.mu.Lock()
+	sq := r.SubQuestions[i]
+	progress := float64(*done) / float64(len(idx))
+	x.mu.Unlock()
+	x.agent(AgentResearcher, AgentWorking, progress, "searching: "+sq.Text, "")
+	res, failures, lastErr := x.searchAll(ctx, sq, perSearch)
+	if ctx.Err() != nil {
+		return
+	}
+	x.mu.Lock()
+	*done++
+	progress = float64(*done) / float64(len(idx))
+	s := &r.SubQuestions[i]
+	s.Status, s.Hits = SubDone, res
+	if len(res) == 0 && failures > 0 {
+		s.Status, s.Error = SubFailed, "every source failed: "+lastErr.Error()
+	}
+	x.mu.Unlock()
+	// The results are stored with their announcement: a process
+	// killed before leaves neither, and its resume searches and
+	// announces them once.
+	if err := x.checkpoint(ctx, agentEvent(AgentResearcher, AgentWorking, progress, "", fmt.Sprintf("%s: %d results", sq.ID, len(res)))); err != nil {
+		x.logger.Error("checkpoint", "err", err)
+	}
+}
+
+// mergeRound moves the round's results into the research's sources and
+// checkpoints them.
+func (x *run) mergeRound(ctx context.Context, depth int, idx []int) error {
+	r := x.r
 	byURL := make(map[string]int, len(r.Sources))
 	for i, s := range r.Sources {
 		byURL[s.URL] = i
@@ -252,7 +278,11 @@ func (x *run) searchAll(ctx context.Context, sq SubQuestion, k int) ([]search.Re
 		wg.Add(1)
 		go func(c *call) {
 			defer wg.Done()
-			c.res, c.err = c.src.Search(ctx, c.q, k)
+			// A source that panics is a source that failed.
+			c.err = safe.Call(func() (err error) {
+				c.res, err = c.src.Search(ctx, c.q, k)
+				return err
+			})
 		}(&calls[i])
 	}
 	wg.Wait()

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/quarryhq/quarry/errcode"
+	"github.com/quarryhq/quarry/internal/safe"
 	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/search"
 	"github.com/quarryhq/quarry/store"
@@ -305,11 +306,33 @@ func (rn *Runner) run(ctx context.Context, id string, queued bool) (*Research, e
 			return x.finish(x.fail(ctx, fmt.Errorf("sources: %w", err)))
 		}
 	}
+	if queued && r.Attempts >= MaxAttempts {
+		return x.finish(x.fail(ctx, fmt.Errorf("gave up after %d runs that did not end (the process running it stopped each time, last in stage %s); resume it by hand with the research id %s", r.Attempts, stage, id)))
+	}
+	r.Attempts++
+	if err := x.checkpoint(ctx); err != nil {
+		return x.finish(r, err)
+	}
 	if resumed {
 		x.warn(fmt.Sprintf("resumed at stage %s", stage))
 	}
-	return x.finish(x.run(ctx))
+	var out *Research
+	err = safe.Call(func() (err error) {
+		out, err = x.run(ctx)
+		return err
+	})
+	if stack := safe.Stack(err); stack != nil {
+		// The panic ends this research, not the process: it fails with
+		// the panic's message, and its stack goes to the log.
+		x.logger.Error("research panicked", "err", err, "stage", r.Stage, "stack", string(stack))
+		out, err = x.fail(ctx, fmt.Errorf("stage %s: %w", orDefault(r.Stage, StagePlanning), err))
+	}
+	return x.finish(out, err)
 }
+
+// MaxAttempts bounds the runs of a queued research that start and never
+// end (their process died): the next worker fails it instead.
+const MaxAttempts = 3
 
 // Cancel asks a pending or processing research to stop, wherever it runs:
 // it checkpoints and ends canceled, and Run may continue it later.
@@ -617,7 +640,7 @@ func (x *run) run(ctx context.Context) (*Research, error) {
 // Nothing else checkpoints by then: the run's goroutines have ended.
 func (x *run) finalize(status, stage string) error {
 	x.mu.Lock()
-	x.r.Status, x.r.Stage = status, stage
+	x.r.Status, x.r.Stage, x.r.Attempts = status, stage, 0
 	x.mu.Unlock()
 	return x.checkpoint(context.Background(), Event{Type: EventStatus, Status: &StatusChange{Status: status, Stage: stage}})
 }
@@ -656,6 +679,7 @@ func (x *run) stopped(ctx context.Context) (*Research, error) {
 	}
 	if errors.Is(cause, ErrShutdown) {
 		x.r.Timings.Total += x.rn.now().Sub(x.started).Seconds()
+		x.r.Attempts = 0 // handed over, not crashed
 		if err := x.checkpoint(ctx); err != nil {
 			return x.r, err
 		}

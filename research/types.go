@@ -80,9 +80,15 @@ type Research struct {
 	Error      string      `json:"error,omitempty"`
 	// FailedStage is the stage a failed or interrupted research stopped
 	// in; a resume starts there.
-	FailedStage string    `json:"failed_stage,omitempty"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	FailedStage string `json:"failed_stage,omitempty"`
+	// Attempts counts the runs of this research that started and have not
+	// ended (a run that completes, fails, is canceled or hands over at a
+	// shutdown sets it back to 0): above MaxAttempts a queued research is
+	// failed instead of run again, so a research whose runs kill their
+	// process cannot crash-loop its workers.
+	Attempts  int       `json:"attempts,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // Plan is the planning agent's output (seed 000 §5, 001 §2–3).

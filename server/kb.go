@@ -21,6 +21,7 @@ import (
 	"github.com/quarryhq/quarry/embed"
 	"github.com/quarryhq/quarry/errcode"
 	"github.com/quarryhq/quarry/fetch"
+	"github.com/quarryhq/quarry/internal/safe"
 	"github.com/quarryhq/quarry/internal/textclean"
 	"github.com/quarryhq/quarry/kb"
 	"github.com/quarryhq/quarry/store"
@@ -334,7 +335,14 @@ func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) {
 		in := s.ingests.add(k.Name, len(paths), total, s.now())
 		background = s.goBackground(func(ctx context.Context) {
 			defer os.RemoveAll(dir)
-			rep, err := svc.AddPaths(ctx, k.Name, paths, opt)
+			var rep *kb.Report
+			err := safe.Call(func() (err error) {
+				rep, err = svc.AddPaths(ctx, k.Name, paths, opt)
+				return err
+			})
+			if stack := safe.Stack(err); stack != nil {
+				s.log.Error("upload panicked", "kb", k.Name, "err", err, "stack", string(stack))
+			}
 			if err == nil {
 				err = nothingIngested(rep)
 			}

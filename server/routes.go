@@ -2,12 +2,14 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/quarryhq/quarry/errcode"
+	"github.com/quarryhq/quarry/internal/safe"
 	"github.com/quarryhq/quarry/web"
 )
 
@@ -98,7 +100,23 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, &httpError{status: http.StatusNotFound, code: errcode.NotFound, field: "path", msg: "no such route: " + r.URL.Path + " (see /openapi.json)"})
 	})
-	return s.cors(mux)
+	return s.recoverPanics(s.cors(mux))
+}
+
+// recoverPanics turns a handler's panic into that request's 500, with the
+// stack in the log: one request never takes the server down.
+func (s *Server) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := safe.Do(func() { next.ServeHTTP(w, r) })
+		if err == nil {
+			return
+		}
+		if errors.Is(err, http.ErrAbortHandler) {
+			panic(http.ErrAbortHandler) // net/http's own way to abort a response
+		}
+		s.log.Error("request panicked", "method", r.Method, "path", r.URL.Path, "err", err, "stack", string(safe.Stack(err)))
+		s.writeError(w, r, errcode.Wrap(errcode.Internal, err))
+	})
 }
 
 // cors answers browsers from the configured origins only; with none

@@ -22,6 +22,7 @@ import (
 
 	"github.com/quarryhq/quarry/app"
 	"github.com/quarryhq/quarry/errcode"
+	"github.com/quarryhq/quarry/internal/safe"
 	"github.com/quarryhq/quarry/jobs"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/store"
@@ -282,7 +283,12 @@ func (s *Server) goBackground(fn func(ctx context.Context)) bool {
 	}
 	go func() {
 		defer s.bg.done()
-		fn(s.bgCtx)
+		// The work recovers its own panics into its failure (a crawl's
+		// log, an upload's status); this keeps any it missed from ending
+		// the process.
+		if err := safe.Do(func() { fn(s.bgCtx) }); err != nil {
+			s.log.Error("background work panicked", "err", err, "stack", string(safe.Stack(err)))
+		}
 	}()
 	return true
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/quarryhq/quarry/app"
 	"github.com/quarryhq/quarry/embed"
 	"github.com/quarryhq/quarry/errcode"
+	"github.com/quarryhq/quarry/internal/safe"
 	"github.com/quarryhq/quarry/kb"
 	"github.com/quarryhq/quarry/store"
 )
@@ -37,7 +38,12 @@ func main() {
 	defer stop()
 	c := &cli{stdout: os.Stdout, stderr: os.Stderr, env: os.LookupEnv}
 	root := c.rootCmd()
-	err := root.ExecuteContext(ctx)
+	// Work recovers its own panics into its failure; this keeps any other
+	// from ending the CLI without a word of what happened.
+	err := safe.Call(func() error { return root.ExecuteContext(ctx) })
+	if stack := safe.Stack(err); stack != nil {
+		fmt.Fprintf(os.Stderr, "%s\n", stack)
+	}
 	c.close()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "quarry:", err)

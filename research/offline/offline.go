@@ -615,7 +615,7 @@ func (w *writer) opening() *passage {
 		// Finance").
 		if len(ss) > 1 && ss[1].score >= 0.5*ss[0].score {
 			next = append(next, ss[1])
-		} else if !ev.comparison {
+		} else if !ev.comparison && len(ss) > 1 {
 			for _, s := range ss[1:] {
 				if ev.askedIn(s) > ev.askedIn(ss[0]) {
 					next = append(next, s)

@@ -6,6 +6,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"html"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/quarryhq/quarry/fetch"
+	"github.com/quarryhq/quarry/internal/safe"
 	"github.com/quarryhq/quarry/search"
 	"github.com/quarryhq/quarry/search/credibility"
 )
@@ -78,15 +80,19 @@ func (s *Source) Search(ctx context.Context, query string, k int) ([]search.Resu
 		return nil, fmt.Errorf("web (%s): %w", s.Engine.Name(), err)
 	}
 	out := make([]search.Result, len(hits))
+	errs := make([]error, len(hits))
 	var wg sync.WaitGroup
 	for i, h := range hits {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i] = s.result(ctx, h, i)
+			errs[i] = safe.Do(func() { out[i] = s.result(ctx, h, i) })
 		}()
 	}
 	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("web (%s): %w", s.Engine.Name(), err)
+	}
 	return out, nil
 }
 

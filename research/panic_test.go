@@ -1,0 +1,108 @@
+package research_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/quarryhq/quarry/llm"
+	"github.com/quarryhq/quarry/research"
+	"github.com/quarryhq/quarry/research/offline"
+	"github.com/quarryhq/quarry/search"
+	"github.com/quarryhq/quarry/store"
+)
+
+// panicWriter is the offline engine with a writer that panics.
+type panicWriter struct{ offline.Engine }
+
+func (panicWriter) Write(context.Context, research.WriteInput) (*research.Draft, llm.Usage, error) {
+	var ss []int
+	_ = ss[1:] // slice bounds out of range [1:0], as the offline writer once did
+	return nil, llm.Usage{}, nil
+}
+
+// panicSource panics on every search.
+type panicSource struct{}
+
+func (panicSource) Name() string { return "boom" }
+func (panicSource) Search(context.Context, string, int) ([]search.Result, error) {
+	panic("source exploded")
+}
+
+// textSource answers every query with one document.
+type textSource struct{ title, text string }
+
+func (s textSource) Name() string { return "kb" }
+func (s textSource) Search(context.Context, string, int) ([]search.Result, error) {
+	return []search.Result{{URL: "kb://notes/doc", Title: s.title, Content: s.text, Kind: "kb", Credibility: 0.8}}, nil
+}
+
+// TestPanicFailsOnlyItsResearch: a panic in an engine ends that research
+// failed with the panic's message, never the process; a source that
+// panics is a source that failed; the next research on the same runner
+// completes.
+func TestPanicFailsOnlyItsResearch(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	rn := &research.Runner{Engine: panicWriter{}, Sources: []search.Source{&fakeSource{name: "web"}}, Store: st}
+	r, err := rn.Start(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: "quick"})
+	if err == nil || !strings.Contains(err.Error(), "panic") || !strings.Contains(err.Error(), "slice bounds out of range") {
+		t.Fatalf("err = %v, want the panic's message", err)
+	}
+	if r.Status != research.StatusFailed || r.FailedStage != research.StageSynthesizing || !strings.Contains(r.Error, "panic") {
+		t.Fatalf("status %s at %s: %q", r.Status, r.FailedStage, r.Error)
+	}
+	stored, err := research.Load(context.Background(), st, r.ID)
+	if err != nil || stored.Status != research.StatusFailed || stored.Attempts != 0 {
+		t.Fatalf("stored: %v %+v", err, stored)
+	}
+
+	rn2 := &research.Runner{Engine: offline.Engine{}, Sources: []search.Source{panicSource{}, &fakeSource{name: "web"}}, Store: st}
+	r2, err := rn2.Start(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: "quick"})
+	if err != nil || r2.Status != research.StatusCompleted || !containsAny(r2.Warnings, "source exploded") {
+		t.Fatalf("a panicking source beside a working one: %v, status %s, warnings %q", err, r2.Status, r2.Warnings)
+	}
+}
+
+// TestOfflineWriterSurvivesAFragment: a sentence followed by a short
+// fragment (a Markdown line whose link was stripped) once made the
+// offline writer slice an empty list and crash-loop the server.
+func TestOfflineWriterSurvivesAFragment(t *testing.T) {
+	t.Parallel()
+	rn := &research.Runner{Engine: offline.Engine{}, Sources: []search.Source{textSource{"notes", "Paris is the capital of France. data)"}}, Store: openStore(t)}
+	r, err := rn.Start(context.Background(), "What is the capital of France?", research.Options{Sources: []string{"kb:notes"}, Level: "quick"})
+	if err != nil || r.Status != research.StatusCompleted {
+		t.Fatalf("%v, status %s: %s", err, r.Status, r.Error)
+	}
+}
+
+// TestAttemptsAreBounded: a queued research whose runs keep dying with
+// their process (nothing recovers a SIGKILL or an out-of-memory kill) is
+// failed by the next worker after MaxAttempts, instead of run again.
+func TestAttemptsAreBounded(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	rn := &research.Runner{Engine: offline.Engine{}, Sources: []search.Source{&fakeSource{name: "web"}}, Store: st}
+	ctx := context.Background()
+	r, err := rn.Create(ctx, "What is alpha?", research.Options{Sources: []string{"web"}, Level: "quick"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As a process that died mid-run leaves it: processing, its attempt
+	// counted.
+	r.Status, r.Stage, r.Attempts = research.StatusProcessing, research.StageExecuting, research.MaxAttempts
+	state, _ := json.Marshal(r)
+	if err := st.ResearchSave(ctx, store.Research{ID: r.ID, Question: r.Question, Status: r.Status, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, State: state}, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := rn.Work(ctx, r.ID)
+	if err == nil || got.Status != research.StatusFailed || !strings.Contains(got.Error, "gave up after 3 runs") {
+		t.Fatalf("work: %v, status %s: %q", err, got.Status, got.Error)
+	}
+	// A person resuming it by hand is heard: it runs again.
+	got, err = rn.Resume(ctx, r.ID)
+	if err != nil || got.Status != research.StatusCompleted || got.Attempts != 0 {
+		t.Fatalf("resume: %v, status %s, attempts %d", err, got.Status, got.Attempts)
+	}
+}
