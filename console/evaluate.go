@@ -108,6 +108,9 @@ func (s *Service) Evaluate(ctx context.Context, req EvalRequest) (*Comparison, e
 		if err := req.Model.Check(); err != nil {
 			return nil, err
 		}
+		if err := s.checkEndpoint(ctx, *req.Model); err != nil {
+			return nil, err
+		}
 	}
 	ps := make([]*Pipeline, len(req.Pipelines))
 	for i, name := range req.Pipelines {

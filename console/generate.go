@@ -148,6 +148,30 @@ type ProviderOptions struct {
 	HTTPClient *http.Client
 }
 
+// endpoint is where a model config's calls go: its endpoint, or the
+// local server its type defaults to (Ollama's, on loopback). Empty is the
+// hosted API's own public URL (OpenAI, Anthropic).
+func (m ModelConfig) endpoint() string {
+	if m.Endpoint == "" && m.Type == ModelOllama {
+		return DefaultOllamaEndpoint
+	}
+	return m.Endpoint
+}
+
+// checkEndpoint vets where a request's model would be called, written
+// out or defaulted alike, with CheckEndpoint (the server's SSRF guard).
+func (s *Service) checkEndpoint(ctx context.Context, m ModelConfig) error {
+	e := m.endpoint()
+	if e == "" || s.CheckEndpoint == nil {
+		return nil
+	}
+	u, err := url.Parse(e)
+	if err != nil {
+		return invalid("model_config.endpoint", "must be an HTTP(S) URL")
+	}
+	return s.CheckEndpoint(ctx, u)
+}
+
 // NewProvider builds the model client a checked config describes.
 func NewProvider(m ModelConfig, o ProviderOptions) (llm.Provider, error) {
 	retries := o.MaxRetries
@@ -157,12 +181,8 @@ func NewProvider(m ModelConfig, o ProviderOptions) (llm.Provider, error) {
 	switch m.Type {
 	case ModelClaude:
 		return anthropic.New(anthropic.Config{BaseURL: m.Endpoint, APIKey: m.APIKey, Model: m.ModelName, Timeout: o.Timeout, MaxRetries: retries, HTTPClient: o.HTTPClient})
-	case ModelOllama:
-		if m.Endpoint == "" {
-			m.Endpoint = DefaultOllamaEndpoint
-		}
 	}
-	return openai.New(openai.Config{BaseURL: m.Endpoint, APIKey: m.APIKey, Model: m.ModelName, Timeout: o.Timeout, MaxRetries: retries, HTTPClient: o.HTTPClient})
+	return openai.New(openai.Config{BaseURL: m.endpoint(), APIKey: m.APIKey, Model: m.ModelName, Timeout: o.Timeout, MaxRetries: retries, HTTPClient: o.HTTPClient})
 }
 
 // GenerateRequest is seed 004's AnswerRequest, plus an optional chat.
@@ -244,11 +264,8 @@ func (s *Service) Generate(ctx context.Context, req GenerateRequest, onDelta fun
 	if err := req.Check(); err != nil {
 		return nil, err
 	}
-	if req.Model.Endpoint != "" && s.CheckEndpoint != nil {
-		u, _ := url.Parse(req.Model.Endpoint)
-		if err := s.CheckEndpoint(ctx, u); err != nil {
-			return nil, err
-		}
+	if err := s.checkEndpoint(ctx, req.Model); err != nil {
+		return nil, err
 	}
 	var history []session.Message
 	if req.ChatID != "" {

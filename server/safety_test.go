@@ -310,6 +310,48 @@ func TestSilentWatcher(t *testing.T) {
 	}
 }
 
+// TestConnectionsFromEightAddresses: clients on 8 addresses holding every
+// connection the defaults let them (idle keep-alives) leave room for
+// another client, whose health check is answered at once. (At 256 per
+// address, 4 addresses filled the server's 1,024.)
+func TestConnectionsFromEightAddresses(t *testing.T) {
+	e := start(t, envOptions{})
+	addr := strings.TrimPrefix(e.URL, "http://")
+	var mu sync.Mutex
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			_ = c.Close()
+		}
+	}()
+	var wg sync.WaitGroup
+	for a := 2; a < 10; a++ {
+		d := &net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(a))}}
+		for range 200 {
+			wg.Go(func() {
+				c, err := d.Dial("tcp", addr)
+				if err != nil {
+					return
+				}
+				mu.Lock()
+				held = append(held, c)
+				mu.Unlock()
+			})
+		}
+	}
+	wg.Wait()
+	other := &http.Client{Timeout: time.Second, Transport: &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.10")}}).DialContext}}
+	defer other.CloseIdleConnections()
+	resp, err := other.Get(e.URL + "/healthz")
+	if err != nil {
+		t.Fatalf("a ninth address while eight hold all they may: %v", err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("healthz: %d", resp.StatusCode)
+	}
+}
+
 // TestConnectionFlood: one address opening 10,000 connections holds at
 // most its share of them; the rest are closed at once, and a client at
 // another address is still served.
@@ -511,5 +553,18 @@ func TestModelEndpointGuard(t *testing.T) {
 		if _, f, _ := r.apiErr(t); f != "model_config.endpoint" || bytes.Contains(r.Body, []byte("do-not-echo")) {
 			t.Fatalf("%s: %s", endpoint, r.Body)
 		}
+	}
+	// Ollama with no endpoint defaults to loopback: held to the same
+	// guard as the address written out, for a generate and an evaluation.
+	ollama := map[string]any{"type": "ollama", "model_name": "llama3"}
+	r := e.post("/v1/pipelines/p/generate", map[string]any{"query": "Dvořák", "model_config": ollama})
+	want(t, r, 422)
+	if _, f, _ := r.apiErr(t); f != "model_config.endpoint" {
+		t.Fatalf("defaulted endpoint: %s", r.Body)
+	}
+	r = e.post("/v1/evaluations", map[string]any{"pipelines": []string{"p"}, "dataset": "d", "model_config": ollama})
+	want(t, r, 422)
+	if _, f, _ := r.apiErr(t); f != "model_config.endpoint" {
+		t.Fatalf("evaluation with a defaulted endpoint: %s", r.Body)
 	}
 }

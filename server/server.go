@@ -54,8 +54,9 @@ type Options struct {
 	// has pending or running at once (default 4).
 	MaxResearches int
 	// MaxConns bounds open connections (default 1024); more wait in the
-	// listen queue. MaxConnsPerIP bounds one address's (default 256);
-	// more are closed at once.
+	// listen queue. MaxConnsPerIP bounds one address's (default
+	// MaxConns/16, 64), more are closed at once: it takes 16 addresses
+	// holding all they may to fill the server, not 4.
 	MaxConns, MaxConnsPerIP int
 	// WriteTimeout bounds one event write to a stream client (default
 	// 10 s): a client that stops reading is disconnected.
@@ -100,7 +101,7 @@ func (o Options) withDefaults() Options {
 		o.MaxConns = 1024
 	}
 	if o.MaxConnsPerIP <= 0 {
-		o.MaxConnsPerIP = min(256, o.MaxConns)
+		o.MaxConnsPerIP = max(1, o.MaxConns/16)
 	}
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = 10 * time.Second

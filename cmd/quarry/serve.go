@@ -85,7 +85,7 @@ event streams with a "reconnect" close.`,
 	fl.IntVar(&opt.IPBurst, "ip-burst", 100, "burst of requests per client IP address")
 	fl.IntVar(&opt.MaxResearches, "max-researches", 4, "researches one token may have pending or running at once")
 	fl.IntVar(&opt.MaxConns, "max-conns", 1024, "open connections at most (more wait to be accepted)")
-	fl.IntVar(&opt.MaxConnsPerIP, "max-conns-per-ip", 256, "open connections from one IP address at most (more are closed at once)")
+	fl.IntVar(&opt.MaxConnsPerIP, "max-conns-per-ip", 0, "open connections from one IP address at most, more are closed at once (0: max-conns/16)")
 	fl.Int64Var(&opt.MaxBodyBytes, "max-body", 1<<20, "largest JSON request body in bytes")
 	fl.Int64Var(&opt.MaxUploadBytes, "max-upload", 64<<20, "largest upload in bytes")
 	fl.Int64Var(&opt.SyncUploadBytes, "sync-upload", 8<<20, "uploads up to this many bytes are ingested before the answer; larger ones answer 202 and are ingested in the background")
