@@ -36,11 +36,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	rec, err := s.store.ResearchGet(ctx, id)
+	rec, err := s.load(ctx, id)
 	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			err = errcode.New(errcode.NotFound, "id", fmt.Sprintf("research %s does not exist", id))
-		}
 		s.writeError(w, r, err)
 		return
 	}

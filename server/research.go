@@ -219,12 +219,26 @@ func (s *Server) forget(p principal, id string) {
 	s.tidy(p.key)
 }
 
+// load reads a research for the caller. A research over a knowledge base
+// quotes it in its report and events, so reading, cancelling or resuming
+// one takes the kb scope as starting it did.
 func (s *Server) load(ctx context.Context, id string) (*research.Research, error) {
 	r, err := research.Load(ctx, s.store, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errcode.New(errcode.NotFound, "id", fmt.Sprintf("research %s does not exist", id))
 	}
-	return r, err
+	if err != nil {
+		return nil, err
+	}
+	if p := principalOf(ctx); !p.can(ScopeKB) {
+		for _, src := range r.Options.Sources {
+			if strings.HasPrefix(src, "kb:") {
+				return nil, &httpError{status: http.StatusForbidden, code: errcode.Forbidden, field: "id",
+					msg: fmt.Sprintf("research %s reads knowledge base %s: the token lacks the \"kb\" scope that takes", id, strings.TrimPrefix(src, "kb:"))}
+			}
+		}
+	}
+	return r, nil
 }
 
 func (s *Server) getResearch(w http.ResponseWriter, r *http.Request) {

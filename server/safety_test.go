@@ -504,6 +504,31 @@ func TestScopesOfSources(t *testing.T) {
 	if _, f, msg := r.apiErr(t); f != "sources" || !strings.Contains(msg, `"kb" scope`) {
 		t.Fatalf("%s %s", f, msg)
 	}
+	// A research over a knowledge base, started by a token with both
+	// scopes: the research-only token can neither read its report, events,
+	// check or thread, nor cancel or resume it.
+	full, _, err := server.CreateToken(ctx, st, "full", []string{"research", "kb"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.token = full
+	id := e.research(nil)
+	res := e.waitStatus(id, "completed")
+	thread, _ := res["thread_id"].(string)
+	e.token = secret
+	for _, c := range []struct{ method, path string }{
+		{"GET", "/v1/researches/" + id}, {"GET", "/v1/researches/" + id + "/report"}, {"GET", "/v1/researches/" + id + "/check"},
+		{"GET", "/v1/researches/" + id + "/events"}, {"POST", "/v1/researches/" + id + "/cancel"}, {"POST", "/v1/researches/" + id + "/resume"},
+		{"GET", "/v1/threads/" + thread},
+	} {
+		r := e.do(c.method, c.path, nil, nil, true)
+		want(t, r, 403)
+		if _, _, msg := r.apiErr(t); !strings.Contains(msg, `"kb" scope`) {
+			t.Fatalf("%s %s: %s", c.method, c.path, msg)
+		}
+	}
+	e.token = full
+	want(t, e.get("/v1/researches/"+id+"/report"), 200)
 }
 
 // TestAdmissionUnderLoad: researches asked for at once never exceed the

@@ -67,6 +67,16 @@ func (s *Server) getThread(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, threadNotFound(id, err))
 		return
 	}
+	// The thread's answers are its researches' summaries: one over a
+	// knowledge base takes the kb scope to read, as its report does.
+	if !principalOf(r.Context()).can(ScopeKB) {
+		for _, q := range v.Queries {
+			if _, err := s.load(r.Context(), q.ResearchID); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+		}
+	}
 	s.writeJSON(w, http.StatusOK, v)
 }
 
