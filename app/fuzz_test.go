@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/quarryhq/quarry/app"
 	"github.com/quarryhq/quarry/errcode"
@@ -44,13 +45,16 @@ func FuzzOffline(f *testing.F) {
 	}
 	var n atomic.Int64
 	f.Fuzz(func(t *testing.T, question, doc1, doc2 string) {
+		// A hang is a failure too, with its input kept.
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
 		name := fmt.Sprintf("fuzz%d", n.Add(1))
 		svc, emb, err := a.OpenKB(ctx, name, true)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer func() {
-			if err := svc.Delete(ctx, name); err != nil {
+			if err := svc.Delete(context.WithoutCancel(ctx), name); err != nil {
 				t.Error(err)
 			}
 		}()

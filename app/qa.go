@@ -41,10 +41,28 @@ func (a *App) Sessions(ctx context.Context) (session.Store, error) {
 	c := redis.NewClient(opt)
 	if err := c.Ping(ctx).Err(); err != nil {
 		_ = c.Close() // the next call dials again
-		return nil, errcode.Wrap(errcode.Unavailable, fmt.Errorf("redis at %s: %w", opt.Addr, err))
+		return nil, errcode.Dependency("redis", fmt.Errorf("at %s: %w", opt.Addr, err))
 	}
 	a.redis, a.sessions = c, &session.Redis{Client: c}
 	return a.sessions, nil
+}
+
+// PingRedis checks the Redis that keeps Q&A sessions, when one is
+// configured: an error names it and is unavailable.
+func (a *App) PingRedis(ctx context.Context) error {
+	if a.Config.RedisURL == "" {
+		return nil
+	}
+	if _, err := a.Sessions(ctx); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	c := a.redis
+	a.mu.Unlock()
+	if err := c.Ping(ctx).Err(); err != nil {
+		return errcode.Dependency("redis", fmt.Errorf("at %s: %w", c.Options().Addr, err))
+	}
+	return nil
 }
 
 // Asker answers questions over the knowledge base kbName, through the

@@ -104,3 +104,18 @@ type sentinel struct {
 
 func (s *sentinel) Error() string   { return s.msg }
 func (s *sentinel) ErrorCode() Code { return s.code }
+
+// DependencyError is a dependency that does not answer (Unavailable),
+// named so a client is told which without the details (addresses, the
+// driver's words), which stay in the log.
+type DependencyError struct {
+	Name string // "redis", "the store", …
+	Err  error
+}
+
+// Dependency wraps err as the dependency name not answering.
+func Dependency(name string, err error) error { return &DependencyError{Name: name, Err: err} }
+
+func (e *DependencyError) Error() string   { return e.Name + " is unavailable: " + e.Err.Error() }
+func (e *DependencyError) Unwrap() error   { return e.Err }
+func (e *DependencyError) ErrorCode() Code { return Unavailable }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"sync"
@@ -63,6 +64,10 @@ type Result struct {
 	Text       string  `json:"text"`
 }
 
+// MaxWeight bounds a fusion weight: a larger one only overflows the
+// scores (1e308 × a score is infinite).
+const MaxWeight = 1000
+
 // Validate checks a query and fills defaults.
 func (q *Query) Validate() error {
 	q.Text = strings.TrimSpace(q.Text)
@@ -86,8 +91,13 @@ func (q *Query) Validate() error {
 	if q.Fusion != "" && q.Fusion != FusionRRF && q.Fusion != FusionWeighted {
 		return &store.ValidationError{Field: "fusion", Rule: fmt.Sprintf("must be rrf or weighted, got %q", q.Fusion)}
 	}
-	if q.BM25Weight < 0 || q.VectorWeight < 0 {
-		return &store.ValidationError{Field: "weights", Rule: "must not be negative"}
+	for _, w := range []struct {
+		field string
+		v     float64
+	}{{"bm25_weight", q.BM25Weight}, {"vector_weight", q.VectorWeight}} {
+		if math.IsNaN(w.v) || w.v < 0 || w.v > MaxWeight {
+			return &store.ValidationError{Field: w.field, Rule: fmt.Sprintf("must be a number between 0 and %g, got %g", float64(MaxWeight), w.v)}
+		}
 	}
 	if q.RRFK <= 0 {
 		q.RRFK = 60

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -112,6 +113,9 @@ func (s *Server) errorBody(r *http.Request, err error) (int, apiError) {
 			if err != errShuttingDown {
 				s.log.Warn("request failed: a dependency does not answer", "method", r.Method, "path", r.URL.Path, "err", err)
 				body.Message = "a dependency (the store, the embedder) does not answer; the server log has the details"
+				if d, ok := errors.AsType[*errcode.DependencyError](err); ok {
+					body.Message = d.Name + " does not answer; the server log has the details"
+				}
 			}
 		}
 	}
@@ -135,11 +139,22 @@ func fieldOf(err error) string {
 }
 
 func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
+	// Encoded before the status is sent: a value JSON cannot carry (a
+	// NaN or infinite score) is a 500 that says so, not a 200 with an
+	// empty body.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
+		s.log.Error("encode response", "err", err)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = io.WriteString(w, `{"error":{"code":"internal","message":"the response could not be encoded as JSON"}}`+"\n")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	if _, err := w.Write(buf.Bytes()); err != nil {
 		s.log.Debug("write response", "err", err)
 	}
 }

@@ -243,6 +243,10 @@ func (s *Server) deleteKB(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// maxFileName is the longest file name an upload may carry (what file
+// systems hold).
+const maxFileName = 255
+
 // uploadDocuments ingests the files of a multipart upload (parts named
 // "file") like kb add: the same formats, and bad files listed with their
 // reason while the rest is ingested. Each file's source URL is
@@ -298,6 +302,10 @@ func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) {
 		name := textclean.Line(filepath.Base(filepath.Clean("/" + part.FileName())))
 		if name == "" || name == "/" || name == "." {
 			s.writeError(w, r, invalid("file", "every file part needs a file name"))
+			return
+		}
+		if len(name) > maxFileName {
+			s.writeError(w, r, invalid("file", fmt.Sprintf("a file name must be at most %d bytes, got %d", maxFileName, len(name))))
 			return
 		}
 		p := filepath.Join(dir, strconv.Itoa(len(paths)), name)

@@ -156,5 +156,10 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		s.writeJSON(w, http.StatusServiceUnavailable, map[string]apiError{"error": {Code: string(errcode.Unavailable), Message: "the store does not answer"}})
 		return
 	}
+	if err := s.app.PingRedis(ctx); err != nil {
+		s.log.Warn("readyz: redis", "err", err)
+		s.writeJSON(w, http.StatusServiceUnavailable, map[string]apiError{"error": {Code: string(errcode.Unavailable), Message: "redis (Q&A sessions) does not answer"}})
+		return
+	}
 	s.writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/quarryhq/quarry/errcode"
 )
 
 // Redis keeps sessions in Redis, shared by every process: session:{id}
@@ -63,7 +65,7 @@ func (s *Redis) Create(ctx context.Context, language string) (*Session, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("session create: %w", err)
+		return nil, redisErr("session create", err)
 	}
 	return ss, nil
 }
@@ -94,7 +96,7 @@ func (s *Redis) Get(ctx context.Context, id string) (*Session, error) {
 	}
 	res, err := getScript.Run(ctx, s.Client, s.keys(id)).Slice()
 	if err != nil {
-		return nil, fmt.Errorf("session get: %w", err)
+		return nil, redisErr("session get", err)
 	}
 	return s.decode(id, res)
 }
@@ -116,7 +118,7 @@ func (s *Redis) Append(ctx context.Context, id string, msgs ...Message) (*Sessio
 	}
 	res, err := appendScript.Run(ctx, s.Client, s.keys(id), args...).Slice()
 	if err != nil {
-		return nil, fmt.Errorf("session append: %w", err)
+		return nil, redisErr("session append", err)
 	}
 	return s.decode(id, res)
 }
@@ -128,7 +130,7 @@ func (s *Redis) Delete(ctx context.Context, id string) error {
 	}
 	n, err := s.Client.Del(ctx, s.keys(id)...).Result()
 	if err != nil {
-		return fmt.Errorf("session delete: %w", err)
+		return redisErr("session delete", err)
 	}
 	if n == 0 {
 		return notFound(id)
@@ -181,3 +183,14 @@ func (s *Redis) decode(id string, res []any) (*Session, error) {
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// redisErr wraps a Redis error. Anything but a reply of the server (a
+// refused connection, a timeout, a closed pool) means Redis is away:
+// unavailable, naming it, so the API answers 503, not 500.
+func redisErr(op string, err error) error {
+	var reply redis.Error
+	if errors.As(err, &reply) {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return fmt.Errorf("%s: %w", op, errcode.Dependency("redis", err))
+}

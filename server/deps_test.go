@@ -1,0 +1,115 @@
+package server_test
+
+import (
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/quarryhq/quarry/app"
+	"github.com/quarryhq/quarry/internal/testredis"
+)
+
+// proxy forwards connections to addr until stop, which also cuts the
+// ones open: Redis going away, as a client sees it.
+type proxy struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+	wg    sync.WaitGroup
+}
+
+func newProxy(t *testing.T, addr string) *proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{ln: ln}
+	p.wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", addr)
+			if err != nil {
+				_ = c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, up)
+			p.mu.Unlock()
+			p.wg.Go(func() { _, _ = io.Copy(up, c); _ = up.Close() })
+			p.wg.Go(func() { _, _ = io.Copy(c, up); _ = c.Close() })
+		}
+	})
+	t.Cleanup(p.stop)
+	return p
+}
+
+func (p *proxy) stop() {
+	_ = p.ln.Close()
+	p.mu.Lock()
+	for _, c := range p.conns {
+		_ = c.Close()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// TestRedisDown: with Redis gone, an ask is a 503 naming Redis, not a
+// 500, and /readyz says the server is not ready.
+func TestRedisDown(t *testing.T) {
+	testredis.Client(t) // skips (or fails under CI) without Redis
+	u, err := url.Parse(os.Getenv("QUARRY_TEST_REDIS_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := newProxy(t, u.Host)
+	via := *u
+	via.Host = px.ln.Addr().String()
+	e := start(t, envOptions{configure: func(c *app.Config) { c.RedisURL = via.String() }})
+	want(t, e.post("/v1/knowledge-bases/wiki/ask", map[string]any{"question": "When was Verdi born?"}), 200)
+	want(t, e.get("/readyz"), 200)
+	px.stop()
+	r := e.post("/v1/knowledge-bases/wiki/ask", map[string]any{"question": "When was Verdi born?"})
+	want(t, r, 503)
+	if code, _, msg := r.apiErr(t); code != "unavailable" || !strings.Contains(msg, "redis") {
+		t.Fatalf("ask with Redis down: %s %s", code, msg)
+	}
+	r = e.get("/readyz")
+	want(t, r, 503)
+	if !strings.Contains(string(r.Body), "redis") {
+		t.Fatalf("readyz: %s", r.Body)
+	}
+}
+
+// TestOutOfRangeNumbers: weights that overflow a score or are not
+// numbers, and a file name no file system holds, are 422s naming the
+// field, never a 200 with an empty body or a 500.
+func TestOutOfRangeNumbers(t *testing.T) {
+	e := start(t, envOptions{})
+	for _, q := range []string{"bm25_weight=Inf", "bm25_weight=NaN", "vector_weight=1e308", "bm25_weight=-1"} {
+		r := e.do("GET", "/v1/knowledge-bases/wiki/search?q=Verdi&"+q, nil, nil, false) // not a request the document allows
+		if r.Status != 422 && r.Status != 400 {
+			t.Fatalf("%s: status %d: %s", q, r.Status, r.Body)
+		}
+		if _, f, _ := r.apiErr(t); f != strings.Split(q, "=")[0] {
+			t.Fatalf("%s: field %q", q, f)
+		}
+	}
+	r := e.post("/v1/pipelines", map[string]any{"name": "p", "knowledge_base": "wiki", "settings": map[string]any{"mode": "hybrid", "bm25_weight": 1e308}})
+	want(t, r, 422)
+	if _, f, _ := r.apiErr(t); !strings.Contains(f, "bm25_weight") {
+		t.Fatalf("pipeline weight: field %q: %s", f, r.Body)
+	}
+	r = e.upload("wiki", map[string]string{strings.Repeat("n", 5000) + ".txt": "Verdi was born in 1813."})
+	want(t, r, 422)
+	if _, f, _ := r.apiErr(t); f != "file" {
+		t.Fatalf("long file name: field %q: %s", f, r.Body)
+	}
+}
