@@ -5,8 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
+	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/ledongthuc/pdf"
@@ -62,35 +65,83 @@ func pdftotext(data []byte) (string, error) {
 // files; past it the file is reported as unreadable.
 var PDFTimeout = 20 * time.Second
 
+// pdfParses counts the Go reader's parses running.
+var pdfParses atomic.Int64
+
 func goPDFWithin(data []byte, d time.Duration) (string, error) {
 	type result struct {
 		text string
 		err  error
 	}
 	ch := make(chan result, 1)
+	src := &deadlineReader{r: bytes.NewReader(data), deadline: time.Now().Add(d)}
+	pdfParses.Add(1)
 	go func() {
-		t, err := goPDF(data)
+		defer pdfParses.Add(-1)
+		t, err := goPDF(src, int64(len(data)))
 		ch <- result{t, err}
 	}()
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
 	case r := <-ch:
+		if errors.Is(r.err, errPDFDeadline) {
+			break
+		}
 		return r.text, r.err
 	case <-timer.C:
-		return "", fmt.Errorf("malformed pdf: reading took longer than %s", d)
+		src.stop.Store(true)
+		// The parse ends at its next read; what it built is garbage now,
+		// and the memory goes back to the system rather than staying with
+		// the process (a bomb inflates to hundreds of megabytes).
+		select {
+		case <-ch:
+		case <-time.After(2 * time.Second):
+		}
 	}
+	debug.FreeOSMemory()
+	return "", fmt.Errorf("malformed pdf: reading took longer than %s", d)
 }
 
-func goPDF(data []byte) (text string, err error) {
+// deadlineReader is what the Go reader reads the file through. Past its
+// deadline every read panics with errPDFDeadline: the reader's own
+// recovery and goPDF's turn that into an error, so the parse stops there
+// instead of running on, unseen, after its caller was told it failed.
+type deadlineReader struct {
+	r        *bytes.Reader
+	deadline time.Time
+	stop     atomic.Bool
+}
+
+func (d *deadlineReader) ReadAt(p []byte, off int64) (int, error) {
+	if d.stop.Load() || time.Now().After(d.deadline) {
+		panic(errPDFDeadline)
+	}
+	return d.r.ReadAt(p, off)
+}
+
+// pdfDeadline is a runtime.Error, so the Go reader's recovery from parse
+// errors (which keeps reading past a bad operand) passes it on.
+type pdfDeadline struct{}
+
+func (pdfDeadline) Error() string { return "pdf: past the reading deadline" }
+func (pdfDeadline) RuntimeError() {}
+
+var errPDFDeadline error = pdfDeadline{}
+
+func goPDF(f io.ReaderAt, size int64) (text string, err error) {
 	// The Go reader panics on some malformed files; a bad PDF is an error,
 	// not a crash.
 	defer func() {
 		if r := recover(); r != nil {
+			if r == errPDFDeadline {
+				err = errPDFDeadline
+				return
+			}
 			err = fmt.Errorf("malformed pdf: %v", r)
 		}
 	}()
-	r, err := pdf.NewReader(bytes.NewReader(data), int64(len(data)))
+	r, err := pdf.NewReader(f, size)
 	if err != nil {
 		return "", fmt.Errorf("malformed pdf: %w", err)
 	}
