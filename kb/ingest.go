@@ -283,9 +283,11 @@ type todoDoc struct {
 // long it is: its source is written first with an empty content hash and
 // no chunks (its old ones removed), then its chunks ChunkBatch at a time as
 // they are cut, analysed and embedded, each batch in its own transaction,
-// and its content hash is set with the last batch. A failure part-way
-// leaves the empty hash, so the document never passes for unchanged and the
-// next ingest writes it again; until then searches see the chunks written.
+// and its content hash is set with the last batch. Until then the store
+// leaves its chunks out of searches (a source with an empty hash is
+// incomplete): a document is searchable whole or not at all. A failure or
+// a kill part-way leaves the empty hash, so the document never passes for
+// unchanged and the next ingest writes it again.
 func (s *Service) AddDocuments(ctx context.Context, kb *store.KB, docs []Document, opt AddOptions) (*Report, error) {
 	start := time.Now()
 	rep := &Report{Failed: []Problem{}}

@@ -135,6 +135,11 @@ func TestIngestLongDocument(t *testing.T) {
 			t.Fatalf("an unchanged ingest wrote: version %d -> %d", v0, v1)
 		}
 
+		// The index is loaded now: what follows reaches it by catch-ups.
+		if res, err := svc.Search(ctx, "streamed", emb, kb.Query{Text: "topic3 crawler", K: 3, Mode: kb.ModeBM25}); err != nil || len(res) == 0 {
+			t.Fatalf("search: %+v %v", res, err)
+		}
+
 		// Changed, and the embedder fails on the third batch: the document
 		// is left incomplete, not passing for the old or the new text.
 		changed := doc
@@ -153,6 +158,17 @@ func TestIngestLongDocument(t *testing.T) {
 		// far the pipeline got.)
 		if n := len(storedChunks(t, st, streamed.ID, doc.URL)); n >= len(pieces) {
 			t.Fatalf("%d chunks after the failure", n)
+		}
+		// A document is searchable whole or not at all: none of the
+		// batches written before the failure is.
+		res, err := svc.Search(ctx, "streamed", emb, kb.Query{Text: "topic3 crawler paragraph", K: 100, Mode: kb.ModeBM25})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if r.SourceURL == doc.URL {
+				t.Fatalf("chunk %d of a document cut short is searchable", r.ChunkIndex)
+			}
 		}
 		// The next ingest redoes it, even of the old text.
 		for _, d := range []kb.Document{doc, changed} {
@@ -175,7 +191,7 @@ func TestIngestLongDocument(t *testing.T) {
 		if stats, _ := st.KBStats(ctx, streamed.ID); stats.Sources != 2 || stats.Chunks != len(want)+1 {
 			t.Fatalf("stats after the re-run: %+v", stats)
 		}
-		res, err := svc.Search(ctx, "streamed", emb, kb.Query{Text: "topic3 crawler", K: 3, Mode: kb.ModeBM25})
+		res, err = svc.Search(ctx, "streamed", emb, kb.Query{Text: "topic3 crawler", K: 3, Mode: kb.ModeBM25})
 		if err != nil || len(res) == 0 || res[0].SourceURL != doc.URL {
 			t.Fatalf("search after streaming: %+v %v", res, err)
 		}

@@ -230,9 +230,20 @@ func (s *Service) catchUp(ctx context.Context, kb *store.KB, m *memIndex, v int6
 	if err != nil {
 		return nil, err
 	}
+	// What to add is every live chunk the index lacks: those written
+	// since it was read, and those of a long document written in batches
+	// before, which became searchable only with its last batch.
+	after := m.maxID
+	for _, c := range states {
+		if _, ok := m.pos[c.ID]; !ok && c.ID <= after {
+			after = c.ID - 1
+		}
+	}
 	var fresh []store.IndexedChunk
-	if err := s.store.ChunkScanAfter(ctx, kb.ID, m.maxID, func(c store.IndexedChunk) error {
-		fresh = append(fresh, c)
+	if err := s.store.ChunkScanAfter(ctx, kb.ID, after, func(c store.IndexedChunk) error {
+		if _, ok := m.pos[c.ID]; !ok {
+			fresh = append(fresh, c)
+		}
 		return nil
 	}); err != nil {
 		return nil, err

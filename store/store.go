@@ -230,7 +230,10 @@ type KBStore interface {
 	SourceMarkFailure(ctx context.Context, kbID int64, url string, threshold int) (bool, error)
 
 	// ChunkScan calls fn for every chunk of the KB with its source fields,
-	// in chunk id order.
+	// in chunk id order. Chunks of an incomplete source (a long document
+	// written in batches, whose content hash is still empty) are left out
+	// of the scans and the states: it becomes searchable whole, with its
+	// last batch.
 	ChunkScan(ctx context.Context, kbID int64, fn func(IndexedChunk) error) error
 	// ChunkScanAfter is ChunkScan of the chunks whose id is over afterID
 	// (the ones written since a scan that ended there).

@@ -634,7 +634,7 @@ func (s *DB) ChunkScan(ctx context.Context, kbID int64, fn func(store.IndexedChu
 // ChunkStates lists the KB's chunk ids in order with their source's
 // staleness.
 func (s *DB) ChunkStates(ctx context.Context, kbID int64) ([]store.ChunkState, error) {
-	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT c.id, s.is_stale FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ? ORDER BY c.id`), kbID)
+	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT c.id, s.is_stale FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ? AND s.content_hash <> '' ORDER BY c.id`), kbID)
 	if err != nil {
 		return nil, fmt.Errorf("chunk states: %w", err)
 	}
@@ -652,7 +652,7 @@ func (s *DB) ChunkStates(ctx context.Context, kbID int64) ([]store.ChunkState, e
 
 // ChunkScanAfter scans the chunks whose id is over afterID, in id order.
 func (s *DB) ChunkScanAfter(ctx context.Context, kbID, afterID int64, fn func(store.IndexedChunk) error) error {
-	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT `+chunkCols+` FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ? AND c.id > ? ORDER BY c.id`), kbID, afterID)
+	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT `+chunkCols+` FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ? AND c.id > ? AND s.content_hash <> '' ORDER BY c.id`), kbID, afterID)
 	if err != nil {
 		return fmt.Errorf("chunk scan: %w", err)
 	}
