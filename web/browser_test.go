@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"go.uber.org/goleak"
 
@@ -111,11 +112,60 @@ func browser(t *testing.T, width, height int) context.Context {
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancel(); cancelAlloc() })
 	// Start the browser on this context, so that a step's timeout ends
-	// the step, not the browser.
-	if err := chromedp.Do(ctx); err != nil {
+	// the step, not the browser; headless Chromium clamps its window to
+	// 500 px, so the viewport is set to the width asked for.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), int64(height))); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
+	// A page's script errors (an uncaught exception, console.error) fail
+	// the test that showed the page.
+	var mu sync.Mutex
+	var errs []string
+	err := chromedp.Listen(ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e := ev.(type) {
+		case *cdpruntime.EventExceptionThrown:
+			msg := e.ExceptionDetails.Text
+			if x := e.ExceptionDetails.Exception; x != nil {
+				msg += " " + x.Description
+			}
+			errs = append(errs, msg)
+		case *cdpruntime.EventConsoleAPICalled:
+			if e.Type == cdpruntime.ConsoleAPICalledTypeError {
+				var parts []string
+				for _, a := range e.Args {
+					parts = append(parts, string(a.Value)+a.Description)
+				}
+				errs = append(errs, "console.error: "+strings.Join(parts, " "))
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range errs {
+			t.Errorf("script error in the page: %s", e)
+		}
+	})
 	return ctx
+}
+
+// fits fails unless the page is no wider than the viewport (content that
+// is wider scrolls in its own box).
+func fits(t *testing.T, ctx context.Context, what string) {
+	t.Helper()
+	type dims struct{ Page, View int }
+	d, err := chromedp.Run(ctx, chromedp.Evaluate[dims](`({page: document.documentElement.scrollWidth, view: innerWidth})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Page > d.View {
+		t.Errorf("%s: the page is %d px wide in a %d px viewport", what, d.Page, d.View)
+	}
 }
 
 // shots is where screenshots go (QUARRY_SCREENSHOTS, or a temp folder the
@@ -183,6 +233,7 @@ func TestUI(t *testing.T) {
 	for _, c := range []struct{ path, body string }{
 		{"/v1/datasets", `{"name": "wiki-dev", "knowledge_base": "wiki", "questions": [{"id": "a", "question": "When was Antonín Dvořák born?", "answer": "8 September 1841", "doc_ids": ["w00612"]}]}`},
 		{"/v1/pipelines", `{"name": "wiki-test", "pipeline_type": "test", "knowledge_base": "wiki", "dataset_id": "wiki-dev", "settings": {"mode": "bm25", "top_k": 3}}`},
+		{"/v1/pipelines", `{"name": "wiki-hybrid", "pipeline_type": "test", "knowledge_base": "wiki", "dataset_id": "wiki-dev", "settings": {"mode": "hybrid", "top_k": 3}}`},
 	} {
 		r, err := http.Post(base+c.path, "application/json", strings.NewReader(c.body))
 		if err != nil || r.StatusCode != 201 {
@@ -315,6 +366,7 @@ func TestUI(t *testing.T) {
 			); err != nil {
 				t.Fatalf("console retrieve: %v", err)
 			}
+			fits(t, ctx, "console retrieve")
 			screenshot(t, ctx, "console-retrieve-"+w.name)
 			axe(t, ctx, "console retrieve")
 			if err := chromedp.Do(ctx,
@@ -344,12 +396,13 @@ func TestUI(t *testing.T) {
 			if ans, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('.msg:not(.user) p')].map(p => p.textContent).join(' ')`)); !strings.Contains(ans, "8 September 1841") {
 				t.Fatalf("answer: %q", ans)
 			}
+			fits(t, ctx, "console generate")
 			screenshot(t, ctx, "console-generate-"+w.name)
 			axe(t, ctx, "console generate")
 			if err := chromedp.Do(ctx,
 				chromedp.Click(css(`#tab-evaluate`)),
 				chromedp.WaitVisible(css(`main fieldset input[type=checkbox]`)),
-				chromedp.Click(css(`main fieldset input[type=checkbox]`)),
+				chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('main fieldset input[type=checkbox]').forEach((b) => b.checked || b.click())`),
 				chromedp.Click(css(`main form button.primary`)),
 				chromedp.WaitVisible(css(`main table th[scope=row]`)),
 				chromedp.WaitVisible(css(`main svg.chart rect`)),
@@ -358,8 +411,12 @@ func TestUI(t *testing.T) {
 			}
 			// The chart draws a bar per metric for the pipeline, its label
 			// carrying the numbers for a screen reader.
-			if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('main svg.chart rect').length`)); err != nil || n != 5 {
+			if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('main svg.chart rect').length`)); err != nil || n != 10 {
 				t.Fatalf("chart bars: %d %v", n, err)
+			}
+			// The two pipelines compared in a sentence, not an object's name.
+			if txt, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('main').innerText`)); err != nil || !strings.Contains(txt, "better on") || strings.Contains(txt, "[object") {
+				t.Fatalf("evaluation text: %v\n%s", err, txt)
 			}
 			screenshot(t, ctx, "console-evaluate-"+w.name)
 			axe(t, ctx, "console evaluate")
@@ -480,11 +537,24 @@ func TestUIKnowledge(t *testing.T) {
 	ctx, cancel := context.WithTimeout(bctx, 60*time.Second)
 	defer cancel()
 	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	// The name field checks the server's rule in the browser: its pattern
+	// compiles (with the v flag Chromium uses), so "-bad" is refused there.
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(base+"/#/knowledge/wiki"),
 		chromedp.WaitVisible(css(`#kb-q`)),
-		chromedp.SetUploadFiles(css(`#kb-files`), []string{good, bad}),
+		chromedp.SendKeys(css(`#kb-name`), "-bad"),
 	); err != nil {
+		t.Fatal(err)
+	}
+	if bad, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById('kb-name').validity.patternMismatch`)); err != nil || !bad {
+		t.Fatalf("the name pattern let -bad through: %v", err)
+	}
+	sources := `Number([...document.querySelectorAll('main > .table-wrap tbody tr')].find(r => r.cells[0].textContent === 'wiki').cells[1].textContent)`
+	before, err := chromedp.Run(ctx, chromedp.Evaluate[int](sources))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.SetUploadFiles(css(`#kb-files`), []string{good, bad})); err != nil {
 		t.Fatalf("upload: %v", err)
 	}
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!!document.querySelector('ul[aria-label="Files not added"]')`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
@@ -493,6 +563,10 @@ func TestUIKnowledge(t *testing.T) {
 	report, _ := chromedp.Run(ctx, chromedp.Text(css(`section.panel`)))
 	if !strings.Contains(report, "Added 1") || !strings.Contains(report, "blob.bin") {
 		t.Fatalf("upload report: %q", report)
+	}
+	// The knowledge bases' counts follow the upload without a reload.
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`%s === %d`, sources, before+1), chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Fatalf("the source count stayed %d after the upload: %v", before, err)
 	}
 	if err := chromedp.Do(ctx,
 		chromedp.SendKeys(css(`#kb-url`), site.URL+"/"),
@@ -515,6 +589,23 @@ func TestUIKnowledge(t *testing.T) {
 	}
 	screenshot(t, ctx, "knowledge-upload-crawl-desktop")
 	axe(t, ctx, "knowledge after upload and crawl")
+	// A knowledge base made now is the research form's preselected source,
+	// though "wiki" sorts before it.
+	if err := chromedp.Do(ctx,
+		chromedp.SetValue(css(`#kb-name`), "zeta"),
+		chromedp.Click(css(`form:has(#kb-name) button`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`location.hash === '#/knowledge/zeta'`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Fatalf("zeta not created: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/#/research"), chromedp.WaitVisible(css(`#question`))); err != nil {
+		t.Fatal(err)
+	}
+	if sel, err := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('fieldset input:checked')].map(b => b.value).join(',')`)); err != nil || sel != "kb:zeta" {
+		t.Fatalf("preselected %q, want kb:zeta: %v", sel, err)
+	}
 }
 
 // TestUIReconnect: the server restarts while a research page follows a

@@ -92,12 +92,13 @@ async function readEvents(r, onEvent) {
     let i;
     while ((i = buf.indexOf('\n\n')) >= 0) {
       const block = buf.slice(0, i); buf = buf.slice(i + 2);
-      let ev = 'message', data = '', seq = null;
+      let ev = 'message', data = '', seq = null, hasData = false;
       for (const line of block.split('\n')) {
         if (line.startsWith('event:')) ev = line.slice(6).trim();
-        else if (line.startsWith('data:')) data += line.slice(5).trim();
+        else if (line.startsWith('data:')) { data += line.slice(5).trim(); hasData = true; }
         else if (line.startsWith('id:')) seq = Number(line.slice(3).trim());
       }
+      if (!hasData) continue; // "retry:" and ": keep-alive" blocks are not events
       if (onEvent(ev, data, seq)) { reader.cancel().catch(() => {}); return; }
     }
   }
@@ -171,8 +172,10 @@ async function researchPage(args) {
   const kbs = (await api('GET', '/v1/knowledge-bases')).items || [];
   const q = h('textarea', { id: 'question', name: 'question', required: true, maxlength: 2000 });
   const level = h('select', { id: 'level' }, ['quick', 'standard', 'comprehensive'].map((l) => h('option', { value: l, selected: l === 'standard' }, l)));
-  const srcBoxes = [...kbs.map((k) => `kb:${k.name}`), 'web', 'arxiv', 'wikipedia'].map((s, i) =>
-    h('label', { class: 'chip' }, h('input', { type: 'checkbox', value: s, checked: i === 0 && s.startsWith('kb:') }), ' ', s));
+  // The knowledge base made last is the one a user most likely means.
+  const newest = kbs.reduce((a, k) => (a && a.id > k.id ? a : k), null);
+  const srcBoxes = [...kbs.map((k) => `kb:${k.name}`), 'web', 'arxiv', 'wikipedia'].map((s) =>
+    h('label', { class: 'chip' }, h('input', { type: 'checkbox', value: s, checked: !!newest && s === `kb:${newest.name}` }), ' ', s));
   const err = h('div');
   const qf = field('Question', q);
   // Breadth and depth replace the level; budgets bound any research.
@@ -321,7 +324,10 @@ async function researchDetail(rid) {
       }
       status.replaceChildren(statusBadge(now.status)); renderActions(now.status); showUsage(now.usage, now.timings); showFacts(now);
       if (now.status === 'completed') await loadReport();
-      else if (now.error) report.replaceChildren(h('p', { class: 'error', role: 'alert' }, `${now.status}: ${now.error}`));
+      else if (now.error) {
+        report.replaceChildren(h('p', { class: 'error', role: 'alert' }, `${now.status}: ${now.error}`));
+        report.setAttribute('aria-busy', 'false');
+      }
     },
     onState(s) { showBanner(s === 'reconnecting' ? 'Connection lost — reconnecting; nothing is missed.' : ''); },
   });
@@ -554,7 +560,7 @@ function evaluateTab(pipelines, datasets) {
         h('div', { class: 'table-wrap', tabindex: 0 }, h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Metric'), c.runs.map((r) => h('th', {}, r.pipeline)))),
           h('tbody', {}, metrics.map(([label, key]) => h('tr', {}, h('th', { scope: 'row' }, `${label}@${c.k}`), c.runs.map((r) => h('td', {},
             h('div', { class: 'bar', 'data-w': r.overall[key] }), fmt(r.overall[key], 4)))))))),
-        c.differences.map((d) => h('p', {}, `${d.pipeline} vs ${d.baseline}: nDCG ${d.ndcg >= 0 ? '+' : ''}${fmt(d.ndcg, 4)}, better on ${d.better} questions, worse on ${d.worse}`)));
+        ...c.differences.map((d) => h('p', {}, `${d.pipeline} vs ${d.baseline}: nDCG ${d.ndcg >= 0 ? '+' : ''}${fmt(d.ndcg, 4)}, better on ${d.better} questions, worse on ${d.worse}`)));
       out.querySelectorAll('.bar').forEach((b) => { b.style.width = `${Math.round(Number(b.dataset.w) * 100)}%`; });
     } catch (e) { out.replaceChildren(errorBox(e)); }
   } }, h('fieldset', {}, h('legend', {}, 'Pipelines'), h('div', { class: 'chips' }, boxes)), h('div', { class: 'row' }, field('Dataset', ds).el, field('k', k).el),
@@ -565,19 +571,25 @@ function evaluateTab(pipelines, datasets) {
 async function knowledgePage(args) {
   const kbs = (await api('GET', '/v1/knowledge-bases')).items || [];
   main.append(h('h1', {}, 'Knowledge'));
-  const name = h('input', { id: 'kb-name', type: 'text', required: true, pattern: '[A-Za-z0-9][A-Za-z0-9_.-]*' });
+  const name = h('input', { id: 'kb-name', type: 'text', required: true, pattern: '[A-Za-z0-9][A-Za-z0-9_.\\-]{0,63}', maxlength: 64 });
   const nf = field('New knowledge base', name);
-  main.append(h('div', { class: 'table-wrap', tabindex: 0 }, h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Sources'), h('th', {}, 'Chunks'), h('th', {}, 'Stale'))),
-    h('tbody', {}, kbs.map((k) => h('tr', {}, h('td', {}, h('a', { href: `#/knowledge/${encodeURIComponent(k.name)}` }, k.name)), h('td', {}, k.sources), h('td', {}, k.chunks), h('td', {}, k.stale)))))),
+  const kbBody = h('tbody');
+  const showKBs = (list) => kbBody.replaceChildren(...list.map((k) => h('tr', {},
+    h('td', {}, h('a', { href: `#/knowledge/${encodeURIComponent(k.name)}` }, k.name)),
+    h('td', {}, k.sources), h('td', {}, k.chunks), h('td', {}, k.stale))));
+  const refreshKBs = async () => showKBs((await api('GET', '/v1/knowledge-bases')).items || []);
+  showKBs(kbs);
+  const head = h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Sources'), h('th', {}, 'Chunks'), h('th', {}, 'Stale')));
+  main.append(h('div', { class: 'table-wrap', tabindex: 0 }, h('table', {}, head, kbBody)),
   h('form', { class: 'row panel', onsubmit: async (ev) => {
     ev.preventDefault();
     try { await api('POST', '/v1/knowledge-bases', { name: name.value }); location.hash = `#/knowledge/${encodeURIComponent(name.value)}`; } catch (e) { nf.err.textContent = e.message; }
   } }, nf.el, h('button', { type: 'submit' }, 'Create')));
   const kb = args[0] || (kbs[0] && kbs[0].name);
-  if (kb) await kbDetail(kb);
+  if (kb) await kbDetail(kb, refreshKBs);
 }
 
-async function kbDetail(name) {
+async function kbDetail(name, refreshKBs = async () => {}) {
   const base = `/v1/knowledge-bases/${encodeURIComponent(name)}`;
   const out = h('div', { 'aria-live': 'polite' });
   const q = h('input', { id: 'kb-q', type: 'search' });
@@ -605,6 +617,7 @@ async function kbDetail(name) {
       const r = await api('POST', `${base}/documents`, fd);
       if (r.status === 'running') { out.replaceChildren(h('p', {}, 'A large upload is being ingested in the background.')); return; }
       const rep = r.report || r;
+      refreshSources().catch(() => {}); refreshKBs().catch(() => {});
       out.replaceChildren(h('p', {}, `Added ${rep.added}, updated ${rep.updated}, unchanged ${rep.unchanged}: ${rep.chunks} chunks.`),
         (rep.failed || []).length ? h('ul', { 'aria-label': 'Files not added' }, rep.failed.map((p) => h('li', { class: 'error' }, `${p.origin}: ${p.reason}`))) : null);
     } catch (e) { out.replaceChildren(errorBox(e)); }
@@ -660,7 +673,7 @@ async function kbDetail(name) {
     h('div', { class: 'table-wrap', tabindex: 0 }, h('table', {}, h('thead', {}, h('tr', {}, ['Source', 'Language', 'State', 'Read', 'Chunks'].map((c) => h('th', {}, c)))), srcBody)), chunkPanel);
   main.append(h('h2', {}, name), search, h('section', { class: 'panel' }, h('h2', {}, 'Add files'), drop, out), crawl, sourcesPanel);
   await Promise.all([refreshLogs(), refreshSources()]);
-  const t = setInterval(() => { refreshLogs().catch(() => {}); refreshSources().catch(() => {}); }, 3000);
+  const t = setInterval(() => { refreshLogs().catch(() => {}); refreshSources().catch(() => {}); refreshKBs().catch(() => {}); }, 3000);
   cleanup.push(() => clearInterval(t));
 }
 
