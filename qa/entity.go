@@ -23,19 +23,29 @@ var connectors = map[string]bool{"of": true, "the": true, "de": true, "da": true
 // matches ("Who designed the Sydney Opera House?" over a corpus about
 // operas and houses).
 func entities(q string) [][]string {
+	var out [][]string
+	for _, n := range names(q) {
+		if ts := analyze.Terms(n); len(ts) > 0 {
+			out = append(out, ts)
+		}
+	}
+	return out
+}
+
+// names are the runs of capitalised words (connectors allowed inside) and
+// the numbers of a question, as written.
+func names(q string) []string {
 	words := strings.FieldsFunc(q, func(r rune) bool {
 		return unicode.IsSpace(r) || strings.ContainsRune(",?!;:\"()“”", r)
 	})
-	var out [][]string
+	var out []string
 	var run []string
 	flush := func() {
 		for len(run) > 0 && connectors[strings.ToLower(run[len(run)-1])] {
 			run = run[:len(run)-1]
 		}
 		if len(run) > 0 {
-			if ts := analyze.Terms(strings.Join(run, " ")); len(ts) > 0 {
-				out = append(out, ts)
-			}
+			out = append(out, strings.Join(run, " "))
 		}
 		run = nil
 	}
@@ -49,7 +59,7 @@ func entities(q string) [][]string {
 			flush()
 			run = []string{w}
 			flush()
-		case unicode.IsUpper(r) && !(i == 0 && questionWords[lower]):
+		case unicode.IsUpper(r) && !(i == 0 && questionWords[lower]) && !pronouns[lower]:
 			run = append(run, w)
 		case len(run) > 0 && connectors[lower]:
 			run = append(run, w)

@@ -136,23 +136,39 @@ func (a *Asker) Ask(ctx context.Context, req Request) (*Answer, error) {
 			return nil, err
 		}
 	}
-	query, terms := queryOf(req.Question, sess)
+	question := resolve(req.Question, sess)
+	query, terms := queryOf(question, sess)
+	// Chunks in the question's language first; when none answers, chunks
+	// in any language, quoted as they are (a short English note detected
+	// as undetermined, a Korean answer to an English follow-up).
 	hits, err := a.Search.Search(ctx, kb.Query{Text: query, K: req.TopK, Mode: kb.ModeHybrid, Language: lang})
 	if err != nil {
 		return nil, err
 	}
-	if len(hits) == 0 {
-		// Hybrid search finds something whenever a chunk of the language
-		// exists.
-		return nil, errcode.New(errcode.Invalid, "question", fmt.Sprintf("the knowledge base holds no chunks in %q, the question's language; ask in a language it holds", lang))
-	}
 	var ans *Answer
-	if a.Model != nil {
-		if ans, err = a.askModel(ctx, req.Question, lang, sess, hits); err != nil {
+	if len(hits) > 0 && a.Model == nil {
+		ans = answer(question, lang, terms, hits)
+	}
+	if len(hits) == 0 || ans != nil && ans.Unknown {
+		anyHits, err := a.Search.Search(ctx, kb.Query{Text: query, K: req.TopK, Mode: kb.ModeHybrid})
+		if err != nil {
 			return nil, err
 		}
-	} else {
-		ans = answer(req.Question, lang, terms, hits)
+		if len(anyHits) == 0 {
+			return nil, errcode.New(errcode.Invalid, "question", "the knowledge base holds no chunks; add documents first")
+		}
+		if a.Model == nil {
+			if other := answer(question, lang, terms, anyHits); ans == nil || !other.Unknown {
+				ans, hits = other, anyHits
+			}
+		} else if len(hits) == 0 {
+			hits = anyHits
+		}
+	}
+	if a.Model != nil {
+		if ans, err = a.askModel(ctx, question, lang, sess, hits); err != nil {
+			return nil, err
+		}
 	}
 	if sess == nil { // a new conversation, started once there is an answer
 		if sess, err = a.Sessions.Create(ctx, lang); err != nil {

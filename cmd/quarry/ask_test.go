@@ -59,7 +59,6 @@ func TestAskCLI(t *testing.T) {
 		{[]string{"ask", "ko"}, exitUsage, "question"},
 		{[]string{"ask", "nope", "q"}, exitError, `"nope" does not exist`},
 		{[]string{"ask", "ko", "q", "--session", "2c1c7f3e-8f2a-4d4b-9f53-6b2f0e6f7a10"}, exitError, "not found"},
-		{[]string{"ask", "ko", "When are fees due?"}, exitUsage, `no chunks in "en"`},
 	} {
 		_, _, err := run(t, data, c.args...)
 		if err == nil || exitCode(err) != c.code || !strings.Contains(err.Error(), c.want) {

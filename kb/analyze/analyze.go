@@ -179,5 +179,19 @@ func Language(text string) string {
 			return code
 		}
 	}
+	// A text too short for the trigram detector ("Verdi died in Milan on
+	// 27 January 1901.") is English when a fifth of its words are English
+	// function words; a short text is not dropped from English searches
+	// for want of statistics.
+	words, stop := 0, 0
+	for w := range strings.FieldsFuncSeq(strings.ToLower(sample), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		words++
+		if english.IsStopWord(w) {
+			stop++
+		}
+	}
+	if words > 0 && stop*5 >= words {
+		return "en"
+	}
 	return "und"
 }
