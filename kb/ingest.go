@@ -654,7 +654,7 @@ func embedText(title, text string) string {
 // newSource is the source row for a document: sanitised text and title,
 // its language.
 func newSource(d todoDoc) (store.Source, error) {
-	text := chunk.Sanitize(d.Text)
+	text := textclean.Debris(chunk.Sanitize(d.Text))
 	title := strings.TrimSpace(chunk.Sanitize(d.Title))
 	if r := []rune(title); len(r) > 500 {
 		title = string(r[:500])

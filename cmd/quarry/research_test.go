@@ -193,7 +193,7 @@ func TestResearchOpenAICompatible(t *testing.T) {
 			content = `{"strategy":"compare birth years","sub_questions":[{"text":"When was Giuseppe Verdi born?","priority":1,"queries":["Giuseppe Verdi"]},{"text":"When was Antonín Dvořák born?","priority":2,"queries":["Antonín Dvořák"]}],"estimated_seconds":20}`
 		case "research_analysis":
 			content = "<think>both found</think>```json\n" + `{"learnings":[{"text":"Verdi was born in 1813.","source_ids":["S1"]}],"directions":[],"is_complete":true,"confidence":0.9,"relevance":1,"quality":0.8,` +
-				`"facts":[{"source_id":"S1","quote":"Giuseppe Fortunino Francesco Verdi (] ; 9 or 10 October 1813 – 27 January 1901) was an Italian opera composer.","topic":"Giuseppe Verdi birth year","value":"1813"},{"source_id":"S1","quote":"Verdi was born in Busseto.","topic":"Giuseppe Verdi birthplace","value":"Busseto"}]}` + "\n```"
+				`"facts":[{"source_id":"S1","quote":"Giuseppe Fortunino Francesco Verdi (9 or 10 October 1813 – 27 January 1901) was an Italian opera composer.","topic":"Giuseppe Verdi birth year","value":"1813"},{"source_id":"S1","quote":"Verdi was born in Busseto.","topic":"Giuseppe Verdi birthplace","value":"Busseto"}]}` + "\n```"
 		case "citation_judge":
 			// Two passages passed the lexical check; the second adds a
 			// place its source does not give.

@@ -5,6 +5,7 @@
 package textclean
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -78,4 +79,29 @@ func Clip(s string, n int) string {
 		return s
 	}
 	return string([]rune(s)[:n-1]) + "…"
+}
+
+// debris is an opening bracket followed by separators only (what is left
+// of a stripped pronunciation or a removed link: "Dvořák ( ; ] ; 8
+// September 1841"), and an empty pair of brackets.
+var (
+	debris      = regexp.MustCompile(`\(\s*(?:[;,:/|\]\[]\s*)+`)
+	emptyParens = regexp.MustCompile(` ?\(\s*\)`)
+)
+
+// Debris removes bracket debris from a document's text: "Dvořák ( ; ] ;
+// 8 September 1841 – 1 May 1904)" reads "Dvořák (8 September 1841 – 1
+// May 1904)", so a sentence quoted from it carries no stray marks.
+func Debris(s string) string {
+	if !strings.Contains(s, "(") {
+		return s
+	}
+	for range 4 { // removing one can leave another: "(( ) ]"
+		t := emptyParens.ReplaceAllString(debris.ReplaceAllString(s, "("), "")
+		if t == s {
+			break
+		}
+		s = t
+	}
+	return s
 }

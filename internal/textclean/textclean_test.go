@@ -26,6 +26,22 @@ func TestLine(t *testing.T) {
 	}
 }
 
+func TestDebris(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"Antonín Leopold Dvořák ( ; ] ; 8 September 1841 – 1 May 1904) was a Czech composer.": "Antonín Leopold Dvořák (8 September 1841 – 1 May 1904) was a Czech composer.",
+		"Giuseppe Fortunino Francesco Verdi (] ; 9 or 10 October 1813 – 27 January 1901)":     "Giuseppe Fortunino Francesco Verdi (9 or 10 October 1813 – 27 January 1901)",
+		"Paris ( ) is the capital.":      "Paris is the capital.",
+		"f(x; y) and (a, b) stay":        "f(x; y) and (a, b) stay",
+		"a list: (1) one; (2) two.":      "a list: (1) one; (2) two.",
+		"no brackets; nothing to do, ok": "no brackets; nothing to do, ok",
+	} {
+		if got := Debris(in); got != want {
+			t.Errorf("Debris(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func FuzzLine(f *testing.F) {
 	for _, s := range []string{"", "a\x1b[0m", "\xff", "\u202e", "x\r\ny", "한국어"} {
 		f.Add(s)
@@ -40,6 +56,9 @@ func FuzzLine(f *testing.F) {
 					t.Fatalf("control %U left in %q", r, out)
 				}
 			}
+		}
+		if d := Debris(s); Debris(d) != d || utf8.ValidString(s) && !utf8.ValidString(d) {
+			t.Fatalf("Debris is not idempotent or broke UTF-8: %q -> %q", s, d)
 		}
 		if strings.ContainsAny(Line(s), "\n\t") {
 			t.Fatalf("Line kept a line break: %q", Line(s))

@@ -87,7 +87,7 @@ func Spans(text string) []Span {
 // IsHangul reports a Hangul rune.
 func IsHangul(r rune) bool { return unicode.Is(unicode.Hangul, r) }
 
-var abbrevs = map[string]bool{"mr": true, "mrs": true, "ms": true, "dr": true, "st": true, "jr": true, "sr": true, "vs": true, "no": true, "inc": true, "ltd": true, "co": true, "corp": true, "prof": true, "gen": true, "col": true, "lt": true, "mt": true, "ft": true, "fig": true, "al": true, "e.g": true, "i.e": true, "u.s": true, "u.k": true, "jan": true, "feb": true, "aug": true, "sept": true, "oct": true, "nov": true, "dec": true}
+var abbrevs = map[string]bool{"mr": true, "mrs": true, "ms": true, "dr": true, "st": true, "jr": true, "sr": true, "vs": true, "no": true, "inc": true, "ltd": true, "co": true, "corp": true, "prof": true, "gen": true, "col": true, "lt": true, "mt": true, "ft": true, "fig": true, "al": true, "e.g": true, "i.e": true, "u.s": true, "u.k": true, "op": true, "opp": true, "nos": true, "vol": true, "vols": true, "pp": true, "ch": true, "sec": true, "art": true, "ed": true, "eds": true, "rev": true, "approx": true, "ca": true, "cf": true, "dept": true, "univ": true, "est": true, "jan": true, "feb": true, "aug": true, "sept": true, "oct": true, "nov": true, "dec": true}
 
 // abbreviation reports whether the word before a period is an initial or a
 // known abbreviation.
