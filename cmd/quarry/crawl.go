@@ -42,7 +42,7 @@ Every run writes a crawl log (see 'quarry kb logs'); a failed run is retried
 			if _, err := fetch.ParseURL(args[1]); err != nil {
 				return usageError{err}
 			}
-			svc, emb, err := a.openKB(ctx, args[0], create)
+			svc, emb, undo, err := a.openForWrite(ctx, args[0], create)
 			if err != nil {
 				return err
 			}
@@ -72,6 +72,9 @@ Every run writes a crawl log (see 'quarry kb logs'); a failed run is retried
 			}
 			l, err := c.Run(ctx, args[0], args[1], opt)
 			report(l, err)
+			if err != nil && (l == nil || l.PagesUpdated == 0) {
+				undo() // a refused or failed first crawl leaves nothing behind
+			}
 			return err
 		},
 	}

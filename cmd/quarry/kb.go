@@ -65,7 +65,7 @@ func (a *cli) kbAddCmd() *cobra.Command {
 		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			svc, emb, err := a.openKB(ctx, args[0], create)
+			svc, emb, undo, err := a.openForWrite(ctx, args[0], create)
 			if err != nil {
 				return err
 			}
@@ -79,6 +79,9 @@ func (a *cli) kbAddCmd() *cobra.Command {
 				}
 			}
 			rep, err := svc.AddPaths(ctx, args[0], args[1:], opt)
+			if rep == nil || rep.Added+rep.Updated+rep.Unchanged == 0 {
+				defer undo()
+			}
 			if rep != nil {
 				if asJSON {
 					if jerr := writeJSON(a.stdout, rep); jerr != nil {

@@ -109,11 +109,7 @@ func (a *cli) versionCmd() *cobra.Command {
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			v := version
-			if info, ok := debug.ReadBuildInfo(); ok && v == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
-				v = info.Main.Version
-			}
-			fmt.Fprintf(a.stdout, "quarry %s\n", v)
+			fmt.Fprintln(a.stdout, versionLine())
 			return nil
 		},
 	}
@@ -143,4 +139,71 @@ func (a *cli) openKB(ctx context.Context, name string, create bool) (*kb.Service
 	return a.q().OpenKB(ctx, name, create)
 }
 
+// openForWrite opens a knowledge base to add to, creating it with create;
+// undo removes it again when this command created it and then added
+// nothing (a failed "kb add --create" leaves no empty knowledge base).
+func (a *cli) openForWrite(ctx context.Context, name string, create bool) (svc *kb.Service, emb embed.Embedder, undo func(), err error) {
+	existed := true
+	if create {
+		all, err := a.q().KB(ctx)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		_, gerr := all.Get(ctx, name)
+		existed = gerr == nil
+	}
+	svc, emb, err = a.q().OpenKB(ctx, name, create)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	undo = func() {
+		if existed {
+			return
+		}
+		if derr := svc.Delete(context.WithoutCancel(ctx), name); derr != nil {
+			fmt.Fprintf(a.stderr, "quarry: could not remove the knowledge base %q this command created: %v\n", name, derr)
+			return
+		}
+		fmt.Fprintf(a.stderr, "quarry: removed the knowledge base %q this command created, since nothing was added to it\n", name)
+	}
+	return svc, emb, undo, nil
+}
+
 func (a *cli) isTerminal() bool { return term.IsTerminal(int(a.stderr.Fd())) }
+
+// versionLine is the version (a release's, or the module's), the commit
+// and time it was built from (with "+dirty" for uncommitted changes) and
+// the Go toolchain: "quarry dev (fe3c132d9a1b+dirty, 2026-11-25T13:58:51Z;
+// go1.26.8 linux/amd64)".
+func versionLine() string {
+	v := version
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "quarry " + v
+	}
+	if v == "dev" && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		v = info.Main.Version
+	}
+	settings := map[string]string{}
+	for _, s := range info.Settings {
+		settings[s.Key] = s.Value
+	}
+	var build []string
+	if rev := settings["vcs.revision"]; rev != "" {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		if settings["vcs.modified"] == "true" {
+			rev += "+dirty"
+		}
+		build = append(build, rev)
+	}
+	if t := settings["vcs.time"]; t != "" {
+		build = append(build, t)
+	}
+	goVersion := info.GoVersion + " " + settings["GOOS"] + "/" + settings["GOARCH"]
+	if len(build) == 0 {
+		return fmt.Sprintf("quarry %s (%s)", v, goVersion)
+	}
+	return fmt.Sprintf("quarry %s (%s; %s)", v, strings.Join(build, ", "), goVersion)
+}

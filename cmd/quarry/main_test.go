@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -155,5 +156,49 @@ func TestRealEnvironmentIsNotRead(t *testing.T) {
 	_, errOut, err := run(t, t.TempDir(), "research", composerQ, "--docs", researchCorpus, "--level", "quick")
 	if err != nil || !strings.Contains(errOut, "offline extractive engine") {
 		t.Fatalf("the real environment was read: %v\n%s", err, errOut)
+	}
+}
+
+// TestCreateThatAddsNothingLeavesNothing: "kb add --create" whose inputs
+// all fail, and "kb crawl --create" whose URL the SSRF guard refuses,
+// leave no empty knowledge base behind; one that existed stays.
+func TestCreateThatAddsNothingLeavesNothing(t *testing.T) {
+	data := t.TempDir()
+	bad := filepath.Join(t.TempDir(), "blob.bin")
+	if err := os.WriteFile(bad, []byte{0, 1, 2, 0xff}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(t, data, "kb", "add", "fresh", bad, "--create"); err == nil {
+		t.Fatal("an add of nothing but a binary file succeeded")
+	}
+	if _, _, err := run(t, data, "kb", "add", "fresh2", filepath.Join(data, "missing"), "--create"); err == nil {
+		t.Fatal("an add of a missing path succeeded")
+	}
+	if _, _, err := run(t, data, "--allow-private=false", "kb", "crawl", "site", "http://127.0.0.1:1/", "--create"); err == nil {
+		t.Fatal("a crawl of loopback succeeded")
+	}
+	list, _, err := run(t, data, "kb", "list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"fresh", "fresh2", "site"} {
+		if strings.Contains(list, name) {
+			t.Errorf("knowledge base %q left behind:\n%s", name, list)
+		}
+	}
+	// An existing knowledge base is never removed.
+	if _, _, err := run(t, data, "kb", "create", "kept"); err != nil {
+		t.Fatal(err)
+	}
+	_, _, _ = run(t, data, "kb", "add", "kept", bad, "--create")
+	if list, _, _ := run(t, data, "kb", "list"); !strings.Contains(list, "kept") {
+		t.Fatalf("an existing knowledge base was removed:\n%s", list)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, _, err := run(t, t.TempDir(), "version")
+	if err != nil || !strings.HasPrefix(out, "quarry ") || !strings.Contains(out, runtime.Version()) {
+		t.Fatalf("version: %q %v", out, err)
 	}
 }

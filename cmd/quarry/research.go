@@ -185,6 +185,9 @@ func (a *cli) runResearch(cmd *cobra.Command, f researchFlags, question string) 
 	}
 	fmt.Fprintf(a.stderr, "quarry: research %s %s in %.2fs (%s; %d sources, %d references, %d LLM calls, %d tokens)\n",
 		r.ID, r.Status, r.Timings.Total, r.Engine, len(r.Sources), len(r.Report.References), r.Usage.Calls, r.Usage.Total())
+	if r.ThreadID != "" {
+		fmt.Fprintf(a.stderr, "quarry: thread %s; ask a follow-up in it with: quarry research \"…\" --thread %s\n", r.ThreadID, r.ThreadID)
+	}
 	return a.printResearch(r, f.format, f.out)
 }
 
