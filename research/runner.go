@@ -177,6 +177,10 @@ func DeadHolder(owner string) bool {
 	return !processAlive(pid)
 }
 
+// ProcessOwner names this process as leases do ("host:pid"): DeadHolder
+// tells, on the same host, when it is gone.
+func ProcessOwner() string { return defaultOwner() }
+
 func defaultOwner() string {
 	host, err := os.Hostname()
 	if err != nil || host == "" {

@@ -1,16 +1,21 @@
 package server_test
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/quarryhq/quarry/app"
 	"github.com/quarryhq/quarry/internal/testredis"
+	"github.com/quarryhq/quarry/store"
 )
 
 // proxy forwards connections to addr until stop, which also cuts the
@@ -111,5 +116,48 @@ func TestOutOfRangeNumbers(t *testing.T) {
 	want(t, r, 422)
 	if _, f, _ := r.apiErr(t); f != "file" {
 		t.Fatalf("long file name: field %q: %s", f, r.Body)
+	}
+}
+
+// TestUploadInterruptedByARestart: an upload whose server died while
+// ingesting it (its record still running, owned by a process that is
+// gone, its temporary files left behind) is reported failed by the next
+// start, with its files removed; nothing of it is searchable.
+func TestUploadInterruptedByARestart(t *testing.T) {
+	dir := t.TempDir()
+	e := start(t, envOptions{dataDir: dir})
+	ctx := context.Background()
+	st, err := e.App.Store(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	dead := 1<<22 + 4321 // no such pid
+	now := time.Now().UTC()
+	state := fmt.Sprintf(`{"id":"u1","knowledge_base":"wiki","status":"running","files":1,"bytes":60000000,"started_at":%q,"links":{"self":"/v1/knowledge-bases/wiki/ingests/u1"}}`, now.Format(time.RFC3339Nano))
+	if err := st.IngestPut(ctx, store.Ingest{ID: "u1", KB: "wiki", Owner: fmt.Sprintf("%s:%d", host, dead), Status: store.IngestRunning, State: []byte(state), StartedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	left := filepath.Join(os.TempDir(), fmt.Sprintf("quarry-upload-%d-x1", dead))
+	if err := os.MkdirAll(filepath.Join(left, "0"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(left) })
+	// Before the restart the record says running, as the dead server left it.
+	var in struct {
+		Status string
+		Error  *struct{ Code, Message string }
+	}
+	e.get("/v1/knowledge-bases/wiki/ingests/u1").json(t, &in)
+	if in.Status != "running" {
+		t.Fatalf("before the restart: %+v", in)
+	}
+	e2 := start(t, envOptions{dataDir: dir})
+	e2.get("/v1/knowledge-bases/wiki/ingests/u1").json(t, &in)
+	if in.Status != "failed" || in.Error == nil || in.Error.Code != "unavailable" || !strings.Contains(in.Error.Message, "upload the files again") {
+		t.Fatalf("after the restart: %+v %+v", in, in.Error)
+	}
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Fatalf("the dead upload's files are still there: %v", err)
 	}
 }

@@ -264,7 +264,7 @@ func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	dir, err := os.MkdirTemp("", "quarry-upload-")
+	dir, err := os.MkdirTemp("", uploadDirPrefix())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -340,7 +340,11 @@ func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) {
 	if total > s.opt.SyncUploadBytes {
 		// A large upload is ingested in the background; its status
 		// resource follows it.
-		in := s.ingests.add(k.Name, len(paths), total, s.now())
+		in, err := s.ingests.add(ctx, k.Name, len(paths), total, s.now())
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 		background = s.goBackground(func(ctx context.Context) {
 			defer os.RemoveAll(dir)
 			var rep *kb.Report
@@ -354,10 +358,10 @@ func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) {
 			if err == nil {
 				err = nothingIngested(rep)
 			}
-			s.ingests.finish(in.ID, rep, err, s.now())
+			s.ingests.finish(ctx, in, rep, err, s.now())
 		})
 		if !background {
-			s.ingests.finish(in.ID, nil, errShuttingDown, s.now())
+			s.ingests.finish(ctx, in, nil, errShuttingDown, s.now())
 			s.writeError(w, r, errShuttingDown)
 			return
 		}
@@ -391,9 +395,13 @@ func nothingIngested(rep *kb.Report) error {
 
 // getIngest reports a background upload.
 func (s *Server) getIngest(w http.ResponseWriter, r *http.Request) {
-	in, ok := s.ingests.get(r.PathValue("id"))
-	if !ok || in.KB != r.PathValue("name") {
-		s.writeError(w, r, errcode.New(errcode.NotFound, "id", fmt.Sprintf("no upload %s of knowledge base %q in this server (uploads are followed while the server runs)", r.PathValue("id"), r.PathValue("name"))))
+	in, err := s.ingests.get(r.Context(), r.PathValue("id"))
+	if errors.Is(err, store.ErrNotFound) || err == nil && in.KB != r.PathValue("name") {
+		s.writeError(w, r, errcode.New(errcode.NotFound, "id", fmt.Sprintf("no upload %s of knowledge base %q", r.PathValue("id"), r.PathValue("name"))))
+		return
+	}
+	if err != nil {
+		s.writeError(w, r, err)
 		return
 	}
 	s.writeJSON(w, http.StatusOK, in)

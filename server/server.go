@@ -167,6 +167,11 @@ func New(ctx context.Context, a *app.App, opt Options, logger *slog.Logger) (*Se
 				s.metrics.researchDone(r)
 			}
 		}}
+	s.ingests = ingests{st: st, owner: research.ProcessOwner(), log: logger}
+	if err := s.ingests.recover(ctx, s.now()); err != nil {
+		return nil, fmt.Errorf("uploads interrupted by a restart: %w", err)
+	}
+	removeStaleUploads(logger)
 	s.handler = s.routes()
 	return s, nil
 }

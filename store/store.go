@@ -274,8 +274,36 @@ type Store interface {
 	ChatSessionStore
 	ConsoleStore
 	EvalRunStore
+	IngestStore
 
 	Close() error
+}
+
+// Ingest is a background upload's record: its status survives the
+// process that ingests it (a process that dies leaves it running, and the
+// next start on its host says it failed).
+type Ingest struct {
+	ID    string
+	KB    string
+	Owner string // host:pid of the process ingesting it
+	// Status is IngestRunning, "completed" or "failed".
+	Status string
+	// State is the upload's status resource as the API shows it (JSON).
+	State     []byte
+	StartedAt time.Time
+	UpdatedAt time.Time
+}
+
+// IngestRunning is the status of an upload being ingested.
+const IngestRunning = "running"
+
+// IngestStore keeps background uploads' records.
+type IngestStore interface {
+	IngestPut(ctx context.Context, in Ingest) error
+	// IngestGet returns ErrNotFound for an unknown id.
+	IngestGet(ctx context.Context, id string) (*Ingest, error)
+	// IngestRunning lists the uploads recorded as running.
+	IngestRunning(ctx context.Context) ([]Ingest, error)
 }
 
 // VectorSearcher is implemented by backends with a native vector index

@@ -19,6 +19,7 @@ func Exercise(t *testing.T, open Opener) {
 	ExerciseKnowledgeBases(t, open)
 	ExerciseThreads(t, open)
 	ExerciseTokens(t, open)
+	ExerciseIngests(t, open)
 	ExerciseResearches(t, open)
 	ExerciseConsole(t, open)
 }

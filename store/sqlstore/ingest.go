@@ -1,0 +1,62 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/quarryhq/quarry/store"
+)
+
+// IngestPut writes a background upload's record (insert or replace).
+func (s *DB) IngestPut(ctx context.Context, in store.Ingest) error {
+	_, err := s.SQL.ExecContext(ctx, s.q(`INSERT INTO ingests (id, kb_name, owner, status, state, started_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET status = excluded.status, state = excluded.state, updated_at = excluded.updated_at`),
+		in.ID, in.KB, in.Owner, in.Status, string(in.State), s.tm(in.StartedAt), s.tm(in.UpdatedAt))
+	if err != nil {
+		return fmt.Errorf("ingest %s: %w", in.ID, err)
+	}
+	return nil
+}
+
+const ingestCols = `id, kb_name, owner, status, state, started_at, updated_at`
+
+func scanIngest(sc interface{ Scan(...any) error }) (store.Ingest, error) {
+	var in store.Ingest
+	var state string
+	var started, updated scanTime
+	err := sc.Scan(&in.ID, &in.KB, &in.Owner, &in.Status, &state, &started, &updated)
+	in.State, in.StartedAt, in.UpdatedAt = []byte(state), started.T, updated.T
+	return in, err
+}
+
+// IngestGet returns a background upload's record.
+func (s *DB) IngestGet(ctx context.Context, id string) (*store.Ingest, error) {
+	in, err := scanIngest(s.SQL.QueryRowContext(ctx, s.q(`SELECT `+ingestCols+` FROM ingests WHERE id = ?`), id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("ingest %s: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ingest %s: %w", id, err)
+	}
+	return &in, nil
+}
+
+// IngestRunning lists the uploads recorded as running, oldest first.
+func (s *DB) IngestRunning(ctx context.Context) ([]store.Ingest, error) {
+	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT `+ingestCols+` FROM ingests WHERE status = ? ORDER BY started_at, id`), store.IngestRunning)
+	if err != nil {
+		return nil, fmt.Errorf("ingests running: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Ingest
+	for rows.Next() {
+		in, err := scanIngest(rows)
+		if err != nil {
+			return nil, fmt.Errorf("ingests running: %w", err)
+		}
+		out = append(out, in)
+	}
+	return out, rows.Err()
+}
