@@ -1,84 +1,23 @@
 package qa
 
 import (
-	"strings"
-	"unicode"
-	"unicode/utf8"
-
+	"github.com/quarryhq/quarry/internal/followup"
 	"github.com/quarryhq/quarry/session"
 )
 
-// pronouns point back at what a conversation was about; possessives take
-// the subject with "'s".
-var pronouns = map[string]bool{"he": true, "she": true, "it": true, "they": true, "him": true, "her": true, "them": true,
-	"his": true, "its": true, "their": true, "hers": true, "theirs": true}
-
-var possessive = map[string]bool{"his": true, "its": true, "their": true}
-
-// resolve rewrites a follow-up that names nothing and points back with a
-// pronoun ("When did he die?") with the subject of the conversation: the
-// longest name of the latest earlier question that named one ("Who was
-// Giuseppe Verdi?"), so that search and answer are about it ("When did
-// Giuseppe Verdi die?") and not about whatever else shares its words.
-// Other questions are returned as they are.
+// resolve reads a follow-up against the session's earlier questions
+// (followup.Resolve).
 func resolve(q string, sess *session.Session) string {
-	if sess == nil || len(names(q)) > 0 {
+	if sess == nil {
 		return q
 	}
-	subject := ""
-	for i := len(sess.Messages) - 1; i >= 0 && subject == ""; i-- {
-		if m := sess.Messages[i]; m.Role == session.RoleUser {
-			for _, n := range names(m.Content) {
-				if len(strings.Fields(n)) > len(strings.Fields(subject)) && !unicode.IsDigit(firstRune(n)) {
-					subject = n
-				}
-			}
+	var earlier []string
+	for _, m := range sess.Messages {
+		if m.Role == session.RoleUser {
+			earlier = append(earlier, m.Content)
 		}
 	}
-	if subject == "" {
-		return q
-	}
-	var b strings.Builder
-	done := false
-	word := func(w string) {
-		if done {
-			b.WriteString(w)
-			return
-		}
-		done = replaceWord(&b, w, subject)
-	}
-	start := 0
-	for i, r := range q {
-		if unicode.IsLetter(r) || r == '\'' {
-			continue
-		}
-		word(q[start:i])
-		b.WriteRune(r)
-		start = i + utf8.RuneLen(r)
-	}
-	word(q[start:])
-	if !done {
-		return q
-	}
-	return b.String()
+	return followup.Resolve(q, earlier)
 }
 
-// replaceWord writes w, or subject when w is a pronoun, and reports
-// whether it replaced it.
-func replaceWord(b *strings.Builder, w, subject string) bool {
-	lower := strings.ToLower(w)
-	if !pronouns[lower] {
-		b.WriteString(w)
-		return false
-	}
-	b.WriteString(subject)
-	if possessive[lower] {
-		b.WriteString("'s")
-	}
-	return true
-}
-
-func firstRune(s string) rune {
-	r, _ := utf8.DecodeRuneInString(s)
-	return r
-}
+func names(q string) []string { return followup.Names(q) }

@@ -175,8 +175,17 @@ func (ck *Checks) rate() {
 	}
 }
 
+// derivedVerb is the verb phrase of a derived comparison ("was born
+// before"): the question's words, not the sources'.
+var derivedVerb = regexp.MustCompile(`\)\s+(?:was\s+)?\p{L}+\s+before\s+`)
+
 // support returns why the cited sources do not back a passage, or "".
+// A derived comparison is held to its values and subjects: each year must
+// be in the cited sources, and the names it compares.
 func support(passage string, ev []*evidence) string {
+	if rest, ok := strings.CutPrefix(passage, DerivedMark); ok {
+		passage = derivedVerb.ReplaceAllString(rest, ") ")
+	}
 	if len(ev) == 0 {
 		return "the cited sources have no text"
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/quarryhq/quarry/errcode"
+	"github.com/quarryhq/quarry/internal/followup"
 	"github.com/quarryhq/quarry/internal/safe"
 	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/search"
@@ -210,6 +211,18 @@ func (rn *Runner) Create(ctx context.Context, question string, opts Options) (*R
 	r := &Research{ID: uuid.NewString(), Question: q, Status: StatusPending, Options: opts, Engine: rn.Engine.Name(), CreatedAt: now, UpdatedAt: now}
 	if r.ThreadID, r.History, err = rn.joinThread(ctx, opts.Thread, q, now); err != nil {
 		return nil, err
+	}
+	if len(r.History) > 0 {
+		// A follow-up that names nothing and points back with a pronoun
+		// is researched about the thread's subject, and says so.
+		earlier := make([]string, len(r.History))
+		for i, t := range r.History {
+			earlier[i] = t.Question
+		}
+		if resolved := followup.Resolve(q, earlier); resolved != q {
+			r.Question = resolved
+			r.Warnings = append(r.Warnings, fmt.Sprintf("asked as %q; read as %q from the thread's earlier questions", q, resolved))
+		}
 	}
 	// The row and its first event are written together: events refer to
 	// a stored research, and nobody can watch it before its id is known.

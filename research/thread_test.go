@@ -109,6 +109,10 @@ func TestOfflineFollowUp(t *testing.T) {
 	if !found {
 		t.Fatalf("the follow-up's queries do not name Giuseppe Verdi: %+v", second.SubQuestions)
 	}
+	// The pronoun is read as the thread's subject, and the research says so.
+	if second.Question != "When did Giuseppe Verdi die?" || !containsAny(second.Warnings, `asked as "When did he die?"`) {
+		t.Fatalf("question %q, warnings %q", second.Question, second.Warnings)
+	}
 }
 
 // TestPublicListsAreNeverNull: a research just created prints its lists

@@ -13,6 +13,10 @@ import (
 	"github.com/quarryhq/quarry/research/verify"
 )
 
+// DerivedMark opens a sentence the offline writer computed from two
+// quoted values (which came first), rather than quoted.
+const DerivedMark = "Derived from the quotes below:"
+
 // write runs the writer and renders its draft.
 func (x *run) write(ctx context.Context) error {
 	r := x.r
@@ -263,7 +267,11 @@ func (x *run) render(d *Draft, sources map[string]*Source, facts []FactRef, engi
 	}
 	switch {
 	case engine == x.rn.Engine.Name() && engine == OfflineEngine:
-		notes = append([]string{"Written by Quarry's offline extractive engine: no language model was used. Every sentence is quoted from the source it cites; nothing was generated."}, notes...)
+		note := "Written by Quarry's offline extractive engine: no language model was used. Every sentence is quoted from the source it cites; nothing was generated."
+		if strings.Contains(d.Summary, DerivedMark) {
+			note = "Written by Quarry's offline extractive engine: no language model was used. Every sentence is quoted from the source it cites, except the one marked as derived, which compares two values quoted from the sources it cites; nothing else was generated."
+		}
+		notes = append([]string{note}, notes...)
 	case engine != x.rn.Engine.Name():
 		notes = append([]string{fmt.Sprintf("This report was assembled by Quarry's offline extractive engine: every sentence is quoted from the source it cites. %s planned and analysed the research (%d calls) but did not write the report.", x.rn.Engine.Name(), r.Usage.Calls)}, notes...)
 	}

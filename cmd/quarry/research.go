@@ -241,7 +241,7 @@ func (a *cli) printResearch(r *research.Research, format, out string) error {
 }
 
 func (a *cli) researchShowCmd() *cobra.Command {
-	var format string
+	var format, field string
 	var events, check bool
 	cmd := &cobra.Command{
 		Use:   "show ID",
@@ -275,6 +275,17 @@ func (a *cli) researchShowCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			switch field {
+			case "":
+			case "status":
+				fmt.Fprintln(a.stdout, r.Status)
+				return nil
+			case "thread_id":
+				fmt.Fprintln(a.stdout, r.ThreadID)
+				return nil
+			default:
+				return usageError{&store.ValidationError{Field: "field", Rule: fmt.Sprintf("must be status or thread_id, got %q", field)}}
+			}
 			if (format != "json" || check) && r.Report == nil {
 				return fmt.Errorf("research %s has no report yet (status %s, stage %s%s); resume it with: quarry research --resume %s", r.ID, r.Status, orStage(r), errSuffix(r.Error), r.ID)
 			}
@@ -299,6 +310,7 @@ func (a *cli) researchShowCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&format, "format", "markdown", "markdown, json or html")
 	cmd.Flags().BoolVar(&events, "events", false, "print the event log as JSON lines")
+	cmd.Flags().StringVar(&field, "field", "", "print only this field: status or thread_id (for scripts)")
 	cmd.Flags().BoolVar(&check, "check", false, "check that every cited passage is supported by its sources (with --format json: the checks as JSON)")
 	return cmd
 }

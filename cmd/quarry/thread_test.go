@@ -39,7 +39,7 @@ func TestThreadCLI(t *testing.T) {
 		}
 	}
 	if err := json.Unmarshal([]byte(shown), &v); err != nil || v.Status != "active" || len(v.Queries) != 2 ||
-		v.Queries[0].Question != "Who was Giuseppe Verdi?" || v.Queries[1].Question != "When did he die?" || v.Queries[0].Answer == "" {
+		v.Queries[0].Question != "Who was Giuseppe Verdi?" || v.Queries[1].Question != "When did Giuseppe Verdi die?" /* the pronoun read as the thread's subject */ || v.Queries[0].Answer == "" {
 		t.Fatalf("thread show: %v %s", err, shown)
 	}
 	// A configured idle time: the thread, 0 s idle, is idle after 1 ns.

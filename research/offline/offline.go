@@ -632,6 +632,13 @@ func (w *writer) opening() *passage {
 		// What holds more of the relation asked about comes first.
 		sort.SliceStable(lines, func(i, j int) bool { return ev.askedIn(lines[i]) > ev.askedIn(lines[j]) })
 	}
+	if ev.comparison && len(best) == 2 && best[0].sourceID != best[1].sourceID {
+		labels := [2]string{w.label(best[0].sourceID), w.label(best[1].sourceID)}
+		if d := derivedOrder(w.in.Question, labels, [2]string{best[0].text, best[1].text}); d != "" {
+			// Computed from the two quotes it cites, and says so.
+			p.lines = append(p.lines, d+" [cite:"+best[0].sourceID+"] [cite:"+best[1].sourceID+"]")
+		}
+	}
 	for _, s := range lines {
 		if w.used[s.text] {
 			continue
