@@ -426,10 +426,11 @@ func (s *Server) searchKB(w http.ResponseWriter, r *http.Request) {
 	for name, dst := range map[string]*float64{"bm25_weight": &query.BM25Weight, "vector_weight": &query.VectorWeight} {
 		if v := q.Get(name); v != "" {
 			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || f < 0 {
-				s.writeError(w, r, badRequest(name, fmt.Sprintf("must be a number, 0 or more, got %q", v)))
+			if err != nil {
+				s.writeError(w, r, badRequest(name, fmt.Sprintf("must be a number, got %q", v)))
 				return
 			}
+			// Its range (and Inf, NaN) is the query's rule: 422 naming it.
 			*dst = f
 		}
 	}

@@ -519,7 +519,7 @@ func TestScopesOfSources(t *testing.T) {
 	for _, c := range []struct{ method, path string }{
 		{"GET", "/v1/researches/" + id}, {"GET", "/v1/researches/" + id + "/report"}, {"GET", "/v1/researches/" + id + "/check"},
 		{"GET", "/v1/researches/" + id + "/events"}, {"POST", "/v1/researches/" + id + "/cancel"}, {"POST", "/v1/researches/" + id + "/resume"},
-		{"GET", "/v1/threads/" + thread},
+		{"GET", "/v1/threads/" + thread}, {"POST", "/v1/threads/" + thread + "/close"},
 	} {
 		r := e.do(c.method, c.path, nil, nil, true)
 		want(t, r, 403)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -67,17 +68,26 @@ func (s *Server) getThread(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, threadNotFound(id, err))
 		return
 	}
-	// The thread's answers are its researches' summaries: one over a
-	// knowledge base takes the kb scope to read, as its report does.
-	if !principalOf(r.Context()).can(ScopeKB) {
-		for _, q := range v.Queries {
-			if _, err := s.load(r.Context(), q.ResearchID); err != nil {
-				s.writeError(w, r, err)
-				return
-			}
-		}
+	if err := s.mayReadThread(r.Context(), v); err != nil {
+		s.writeError(w, r, err)
+		return
 	}
 	s.writeJSON(w, http.StatusOK, v)
+}
+
+// mayReadThread refuses a token without the kb scope a thread holding a
+// research over a knowledge base: its answers are those researches'
+// summaries, which quote the knowledge base.
+func (s *Server) mayReadThread(ctx context.Context, v *research.ThreadView) error {
+	if principalOf(ctx).can(ScopeKB) {
+		return nil
+	}
+	for _, q := range v.Queries {
+		if _, err := s.load(ctx, q.ResearchID); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // askThread researches a follow-up in the thread: the body is a research
@@ -119,6 +129,15 @@ func (s *Server) askThread(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) closeThread(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	before, err := s.runner.Thread(r.Context(), id)
+	if err != nil {
+		s.writeError(w, r, threadNotFound(id, err))
+		return
+	}
+	if err := s.mayReadThread(r.Context(), before); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	if err := s.runner.CloseThread(r.Context(), id); err != nil {
 		s.writeError(w, r, threadNotFound(id, err))
 		return

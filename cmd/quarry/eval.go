@@ -14,8 +14,8 @@ import (
 )
 
 func (a *cli) evalCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "eval", Short: "Evaluate retrieval quality: a knowledge base on BEIR files, or console pipelines on a dataset"}
-	cmd.AddCommand(a.evalRetrievalCmd(), a.evalPipelineCmd(), a.evalRunsCmd(), a.evalShowCmd())
+	cmd := &cobra.Command{Use: "eval", Short: "Evaluate retrieval (BEIR files, console pipelines) and answers (research, ask) on datasets"}
+	cmd.AddCommand(a.evalRetrievalCmd(), a.evalPipelineCmd(), a.evalRunsCmd(), a.evalShowCmd(), a.evalResearchCmd(), a.evalAskCmd())
 	return cmd
 }
 

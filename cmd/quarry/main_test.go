@@ -202,3 +202,40 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("version: %q %v", out, err)
 	}
 }
+
+// TestEvalAnswersCLI: eval research and eval ask over the README's notes
+// and their dataset give the figures, and a dataset that breaks the
+// format is exit 2 naming the rule.
+func TestEvalAnswersCLI(t *testing.T) {
+	data := t.TempDir()
+	if _, e, err := run(t, data, "kb", "add", "notes", filepath.Join("..", "..", "examples", "notes"), "--create"); err != nil {
+		t.Fatalf("%v %s", err, e)
+	}
+	dataset := filepath.Join("..", "..", "eval", "testdata", "research", "notes.jsonl")
+	out, _, err := run(t, data, "eval", "research", "--kb", "notes", "--dataset", dataset, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Scores struct {
+			Answerable    int     `json:"answerable"`
+			PageAmongRefs float64 `json:"page_among_references"`
+			InSummary     float64 `json:"answer_in_summary"`
+		}
+		Questions []struct{ ID string }
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Scores.Answerable != 4 || len(r.Questions) != 5 || r.Scores.PageAmongRefs < 0.75 || r.Scores.InSummary < 0.75 {
+		t.Fatalf("eval research: %v %s", err, out)
+	}
+	out, _, err = run(t, data, "eval", "ask", "--kb", "notes", "--dataset", dataset)
+	if err != nil || !strings.Contains(out, "confidence ROC AUC") || !strings.Contains(out, "unanswerable refused") {
+		t.Fatalf("eval ask: %v %s", err, out)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.jsonl")
+	if err := os.WriteFile(bad, []byte(`{"id": "a", "question": "Why?"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(t, data, "eval", "ask", "--kb", "notes", "--dataset", bad); err == nil || exitCode(err) != exitUsage || !strings.Contains(err.Error(), "needs answers and pages") {
+		t.Fatalf("a question without answers: %v", err)
+	}
+}

@@ -14,11 +14,9 @@ import (
 // Only the years the quotes hold are compared, for the relation the
 // question names; nothing else is generated.
 
-// orderWords ask for an order in time; earlierWords for the earlier one.
-var (
-	orderWords   = map[string]bool{"first": true, "earlier": true, "older": true, "oldest": true, "before": true, "sooner": true, "later": true, "last": true, "younger": true, "youngest": true, "newer": true, "newest": true, "after": true}
-	earlierWords = map[string]bool{"first": true, "earlier": true, "older": true, "oldest": true, "before": true, "sooner": true}
-)
+// orderWords ask for an order in time. The derived sentence states the
+// order whichever end the question asked about.
+var orderWords = map[string]bool{"first": true, "earlier": true, "older": true, "oldest": true, "before": true, "sooner": true, "later": true, "last": true, "younger": true, "youngest": true, "newer": true, "newest": true, "after": true}
 
 // roles are the events a year dates, as a question names them; a
 // birth-death range ("(8 September 1841 – 1 May 1904)") dates "born" by

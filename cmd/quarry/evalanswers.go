@@ -1,0 +1,179 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/quarryhq/quarry/eval"
+	"github.com/quarryhq/quarry/qa"
+	"github.com/quarryhq/quarry/research"
+)
+
+// answerFlags are what both answer evaluations take.
+type answerFlags struct {
+	kb, dataset string
+	limit       int
+	asJSON      bool
+}
+
+func (f *answerFlags) bind(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.kb, "kb", "", "knowledge base the questions are asked over (required)")
+	cmd.Flags().StringVar(&f.dataset, "dataset", "", "JSON Lines: id, question, pages, answers, unanswerable, lang (required)")
+	cmd.Flags().IntVar(&f.limit, "limit", 0, "ask only the first N questions (0: all)")
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the figures and every question's outcome as JSON")
+}
+
+func (f *answerFlags) questions() ([]eval.AnswerQuestion, error) {
+	if f.kb == "" || f.dataset == "" {
+		return nil, usageError{fmt.Errorf("--kb and --dataset are required")}
+	}
+	if f.limit < 0 {
+		return nil, usageError{fmt.Errorf("limit: must not be negative, got %d", f.limit)}
+	}
+	qs, err := eval.ReadAnswerSet(f.dataset)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("dataset %s: %w", f.dataset, err)}
+	}
+	if f.limit > 0 && f.limit < len(qs) {
+		qs = qs[:f.limit]
+	}
+	return qs, nil
+}
+
+func (a *cli) evalResearchCmd() *cobra.Command {
+	var f answerFlags
+	var level string
+	cmd := &cobra.Command{
+		Use:   "research --kb NAME --dataset FILE",
+		Short: "Research every question of a dataset over a knowledge base: answering page among the references, answer in the summary and its first two sentences, refusals, citation support, calls, tokens, time",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			qs, err := f.questions()
+			if err != nil {
+				return err
+			}
+			if _, _, err := a.openKB(ctx, f.kb, false); err != nil {
+				return err
+			}
+			rn, err := a.q().Runner(ctx)
+			if err != nil {
+				return err
+			}
+			outs := make([]eval.ResearchOutcome, 0, len(qs))
+			for _, q := range qs {
+				t0 := time.Now()
+				r, err := rn.Start(ctx, q.Question, research.Options{Sources: []string{"kb:" + f.kb}, Level: level})
+				var o eval.ResearchOutcome
+				switch {
+				case err != nil && r == nil:
+					o = eval.ResearchOutcome{ID: q.ID, Unanswerable: q.Unanswerable, Error: err.Error()}
+				case r.Report == nil:
+					o = eval.ResearchOutcome{ID: q.ID, Unanswerable: q.Unanswerable, Status: r.Status, Error: r.Error}
+				default:
+					refs := make([]string, len(r.Report.References))
+					for i, ref := range r.Report.References {
+						refs[i] = ref.URL
+					}
+					o = eval.ScoreResearch(q, r.Report.Summary, refs)
+					o.Status = r.Status
+					if r.Checks != nil {
+						o.Support = r.Checks.CitationSupportRate
+					}
+					o.Calls, o.Tokens = r.Usage.Calls, r.Usage.Total()
+				}
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				o.Seconds = time.Since(t0).Seconds()
+				outs = append(outs, o)
+				if !f.asJSON {
+					fmt.Fprintf(a.stderr, "%-14s page %-3s summary %-5v first two %-5v refused %-5v %s\n", o.ID, rankText(o.PageRank), o.InSummary, o.InOpening, o.Refused, o.Error)
+				}
+			}
+			s := eval.SummarizeResearch(outs)
+			engine := rn.Engine.Name()
+			if f.asJSON {
+				return writeJSON(a.stdout, map[string]any{"kb": f.kb, "dataset": f.dataset, "engine": engine, "level": level, "scores": s, "questions": outs})
+			}
+			fmt.Fprintf(a.stdout, "%s over %s, %s engine, level %s: %d questions (%d answerable)\n", f.dataset, f.kb, engine, level, s.Questions, s.Answerable)
+			rows := [][2]string{
+				{"answering page among the references", fmt.Sprintf("%.3f (first 3: %.3f; %.1f references)", s.PageAmongRefs, s.PageInFirst3, s.MeanReferences)},
+				{"answer in the executive summary", fmt.Sprintf("%.3f", s.InSummary)},
+				{"answer in its first two sentences", fmt.Sprintf("%.3f", s.InOpening)},
+				{"answerable refused", fmt.Sprintf("%.3f", s.FalseRefusals)},
+				{"unanswerable refused", fmt.Sprintf("%.3f", s.RefusedUnanswered)},
+				{"citation support", fmt.Sprintf("%.3f", s.CitationSupport)},
+				{"failed", fmt.Sprintf("%d", s.Failed)},
+				{"model calls, tokens, time", fmt.Sprintf("%d, %d, %.1f s", s.Calls, s.Tokens, s.Seconds)},
+			}
+			for _, r := range rows {
+				fmt.Fprintf(a.stdout, "  %-42s %s\n", r[0], r[1])
+			}
+			return nil
+		},
+	}
+	f.bind(cmd)
+	cmd.Flags().StringVar(&level, "level", "quick", "quick, standard or comprehensive")
+	return cmd
+}
+
+func (a *cli) evalAskCmd() *cobra.Command {
+	var f answerFlags
+	cmd := &cobra.Command{
+		Use:   "ask --kb NAME --dataset FILE",
+		Short: "Ask every question of a dataset: right answers, refusals, confident-and-wrong answers, how well confidence separates right from wrong (ROC AUC)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			qs, err := f.questions()
+			if err != nil {
+				return err
+			}
+			asker, err := a.q().Asker(ctx, f.kb)
+			if err != nil {
+				return err
+			}
+			outs := make([]eval.AskOutcome, 0, len(qs))
+			for _, q := range qs {
+				t0 := time.Now()
+				o := eval.AskOutcome{ID: q.ID, Unanswerable: q.Unanswerable}
+				ans, err := asker.Ask(ctx, qa.Request{Question: q.Question})
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				if err != nil {
+					o.Error, o.Refused = err.Error(), true
+				} else {
+					o.Right, o.Refused, o.Confidence = !ans.Unknown && q.Holds(ans.Answer), ans.Unknown, ans.Confidence
+				}
+				o.Seconds = time.Since(t0).Seconds()
+				outs = append(outs, o)
+				if !f.asJSON {
+					fmt.Fprintf(a.stderr, "%-14s right %-5v refused %-5v confidence %.2f %s\n", o.ID, o.Right, o.Refused, o.Confidence, o.Error)
+				}
+			}
+			s := eval.SummarizeAsk(outs)
+			if f.asJSON {
+				return writeJSON(a.stdout, map[string]any{"kb": f.kb, "dataset": f.dataset, "scores": s, "questions": outs})
+			}
+			fmt.Fprintf(a.stdout, "%s over %s: %d questions (%d answerable)\n", f.dataset, f.kb, s.Questions, s.Answerable)
+			fmt.Fprintf(a.stdout, "  %-42s %.3f\n  %-42s %.3f\n  %-42s %.3f\n  %-42s %.3f\n  %-42s %.3f\n",
+				"right", s.Right, "answerable refused", s.FalseRefusals, "unanswerable refused", s.RefusedUnanswered,
+				"confident (≥ 0.5) and wrong, of answered", s.ConfidentWrong, "confidence ROC AUC", s.AUC)
+			return nil
+		},
+	}
+	f.bind(cmd)
+	return cmd
+}
+
+func rankText(r int) string {
+	if r == 0 {
+		return "-"
+	}
+	return strings.TrimSpace(fmt.Sprint(r))
+}

@@ -1,0 +1,61 @@
+package eval
+
+import (
+	"math"
+	"testing"
+)
+
+func TestScoreResearch(t *testing.T) {
+	t.Parallel()
+	q := AnswerQuestion{ID: "q", Pages: []string{"library/os.html"}, Answers: []string{"0o777"}}
+	sum := "The mode defaults to 0o777. [2] It is masked by the umask. [1] The file is created."
+	o := ScoreResearch(q, sum, []string{"file:///usr/share/doc/x/html/library/io.html", "file:///usr/share/doc/x/html/library/os.html#os.mkdir"})
+	if o.PageRank != 2 || !o.InSummary || !o.InOpening || o.Refused {
+		t.Fatalf("%+v", o)
+	}
+	late := ScoreResearch(q, "One. [1] Two. [1] The mode defaults to “0o777”. [1]", nil)
+	if !late.InSummary || late.InOpening || late.PageRank != 0 {
+		t.Fatalf("third sentence: %+v", late)
+	}
+	if r := ScoreResearch(AnswerQuestion{ID: "u", Unanswerable: true}, "None of the 4 sources read mentions Foo, so none of them answers the question; nothing is cited.", nil); !r.Refused {
+		t.Fatalf("a summary citing nothing is a refusal: %+v", r)
+	}
+	s := SummarizeResearch([]ResearchOutcome{o, late, {ID: "u", Unanswerable: true, Refused: true}})
+	if s.Answerable != 2 || s.PageAmongRefs != 0.5 || s.InSummary != 1 || s.InOpening != 0.5 || s.RefusedUnanswered != 1 {
+		t.Fatalf("%+v", s)
+	}
+}
+
+func TestHoldsOnWordEdges(t *testing.T) {
+	t.Parallel()
+	q := AnswerQuestion{Answers: []string{"ort", "--force-with-lease", "사업자"}}
+	for text, want := range map[string]bool{
+		"The default strategy is short.":           false,
+		"The default strategy is ort.":             true,
+		"Use git push --force-with-lease instead.": true,
+		"사업자 고객은 말일까지":                             true,
+		"Nothing here":                             false,
+	} {
+		if got := q.Holds(text); got != want {
+			t.Errorf("Holds(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
+
+func TestSummarizeAsk(t *testing.T) {
+	t.Parallel()
+	s := SummarizeAsk([]AskOutcome{
+		{Right: true, Confidence: 0.9}, {Right: true, Confidence: 0.7}, {Confidence: 0.8}, {Refused: true},
+		{Unanswerable: true, Refused: true}, {Unanswerable: true, Confidence: 0.4},
+	})
+	if s.Answerable != 4 || s.Right != 0.5 || s.FalseRefusals != 0.25 || s.RefusedUnanswered != 0.5 {
+		t.Fatalf("%+v", s)
+	}
+	// Answered: right 0.9, 0.7; wrong 0.8, 0.4 (an unanswerable one answered).
+	if s.ConfidentWrong != 0.25 || math.Abs(s.AUC-0.75) > 1e-9 {
+		t.Fatalf("confident-and-wrong %v, AUC %v", s.ConfidentWrong, s.AUC)
+	}
+	if AUC(nil, []float64{1}) != 0.5 || AUC([]float64{1}, []float64{1}) != 0.5 || AUC([]float64{2}, []float64{1}) != 1 {
+		t.Fatal("AUC edge cases")
+	}
+}
