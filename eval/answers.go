@@ -91,7 +91,10 @@ func onEdges(t, a string) bool {
 		after, _ := utf8.DecodeRuneInString(t[i+len(a):])
 		first, _ := utf8.DecodeRuneInString(a)
 		last, _ := utf8.DecodeLastRuneInString(a)
-		if (i == 0 || !wordy(before) || !wordy(first)) && (i+len(a) == len(t) || !wordy(after) || !wordy(last)) {
+		// A number goes on past a decimal point or a thousands comma:
+		// "3" is not in "3.5" or "3,000".
+		numberGoesOn := unicode.IsDigit(last) && (after == '.' || after == ',') && unicode.IsDigit(firstRune(t[i+len(a)+1:]))
+		if (i == 0 || !wordy(before) || !wordy(first)) && (i+len(a) == len(t) || !wordy(after) || !wordy(last)) && !numberGoesOn {
 			return true
 		}
 		from = i + 1
@@ -327,4 +330,9 @@ func AUC(pos, neg []float64) float64 {
 		sum += float64(lo) + 0.5*float64(hi-lo)
 	}
 	return sum / float64(len(pos)*len(neg))
+}
+
+func firstRune(s string) rune {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r
 }

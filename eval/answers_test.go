@@ -42,6 +42,16 @@ func TestHoldsOnWordEdges(t *testing.T) {
 	}
 }
 
+func TestHoldsNumbers(t *testing.T) {
+	t.Parallel()
+	q := AnswerQuestion{Answers: []string{"3"}}
+	for text, want := range map[string]bool{"version 3.5": false, "3,000 rows": false, "version 3.": true, "in 3, then": true} {
+		if got := q.Holds(text); got != want {
+			t.Errorf("Holds(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
+
 func TestSummarizeAsk(t *testing.T) {
 	t.Parallel()
 	s := SummarizeAsk([]AskOutcome{

@@ -85,10 +85,11 @@ func goPDFWithin(data []byte, d time.Duration) (string, error) {
 	defer timer.Stop()
 	select {
 	case r := <-ch:
-		if errors.Is(r.err, errPDFDeadline) {
-			break
+		// The reader's own recovery may have turned the deadline's panic
+		// into an error of its own words: the deadline decides.
+		if r.err == nil || !errors.Is(r.err, errPDFDeadline) && !time.Now().After(src.deadline) {
+			return r.text, r.err
 		}
-		return r.text, r.err
 	case <-timer.C:
 		src.stop.Store(true)
 		// The parse ends at its next read; what it built is garbage now,

@@ -182,7 +182,7 @@ func (x *run) execute(ctx context.Context, depth int, effort Effort) error {
 	wg.Wait()
 	if panicked != nil {
 		x.logger.Error("sub-question search panicked", "err", panicked, "stack", string(safe.Stack(panicked)))
-		return panicked
+		return fmt.Errorf("searching the sub-questions: %w", panicked)
 	}
 	if err := ctx.Err(); err != nil {
 		return err

@@ -317,18 +317,18 @@ func (rn *Runner) run(ctx context.Context, id string, queued bool) (*Research, e
 	if queued && cancelAsked {
 		return x.finish(x.end(ctx, StatusCanceled, fmt.Errorf("%w before it ran (resume with the research id %s)", ErrCanceled, id)))
 	}
-	x.sources = rn.Sources
-	if rn.OpenSources != nil {
-		if x.sources, err = rn.OpenSources(ctx, r.Options.Sources); err != nil {
-			return x.finish(x.fail(ctx, fmt.Errorf("sources: %w", err)))
-		}
-	}
 	if queued && r.Attempts >= MaxAttempts {
 		return x.finish(x.fail(ctx, fmt.Errorf("gave up after %d runs that did not end (the process running it stopped each time, last in stage %s); resume it by hand with the research id %s", r.Attempts, stage, id)))
 	}
 	r.Attempts++
 	if err := x.checkpoint(ctx); err != nil {
 		return x.finish(r, err)
+	}
+	x.sources = rn.Sources
+	if rn.OpenSources != nil {
+		if x.sources, err = rn.OpenSources(ctx, r.Options.Sources); err != nil {
+			return x.finish(x.fail(ctx, fmt.Errorf("sources: %w", err)))
+		}
 	}
 	if resumed {
 		x.warn(fmt.Sprintf("resumed at stage %s", stage))

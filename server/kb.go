@@ -345,6 +345,7 @@ func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, err)
 			return
 		}
+		accepted := *in // the background work updates in; the answer is as of now
 		background = s.goBackground(func(ctx context.Context) {
 			defer os.RemoveAll(dir)
 			var rep *kb.Report
@@ -365,8 +366,8 @@ func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, errShuttingDown)
 			return
 		}
-		w.Header().Set("Location", in.Links["self"])
-		s.writeJSON(w, http.StatusAccepted, in)
+		w.Header().Set("Location", accepted.Links["self"])
+		s.writeJSON(w, http.StatusAccepted, accepted)
 		return
 	}
 	rep, err := svc.AddPaths(ctx, k.Name, paths, opt)

@@ -109,6 +109,19 @@ func (s *Server) startResearch(w http.ResponseWriter, r *http.Request, req resea
 		return
 	}
 	p := principalOf(ctx)
+	if opts.Thread != "" {
+		// A follow-up is given the thread's earlier answers: asking in a
+		// thread takes what reading it does.
+		v, err := s.runner.Thread(ctx, opts.Thread)
+		if err != nil {
+			s.writeError(w, r, threadNotFound(opts.Thread, err))
+			return
+		}
+		if err := s.mayReadThread(ctx, v); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
 	for _, src := range opts.Sources {
 		// A research quotes its knowledge bases: reading them takes the
 		// kb scope too.

@@ -527,6 +527,12 @@ func TestScopesOfSources(t *testing.T) {
 			t.Fatalf("%s %s: %s", c.method, c.path, msg)
 		}
 	}
+	// Nor can it ask in that thread, whose earlier answers a follow-up is
+	// given, whatever sources it names.
+	for _, path := range []string{"/v1/threads/" + thread + "/researches", "/v1/researches"} {
+		r := e.post(path, map[string]any{"question": "When did he die?", "sources": []string{"arxiv"}, "thread_id": thread})
+		want(t, r, 403)
+	}
 	e.token = full
 	want(t, e.get("/v1/researches/"+id+"/report"), 200)
 }

@@ -13,7 +13,10 @@ import (
 // questionWords open questions and are capitalised for that alone.
 var questionWords = map[string]bool{"who": true, "whom": true, "whose": true, "what": true, "which": true, "when": true, "where": true, "why": true, "how": true,
 	"is": true, "are": true, "was": true, "were": true, "do": true, "does": true, "did": true, "in": true, "on": true, "at": true, "the": true, "a": true, "an": true,
-	"can": true, "could": true, "has": true, "have": true, "had": true, "and": true, "of": true, "for": true, "to": true, "from": true, "by": true}
+	"can": true, "could": true, "has": true, "have": true, "had": true, "and": true, "of": true, "for": true, "to": true, "from": true, "by": true,
+	// Requests open with a verb, capitalised for that alone.
+	"describe": true, "tell": true, "explain": true, "list": true, "give": true, "show": true, "compare": true, "summarize": true,
+	"summarise": true, "define": true, "name": true, "find": true}
 
 // connectors may stand inside a name ("Bank of England", "Leonardo da
 // Vinci").
@@ -60,10 +63,11 @@ func Names(q string) []string {
 
 // pronouns point back at what a conversation was about; possessives take
 // the subject with "'s".
-var pronouns = map[string]bool{"he": true, "she": true, "it": true, "they": true, "him": true, "her": true, "them": true,
-	"his": true, "its": true, "their": true, "hers": true, "theirs": true}
+// "it" is left out: it is as often no one ("How long does it take?").
+var pronouns = map[string]bool{"he": true, "she": true, "they": true, "him": true, "her": true, "them": true,
+	"his": true, "their": true, "hers": true, "theirs": true}
 
-var possessive = map[string]bool{"his": true, "its": true, "their": true}
+var possessive = map[string]bool{"his": true, "their": true}
 
 // Resolve rewrites a follow-up that names nothing and points back with a
 // pronoun ("When did he die?") with the subject of the conversation: the

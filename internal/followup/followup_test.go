@@ -22,4 +22,12 @@ func TestResolve(t *testing.T) {
 	if got := Resolve("When did he die?", nil); got != "When did he die?" {
 		t.Fatalf("nothing earlier: %q", got)
 	}
+	for q, want := range map[string]string{
+		"How long does it take to build?": "How long does it take to build?", // "it" is no one
+		"Tell me when he died":            "Tell me when Giuseppe Verdi died",
+	} {
+		if got := Resolve(q, []string{"Describe Giuseppe Verdi"}); got != want {
+			t.Errorf("Resolve(%q) = %q, want %q", q, got, want)
+		}
+	}
 }

@@ -6,7 +6,6 @@
 package safe
 
 import (
-	"errors"
 	"fmt"
 	"runtime/debug"
 )
@@ -46,9 +45,11 @@ func Do(fn func()) error {
 	return Call(func() error { fn(); return nil })
 }
 
-// Stack is the stack of a recovered panic in err's chain, or nil.
+// Stack is the stack of the panic Call or Do recovered when err is that
+// panic itself, or nil. A panic recovered deeper and already turned into
+// its work's failure (wrapped in another error) is not reported again.
 func Stack(err error) []byte {
-	if p, ok := errors.AsType[*PanicError](err); ok {
+	if p, ok := err.(*PanicError); ok {
 		return p.Stack
 	}
 	return nil

@@ -2,6 +2,7 @@ package safe
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -26,5 +27,8 @@ func TestCall(t *testing.T) {
 	}
 	if Stack(io.EOF) != nil {
 		t.Fatal("a plain error has no stack")
+	}
+	if Stack(fmt.Errorf("stage writing: %w", err)) != nil {
+		t.Fatal("a panic already turned into its work's failure is not recovered again")
 	}
 }

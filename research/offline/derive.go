@@ -48,13 +48,27 @@ func askedOrder(question string) string {
 	return ""
 }
 
+// roleWordRE finds any role word, whole.
+var roleWordRE = regexp.MustCompile(`(?i)\b(?:` + strings.Join(roles, "|") + `)\b`)
+
 // yearOf is the year a sentence gives for role: the first year after the
-// role's word, or a birth-death range's first (born) or second (died)
-// year; 0 when it gives none.
+// role's word (whole, any case) and before the clause ends or another
+// role begins ("born in Le Roncole and died in Milan in 1901" gives no
+// birth year), or a birth-death range's first (born) or second (died)
+// year; "" when it gives none.
 func yearOf(sentence, role string) string {
-	lower := strings.ToLower(sentence)
-	if i := strings.Index(lower, role); i >= 0 {
-		if m := orderYearRE.FindString(sentence[i:]); m != "" {
+	for _, loc := range roleWordRE.FindAllStringIndex(sentence, -1) {
+		if !strings.EqualFold(sentence[loc[0]:loc[1]], role) {
+			continue
+		}
+		rest := sentence[loc[1]:]
+		if next := roleWordRE.FindStringIndex(rest); next != nil {
+			rest = rest[:next[0]]
+		}
+		if i := strings.IndexAny(rest, ";.!?"); i >= 0 && !orderYearRE.MatchString(rest[:i]) {
+			rest = rest[:i]
+		}
+		if m := orderYearRE.FindString(rest); m != "" {
 			return m
 		}
 	}

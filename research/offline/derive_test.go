@@ -23,6 +23,9 @@ func TestDerivedOrder(t *testing.T) {
 		{"Are Verdi and Dvořák of the same nationality?", [2]string{"a", "b"}, [2]string{"born in 1813", "born in 1841"}, ""},
 		{"Which was founded first, A or B?", [2]string{"a", "b"}, [2]string{"A has 40 members.", "B was founded in 1901."}, ""},
 		{"Who was born first, A or B?", [2]string{"a", "b"}, [2]string{"A was born in 1901.", "B was born in 1901."}, ""},
+		// A year of another event in the sentence is not the one asked about.
+		{"Who was born first, A or B?", [2]string{"a", "b"}, [2]string{"A was born in Le Roncole and died in Milan in 1901.", "B was born in 1841."}, ""},
+		{"Who died first, A or B?", [2]string{"a", "b"}, [2]string{"A studied in 1850 and lived long.", "B died in 1841."}, ""},
 	} {
 		if got := derivedOrder(c.question, c.labels, c.quotes); got != c.want {
 			t.Errorf("%s\n got %q\nwant %q", c.question, got, c.want)

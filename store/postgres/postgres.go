@@ -186,8 +186,11 @@ func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]s
 	}
 	dim := strconv.Itoa(q.Dimension)
 	expr := `embedding_vec::vector(` + dim + `)`
+	// Chunks of an incomplete source (a long document still being
+	// written) are left out, as the store's scans leave them out.
 	query := `SELECT id, 1 - (` + expr + ` <=> $1::vector(` + dim + `)) FROM chunks WHERE kb_id = ` + strconv.FormatInt(q.KBID, 10) +
-		` AND embedding_vec IS NOT NULL ORDER BY ` + expr + ` <=> $1::vector(` + dim + `) LIMIT $2`
+		` AND embedding_vec IS NOT NULL AND EXISTS (SELECT 1 FROM sources s WHERE s.id = chunks.source_id AND s.content_hash <> '')` +
+		` ORDER BY ` + expr + ` <=> $1::vector(` + dim + `) LIMIT $2`
 	// HNSW returns at most ef_search rows (default 40): raise it for this
 	// query so deep candidate lists for fusion are complete.
 	tx, err := s.SQL.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
