@@ -140,7 +140,13 @@ func TestUploadInterruptedByARestart(t *testing.T) {
 	if err := st.IngestPut(ctx, store.Ingest{ID: "u1", KB: "wiki", Owner: fmt.Sprintf("%s:%d", host, dead), Status: store.IngestRunning, State: []byte(state), StartedAt: now, UpdatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
-	left := filepath.Join(os.TempDir(), fmt.Sprintf("quarry-upload-%d-x1", dead))
+	// And one of an earlier start of a process with this very pid (a
+	// container restarted as pid 1).
+	state2 := strings.ReplaceAll(state, "u1", "u2")
+	if err := st.IngestPut(ctx, store.Ingest{ID: "u2", KB: "wiki", Owner: fmt.Sprintf("%s:%d/earlier1", host, os.Getpid()), Status: store.IngestRunning, State: []byte(state2), StartedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	left := filepath.Join(os.TempDir(), fmt.Sprintf("quarry-upload-%d-dead0001-x1", dead))
 	if err := os.MkdirAll(filepath.Join(left, "0"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -158,6 +164,10 @@ func TestUploadInterruptedByARestart(t *testing.T) {
 	e2.get("/v1/knowledge-bases/wiki/ingests/u1").json(t, &in)
 	if in.Status != "failed" || in.Error == nil || in.Error.Code != "unavailable" || !strings.Contains(in.Error.Message, "upload the files again") {
 		t.Fatalf("after the restart: %+v %+v", in, in.Error)
+	}
+	e2.get("/v1/knowledge-bases/wiki/ingests/u2").json(t, &in)
+	if in.Status != "failed" {
+		t.Fatalf("an earlier start's upload with this pid: %+v", in)
 	}
 	if _, err := os.Stat(left); !os.IsNotExist(err) {
 		t.Fatalf("the dead upload's files are still there: %v", err)

@@ -104,7 +104,7 @@ func (g *ingests) recover(ctx context.Context, now time.Time) error {
 		return err
 	}
 	for _, rec := range running {
-		if !research.DeadHolder(rec.Owner) {
+		if !g.gone(rec.Owner) {
 			continue // still running here or on another host
 		}
 		in, err := g.get(ctx, rec.ID)
@@ -118,22 +118,53 @@ func (g *ingests) recover(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// uploadDirPrefix names an upload's temporary folder with the process
-// that owns it ("quarry-upload-<pid>-…"), so a start removes those its
-// dead predecessors left.
-func uploadDirPrefix() string { return "quarry-upload-" + strconv.Itoa(os.Getpid()) + "-" }
+// gone reports whether the process that owns an upload ("host:pid/start")
+// has ended: one on this host that no longer runs, or an earlier start
+// with this process's host and pid (a container restarted as pid 1).
+func (g *ingests) gone(owner string) bool {
+	if owner == g.owner {
+		return false
+	}
+	hostPID, _, _ := strings.Cut(owner, "/")
+	mine, _, _ := strings.Cut(g.owner, "/")
+	return hostPID == mine || research.DeadHolder(owner)
+}
+
+// startID tells this start of the process from an earlier one with the
+// same pid.
+var startID = uuid.NewString()[:8]
+
+// processOwner names this start of the process in upload records.
+func processOwner() string { return research.ProcessOwner() + "/" + startID }
+
+// uploadDirPrefix names an upload's temporary folder with the start of
+// the process that owns it ("quarry-upload-<pid>-<start>-…"), so a start
+// removes those its dead predecessors left.
+func uploadDirPrefix() string {
+	return "quarry-upload-" + strconv.Itoa(os.Getpid()) + "-" + startID + "-"
+}
 
 // removeStaleUploads removes the temporary upload folders of processes on
-// this host that are gone.
+// this host that are gone, and of earlier starts with this pid.
 func removeStaleUploads(log *slog.Logger) {
 	host, err := os.Hostname()
 	if err != nil {
 		return
 	}
+	me := strconv.Itoa(os.Getpid())
 	matches, _ := filepath.Glob(filepath.Join(os.TempDir(), "quarry-upload-*"))
 	for _, m := range matches {
-		pid, _, ok := strings.Cut(strings.TrimPrefix(filepath.Base(m), "quarry-upload-"), "-")
-		if !ok || pid == strconv.Itoa(os.Getpid()) || !research.DeadHolder(host+":"+pid) {
+		parts := strings.SplitN(strings.TrimPrefix(filepath.Base(m), "quarry-upload-"), "-", 3)
+		if len(parts) < 2 {
+			continue
+		}
+		pid, start := parts[0], parts[1]
+		switch {
+		case pid == me && start == startID:
+			continue // this start's own upload
+		case pid == me:
+			// An earlier start with this pid: it is gone.
+		case !research.DeadHolder(host + ":" + pid):
 			continue
 		}
 		if err := os.RemoveAll(m); err != nil {

@@ -167,7 +167,7 @@ func New(ctx context.Context, a *app.App, opt Options, logger *slog.Logger) (*Se
 				s.metrics.researchDone(r)
 			}
 		}}
-	s.ingests = ingests{st: st, owner: research.ProcessOwner(), log: logger}
+	s.ingests = ingests{st: st, owner: processOwner(), log: logger}
 	if err := s.ingests.recover(ctx, s.now()); err != nil {
 		return nil, fmt.Errorf("uploads interrupted by a restart: %w", err)
 	}
