@@ -19,11 +19,17 @@ func minimalPDF(text string) []byte {
 	if text != "" {
 		content = fmt.Sprintf("BT /F1 12 Tf 72 720 Td (%s) Tj ET", text)
 	}
+	return pdfOf(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content))
+}
+
+// pdfOf is a one-page PDF whose page content is the stream object
+// contents (its dictionary and stream), with a Helvetica font.
+func pdfOf(contents string) []byte {
 	objs := []string{
 		"<< /Type /Catalog /Pages 2 0 R >>",
 		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
 		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content),
+		contents,
 		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
 	}
 	var b strings.Builder
