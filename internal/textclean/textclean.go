@@ -89,10 +89,21 @@ var (
 	emptyParens = regexp.MustCompile(` ?\(\s*\)`)
 )
 
+// strayTail is a short fragment after a sentence's end that closes a
+// bracket and ends its line: what a stripped Markdown link leaves
+// ("Paris is the capital of France. data)").
+var strayTail = regexp.MustCompile(`(?m)([.!?])[ \t]+[^\s()\[\]]{1,40}[)\]][ \t]*$`)
+
 // Debris removes bracket debris from a document's text: "Dvořák ( ; ] ;
 // 8 September 1841 – 1 May 1904)" reads "Dvořák (8 September 1841 – 1
-// May 1904)", so a sentence quoted from it carries no stray marks.
+// May 1904)", and a line's stray tail that closes a bracket it never
+// opened goes ("… of France. data)" reads "… of France."), so a sentence
+// quoted from it carries no stray marks.
 func Debris(s string) string {
+	if !strings.ContainsAny(s, "()]") {
+		return s
+	}
+	s = removeStrayTails(s)
 	if !strings.Contains(s, "(") {
 		return s
 	}
@@ -104,4 +115,26 @@ func Debris(s string) string {
 		s = t
 	}
 	return s
+}
+
+// removeStrayTails drops each strayTail whose closing bracket no opening
+// one before it on its line matches ("(see note 3. foo)" keeps its tail).
+func removeStrayTails(s string) string {
+	locs := strayTail.FindAllStringSubmatchIndex(s, -1)
+	if locs == nil {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, loc := range locs {
+		lineStart := strings.LastIndexByte(s[:loc[0]], '\n') + 1
+		before := s[lineStart:loc[0]]
+		if strings.Count(before, "(")+strings.Count(before, "[") > strings.Count(before, ")")+strings.Count(before, "]") {
+			continue // the bracket closes one opened before
+		}
+		b.WriteString(s[last:loc[3]]) // up to and with the sentence's end mark
+		last = loc[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }

@@ -31,10 +31,13 @@ func TestDebris(t *testing.T) {
 	for in, want := range map[string]string{
 		"Antonín Leopold Dvořák ( ; ] ; 8 September 1841 – 1 May 1904) was a Czech composer.": "Antonín Leopold Dvořák (8 September 1841 – 1 May 1904) was a Czech composer.",
 		"Giuseppe Fortunino Francesco Verdi (] ; 9 or 10 October 1813 – 27 January 1901)":     "Giuseppe Fortunino Francesco Verdi (9 or 10 October 1813 – 27 January 1901)",
-		"Paris ( ) is the capital.":      "Paris is the capital.",
-		"f(x; y) and (a, b) stay":        "f(x; y) and (a, b) stay",
-		"a list: (1) one; (2) two.":      "a list: (1) one; (2) two.",
-		"no brackets; nothing to do, ok": "no brackets; nothing to do, ok",
+		"Paris ( ) is the capital.":                         "Paris is the capital.",
+		"f(x; y) and (a, b) stay":                           "f(x; y) and (a, b) stay",
+		"a list: (1) one; (2) two.":                         "a list: (1) one; (2) two.",
+		"no brackets; nothing to do, ok":                    "no brackets; nothing to do, ok",
+		"Paris is the capital of France. data)\nNext line.": "Paris is the capital of France.\nNext line.",
+		"(see note 3. foo)":                                 "(see note 3. foo)",
+		"It costs 5 (about. 4 euros)":                       "It costs 5 (about. 4 euros)",
 	} {
 		if got := Debris(in); got != want {
 			t.Errorf("Debris(%q) = %q, want %q", in, got, want)
