@@ -134,13 +134,19 @@ func (s *Server) startResearch(w http.ResponseWriter, r *http.Request, req resea
 		s.writeError(w, r, err)
 		return
 	}
+	tracked := false
+	defer func() {
+		if !tracked {
+			s.unreserve(p) // a failure or a recovered panic gives the place back
+		}
+	}()
 	res, err := s.runner.Create(ctx, q, opts)
 	if err != nil {
-		s.unreserve(p)
 		s.writeError(w, r, err)
 		return
 	}
 	s.track(p, res.ID)
+	tracked = true
 	if err := s.pool.Enqueue(ctx, res.ID); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -376,13 +382,19 @@ func (s *Server) resumeResearch(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	tracked := false
+	defer func() {
+		if !tracked {
+			s.unreserve(p) // a failure or a recovered panic gives the place back
+		}
+	}()
 	// Back to the queue, for this server's workers or any quarry worker.
 	if _, err := s.runner.Requeue(ctx, id); err != nil {
-		s.unreserve(p)
 		s.writeError(w, r, err)
 		return
 	}
 	s.track(p, id)
+	tracked = true
 	if err := s.pool.Enqueue(ctx, id); err != nil {
 		s.writeError(w, r, err)
 		return
