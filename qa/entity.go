@@ -1,6 +1,7 @@
 package qa
 
 import (
+	"github.com/quarryhq/quarry/internal/followup"
 	"github.com/quarryhq/quarry/kb/analyze"
 )
 
@@ -11,7 +12,7 @@ import (
 // operas and houses).
 func entities(q string) [][]string {
 	var out [][]string
-	for _, n := range names(q) {
+	for _, n := range followup.Names(q) {
 		if ts := analyze.Terms(n); len(ts) > 0 {
 			out = append(out, ts)
 		}

@@ -19,5 +19,3 @@ func resolve(q string, sess *session.Session) string {
 	}
 	return followup.Resolve(q, earlier)
 }
-
-func names(q string) []string { return followup.Names(q) }

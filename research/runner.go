@@ -74,7 +74,7 @@ const (
 func (rn *Runner) hold(ctx context.Context, id string) (context.Context, func(), error) {
 	owner := rn.Owner
 	if owner == "" {
-		owner = defaultOwner()
+		owner = ProcessOwner()
 	}
 	owner += "/" + uuid.NewString()[:8] // two runs in one process are two holders
 	now := rn.now()
@@ -180,9 +180,7 @@ func DeadHolder(owner string) bool {
 
 // ProcessOwner names this process as leases do ("host:pid"): DeadHolder
 // tells, on the same host, when it is gone.
-func ProcessOwner() string { return defaultOwner() }
-
-func defaultOwner() string {
+func ProcessOwner() string {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		host = "localhost"

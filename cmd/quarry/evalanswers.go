@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"strings"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -175,5 +175,5 @@ func rankText(r int) string {
 	if r == 0 {
 		return "-"
 	}
-	return strings.TrimSpace(fmt.Sprint(r))
+	return strconv.Itoa(r)
 }

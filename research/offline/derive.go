@@ -23,9 +23,10 @@ var orderWords = map[string]bool{"first": true, "earlier": true, "older": true, 
 // its first year and "died" by its second.
 var roles = []string{"born", "died", "founded", "established", "formed", "released", "published", "built", "opened", "created", "written", "composed", "introduced", "launched", "discovered", "invented", "elected", "started", "begun", "completed", "premiered", "recorded"}
 
+// rangeRE is a birth-death range ("(8 September 1841 – 1 May 1904)");
+// a single year is evidence.go's yearRE.
 var (
-	orderYearRE = regexp.MustCompile(`\b(1[0-9]{3}|20[0-9]{2})\b`)
-	rangeRE     = regexp.MustCompile(`\([^()]*?\b(1[0-9]{3}|20[0-9]{2})\b[^()]*?[–—-][^()]*?\b(1[0-9]{3}|20[0-9]{2})\b[^()]*\)`)
+	rangeRE = regexp.MustCompile(`\([^()]*?\b(1[0-9]{3}|20[0-9]{2})\b[^()]*?[–—-][^()]*?\b(1[0-9]{3}|20[0-9]{2})\b[^()]*\)`)
 )
 
 // askedOrder is the role a question asks the order of ("born"), or "".
@@ -65,10 +66,10 @@ func yearOf(sentence, role string) string {
 		if next := roleWordRE.FindStringIndex(rest); next != nil {
 			rest = rest[:next[0]]
 		}
-		if i := strings.IndexAny(rest, ";.!?"); i >= 0 && !orderYearRE.MatchString(rest[:i]) {
+		if i := strings.IndexAny(rest, ";.!?"); i >= 0 && !yearRE.MatchString(rest[:i]) {
 			rest = rest[:i]
 		}
-		if m := orderYearRE.FindString(rest); m != "" {
+		if m := yearRE.FindString(rest); m != "" {
 			return m
 		}
 	}
