@@ -144,11 +144,15 @@ type ResearchOutcome struct {
 	InOpening    bool    `json:"in_opening"` // in the summary's first two sentences
 	Refused      bool    `json:"refused"`
 	Support      float64 `json:"citation_support"`
-	InContext    *bool   `json:"in_model_context,omitempty"`
-	Calls        int     `json:"llm_calls"`
-	Tokens       int     `json:"tokens"`
-	Seconds      float64 `json:"seconds"`
-	Error        string  `json:"error,omitempty"`
+	// PageRead: the answering page was among the sources read; InContext
+	// (with a model): the answer string was in a prompt the model was
+	// shown.
+	PageRead  bool    `json:"page_read"`
+	InContext *bool   `json:"in_model_context,omitempty"`
+	Calls     int     `json:"llm_calls"`
+	Tokens    int     `json:"tokens"`
+	Seconds   float64 `json:"seconds"`
+	Error     string  `json:"error,omitempty"`
 }
 
 // ScoreResearch scores a research's report on its question.
@@ -171,10 +175,12 @@ type ResearchScores struct {
 	FalseRefusals     float64 `json:"false_refusals"`
 	RefusedUnanswered float64 `json:"unanswerable_refused"`
 	CitationSupport   float64 `json:"citation_support"`
-	InContext         float64 `json:"answer_in_model_context,omitempty"`
-	Calls             int     `json:"llm_calls"`
-	Tokens            int     `json:"tokens"`
-	Seconds           float64 `json:"seconds"`
+	// InContext is the share of the answerable questions whose answering
+	// page was read where the model was shown the answer string.
+	InContext float64 `json:"answer_in_model_context,omitempty"`
+	Calls     int     `json:"llm_calls"`
+	Tokens    int     `json:"tokens"`
+	Seconds   float64 `json:"seconds"`
 }
 
 // SummarizeResearch averages outcomes.
@@ -216,7 +222,7 @@ func SummarizeResearch(outs []ResearchOutcome) ResearchScores {
 		if o.Refused {
 			falseRef++
 		}
-		if o.InContext != nil && o.PageRank > 0 {
+		if o.InContext != nil && o.PageRead {
 			ctxN++
 			if *o.InContext {
 				ctx++

@@ -82,6 +82,7 @@ func HTMLWithType(data []byte, pageURL, contentType string) (Doc, error) {
 	if err != nil {
 		return Doc{}, fmt.Errorf("html parse: %w", err)
 	}
+	keepInline(own)
 	if art, err := parser.ParseAndMutate(own, u); err == nil && art.Node != nil {
 		var b strings.Builder
 		if art.RenderText(&b) == nil {
@@ -109,6 +110,50 @@ func HTMLWithType(data []byte, pageURL, contentType string) (Doc, error) {
 		return doc, errors.New("html has no readable text")
 	}
 	return doc, nil
+}
+
+// inlineTags are elements that mark up words inside a sentence.
+var inlineTags = map[string]bool{"span": true, "em": true, "strong": true, "b": true, "i": true, "u": true, "code": true, "kbd": true, "samp": true, "var": true, "abbr": true, "small": true, "mark": true, "cite": true, "dfn": true, "tt": true, "q": true, "font": true}
+
+// keepInline readies a tree for readability. Readability drops elements
+// whose class or id reads as page furniture ("menu", "share", "extra"),
+// which is right for a sidebar and wrong for the words of a sentence: a
+// manual marks its menu paths and labels up as <span class="menuitem">
+// or <span class="guimenu">, and "편집 → 실행 취소를 선택" became "→ 를
+// 선택". Inline elements are replaced by their children, so their text
+// stays in its sentence. Elements marked hidden (another platform's
+// variant of a menu path) are removed.
+func keepInline(n *html.Node) {
+	for c := n.FirstChild; c != nil; {
+		next := c.NextSibling
+		if c.Type == html.ElementNode {
+			if hidden(c) {
+				n.RemoveChild(c)
+				c = next
+				continue
+			}
+			keepInline(c)
+			if inlineTags[c.Data] {
+				for gc := c.FirstChild; gc != nil; {
+					gnext := gc.NextSibling
+					c.RemoveChild(gc)
+					n.InsertBefore(gc, c)
+					gc = gnext
+				}
+				n.RemoveChild(c)
+			}
+		}
+		c = next
+	}
+}
+
+func hidden(n *html.Node) bool {
+	for _, a := range n.Attr {
+		if a.Key == "hidden" || a.Key == "aria-hidden" && a.Val == "true" {
+			return true
+		}
+	}
+	return false
 }
 
 // ToUTF8 decodes data by the charset in contentType, an HTML page's meta

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/quarryhq/quarry/internal/passage"
 	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/research/verify"
 )
@@ -117,7 +118,8 @@ func (e *LLMEngine) Analyze(ctx context.Context, in AnalyzeInput) (*Analysis, ll
 				fmt.Fprintf(&b, "[%s] (above)\n", s.ID)
 			default:
 				shown[id] = true
-				fmt.Fprintf(&b, "[%s] %s (%s)\n%s\n", s.ID, s.Title, s.URL, clip(s.Content, in.CharsPerSource))
+				// What bears on this sub-question, not the source's first bytes.
+				fmt.Fprintf(&b, "[%s] %s (%s)\n%s\n", s.ID, s.Title, s.URL, passage.Select(s.Content, passage.NewQuery(in.Question, sq.Text), in.CharsPerSource))
 			}
 		}
 	}
@@ -172,12 +174,13 @@ func (e *LLMEngine) Write(ctx context.Context, in WriteInput) (*Draft, llm.Usage
 	if ids == nil {
 		ids = sortedIDs(in.Sources)
 	}
+	q := passage.NewQuery(in.Question)
 	for _, id := range ids {
 		s := in.Sources[id]
 		if s == nil {
 			continue
 		}
-		fmt.Fprintf(&b, "[%s] %s (%s)\n%s\n\n", s.ID, s.Title, s.URL, clip(s.Content, in.CharsPerSource))
+		fmt.Fprintf(&b, "[%s] %s (%s)\n%s\n\n", s.ID, s.Title, s.URL, passage.Select(s.Content, q, in.CharsPerSource))
 	}
 	maxTok := in.MaxTokens
 	if maxTok == 0 {

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/quarryhq/quarry/eval"
+	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/qa"
 	"github.com/quarryhq/quarry/research"
 )
@@ -63,9 +67,17 @@ func (a *cli) evalResearchCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// With a model, what it is shown is recorded: was the answer
+			// string in front of it?
+			var rec *promptRecorder
+			if le, ok := rn.Engine.(*research.LLMEngine); ok {
+				rec = &promptRecorder{Provider: le.Provider}
+				le.Provider = rec
+			}
 			outs := make([]eval.ResearchOutcome, 0, len(qs))
 			for _, q := range qs {
 				t0 := time.Now()
+				rec.reset()
 				r, err := rn.Start(ctx, q.Question, research.Options{Sources: []string{"kb:" + f.kb}, Level: level})
 				var o eval.ResearchOutcome
 				switch {
@@ -84,6 +96,17 @@ func (a *cli) evalResearchCmd() *cobra.Command {
 						o.Support = r.Checks.CitationSupportRate
 					}
 					o.Calls, o.Tokens = r.Usage.Calls, r.Usage.Total()
+				}
+				if r != nil {
+					read := make([]string, len(r.Sources))
+					for i, src := range r.Sources {
+						read[i] = src.URL
+					}
+					o.PageRead = q.PageRank(read) > 0
+					if rec != nil {
+						in := q.Holds(rec.text())
+						o.InContext = &in
+					}
 				}
 				if ctx.Err() != nil {
 					return ctx.Err()
@@ -107,6 +130,7 @@ func (a *cli) evalResearchCmd() *cobra.Command {
 				{"answerable refused", fmt.Sprintf("%.3f", s.FalseRefusals)},
 				{"unanswerable refused", fmt.Sprintf("%.3f", s.RefusedUnanswered)},
 				{"citation support", fmt.Sprintf("%.3f", s.CitationSupport)},
+				{"answer in the model's context (page read)", fmt.Sprintf("%.3f", s.InContext)},
 				{"failed", fmt.Sprintf("%d", s.Failed)},
 				{"model calls, tokens, time", fmt.Sprintf("%d, %d, %.1f s", s.Calls, s.Tokens, s.Seconds)},
 			}
@@ -176,4 +200,37 @@ func rankText(r int) string {
 		return "-"
 	}
 	return strconv.Itoa(r)
+}
+
+// promptRecorder keeps the prompts a provider is sent.
+type promptRecorder struct {
+	llm.Provider
+	mu      sync.Mutex
+	prompts strings.Builder
+}
+
+// Chat implements llm.Provider.
+func (p *promptRecorder) Chat(ctx context.Context, req llm.Request, onDelta func(string)) (*llm.Response, error) {
+	p.mu.Lock()
+	for _, m := range req.Messages {
+		p.prompts.WriteString(m.Content)
+		p.prompts.WriteString("\n")
+	}
+	p.mu.Unlock()
+	return p.Provider.Chat(ctx, req, onDelta)
+}
+
+func (p *promptRecorder) reset() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.prompts.Reset()
+	p.mu.Unlock()
+}
+
+func (p *promptRecorder) text() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.prompts.String()
 }

@@ -399,6 +399,27 @@ type levelScan struct {
 	// pending are sentence boundaries already found past the last segment.
 	pending []int
 	buf     []int8
+	// The line being scanned: its runes, the runes up to its last
+	// non-space, that rune and whether it has a letter; titled is whether
+	// the last line with text was a title.
+	lineRunes   int
+	lineContent int
+	lineLast    rune
+	lineLetter  bool
+	titled      bool
+}
+
+// maxTitleRunes is the longest line read as a title.
+const maxTitleRunes = 80
+
+// endLine records whether the line just ended, when it holds text, reads
+// as a title: short, with a letter, not ending as a sentence or a clause
+// does ("gc.auto" over its definition, a section's heading).
+func (s *levelScan) endLine() {
+	if s.lineContent > 0 {
+		s.titled = s.lineContent <= maxTitleRunes && s.lineLetter && !strings.ContainsRune(".!?。！？…,;:", s.lineLast)
+	}
+	s.lineRunes, s.lineContent, s.lineLetter = 0, 0, false
 }
 
 // scan returns the levels of the bytes in [a, b), which must follow the
@@ -411,6 +432,9 @@ func (s *levelScan) scan(text string, a, b int) []int8 {
 		if unicode.IsSpace(r) {
 			if r == '\n' {
 				s.newlines++
+				s.endLine()
+			} else {
+				s.lineRunes++
 			}
 			if lv[i] < word {
 				lv[i] = word
@@ -420,14 +444,21 @@ func (s *levelScan) scan(text string, a, b int) []int8 {
 		}
 		// i starts a non-space rune after whitespace.
 		if s.prev >= 0 && unicode.IsSpace(s.prev) {
-			if s.newlines >= 2 {
+			switch {
+			case s.newlines >= 2 && !s.titled:
 				lv[i] = paragraph
-			} else if lv[i] < word {
+			case lv[i] < word:
+				// After a title the break is a word's: a cut there
+				// would part a heading or a defined term from what it
+				// titles.
 				lv[i] = word
 			}
 		}
 		s.newlines = 0
 		s.prev = r
+		s.lineRunes++
+		s.lineContent, s.lineLast = s.lineRunes, r
+		s.lineLetter = s.lineLetter || unicode.IsLetter(r)
 	}
 	kept := s.pending[:0]
 	for _, p := range s.pending {

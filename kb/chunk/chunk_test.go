@@ -1,6 +1,7 @@
 package chunk
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -153,4 +154,26 @@ func FuzzSplit(f *testing.F) {
 		}
 		checkInvariants(t, text, chunks, opt)
 	})
+}
+
+// TestTitleStaysWithWhatItTitles: a settings reference's terms (and a
+// section's heading) open the chunk of their definition; no chunk ends
+// with one.
+func TestTitleStaysWithWhatItTitles(t *testing.T) {
+	var b strings.Builder
+	for i := range 40 {
+		// As an HTML page's readable text renders a <dl>: the term on
+		// the line after the previous definition, a blank line after it.
+		fmt.Fprintf(&b, "gc.option%d\n\nWhen there are more than this many packs in the repository, git gc --auto consolidates them into one larger pack. The default value is %d. Setting this to 0 disables it.\n", i, 50+i)
+	}
+	chunks, err := Split(b.String(), Options{MaxTokens: 60, Overlap: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range chunks[:len(chunks)-1] {
+		lines := strings.Split(strings.TrimSpace(c.Text), "\n")
+		if last := lines[len(lines)-1]; strings.HasPrefix(last, "gc.option") {
+			t.Fatalf("chunk %d ends with the term %q, parted from its definition:\n%s", i, last, c.Text)
+		}
+	}
 }

@@ -138,6 +138,19 @@ func refOverlapStart(off []int, levels []int8, lo, cut int) int {
 }
 
 // refBoundaryLevels marks, for every byte offset, how good a cut there is.
+// refTitle reports whether the last line of before, ignoring the blank
+// lines after it, is a title: at most 80 runes (none of them a line
+// break), one a letter, the last not ending a sentence or a clause.
+func refTitle(before string) bool {
+	before = strings.TrimRightFunc(before, unicode.IsSpace)
+	line := before[strings.LastIndexByte(before, '\n')+1:]
+	if line == "" || utf8.RuneCountInString(line) > 80 || strings.IndexFunc(line, unicode.IsLetter) < 0 {
+		return false
+	}
+	last, _ := utf8.DecodeLastRuneInString(line)
+	return !strings.ContainsRune(".!?。！？…,;:", last)
+}
+
 func refBoundaryLevels(text string) []int8 {
 	lv := make([]int8, len(text)+1)
 	lv[len(text)] = paragraph
@@ -156,7 +169,7 @@ func refBoundaryLevels(text string) []int8 {
 		}
 		// i starts a non-space rune after whitespace.
 		if prev >= 0 && unicode.IsSpace(prev) {
-			if newlines >= 2 {
+			if newlines >= 2 && !refTitle(text[:i]) {
 				lv[i] = paragraph
 			} else if lv[i] < word {
 				lv[i] = word

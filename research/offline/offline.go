@@ -17,6 +17,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/quarryhq/quarry/internal/passage"
 	"github.com/quarryhq/quarry/kb/analyze"
 	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/research"
@@ -151,34 +152,35 @@ type sent struct {
 }
 
 // reader splits each source into sentences and analyses them once per
-// engine call: every sub-question's scorer reads the same sources.
+// engine call: every sub-question's scorer reads the same sources. It
+// reads the whole of a source (at most research.MaxContentChars): which
+// of its sentences count is the scorers' choice, not their position.
 type reader struct {
-	// chars is the CharsPerSource the runner budgets for a model reading
-	// the source; reading costs the offline engine no tokens, so it reads
-	// four times as many bytes. 0 = all.
-	chars int
 	cache map[string][]sent
 }
 
-func newReader(chars int) *reader { return &reader{chars: chars, cache: map[string][]sent{}} }
+func newReader() *reader { return &reader{cache: map[string][]sent{}} }
 
+// sentences are a source's prose sentences. A sentence's terms include
+// those of the heading it sits under: under "gc.auto", "The default
+// value is 6700." is about gc.auto.
 func (rd *reader) sentences(src *research.Source) []sent {
 	if ss, ok := rd.cache[src.ID]; ok {
 		return ss
 	}
-	text := src.Content
-	if n := rd.chars * 4; rd.chars > 0 && len(text) > n {
-		for n > 0 && !utf8.RuneStart(text[n]) {
-			n--
-		}
-		text = text[:n]
-	}
+	us := passage.Units(src.Content)
 	var out []sent
-	for _, t := range sentences(text) {
-		if !prose(t) {
+	for _, u := range us {
+		if u.Kind == passage.Heading || !prose(u.Text) {
 			continue
 		}
-		out = append(out, sent{text: t, terms: termSet(t), words: len(strings.Fields(t))})
+		terms := termSet(u.Text)
+		if u.Heading >= 0 {
+			for t := range termSet(us[u.Heading].Text) {
+				terms[t] = true
+			}
+		}
+		out = append(out, sent{text: u.Text, terms: terms, words: len(strings.Fields(u.Text))})
 	}
 	rd.cache[src.ID] = out
 	return out
@@ -221,7 +223,7 @@ func (Engine) Analyze(_ context.Context, in research.AnalyzeInput) (*research.An
 	for _, w := range qKWs {
 		qKW[w] = true
 	}
-	rd := newReader(in.CharsPerSource)
+	rd := newReader()
 	read := map[string]bool{}
 	for _, s := range in.Sources {
 		t := strings.ToLower(s.Title)
@@ -368,7 +370,7 @@ func round2(f float64) float64 { return math.Round(f*100) / 100 }
 // source (or the fact it is); headings and the labels of a comparison are
 // the only words of the engine's own.
 func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft, llm.Usage, error) {
-	w := &writer{in: in, rd: newReader(in.CharsPerSource), used: map[string]bool{}, factIDs: map[string]string{}}
+	w := &writer{in: in, rd: newReader(), used: map[string]bool{}, factIDs: map[string]string{}}
 	for _, f := range in.Facts {
 		w.factIDs[f.SourceID+"\x00"+f.Text] = f.ID
 	}
@@ -436,14 +438,14 @@ func (w *writer) cite(s scored) string {
 	return s.text + " [cite:" + s.sourceID + "]"
 }
 
-// passage collects quoted sentences up to a word target and cap.
-type passage struct {
+// quotes collects quoted sentences up to a word target and cap.
+type quotes struct {
 	lines   []string
 	words   int
 	sources map[string]bool
 }
 
-func (p *passage) add(w *writer, s scored, max int) bool {
+func (p *quotes) add(w *writer, s scored, max int) bool {
 	n := len(strings.Fields(s.text))
 	if w.used[s.text] || len(p.lines) > 0 && p.words+n > max {
 		return false
@@ -474,11 +476,11 @@ func (w *writer) ranked(sc scorer, ids []string, keep func(scored) bool) [][]sco
 }
 
 // fill quotes the k-th sentence of each source in turn (k = 0, 1, …),
-// best source first, until the passage reaches min words (and minSources
+// best source first, until the quotes reach min words (and minSources
 // sources), never beyond max. A sentence beyond a source's first must
 // score within relevantShare of the best, and leave reserve sentences of
 // its source unquoted.
-func (w *writer) fill(p *passage, ranked [][]scored, minWords, maxWords, minSources, reserve int, top float64, inOrder bool) {
+func (w *writer) fill(p *quotes, ranked [][]scored, minWords, maxWords, minSources, reserve int, top float64, inOrder bool) {
 	for k := 0; ; k++ {
 		var round []scored
 		for _, ss := range ranked {
@@ -577,7 +579,7 @@ func (w *writer) summary() string {
 			ranked = append(ranked, ss)
 		}
 	}
-	p := &passage{sources: map[string]bool{}, words: open.words}
+	p := &quotes{sources: map[string]bool{}, words: open.words}
 	w.fill(p, ranked, research.SummaryMinWords, research.SummaryMaxWords, 0, 1, topScore(ranked), true)
 	parts := open.lines
 	if rest := strings.Join(p.lines, " "); rest != "" {
@@ -591,8 +593,8 @@ func (w *writer) summary() string {
 // the best sentence of each source of the best pair, the one holding more
 // of what the other lacks first. When the evidence does not cover what the
 // question names, it says so before the closest evidence.
-func (w *writer) opening() *passage {
-	p := &passage{sources: map[string]bool{}}
+func (w *writer) opening() *quotes {
+	p := &quotes{sources: map[string]bool{}}
 	ev := w.ev
 	if ev == nil || ev.pair[0] == nil {
 		return p
@@ -755,7 +757,7 @@ func (w *writer) section(sq research.SubQuestion) string {
 			others = append(others, id)
 		}
 	}
-	p := &passage{sources: map[string]bool{}}
+	p := &quotes{sources: map[string]bool{}}
 	mine := w.ranked(sc, own, nil)
 	// First the best sentence of each of its own sources, whatever the
 	// target, as before any filling.

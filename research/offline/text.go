@@ -8,100 +8,20 @@ import (
 
 	"github.com/kljensen/snowball/english"
 
-	"github.com/quarryhq/quarry/internal/textseg"
+	"github.com/quarryhq/quarry/internal/passage"
 	"github.com/quarryhq/quarry/kb/analyze"
 )
 
-// sentences splits text into sentences (textseg.Spans) with whitespace
-// collapsed, dropping fragments too short to say anything. A line of code
-// is a block of its own, so that a listing never runs into the sentence
-// after it ("}\nListing 13-3: …"); other lines join (a PDF wraps its
-// sentences over lines).
+// sentences are text's sentences and lines of code (passage.Units),
+// whitespace collapsed, without its headings.
 func sentences(text string) []string {
 	var out []string
-	for _, block := range blocks(text) {
-		for _, sp := range textseg.Spans(block) {
-			s := textseg.OneLine(block[sp.Start:sp.End])
-			n := utf8.RuneCountInString(s)
-			if n >= 12 || n >= 6 && strings.IndexFunc(s, func(r rune) bool { return textseg.IsHangul(r) || unicode.Is(unicode.Han, r) }) >= 0 {
-				out = append(out, s)
-			}
+	for _, u := range passage.Units(text) {
+		if u.Kind != passage.Heading {
+			out = append(out, u.Text)
 		}
 	}
 	return out
-}
-
-// blocks splits text at blank lines and around lines of code.
-func blocks(text string) []string {
-	var out []string
-	var cur []string
-	flush := func() {
-		if len(cur) > 0 {
-			out = append(out, strings.Join(cur, "\n"))
-			cur = cur[:0]
-		}
-	}
-	for _, line := range strings.Split(text, "\n") {
-		switch t := strings.TrimSpace(line); {
-		case t == "":
-			flush()
-		case codeLine(t):
-			flush()
-			out = append(out, t)
-		default:
-			cur = append(cur, line)
-		}
-	}
-	flush()
-	return out
-}
-
-// codeLine reports a line that reads as code or a terminal session: it
-// opens or closes a block, ends a statement or opens a call, starts with
-// a shell prompt, or is dense with code symbols.
-func codeLine(l string) bool {
-	if strings.HasPrefix(l, "$ ") || strings.HasPrefix(l, "//") || strings.HasPrefix(l, "--") || toolLabel.MatchString(l) || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "-->") || strings.HasPrefix(l, "> ") && strings.ContainsAny(l, "$=(") {
-		return true
-	}
-	body := l[:len(l)-1]
-	switch l[len(l)-1] {
-	case '{', '}', '[':
-		return true
-	case ';':
-		// A statement ends so, and so does a clause a PDF wraps after;
-		// the statement has code's marks or is a word or three ("break;").
-		if strings.ContainsAny(body, "(){}=<>[]*") || strings.Contains(body, "::") || len(strings.Fields(body)) <= 3 {
-			return true
-		}
-	case '(':
-		// A call opens so ("println!("); prose opens a parenthesis after a
-		// space.
-		if !strings.HasSuffix(body, " ") {
-			return true
-		}
-	case ',':
-		if strings.ContainsAny(l, "(){}=") {
-			return true
-		}
-	}
-	letters, symbols := density(l)
-	return symbols*10 > letters
-}
-
-// density counts a text's letters and its code symbols, braces twice.
-func density(s string) (letters, symbols int) {
-	for _, r := range s {
-		switch {
-		case unicode.IsLetter(r):
-			letters++
-		case strings.ContainsRune(codeSymbols, r):
-			symbols++
-			if r == '{' || r == '}' {
-				symbols++
-			}
-		}
-	}
-	return letters, symbols
 }
 
 // termSet is the set of analysed terms of text.
@@ -236,10 +156,6 @@ func isNumber(w string) bool {
 	return w != ""
 }
 
-// codeSymbols are characters prose seldom uses and code, shell sessions,
-// compiler output and markup use all the time.
-const codeSymbols = "{}[]<>=;|&*_~\\$#@^`"
-
 // prose reports whether a sentence is prose a report may quote as a
 // claim, not a code listing, a line-numbered source or compiler view, a
 // navigation bar, a table of contents or a bare title: it has at least
@@ -263,7 +179,7 @@ func prose(s string) bool {
 			}
 		}
 	}
-	letters, symbols := density(s)
+	letters, symbols := passage.Density(s)
 	if cased == 0 {
 		// Hangul, Han and other scripts without case: only the symbols
 		// and the end.
@@ -272,7 +188,7 @@ func prose(s string) bool {
 	if len(fields) < 5 || symbols*10 > letters || numeric*2 > len(fields) || outline >= 2 || codeMarks.MatchString(s) {
 		return false
 	}
-	return !caption.MatchString(s) && !toolLabel.MatchString(s) && !strings.Contains(s, "`") && !strings.HasSuffix(s, "?") && endsSentence(s)
+	return !caption.MatchString(s) && !passage.ToolLabel.MatchString(s) && !strings.Contains(s, "`") && !strings.HasSuffix(s, "?") && endsSentence(s)
 }
 
 // outlineNumber is a table of contents' "1.2." or "2.".
@@ -286,11 +202,8 @@ var codeMarks = regexp.MustCompile(`=>|->|(?:^|\s)//|&&|\|\||::<|--snip--`)
 // illustration, it does not claim anything.
 var caption = regexp.MustCompile(`^(?:Figure|Fig\.|Listing|Table|Example)\s+\d[\w.-]*:`)
 
-// toolLabel matches a line of tool output ("error[E0596]:", "note:",
-// "warning:"): prose does not open with a lower-case label. Backticks
-// mark code too: a page's prose renders its code spans without them, so
-// they survive only in listings and terminal output.
-var toolLabel = regexp.MustCompile(`^[a-z]+(?:\[\w+\])?:`)
+// Backticks mark code: a page's prose renders its code spans without
+// them, so they survive only in listings and terminal output.
 
 // endsSentence reports a sentence that ends as one does: with . ! ? or
 // their CJK forms, perhaps inside closing quotes or brackets.

@@ -1,0 +1,151 @@
+package passage
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// A settings reference as an HTML page's readable text renders it: each
+// term closes the block before its definition.
+const settings = `Setting this to 0 disables not only automatic packing, but any other heuristic git gc --auto will otherwise use to determine if there's work to do, such as gc.autoPackLimit.
+gc.auto
+
+When there are approximately more than this many loose objects in the repository, git gc --auto will pack them. The default value is 6700.
+gc.autoPackLimit
+
+When there are more than this many packs that are not marked with *.keep file in the repository, git gc --auto consolidates them into one larger pack. The default value is 50.
+
+git gc --auto --quiet
+`
+
+func TestUnitsKnowTheirHeading(t *testing.T) {
+	us := Units(settings)
+	find := func(s string) Unit {
+		for _, u := range us {
+			if strings.Contains(u.Text, s) {
+				return u
+			}
+		}
+		t.Fatalf("no unit holds %q in %+v", s, us)
+		return Unit{}
+	}
+	if u := find("6700"); u.Heading < 0 || us[u.Heading].Text != "gc.auto" {
+		t.Errorf("the 6700 sentence sits under %d, want the gc.auto heading", u.Heading)
+	}
+	if u := find("The default value is 50."); u.Heading < 0 || us[u.Heading].Text != "gc.autoPackLimit" {
+		t.Errorf("the 50 sentence sits under %d, want gc.autoPackLimit", u.Heading)
+	}
+	if u := find("such as gc.autoPackLimit."); strings.HasSuffix(u.Text, "gc.auto") || u.Kind != Sentence {
+		t.Errorf("a heading ran into the sentence before it: %+v", u)
+	}
+	if u := find("--quiet"); u.Kind != Code {
+		t.Errorf("a command line is %v, want Code", u.Kind)
+	}
+}
+
+// A wrapped line that ends a paragraph without a period is the
+// paragraph's, not a heading.
+func TestWrappedLineIsNotAHeading(t *testing.T) {
+	us := Units("Verdi was an Italian composer who wrote many operas, among them\nRigoletto and La traviata\n\nHe died in Milan in 1901.")
+	for _, u := range us {
+		if u.Kind == Heading {
+			t.Fatalf("a wrapped line became a heading: %+v", us)
+		}
+	}
+}
+
+func TestSelectChoosesTheAnsweringWindow(t *testing.T) {
+	var b strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&b, "core.setting%d\n\nThis setting controls behaviour number %d of the repository and its working tree. It is rarely changed.\n", i, i)
+	}
+	b.WriteString(settings)
+	for i := range 60 {
+		fmt.Fprintf(&b, "pack.option%d\n\nThis option tunes packing step %d for large repositories on slow disks. See git-pack-objects.\n", i, i)
+	}
+	text := b.String()
+	got := Select(text, NewQuery("How many loose objects pile up before git gc --auto packs them by default?"), 600)
+	if len(got) > 600 {
+		t.Fatalf("Select returned %d bytes, over the budget of 600", len(got))
+	}
+	for _, want := range []string{"gc.auto", "The default value is 6700."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the passage lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.HasPrefix(got, "core.setting0") {
+		t.Errorf("the passage starts at the text's start, not at what bears on the question:\n%s", got)
+	}
+}
+
+func TestSelectKeepsShortTextWhole(t *testing.T) {
+	if got := Select("Verdi died in Milan.", NewQuery("Where did Verdi die?"), 1500); got != "Verdi died in Milan." {
+		t.Errorf("a text under the budget changed: %q", got)
+	}
+}
+
+func TestSelectKorean(t *testing.T) {
+	var b strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&b, "서식 %d\n\n이 메뉴는 문서의 서식 %d번을 바꿉니다. 자세한 내용은 도움말을 참고하십시오.\n", i, i)
+	}
+	b.WriteString("실행 취소\n\n편집 → 실행 취소를 선택하면 마지막 작업이 취소됩니다. 단축키는 Ctrl+Z입니다.\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "표 %d\n\n표 %d번의 열 너비를 조정합니다.\n", i, i)
+	}
+	got := Select(b.String(), NewQuery("마지막 작업을 취소하는 단축키는 무엇인가요?"), 400)
+	if !strings.Contains(got, "Ctrl+Z") || !strings.Contains(got, "편집 → 실행 취소") {
+		t.Errorf("the passage lacks the answer or its menu path:\n%s", got)
+	}
+}
+
+// Inputs the issue names: a page of only code, only a table, only
+// navigation, no headings, one sentence, nothing.
+func TestSelectOddPages(t *testing.T) {
+	q := NewQuery("How do I configure the cache size?")
+	for name, text := range map[string]string{
+		"code":       strings.Repeat("for (int i = 0; i < n; i++) { cache[i] = 0; }\n", 200),
+		"table":      strings.Repeat("| size | 128 | 256 | 512 |\n", 300),
+		"navigation": strings.Repeat("Home\nDocs\nCache\nAbout\n\n", 300),
+		"one":        "The cache size is set with --cache-size.",
+		"empty":      "",
+		"nohead":     strings.Repeat("The cache keeps pages in memory so that reads are fast. ", 200),
+	} {
+		got := Select(text, q, 500)
+		if len(got) > 500 {
+			t.Errorf("%s: %d bytes, over the budget", name, len(got))
+		}
+		if text != "" && got == "" {
+			t.Errorf("%s: nothing chosen from a non-empty text", name)
+		}
+	}
+}
+
+func BenchmarkSelect10kSentences(b *testing.B) {
+	var sb strings.Builder
+	for i := range 10000 {
+		fmt.Fprintf(&sb, "Sentence %d says something about topic %d and nothing more. ", i, i%97)
+		if i%10 == 9 {
+			sb.WriteString("\n\n")
+		}
+	}
+	text := sb.String()
+	q := NewQuery("What does the text say about topic 42?")
+	b.ReportAllocs()
+	for b.Loop() {
+		Select(text, q, 1500)
+	}
+}
+
+func FuzzSelect(f *testing.F) {
+	f.Add(settings, "default gc.auto", 300)
+	f.Add("편집 → 실행 취소\n\n취소합니다.", "취소", 10)
+	f.Fuzz(func(t *testing.T, text, question string, n int) {
+		n %= 4096
+		got := Select(text, NewQuery(question), n)
+		if n >= 0 && len(got) > max(n, 0) {
+			t.Fatalf("Select returned %d bytes for a budget of %d", len(got), n)
+		}
+	})
+}

@@ -1,0 +1,217 @@
+// Package passage reads a text's structure and chooses the parts of it that
+// bear on a question. Units splits a text into sentences, lines of code and
+// headings, each sentence knowing the heading it sits under (a section's
+// title, or the term a definition list or settings reference defines), so
+// "The default value is 6700." is about gc.auto. Select ranks sentence
+// windows against a question and returns the best within a byte budget, in
+// document order: what a model is shown of a source, in place of its first
+// N bytes.
+package passage
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/quarryhq/quarry/internal/textseg"
+)
+
+// Kind is what a unit of text is.
+type Kind int
+
+// Kinds of unit.
+const (
+	Sentence Kind = iota // a sentence of prose, or a fragment of it
+	Code                 // a line of code or of a terminal session
+	Heading              // a line that titles what follows it
+)
+
+// Unit is one sentence, code line or heading, whitespace collapsed.
+type Unit struct {
+	Text string
+	Kind Kind
+	// Heading is the index of the heading the unit sits under, or -1.
+	Heading int
+	// Block numbers the blank-line separated blocks of the text: units
+	// of one block are one paragraph.
+	Block int
+}
+
+// maxHeadingRunes is the longest line read as a heading.
+const maxHeadingRunes = 80
+
+// minRunes drops fragments too short to say anything (Hangul and Han say
+// more per rune).
+const (
+	minRunes    = 12
+	minCJKRunes = 6
+)
+
+// Units splits text into units. A line of code is a unit of its own, so
+// a listing never runs into the sentence after it; other lines of a block
+// join (a PDF wraps its sentences over lines) and split into sentences. A
+// short line without a sentence's end that closes its block and is
+// followed by prose is a heading: an HTML page's <dt> or <h2> as its
+// readable text renders them.
+func Units(text string) []Unit {
+	var out []Unit
+	heading := -1
+	bs := blocks(text)
+	for bi, b := range bs {
+		if b.code {
+			if l := textseg.OneLine(b.lines[0]); long(l) {
+				out = append(out, Unit{Text: l, Kind: Code, Heading: heading, Block: bi})
+			}
+			continue
+		}
+		lines := b.lines
+		var head string
+		if last := lines[len(lines)-1]; bi+1 < len(bs) && !bs[bi+1].code && headingLine(last) && (len(lines) == 1 || closes(lines[len(lines)-2])) {
+			head, lines = last, lines[:len(lines)-1]
+		}
+		if len(lines) > 0 {
+			joined := strings.Join(lines, "\n")
+			for _, sp := range textseg.Spans(joined) {
+				s := textseg.OneLine(joined[sp.Start:sp.End])
+				if long(s) {
+					out = append(out, Unit{Text: s, Kind: Sentence, Heading: heading, Block: bi})
+				}
+			}
+		}
+		if head != "" {
+			heading = len(out)
+			out = append(out, Unit{Text: textseg.OneLine(head), Kind: Heading, Heading: -1, Block: bi})
+		}
+	}
+	return out
+}
+
+// long is a fragment worth keeping.
+func long(s string) bool {
+	n := utf8.RuneCountInString(s)
+	return n >= minRunes || n >= minCJKRunes && strings.IndexFunc(s, func(r rune) bool { return textseg.IsHangul(r) || unicode.Is(unicode.Han, r) }) >= 0
+}
+
+// closes reports a line that ends a sentence: the line after it starts
+// something new rather than wrapping it.
+func closes(l string) bool {
+	l = strings.TrimRight(l, " \"'’”»)]")
+	r, _ := utf8.DecodeLastRuneInString(l)
+	return strings.ContainsRune(".!?。！？…:", r)
+}
+
+// headingLine is a line that can title what follows: short, with a letter,
+// not ending as a sentence or a clause does.
+func headingLine(l string) bool {
+	l = strings.TrimSpace(l)
+	if l == "" || utf8.RuneCountInString(l) > maxHeadingRunes || strings.IndexFunc(l, unicode.IsLetter) < 0 {
+		return false
+	}
+	r, _ := utf8.DecodeLastRuneInString(l)
+	return !strings.ContainsRune(".!?。！？…,;:", r)
+}
+
+type block struct {
+	lines []string
+	code  bool
+}
+
+// blocks splits text at blank lines and around lines of code.
+func blocks(text string) []block {
+	var out []block
+	var cur []string
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, block{lines: cur})
+			cur = nil
+		}
+	}
+	for line := range strings.SplitSeq(text, "\n") {
+		switch t := strings.TrimSpace(line); {
+		case t == "":
+			flush()
+		case CodeLine(t):
+			flush()
+			out = append(out, block{lines: []string{t}, code: true})
+		default:
+			cur = append(cur, t)
+		}
+	}
+	flush()
+	return out
+}
+
+// CodeLine reports a trimmed, non-empty line that reads as code or a
+// terminal session: it opens or closes a block, ends a statement or opens
+// a call, starts with a shell prompt, or is dense with code symbols.
+func CodeLine(l string) bool {
+	if strings.HasPrefix(l, "$ ") || strings.HasPrefix(l, "//") || strings.HasPrefix(l, "--") || ToolLabel.MatchString(l) || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "-->") || strings.HasPrefix(l, "> ") && strings.ContainsAny(l, "$=(") {
+		return true
+	}
+	body := l[:len(l)-1]
+	switch l[len(l)-1] {
+	case '{', '}', '[':
+		return true
+	case ';':
+		// A statement ends so, and so does a clause a PDF wraps after;
+		// the statement has code's marks or is a word or three ("break;").
+		if strings.ContainsAny(body, "(){}=<>[]*") || strings.Contains(body, "::") || len(strings.Fields(body)) <= 3 {
+			return true
+		}
+	case '(':
+		// A call opens so ("println!("); prose opens a parenthesis after a
+		// space.
+		if !strings.HasSuffix(body, " ") {
+			return true
+		}
+	case ',':
+		if strings.ContainsAny(l, "(){}=") {
+			return true
+		}
+	}
+	if command(l) {
+		return true
+	}
+	letters, symbols := Density(l)
+	return symbols*10 > letters
+}
+
+// command reports a command line as a manual shows one: a lower-case
+// program name, an option ("-x", "--long") and no sentence's end.
+func command(l string) bool {
+	fs := strings.Fields(l)
+	if len(fs) < 2 || fs[0] != strings.ToLower(fs[0]) || !unicode.IsLetter([]rune(fs[0])[0]) || closes(l) {
+		return false
+	}
+	for _, f := range fs[1:] {
+		if r := strings.TrimLeft(f, "-"); len(r) < len(f) && len(f)-len(r) <= 2 && r != "" && unicode.IsLetter([]rune(r)[0]) {
+			return true
+		}
+	}
+	return false
+}
+
+// CodeSymbols are characters prose seldom uses and code, shell sessions,
+// compiler output and markup use all the time.
+const CodeSymbols = "{}[]<>=;|&*_~\\$#@^`"
+
+// Density counts a text's letters and its code symbols, braces twice.
+func Density(s string) (letters, symbols int) {
+	for _, r := range s {
+		switch {
+		case unicode.IsLetter(r):
+			letters++
+		case strings.ContainsRune(CodeSymbols, r):
+			symbols++
+			if r == '{' || r == '}' {
+				symbols++
+			}
+		}
+	}
+	return letters, symbols
+}
+
+// ToolLabel matches a line of tool output ("error[E0596]:", "note:",
+// "warning:"): prose does not open with a lower-case label.
+var ToolLabel = regexp.MustCompile(`^[a-z]+(?:\[\w+\])?:`)
