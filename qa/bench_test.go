@@ -11,7 +11,6 @@ import (
 	"github.com/quarryhq/quarry/internal/jsonx"
 	"github.com/quarryhq/quarry/internal/textseg"
 	"github.com/quarryhq/quarry/kb"
-	"github.com/quarryhq/quarry/kb/analyze"
 	"github.com/quarryhq/quarry/session"
 	"github.com/quarryhq/quarry/store/sqlite"
 )
@@ -52,10 +51,10 @@ func BenchmarkAskHotpot(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			chosen, conf := pick(q.Question, unique(analyze.Terms(q.Question)), hits)
+			chosen, conf := pick(q.Question, hits)
 			var text strings.Builder
 			for _, c := range chosen {
-				text.WriteString(c.text + " ")
+				text.WriteString(strings.Join(c.Sentences, " ") + " ")
 			}
 			holds := contains(text.String(), q.Answer)
 			// The baseline at the same length: the top result's first

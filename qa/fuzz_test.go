@@ -16,7 +16,7 @@ func FuzzAnswer(f *testing.F) {
 	f.Add("Are Tim O'Brien and Erica Jong of the same nationality?", "\x00\xff. Tim O'Brien. ! ? 2003 2003", "")
 	f.Fuzz(func(t *testing.T, question, text, title string) {
 		hits := []kb.Result{{ChunkID: 1, SourceURL: "kb://k/a", Title: title, Text: text}, {ChunkID: 2, SourceURL: "kb://k/b", Title: question, Text: question + " " + text}}
-		ans := answer(question, Language(question), nil, hits)
+		ans := answer(question, Language(question), hits)
 		if ans.Confidence < 0 || ans.Confidence > 1 {
 			t.Fatalf("confidence %v", ans.Confidence)
 		}

@@ -10,13 +10,12 @@ package qa
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/quarryhq/quarry/errcode"
+	"github.com/quarryhq/quarry/internal/passage"
 	"github.com/quarryhq/quarry/internal/textclean"
-	"github.com/quarryhq/quarry/internal/textseg"
 	"github.com/quarryhq/quarry/kb"
 	"github.com/quarryhq/quarry/kb/analyze"
 	"github.com/quarryhq/quarry/llm"
@@ -37,12 +36,9 @@ const (
 	ownWeight  = 0.5
 )
 
-// Threshold is the confidence under which an answer is "I don't know".
-// It was set on the HotpotQA dev questions and 40 questions about things
-// the corpus does not hold (BenchmarkAskHotpot): their confidences
-// cluster apart (medians 0.89 and 0.34), because a knowledge base that
-// lacks the names a question asks about covers little of it.
-const Threshold = 0.5
+// Threshold is the confidence under which an answer is "I don't know"
+// (passage.Weights.Answered).
+var Threshold = passage.Weights.Answered
 
 // Searcher searches one knowledge base.
 type Searcher interface {
@@ -137,7 +133,7 @@ func (a *Asker) Ask(ctx context.Context, req Request) (*Answer, error) {
 		}
 	}
 	question := resolve(req.Question, sess)
-	query, terms := queryOf(question, sess)
+	query := queryOf(question, sess)
 	// Chunks in the question's language first; when none answers, chunks
 	// in any language, quoted as they are (a short English note detected
 	// as undetermined, a Korean answer to an English follow-up).
@@ -147,7 +143,7 @@ func (a *Asker) Ask(ctx context.Context, req Request) (*Answer, error) {
 	}
 	var ans *Answer
 	if len(hits) > 0 && a.Model == nil {
-		ans = answer(question, lang, terms, hits)
+		ans = answer(query, lang, hits)
 	}
 	if len(hits) == 0 || ans != nil && ans.Unknown {
 		anyHits, err := a.Search.Search(ctx, kb.Query{Text: query, K: req.TopK, Mode: kb.ModeHybrid})
@@ -158,7 +154,7 @@ func (a *Asker) Ask(ctx context.Context, req Request) (*Answer, error) {
 			return nil, errcode.New(errcode.Invalid, "question", "the knowledge base holds no chunks; add documents first")
 		}
 		if a.Model == nil {
-			if other := answer(question, lang, terms, anyHits); ans == nil || !other.Unknown {
+			if other := answer(query, lang, anyHits); ans == nil || !other.Unknown {
 				ans, hits = other, anyHits
 			}
 		} else if len(hits) == 0 {
@@ -184,20 +180,19 @@ func (a *Asker) Ask(ctx context.Context, req Request) (*Answer, error) {
 	return ans, nil
 }
 
-// queryOf is what is searched, and the terms an answer must cover: the
-// question, and for a follow-up that names little ("and for
-// businesses?") the question before it too.
-func queryOf(q string, sess *session.Session) (string, []string) {
-	terms := unique(analyze.Terms(q))
-	if len(terms) > 3 || sess == nil {
-		return q, terms
+// queryOf is what is searched and answered: the question, and for a
+// follow-up that names little ("and for businesses?") the question before
+// it too.
+func queryOf(q string, sess *session.Session) string {
+	if len(unique(analyze.Terms(q))) > 3 || sess == nil {
+		return q
 	}
 	for i := len(sess.Messages) - 1; i >= 0; i-- {
 		if m := sess.Messages[i]; m.Role == session.RoleUser {
-			return q + " " + m.Content, unique(append(terms, analyze.Terms(m.Content)...))
+			return m.Content + " " + q // the question asked last reads its type
 		}
 	}
-	return q, terms
+	return q
 }
 
 func unique(ts []string) []string {
@@ -212,90 +207,29 @@ func unique(ts []string) []string {
 	return out
 }
 
-type candidate struct {
-	text  string
-	terms map[string]bool
-	hit   int // index into hits
-	score float64
-}
-
-// pick chooses the sentences that cover the question's terms best, a few
-// at most, each adding terms the others lack (both sides of a
-// comparison), and measures confidence as the share of the question's
-// terms they cover together (0.7) and the best one covers alone (0.3).
-func pick(question string, terms []string, hits []kb.Result) ([]candidate, float64) {
-	names := entities(question)
-	var cands []candidate
+// pick finds the windows that answer (passage.Find over the chunks read):
+// the best, and those that add what it lacks (a comparison's other side,
+// a question's second hop), with their confidence (passage.Confidence).
+func pick(query string, hits []kb.Result) ([]passage.Answer, float64) {
+	docs := make([]passage.Doc, len(hits))
 	for i, h := range hits {
-		title := termSet(h.Title)
-		// A source whose title is a name the question asks about is that
-		// thing's own page: its sentences come first.
-		own := 0.0
-		for _, e := range names {
-			if u := unique(e); len(title) == len(u) && cover(u, title) == 1 {
-				own = ownWeight
-			}
-		}
-		for _, sp := range textseg.Spans(h.Text) {
-			text := textseg.OneLine(h.Text[sp.Start:sp.End])
-			if n := utf8.RuneCountInString(text); n < 20 || n > maxQuoteChars || !prose(text) {
-				continue
-			}
-			ts := termSet(text)
-			for t := range title { // the source is about its title: "he" is the title
-				ts[t] = true
-			}
-			cands = append(cands, candidate{text: text, terms: ts, hit: i, score: cover(terms, ts) + rankWeight/float64(1+i) + own})
-		}
+		docs[i] = passage.Doc{Title: h.Title, Body: h.Text}
 	}
-	ents := entityCover(names, cands)
-	covered := map[string]bool{}
-	var chosen []candidate
-	best := 0.0
-	for len(chosen) < maxQuotes {
-		at, gain := -1, 0.0
-		for j, c := range cands {
-			g := 0.0
-			for _, t := range terms {
-				if c.terms[t] && !covered[t] {
-					g++
-				}
-			}
-			if g == 0 {
-				continue
-			}
-			if g += c.score; g > gain {
-				at, gain = j, g
-			}
-		}
-		if at < 0 {
-			break
-		}
-		c := cands[at]
-		cands = slices.Delete(cands, at, at+1)
-		for t := range c.terms {
-			covered[t] = true
-		}
-		best = max(best, cover(terms, c.terms))
-		chosen = append(chosen, c)
-	}
-	conf := 0.7*cover(terms, covered) + 0.3*best
-	if ents >= 0 {
-		// The names asked about weigh most: without them the rest is
-		// about something else.
-		conf = 0.5*ents + 0.5*conf
-	}
-	return chosen, round2(conf)
+	found, missing := passage.Find(query, docs, maxAnswers)
+	chosen := passage.Answers(found)
+	return chosen, passage.Confidence(query, chosen, missing)
 }
 
-// answer quotes the picked sentences with their citations, or says it
-// does not know when the confidence is under Threshold.
-func answer(question, lang string, terms []string, hits []kb.Result) *Answer {
+// maxAnswers is how many windows an answer quotes at most.
+const maxAnswers = 3
+
+// answer quotes the picked windows with their citations, or says it does
+// not know when the confidence is under Threshold. query is what was
+// searched: the question, with the one before it for a follow-up that
+// names little.
+func answer(query, lang string, hits []kb.Result) *Answer {
 	ans := &Answer{Language: lang, Sources: []string{}, Suggestions: []string{}, Quotes: []Quote{}, Engine: "offline-extractive", Note: note(lang)}
-	if len(terms) == 0 {
-		terms = unique(analyze.Terms(question))
-	}
-	chosen, conf := pick(question, terms, hits)
+	chosen, conf := pick(query, hits)
 	ans.Confidence = conf
 	if ans.Confidence < Threshold || len(chosen) == 0 {
 		ans.Unknown = true
@@ -306,17 +240,19 @@ func answer(question, lang string, terms []string, hits []kb.Result) *Answer {
 	var b strings.Builder
 	cited := map[int]int{} // hit → reference number
 	for _, c := range chosen {
-		n, ok := cited[c.hit]
+		n, ok := cited[c.Doc]
 		if !ok {
 			n = len(cited) + 1
-			cited[c.hit] = n
-			ans.Sources = append(ans.Sources, hits[c.hit].SourceURL)
+			cited[c.Doc] = n
+			ans.Sources = append(ans.Sources, hits[c.Doc].SourceURL)
 		}
-		if b.Len() > 0 {
-			b.WriteString(" ")
+		for _, text := range c.Sentences {
+			if b.Len() > 0 {
+				b.WriteString(" ")
+			}
+			fmt.Fprintf(&b, "\"%s\" [%d]", text, n)
+			ans.Quotes = append(ans.Quotes, Quote{Number: n, Text: text, URL: hits[c.Doc].SourceURL, Title: hits[c.Doc].Title, ChunkID: hits[c.Doc].ChunkID, Score: round2(c.Coverage)})
 		}
-		fmt.Fprintf(&b, "\"%s\" [%d]", c.text, n)
-		ans.Quotes = append(ans.Quotes, Quote{Number: n, Text: c.text, URL: hits[c.hit].SourceURL, Title: hits[c.hit].Title, ChunkID: hits[c.hit].ChunkID, Score: round2(cover(terms, c.terms))})
 	}
 	ans.Answer = b.String()
 	ans.Suggestions = suggestions(lang, hits, cited)

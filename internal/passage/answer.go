@@ -1,0 +1,467 @@
+package passage
+
+import (
+	"maps"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/quarryhq/quarry/kb/analyze"
+)
+
+// Doc is a text answers are looked for in: a chunk a search returned, a
+// source a research read.
+type Doc struct {
+	Title string
+	Body  string
+}
+
+// Answer is a window of one document that answers a question: its best
+// matching sentence and, when another sentence of the same paragraph
+// holds the kind of answer asked for, that one too ("When there are more
+// than this many loose objects … git gc --auto will pack them." and "The
+// default value is 6700.").
+type Answer struct {
+	Doc       int      // index into the documents
+	Sentences []string // in document order
+	Heading   string   // what the window sits under, if anything
+	// Coverage is the share of the question's weight the window holds:
+	// each term weighed by its rarity among the documents' sentences, a
+	// term held only by the heading or the title at half weight.
+	Coverage float64
+	// Fits: a sentence holds the kind of answer the question asks for.
+	Fits  bool
+	Score float64
+	// Gain is the share of the question's weight it adds to the answers
+	// before it (its Coverage for the first).
+	Gain float64
+	held map[string]bool
+}
+
+// Weights of the answer finder, each with what it stands for.
+var Weights = struct {
+	// Heading and Title: a term the sentence does not say but the
+	// heading it sits under or its document's title does.
+	Heading, Title float64
+	// Neighbour: a term the sentence lacks that a sentence beside it in
+	// the same paragraph holds: context, not the answer.
+	Neighbour float64
+	// Fit is added to a sentence holding the kind of answer asked for.
+	Fit float64
+	// Rank favours the documents the search ranked higher, Rank/(1+r).
+	Rank float64
+	// Scene: a term only the question's scene-setting sentences hold.
+	Scene float64
+	// Gain: a further answer is quoted when it adds at least this share
+	// of the question's weight to those before it.
+	Gain float64
+	// Answered is the confidence under which the documents do not
+	// answer. Set on the five documentation dev sets
+	// (eval/testdata/research): the share of answerable questions
+	// answered right, of unanswerable ones refused and of false refusals
+	// were best balanced there.
+	Answered float64
+}{Heading: 0.5, Title: 0.5, Neighbour: 0.25, Fit: 0.2, Rank: 0.05, Scene: 0.5, Gain: 0.1, Answered: 0.25}
+
+// Ablate switches rules off by name, for the benchmark that shows what
+// each is worth: "heading", "title", "neighbour", "fit", "rank",
+// "content" (Korean question words kept as terms), "window" (the best
+// sentence alone), "asking" (the scene-setting sentences weigh as much as
+// the one that asks).
+var Ablate = map[string]bool{}
+
+// MaxSentence is the longest sentence quoted as an answer, in bytes.
+const MaxSentence = 600
+
+// maxQuestionWords bounds the words of a question weighed (a question's
+// words times the sentences read is the finder's work).
+const maxQuestionWords = 64
+
+type unitRef struct {
+	doc, unit int
+	terms     map[string]bool
+}
+
+// Find returns the best answers, at most n, one per document, best
+// first, and the marked words of the question (Marked) that no document
+// holds: when there are any, the documents do not speak of what the
+// question names.
+func Find(question string, docs []Doc, n int) ([]Answer, []string) {
+	content := question
+	if !Ablate["content"] {
+		content = Content(question)
+	}
+	qterms := unique(analyze.Terms(content))
+	kind := TypeOf(question)
+	qlower := strings.ToLower(question)
+
+	units := make([][]Unit, len(docs))
+	own := make([][]map[string]bool, len(docs))
+	titles := make([]map[string]bool, len(docs))
+	var all []unitRef
+	df := map[string]int{}
+	for d, doc := range docs {
+		units[d] = Units(doc.Body)
+		titles[d] = termSet(doc.Title)
+		own[d] = make([]map[string]bool, len(units[d]))
+		for i, u := range units[d] {
+			own[d][i] = termSet(u.Text)
+		}
+		for i, u := range units[d] {
+			if u.Kind == Heading {
+				continue
+			}
+			seen := map[string]bool{}
+			for t := range own[d][i] {
+				seen[t] = true
+			}
+			if u.Heading >= 0 {
+				for t := range own[d][u.Heading] {
+					seen[t] = true
+				}
+			}
+			for t := range seen {
+				df[t]++
+			}
+			all = append(all, unitRef{doc: d, unit: i, terms: own[d][i]})
+		}
+	}
+	held := make([]map[string]bool, len(docs))
+	for d := range docs {
+		held[d] = maps.Clone(titles[d])
+		for _, ts := range own[d] {
+			maps.Copy(held[d], ts)
+		}
+	}
+	missing := missingMarked(question, held)
+	nUnits := float64(len(all))
+	// The question's words, each weighed by the rarity of its terms among
+	// the sentences read (a Korean word's terms are its syllable pairs):
+	// a word is held in the share of its terms a sentence holds, so a
+	// Korean word counts once, however many pairs it has. The sentence
+	// that asks weighs more than the scene set before it ("I keep making
+	// 'fixup!' commits. Which setting …?").
+	type qword struct {
+		terms []string
+		w     float64
+	}
+	var words []qword
+	weight := map[string]float64{} // per term, for the gain of an answer
+	var total float64
+	asking := termSet(Content(lastSentence(question)))
+	seenWord := map[string]bool{}
+	for _, f := range strings.Fields(content) {
+		ts := unique(analyze.Terms(f))
+		if len(ts) == 0 || seenWord[strings.Join(ts, " ")] || len(words) == maxQuestionWords {
+			continue
+		}
+		seenWord[strings.Join(ts, " ")] = true
+		var w float64
+		scene := true
+		for _, t := range ts {
+			w += math.Log(1 + nUnits/float64(1+df[t]))
+			scene = scene && !asking[t]
+		}
+		w /= float64(len(ts))
+		if scene && !Ablate["asking"] {
+			w *= Weights.Scene
+		}
+		words = append(words, qword{ts, w})
+		for _, t := range ts {
+			weight[t] = max(weight[t], w/float64(len(ts)))
+		}
+		total += w
+	}
+	if total == 0 || len(all) == 0 {
+		return nil, missing
+	}
+	qterms = qterms[:0]
+	for t := range weight {
+		qterms = append(qterms, t)
+	}
+	sort.Strings(qterms)
+
+	// cover is the share of the question's weight a unit holds, with its
+	// heading, title and neighbours at their shares.
+	cover := func(d, i int, extra map[string]bool) float64 {
+		u := units[d][i]
+		var v float64
+		for _, qw := range words {
+			var h float64
+			for _, t := range qw.terms {
+				switch {
+				case own[d][i][t] || extra[t]:
+					h++
+				case !Ablate["heading"] && u.Heading >= 0 && own[d][u.Heading][t]:
+					h += Weights.Heading
+				case !Ablate["title"] && titles[d][t]:
+					h += Weights.Title
+				case !Ablate["neighbour"] && neighbourHolds(units[d], own[d], i, t):
+					h += Weights.Neighbour
+				}
+			}
+			v += qw.w * h / float64(len(qw.terms))
+		}
+		return v / total
+	}
+
+	best := map[int]Answer{}
+	for _, r := range all {
+		u := units[r.doc][r.unit]
+		if len(u.Text) > MaxSentence || u.Kind == Code && kind != HowTo {
+			continue // a line of code answers how to do something, nothing else
+		}
+		if cover(r.doc, r.unit, nil) == 0 {
+			continue
+		}
+		// The window: the sentence, and the sentence of its paragraph
+		// that holds the kind of answer asked for when it does not; its
+		// coverage is theirs together.
+		fits := !Ablate["fit"] && fit(kind, u, qlower)
+		win := []int{r.unit}
+		if !Ablate["window"] {
+			win = window(units[r.doc], r.unit, fits, kind, qlower)
+		}
+		extra := map[string]bool{}
+		anyFit := fits
+		for _, j := range win {
+			for t := range own[r.doc][j] {
+				extra[t] = true
+			}
+			anyFit = anyFit || j != r.unit && !Ablate["fit"] && fit(kind, units[r.doc][j], qlower)
+		}
+		cov := cover(r.doc, r.unit, extra)
+		score := cov
+		if anyFit {
+			score += Weights.Fit
+		}
+		if !Ablate["rank"] {
+			score += Weights.Rank / float64(1+r.doc)
+		}
+		if a, ok := best[r.doc]; ok && a.Score >= score {
+			continue
+		}
+		a := Answer{Doc: r.doc, Coverage: cov, Fits: anyFit, Score: score, held: map[string]bool{}}
+		for _, t := range qterms {
+			if extra[t] || own[r.doc][r.unit][t] {
+				a.held[t] = true
+			}
+		}
+		for _, j := range win {
+			a.Sentences = append(a.Sentences, units[r.doc][j].Text)
+		}
+		if u.Heading >= 0 {
+			a.Heading = units[r.doc][u.Heading].Text
+		}
+		best[r.doc] = a
+	}
+	out := make([]Answer, 0, len(best))
+	for _, a := range best {
+		out = append(out, a)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return out[i].Doc < out[j].Doc
+	})
+	// The same words in two documents (a page and its source text) are
+	// one answer. After the best, each next answer is the one that adds
+	// most of the question's weight to those before it (its Gain): the
+	// other side of a comparison, the second hop of a question.
+	seen := map[string]bool{}
+	var rest []Answer
+	for _, a := range out {
+		key := strings.Join(strings.FieldsFunc(strings.ToLower(strings.Join(a.Sentences, " ")), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }), " ")
+		if !seen[key] {
+			seen[key] = true
+			rest = append(rest, a)
+		}
+	}
+	covered := map[string]bool{}
+	var kept []Answer
+	for len(rest) > 0 && len(kept) < n {
+		at, gain := 0, -1.0
+		for i, a := range rest {
+			var g float64
+			for t := range a.held {
+				if !covered[t] {
+					g += weight[t]
+				}
+			}
+			if g /= total; len(kept) == 0 {
+				g = 0 // the best comes first, whatever it adds
+			}
+			if g > gain+1e-9 {
+				at, gain = i, g
+			}
+		}
+		a := rest[at]
+		a.Gain = max(gain, 0)
+		if len(kept) == 0 {
+			a.Gain = a.Coverage
+		}
+		for t := range a.held {
+			covered[t] = true
+		}
+		kept = append(kept, a)
+		rest = append(rest[:at], rest[at+1:]...)
+	}
+	return kept, missing
+}
+
+// window is the sentences quoted for unit i: it, what it introduces
+// when it ends with a colon, and, when it does not hold the kind of
+// answer asked for, the nearest sentence of its paragraph that does.
+func window(us []Unit, i int, fits bool, kind Type, q string) []int {
+	out := []int{i}
+	if strings.HasSuffix(us[i].Text, ":") && i+1 < len(us) && us[i+1].Kind != Heading {
+		return append(out, i+1)
+	}
+	if fits {
+		return out
+	}
+	for _, j := range []int{i + 1, i + 2, i - 1, i + 3, i - 2} {
+		if j >= 0 && j < len(us) && us[j].Block == us[i].Block && us[j].Kind == Sentence && len(us[j].Text) <= MaxSentence && fit(kind, us[j], q) {
+			if j < i {
+				return []int{j, i}
+			}
+			return append(out, j)
+		}
+	}
+	return out
+}
+
+func neighbourHolds(us []Unit, own []map[string]bool, i int, t string) bool {
+	for _, j := range []int{i - 1, i + 1} {
+		if j >= 0 && j < len(us) && us[j].Block == us[i].Block && us[j].Kind != Heading && own[j][t] {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	numberRE  = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
+	optionRE  = regexp.MustCompile(`(?:^|\s)--?[a-zA-Z][\w-]*|\w+\.\w+\(?|→|⇒|\s>\s|\p{Hangul}+\s-\s\p{Hangul}+`)
+	defaultRE = regexp.MustCompile(`(?i)\bdefaults?\b|\bby default\b|기본`)
+	yearRE    = regexp.MustCompile(`\b(?:1[5-9]|20)\d{2}\b|\b\d+\.\d+(?:\.\d+)?\b`)
+	defineRE  = regexp.MustCompile(`(?i)\b(?:is|are|was|means|refers to|stands for|describes|specifies|controls|lets|allows)\b|입니다|이다|합니다|말합니다|뜻합니다`)
+	polarRE   = regexp.MustCompile(`(?i)\b(?:not|no|never|cannot|can't|only|must|always|unless|instead|also)\b|않|없|수 있|안 됩니다|불가`)
+	personRE  = regexp.MustCompile(`\p{Lu}\p{Ll}+\s+(?:\p{Lu}\.\s+)?\p{Lu}\p{Ll}+`)
+	placeRE   = regexp.MustCompile(`\b(?:in|at|from|near)\s+(?:the\s+)?\p{Lu}`)
+)
+
+// fit reports whether a unit holds the kind of answer a question of the
+// type asks for, beyond what the question itself says.
+func fit(kind Type, u Unit, q string) bool {
+	if u.Kind == Heading {
+		return false
+	}
+	s := u.Text
+	newMatch := func(re *regexp.Regexp) bool {
+		for _, m := range re.FindAllString(s, -1) {
+			if !strings.Contains(q, strings.ToLower(strings.TrimSpace(m))) {
+				return true
+			}
+		}
+		return false
+	}
+	switch kind {
+	case Default:
+		return defaultRE.MatchString(s) && (numberRE.MatchString(s) || newMatch(optionRE) || strings.ContainsAny(s, `"'“`) || strings.Contains(strings.ToLower(s), " is ") || strings.Contains(s, "입니다"))
+	case Number:
+		return newMatch(numberRE)
+	case HowTo:
+		return u.Kind == Code || newMatch(optionRE)
+	case Definition:
+		return defineRE.MatchString(s)
+	case YesNo:
+		return polarRE.MatchString(s)
+	case Time:
+		return newMatch(yearRE)
+	case Person:
+		return newMatch(personRE)
+	case Place:
+		return newMatch(placeRE)
+	}
+	return false
+}
+
+// Answers are the answers worth quoting: the best, then each that adds
+// at least Weights.Gain of the question's weight to those before it.
+func Answers(found []Answer) []Answer {
+	if len(found) == 0 {
+		return nil
+	}
+	out := found[:1]
+	for _, a := range found[1:] {
+		if a.Gain < Weights.Gain {
+			break
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// Confidence is the share of the question's weight the best answer
+// holds (one window answers; the further ones add context), lowered in
+// proportion to the names the question marks (Marked) that no document
+// holds: those documents speak of something else. Under
+// Weights.Answered the documents do not answer. (The share the answers
+// hold together told answerable questions from the others less well on
+// the dev sets: 0.39 of the unanswerable refused at 0.17 false refusals,
+// against 0.50 at 0.16.)
+func Confidence(question string, answers []Answer, missing []string) float64 {
+	if len(answers) == 0 {
+		return 0
+	}
+	c := answers[0].Coverage
+	if marked := len(Marked(question)); marked > 0 {
+		c *= 1 - float64(len(missing))/float64(marked)
+	}
+	return math.Round(min(c, 1)*100) / 100
+}
+
+// missingMarked lists the marked names of a question (Marked) whose
+// words no one document holds together, in its title or its text.
+func missingMarked(question string, docs []map[string]bool) []string {
+	var out []string
+	for _, w := range Marked(question) {
+		ts := analyze.Terms(w)
+		found := false
+		for _, held := range docs {
+			all := true
+			for _, t := range ts {
+				all = all && held[t]
+			}
+			if found = all; found {
+				break
+			}
+		}
+		if !found {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func termSet(s string) map[string]bool {
+	m := map[string]bool{}
+	analyze.TermsFunc(s, func(t string) { m[t] = true })
+	return m
+}
+
+func unique(ts []string) []string {
+	seen := map[string]bool{}
+	out := ts[:0:0]
+	for _, t := range ts {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -1,0 +1,111 @@
+package passage
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestTypeOf(t *testing.T) {
+	for q, want := range map[string]Type{
+		"By default, how many loose objects have to pile up before git gc --auto packs them?": Default,
+		"How many columns can a table have?":                                                  Number,
+		"I rebased a branch. How can I force-push it without clobbering commits?":             HowTo,
+		"Which git commit option does that?":                                                  HowTo,
+		"What does git worktree lock do?":                                                     Definition,
+		"What is the difference between git reset --soft and git reset --mixed?":              Difference,
+		"Does git mv commit the rename for me?":                                               YesNo,
+		"Which SQLite release first added window functions?":                                  Time,
+		"Calc에서 문서를 공유하려면 어떤 메뉴를 사용하나요?":                                                      HowTo,
+		"GBR과 GIH의 차이는 무엇인가요?":                                                                Difference,
+		"Tell me about Verdi.":                                                                Other,
+	} {
+		if got := TypeOf(q); got != want {
+			t.Errorf("TypeOf(%q) = %v, want %v", q, got, want)
+		}
+	}
+}
+
+// Korean interrogatives and a bare question ending are not what a
+// question is about ("None of the sources mentions 어느, 좋나요").
+func TestContentDropsKoreanQuestionWords(t *testing.T) {
+	got := Content("사진을 저장할 때 어느 형식이 좋나요?")
+	for _, w := range []string{"어느", "좋나요"} {
+		if strings.Contains(got, w) {
+			t.Errorf("Content kept %q: %q", w, got)
+		}
+	}
+	if !strings.Contains(got, "형식이") || !strings.Contains(got, "사진을") {
+		t.Errorf("Content dropped the subject: %q", got)
+	}
+	if got := Content("요금은 언제 납부하나요?"); !strings.Contains(got, "납부하나요") {
+		t.Errorf("a predicate with a stem of two syllables is content: %q", got)
+	}
+}
+
+func TestMarked(t *testing.T) {
+	got := Marked("How do I set up Git LFS so that all .psd files in my repo use gc.auto and --reset-author? Writer에서 2.4에")
+	for _, want := range []string{"Git LFS", ".psd", "gc.auto", "--reset-author", "Writer", "2.4"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("Marked lacks %q: %q", want, got)
+		}
+	}
+	if slices.Contains(got, "How") || slices.Contains(got, "I") {
+		t.Errorf("Marked holds a question word: %q", got)
+	}
+}
+
+// The answer to a default is the sentence that states it, beside the
+// one that matches the question best; the window holds both.
+func TestFindDefaultWindow(t *testing.T) {
+	docs := []Doc{
+		{Title: "git-config", Body: settings},
+		{Title: "git-gc", Body: "Setting this to 0 disables not only automatic packing based on the number of loose objects, but any other heuristic git gc --auto will otherwise use to determine if there's work to do."},
+	}
+	found, missing := Find("By default, how many loose objects have to pile up before an automatic git gc --auto packs them?", docs, 2)
+	if len(found) == 0 || len(missing) != 0 {
+		t.Fatalf("found %+v, missing %q", found, missing)
+	}
+	text := strings.Join(found[0].Sentences, " ")
+	if !strings.Contains(text, "6700") || !strings.Contains(text, "loose objects") || found[0].Heading != "gc.auto" || !found[0].Fits {
+		t.Errorf("best answer %+v, want the gc.auto window with its default", found[0])
+	}
+}
+
+// A question naming what no document holds is answered with low
+// confidence, whatever else matches.
+func TestConfidenceMissingName(t *testing.T) {
+	docs := []Doc{{Title: "gitattributes", Body: "Git tracks files in the repository. Every file in the working tree can be tracked or untracked by git."}}
+	q := "How do I track all .psd files in my repository with Git LFS?"
+	found, missing := Find(q, docs, 1)
+	if !slices.Contains(missing, ".psd") {
+		t.Fatalf("missing = %q, want .psd among them", missing)
+	}
+	if c := Confidence(q, Answers(found), missing); c >= Weights.Answered {
+		t.Errorf("confidence %.2f for a question about a file type no document names", c)
+	}
+	q = "Can every file in the working tree be tracked by git?"
+	found, missing = Find(q, docs, 1)
+	if c := Confidence(q, Answers(found), missing); c < Weights.Answered {
+		t.Errorf("confidence %.2f for a question the document answers", c)
+	}
+}
+
+func FuzzFind(f *testing.F) {
+	f.Add(settings, "By default, how many loose objects?")
+	f.Add("실행 취소\n\n편집 → 실행 취소를 선택합니다.", "어떻게 취소하나요?")
+	f.Fuzz(func(t *testing.T, body, question string) {
+		found, missing := Find(question, []Doc{{Title: "t", Body: body}, {Body: body + "\n\nmore"}}, 3)
+		c := Confidence(question, Answers(found), missing)
+		if c < 0 || c > 1 {
+			t.Fatalf("confidence %v out of [0, 1]", c)
+		}
+		for _, a := range found {
+			for _, s := range a.Sentences {
+				if s == "" {
+					t.Fatal("an empty sentence quoted")
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,192 @@
+package passage
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/quarryhq/quarry/internal/followup"
+	"github.com/quarryhq/quarry/internal/textseg"
+	"github.com/quarryhq/quarry/kb/analyze"
+)
+
+// Type is the kind of answer a question asks for, read from its wording
+// in English or Korean. It decides which sentence of a matching window
+// answers: "The default value is 6700." for a default, the command line
+// for a how-to.
+type Type int
+
+// Question types.
+const (
+	Other      Type = iota
+	Default         // a setting's default value
+	Number          // how many, how much, how long
+	HowTo           // how to do something; which option, command or menu
+	Definition      // what X is, does or means
+	Difference      // the difference between A and B
+	YesNo           // can I, does it, is it
+	Time            // when, which year
+	Person          // who
+	Place           // where
+)
+
+// String names a type.
+func (t Type) String() string {
+	return [...]string{"other", "default", "number", "how-to", "definition", "difference", "yes/no", "time", "person", "place"}[t]
+}
+
+// The question grammar: patterns over the lower-cased question, in the
+// order they are tried (a default asked with "how many" is a default).
+var typeRules = []struct {
+	t  Type
+	re *regexp.Regexp
+}{
+	{Difference, regexp.MustCompile(`\bdifference between\b|\bdiffer(?:s|ence)?\b|\bvs\.?\s|\bversus\b|차이`)},
+	{Default, regexp.MustCompile(`\bby default\b|\bdefault (?:value|setting|mode|is)\b|\bdefaults? to\b|기본값|기본으로|기본 설정`)},
+	{Number, regexp.MustCompile(`\bhow (?:many|much|long|old|large|big|often)\b|\bwhat (?:number|percentage|size)\b|\bwhich exit code\b|몇\s*(?:개|번|일|시간|분|초|명|가지)?|얼마`)},
+	{HowTo, regexp.MustCompile(`^how (?:do|can|could|should|would) (?:i|you|we|one)\b|\bhow to\b|\bwhich (?:[\w.-]+ ){0,2}(?:option|command|flag|setting|configuration|menu|function|method|key|shortcut|statement|pragma|module)s?\b|\bwhat (?:option|command|flag|setting|configuration|menu|function|method|shortcut|statement|pragma)\b|어떻게|방법|어떤 (?:메뉴|명령|옵션|도구|기능|단축키|키)|어느 (?:메뉴|명령|옵션|도구|기능)`)},
+	{Definition, regexp.MustCompile(`^what (?:is|are|does|do)\b|\bwhat does .* (?:do|mean)\b|\bmean\b|무엇인가요|뭔가요|무엇을 하|의미`)},
+	{Time, regexp.MustCompile(`^when\b|\bwhat (?:year|date)\b|\bwhich (?:[\w.-]+ ){0,2}(?:year|release|version)\b|\bin which (?:release|version)\b|\bsince which\b|언제`)},
+	{Person, regexp.MustCompile(`^who\b|\bwho (?:made|wrote|created|developed)\b|누가|누구`)},
+	{Place, regexp.MustCompile(`^where\b|어디`)},
+	{YesNo, regexp.MustCompile(`^(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have|may)\b`)},
+}
+
+// TypeOf reads a question's type; Other when none applies.
+func TypeOf(question string) Type {
+	q := strings.ToLower(strings.TrimSpace(lastSentence(question)))
+	for _, r := range typeRules {
+		if r.re.MatchString(q) {
+			return r.t
+		}
+	}
+	return Other
+}
+
+// lastSentence is the sentence that asks, when a question sets the scene
+// first ("I rebased a branch I had already pushed. How can I …?").
+func lastSentence(q string) string {
+	sp := textseg.Spans(q)
+	for i := len(sp) - 1; i >= 0; i-- {
+		s := q[sp[i].Start:sp[i].End]
+		if strings.HasSuffix(strings.TrimSpace(s), "?") {
+			return s
+		}
+	}
+	return q
+}
+
+// koreanQuestionWords open the words that ask rather than name: an
+// interrogative is never what a question is about.
+var koreanQuestionWords = []string{"어느", "어떤", "어떻게", "무엇", "무슨", "뭔", "뭐", "언제", "어디", "누가", "누구", "몇", "얼마", "왜"}
+
+// koreanQuestionEndings close a question's predicate.
+var koreanQuestionEndings = []string{"습니까", "ㅂ니까", "나요", "까요", "가요", "니까", "는지", "을까", "ㄹ까", "죠", "요"}
+
+// Content is a question without the words that only ask: Korean
+// interrogatives ("어느", "무엇을") and a closing predicate that, its
+// question ending cut, is under two syllables ("좋나요", "되나요").
+// English question words are stop words to the analyser already.
+func Content(question string) string {
+	fields := strings.Fields(question)
+	out := fields[:0:0]
+	for i, f := range fields {
+		w := strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		if asks(w) {
+			continue
+		}
+		if i == len(fields)-1 && hangulWord(w) {
+			stem := w
+			for _, e := range koreanQuestionEndings {
+				if strings.HasSuffix(stem, e) {
+					stem = strings.TrimSuffix(stem, e)
+					break
+				}
+			}
+			if utf8.RuneCountInString(stem) < 2 {
+				continue
+			}
+		}
+		out = append(out, f)
+	}
+	return strings.Join(out, " ")
+}
+
+func asks(w string) bool {
+	if !hangulWord(w) {
+		return false
+	}
+	for _, q := range koreanQuestionWords {
+		if strings.HasPrefix(w, q) {
+			return true
+		}
+	}
+	return false
+}
+
+func hangulWord(w string) bool {
+	r, _ := utf8.DecodeRuneInString(w)
+	return textseg.IsHangul(r)
+}
+
+// Marked are the names a question gives of particular things: runs of
+// capitalised words and numbers (followup.Names: "Sydney Opera House"),
+// acronyms ("LFS"), code and file names ("gc.auto", ".psd",
+// "--reset-author"). A knowledge base that holds none of a name's words
+// together does not speak of that thing.
+func Marked(question string) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(w string) {
+		// A Korean particle after a Latin name is not part of it
+		// ("Writer에서", "2.4에").
+		if i := strings.IndexFunc(w, textseg.IsHangul); i > 0 {
+			w = strings.TrimRightFunc(w, textseg.IsHangul)
+		}
+		if w != "" && !seen[w] && len(analyze.Terms(w)) > 0 {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	names := followup.Names(question)
+	for _, n := range names {
+		add(n)
+	}
+	inName := map[string]bool{}
+	for _, n := range names {
+		for _, w := range strings.Fields(n) {
+			inName[w] = true
+		}
+	}
+	for _, f := range strings.Fields(question) {
+		w := strings.TrimSuffix(strings.Trim(f, `"'“”‘’()[]{},;:?!`), ".")
+		if !inName[w] && codeName(w) {
+			add(w)
+		}
+	}
+	return out
+}
+
+// codeName is an acronym or a code or file name: mostly capitals, or a
+// dot, slash or underscore inside, or an option's leading dash.
+func codeName(w string) bool {
+	var upper, letters int
+	for _, r := range w {
+		if unicode.IsLetter(r) {
+			letters++
+			if unicode.IsUpper(r) {
+				upper++
+			}
+		}
+	}
+	switch {
+	case letters == 0:
+		return false
+	case upper >= 2 && upper*2 >= letters:
+		return true
+	case strings.HasPrefix(w, "-"):
+		return true
+	}
+	return strings.ContainsAny(strings.Trim(w, "._/"), "._/") || strings.HasPrefix(w, ".")
+}
