@@ -130,9 +130,11 @@ func (a *cli) evalResearchCmd() *cobra.Command {
 				{"answerable refused", fmt.Sprintf("%.3f", s.FalseRefusals)},
 				{"unanswerable refused", fmt.Sprintf("%.3f", s.RefusedUnanswered)},
 				{"citation support", fmt.Sprintf("%.3f", s.CitationSupport)},
-				{"answer in the model's context (page read)", fmt.Sprintf("%.3f", s.InContext)},
 				{"failed", fmt.Sprintf("%d", s.Failed)},
 				{"model calls, tokens, time", fmt.Sprintf("%d, %d, %.1f s", s.Calls, s.Tokens, s.Seconds)},
+			}
+			if rec != nil {
+				rows = append(rows, [2]string{"answer in the model's context (page read)", fmt.Sprintf("%.3f", s.InContext)})
 			}
 			for _, r := range rows {
 				fmt.Fprintf(a.stdout, "  %-42s %s\n", r[0], r[1])

@@ -75,6 +75,9 @@ var Ablate = map[string]bool{}
 // MaxSentence is the longest sentence quoted as an answer, in bytes.
 const MaxSentence = 600
 
+// windowCost is what each sentence beyond the first costs a window.
+const windowCost = 0.01
+
 // maxQuestionWords bounds the words of a question weighed (a question's
 // words times the sentences read is the finder's work).
 const maxQuestionWords = 64
@@ -233,7 +236,9 @@ func Find(question string, docs []Doc, n int) ([]Answer, []string) {
 			anyFit = anyFit || j != r.unit && !Ablate["fit"] && fit(kind, units[r.doc][j], qlower)
 		}
 		cov := cover(r.doc, r.unit, extra)
-		score := cov
+		// A longer window must hold more to win: a sentence that says it
+		// all is quoted alone.
+		score := cov - windowCost*float64(len(win)-1)
 		if anyFit {
 			score += Weights.Fit
 		}

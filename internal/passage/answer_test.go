@@ -44,8 +44,8 @@ func TestContentDropsKoreanQuestionWords(t *testing.T) {
 }
 
 func TestMarked(t *testing.T) {
-	got := Marked("How do I set up Git LFS so that all .psd files in my repo use gc.auto and --reset-author? Writer에서 2.4에")
-	for _, want := range []string{"Git LFS", ".psd", "gc.auto", "--reset-author", "Writer", "2.4"} {
+	got := Marked("How do I set up Git LFS so that all .psd files in my repo use gc.auto and --reset-author? Writer에서 2.4에 GBR과 GIH는")
+	for _, want := range []string{"Git LFS", ".psd", "gc.auto", "--reset-author", "Writer", "2.4", "GBR", "GIH"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("Marked lacks %q: %q", want, got)
 		}

@@ -149,7 +149,22 @@ func Marked(question string) []string {
 			out = append(out, w)
 		}
 	}
-	names := followup.Names(question)
+	// A Korean particle after a Latin word ends the name there ("GBR과
+	// GIH" is two names).
+	var names []string
+	for _, n := range followup.Names(question) {
+		var run []string
+		for _, w := range strings.Fields(n) {
+			run = append(run, w)
+			if i := strings.IndexFunc(w, textseg.IsHangul); i > 0 {
+				names = append(names, strings.Join(run, " "))
+				run = nil
+			}
+		}
+		if len(run) > 0 {
+			names = append(names, strings.Join(run, " "))
+		}
+	}
 	for _, n := range names {
 		add(n)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/kljensen/snowball/english"
+
+	"github.com/quarryhq/quarry/internal/passage"
 	"github.com/quarryhq/quarry/kb/analyze"
 	"github.com/quarryhq/quarry/research"
 )
@@ -422,7 +424,9 @@ func (ev *evidence) unread(question string) ([]string, float64) {
 	}
 	var out []string
 	var missing float64
-	for _, w := range keywords(question) {
+	// Korean interrogatives and question endings are not what is asked
+	// about ("어느", "좋나요").
+	for _, w := range keywords(passage.Content(question)) {
 		ts := termSet(w)
 		if len(ts) == 0 {
 			continue

@@ -392,7 +392,11 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 		d.Summary = fmt.Sprintf("None of the %d sources read mentions %s, so none of them answers the question; nothing is cited.", len(read), strings.Join(w.ev.missing, ", "))
 		return d, llm.Usage{}, nil
 	}
-	if d.Summary = w.summary(); d.Summary == "" {
+	if refusal := answerable(in.Question, read, in.Sources); refusal != "" {
+		// Nothing read answers: the summary says so and cites nothing;
+		// the sections quote what the sources say near the question.
+		d.Summary = refusal
+	} else if d.Summary = w.summary(); d.Summary == "" {
 		d.Summary = "The sources searched returned nothing that matches the question."
 	}
 	for _, sq := range sqs {
@@ -407,6 +411,32 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 		d.Sections = append(d.Sections, research.Section{Heading: heading, Body: body})
 	}
 	return d, llm.Usage{}, nil
+}
+
+// answerable returns a refusal when the sources read do not answer the
+// question: the window that answers best (passage.Find) holds less of it
+// than passage.Weights.Answered, or what the question names is in none
+// of them. Empty when they answer.
+func answerable(question string, ids []string, sources map[string]*research.Source) string {
+	docs := make([]passage.Doc, 0, len(ids))
+	for _, id := range ids {
+		if s := sources[id]; s != nil {
+			docs = append(docs, passage.Doc{Title: s.Title, Body: s.Content})
+		}
+	}
+	if len(docs) == 0 {
+		return ""
+	}
+	found, missing := passage.Find(question, docs, 3)
+	conf := passage.Confidence(question, passage.Answers(found), missing)
+	if conf >= passage.Weights.Answered {
+		return ""
+	}
+	msg := fmt.Sprintf("The %d sources read do not answer the question: the passage that comes closest holds %.0f%% of what it asks", len(docs), conf*100)
+	if len(missing) > 0 {
+		msg += fmt.Sprintf(", and none of them names %s", strings.Join(missing, ", "))
+	}
+	return msg + ". Nothing is cited as an answer; the sections below quote what the sources say near it."
 }
 
 // relevantShare is how close to the best sentence's score a further
@@ -599,7 +629,13 @@ func (w *writer) opening() *quotes {
 	if ev == nil || ev.pair[0] == nil {
 		return p
 	}
-	if !ev.answered {
+	if !ev.comparison {
+		// The window that answers (passage.Find: the best-matching
+		// sentence with the one of its paragraph holding the kind of
+		// answer asked for) opens, when it is prose of a cited source.
+		w.answerWindow(p)
+	}
+	if !ev.answered && len(p.lines) == 0 {
 		p.lines = append(p.lines, "The sources read do not fully answer the question; the closest evidence found:")
 	}
 	var best, next []scored
@@ -655,6 +691,34 @@ func (w *writer) opening() *quotes {
 		p.sources[s.sourceID] = true
 	}
 	return p
+}
+
+// answerWindow adds the best answer window among the cited sources to p.
+func (w *writer) answerWindow(p *quotes) {
+	var ids []string
+	var docs []passage.Doc
+	for _, id := range w.all {
+		if s := w.in.Sources[id]; s != nil && w.chosen[id] {
+			ids = append(ids, id)
+			docs = append(docs, passage.Doc{Title: s.Title, Body: s.Content})
+		}
+	}
+	found, _ := passage.Find(w.in.Question, docs, 1)
+	if len(found) == 0 {
+		return
+	}
+	for _, text := range found[0].Sentences {
+		if !prose(text) || w.used[text] {
+			return
+		}
+	}
+	id := ids[found[0].Doc]
+	for _, text := range found[0].Sentences {
+		w.used[text] = true
+		p.lines = append(p.lines, w.cite(scored{text: text, terms: termSet(text), sourceID: id}))
+		p.words += len(strings.Fields(text))
+		p.sources[id] = true
+	}
 }
 
 // label names a side of a comparison: its source's title, and the
