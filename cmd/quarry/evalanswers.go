@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/quarryhq/quarry/eval"
+	"github.com/quarryhq/quarry/internal/passage"
 	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/qa"
 	"github.com/quarryhq/quarry/research"
@@ -21,6 +22,7 @@ type answerFlags struct {
 	kb, dataset string
 	limit       int
 	asJSON      bool
+	ablate      []string
 }
 
 func (f *answerFlags) bind(cmd *cobra.Command) {
@@ -28,9 +30,13 @@ func (f *answerFlags) bind(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.dataset, "dataset", "", "JSON Lines: id, question, pages, answers, unanswerable, lang (required)")
 	cmd.Flags().IntVar(&f.limit, "limit", 0, "ask only the first N questions (0: all)")
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the figures and every question's outcome as JSON")
+	cmd.Flags().StringSliceVar(&f.ablate, "ablate", nil, "switch off rules of the offline answer finder, to measure what each is worth: "+strings.Join(passage.Rules, ", "))
 }
 
 func (f *answerFlags) questions() ([]eval.AnswerQuestion, error) {
+	if err := passage.SetAblated(f.ablate); err != nil {
+		return nil, usageError{err}
+	}
 	if f.kb == "" || f.dataset == "" {
 		return nil, usageError{fmt.Errorf("--kb and --dataset are required")}
 	}
@@ -120,7 +126,7 @@ func (a *cli) evalResearchCmd() *cobra.Command {
 			s := eval.SummarizeResearch(outs)
 			engine := rn.Engine.Name()
 			if f.asJSON {
-				return writeJSON(a.stdout, map[string]any{"kb": f.kb, "dataset": f.dataset, "engine": engine, "level": level, "scores": s, "questions": outs})
+				return writeJSON(a.stdout, map[string]any{"kb": f.kb, "dataset": f.dataset, "engine": engine, "level": level, "ablated": f.ablate, "scores": s, "questions": outs})
 			}
 			fmt.Fprintf(a.stdout, "%s over %s, %s engine, level %s: %d questions (%d answerable)\n", f.dataset, f.kb, engine, level, s.Questions, s.Answerable)
 			rows := [][2]string{
@@ -184,7 +190,7 @@ func (a *cli) evalAskCmd() *cobra.Command {
 			}
 			s := eval.SummarizeAsk(outs)
 			if f.asJSON {
-				return writeJSON(a.stdout, map[string]any{"kb": f.kb, "dataset": f.dataset, "scores": s, "questions": outs})
+				return writeJSON(a.stdout, map[string]any{"kb": f.kb, "dataset": f.dataset, "ablated": f.ablate, "scores": s, "questions": outs})
 			}
 			fmt.Fprintf(a.stdout, "%s over %s: %d questions (%d answerable)\n", f.dataset, f.kb, s.Questions, s.Answerable)
 			fmt.Fprintf(a.stdout, "  %-42s %.3f\n  %-42s %.3f\n  %-42s %.3f\n  %-42s %.3f\n  %-42s %.3f\n",

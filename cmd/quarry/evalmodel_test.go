@@ -120,3 +120,12 @@ func TestEvalResearchModelContext(t *testing.T) {
 		t.Fatalf("the answer is at byte %d: too early to test a window past the first 1,500", i)
 	}
 }
+
+// TestEvalAblateNamesTheRule: an unknown rule is an error naming the
+// flag and the rules there are.
+func TestEvalAblateNamesTheRule(t *testing.T) {
+	_, _, err := run(t, t.TempDir(), "eval", "ask", "--kb", "k", "--dataset", "d.jsonl", "--ablate", "heading,bogus")
+	if err == nil || !strings.Contains(err.Error(), `ablate: unknown rule "bogus"`) || !strings.Contains(err.Error(), "window") {
+		t.Fatalf("err = %v", err)
+	}
+}

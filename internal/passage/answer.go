@@ -1,9 +1,11 @@
 package passage
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -71,6 +73,23 @@ var Weights = struct {
 // sentence alone), "asking" (the scene-setting sentences weigh as much as
 // the one that asks).
 var Ablate = map[string]bool{}
+
+// Rules are the answer finder's rules that Ablate switches off.
+var Rules = []string{"asking", "content", "fit", "heading", "neighbour", "rank", "title", "window"}
+
+// SetAblated switches off the named rules and switches on the others.
+func SetAblated(names []string) error {
+	for _, n := range names {
+		if !slices.Contains(Rules, n) {
+			return fmt.Errorf("ablate: unknown rule %q (rules: %s)", n, strings.Join(Rules, ", "))
+		}
+	}
+	clear(Ablate)
+	for _, n := range names {
+		Ablate[n] = true
+	}
+	return nil
+}
 
 // MaxSentence is the longest sentence quoted as an answer, in bytes.
 const MaxSentence = 600
