@@ -29,11 +29,6 @@ const (
 	MaxTopK          = 20
 	maxQuotes        = 3
 	maxQuoteChars    = 600
-	// rankWeight favours sentences of better-ranked chunks: the search
-	// read the whole chunk, a sentence's own terms are few (and Korean
-	// bigrams of endings match by chance).
-	rankWeight = 0.5
-	ownWeight  = 0.5
 )
 
 // Threshold is the confidence under which an answer is "I don't know"
@@ -257,28 +252,6 @@ func answer(query, lang string, hits []kb.Result) *Answer {
 	ans.Answer = b.String()
 	ans.Suggestions = suggestions(lang, hits, cited)
 	return ans
-}
-
-// prose is a sentence worth quoting: mostly letters, not a code line or a
-// list of numbers.
-func prose(s string) bool {
-	letters, other := 0, 0
-	for _, r := range s {
-		switch {
-		case r == ' ':
-		case 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || r > 0x7f:
-			letters++
-		default:
-			other++
-		}
-	}
-	return letters > 3*other
-}
-
-func termSet(s string) map[string]bool {
-	m := map[string]bool{}
-	analyze.TermsFunc(s, func(t string) { m[t] = true })
-	return m
 }
 
 func cover(terms []string, have map[string]bool) float64 {

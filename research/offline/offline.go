@@ -458,6 +458,9 @@ type writer struct {
 	// ev ranks the sources read; chosen are those the report may cite.
 	ev     *evidence
 	chosen map[string]bool
+	// derived holds the two sources of a derived comparison sentence
+	// (the answer, computed), when the opening has one.
+	derived map[string]bool
 }
 
 // cite quotes a sentence with its marker: the fact it is, or its source.
@@ -600,7 +603,18 @@ func (w *writer) summary() string {
 		if d == nil {
 			continue // a ranker's id this engine did not read
 		}
+		if w.derived != nil && !w.derived[id] {
+			// The comparison is answered from its two sides' sources:
+			// the rest of the summary is theirs, not padding from pages
+			// that merely name a side (an opera, a film, a theatre).
+			continue
+		}
 		for i, s := range w.answerSentences(d, nil) {
+			if w.ev.comparison && w.ev.askedIn(s) == 0 && !hasAnswerType(w.kind, s.text, w.in.Question) {
+				// A comparison's summary holds what is compared ("born",
+				// a year), not whatever else its sides' pages say.
+				continue
+			}
 			if i == 0 || mentions(s, w.qf, 1) {
 				ss = append(ss, s)
 			}
@@ -675,6 +689,7 @@ func (w *writer) opening() *quotes {
 		if d := derivedOrder(w.in.Question, labels, [2]string{best[0].text, best[1].text}); d != "" {
 			// Computed from the two quotes it cites, and says so.
 			p.lines = append(p.lines, d+" [cite:"+best[0].sourceID+"] [cite:"+best[1].sourceID+"]")
+			w.derived = map[string]bool{best[0].sourceID: true, best[1].sourceID: true}
 		}
 	}
 	for _, s := range lines {
