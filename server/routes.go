@@ -40,6 +40,13 @@ func (s *Server) routes() http.Handler {
 	handle("GET", "/{$}", "-", ui)
 	handle("GET", "/ui/", "-", ui)
 
+	// The Model Context Protocol (streamable HTTP): any valid token gets
+	// in; each tool checks the scope it takes.
+	mcpH := s.mcpHandler()
+	for _, m := range []string{"POST", "GET", "DELETE"} {
+		handle(m, "/mcp", "", mcpH)
+	}
+
 	handle("POST", "/v1/researches", ScopeResearch, s.createResearch)
 	handle("GET", "/v1/researches", ScopeResearch, s.listResearches)
 	handle("GET", "/v1/researches/{id}", ScopeResearch, s.getResearch)

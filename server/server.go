@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/net/netutil"
 
 	"github.com/quarryhq/quarry/app"
@@ -115,6 +116,7 @@ func (o Options) withDefaults() Options {
 // Server serves Quarry's HTTP API over one App.
 type Server struct {
 	app     *app.App
+	mcp     *mcp.Server // the MCP tools at /mcp
 	opt     Options
 	log     *slog.Logger
 	store   store.Store
@@ -244,6 +246,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	case <-ctx.Done():
 	}
 	s.beginClose()
+	s.closeMCP()
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if serr := hs.Shutdown(sctx); serr != nil {
@@ -275,6 +278,7 @@ func (s *Server) beginClose() {
 // Handler without Serve).
 func (s *Server) Close() {
 	s.beginClose()
+	s.closeMCP()
 	s.hijacked.closeAndWait(10 * time.Second)
 	s.bgCancel(research.ErrShutdown)
 	s.bg.closeAndWait(0)

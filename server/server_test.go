@@ -414,6 +414,18 @@ func walkAPI(t *testing.T, e *env) {
 
 	t.Run("console", func(t *testing.T) { walkConsole(t, e) })
 
+	t.Run("mcp", func(t *testing.T) {
+		// The protocol itself is TestMCPOverHTTP's; here the three
+		// methods answer as documented without a session.
+		init := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)
+		r := e.do("POST", "/mcp", init, map[string]string{"Accept": "application/json, text/event-stream"}, false)
+		if r.Status != 200 || r.Header.Get("Mcp-Session-Id") == "" {
+			t.Fatalf("initialize: %d %v %s", r.Status, r.Header, r.Body)
+		}
+		want(t, e.do("GET", "/mcp", nil, map[string]string{"Accept": "text/event-stream"}, false), 400)
+		want(t, e.do("DELETE", "/mcp", nil, nil, false), 400)
+	})
+
 	t.Run("routes", func(t *testing.T) {
 		r := e.raw("GET", "/v2/nothing")
 		want(t, r, 404)

@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -36,7 +37,7 @@ const (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	c := &cli{stdout: os.Stdout, stderr: os.Stderr, env: os.LookupEnv}
+	c := &cli{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, env: os.LookupEnv}
 	root := c.rootCmd()
 	// Work recovers its own panics into its failure; this keeps any other
 	// from ending the CLI without a word of what happened.
@@ -75,6 +76,7 @@ type cli struct {
 	// env looks up environment variables: os.LookupEnv in main, a map in
 	// tests, so no test reads the real environment.
 	env    func(string) (string, bool)
+	stdin  io.Reader // quarry mcp's stdio transport
 	stdout *os.File
 	stderr *os.File
 	logger *slog.Logger
@@ -99,7 +101,7 @@ func (a *cli) rootCmd() *cobra.Command {
 		},
 	}
 	a.cfg.RegisterFlags(root.PersistentFlags())
-	root.AddCommand(a.versionCmd(), a.kbCmd(), a.evalCmd(), a.researchCmd(), a.threadCmd(), a.workerCmd(), a.serveCmd(), a.tokenCmd(), a.askCmd(), a.pipelineCmd(), a.datasetCmd(), a.retrieveCmd(), a.generateCmd(), a.chatCmd())
+	root.AddCommand(a.versionCmd(), a.kbCmd(), a.evalCmd(), a.researchCmd(), a.threadCmd(), a.workerCmd(), a.serveCmd(), a.tokenCmd(), a.askCmd(), a.pipelineCmd(), a.datasetCmd(), a.retrieveCmd(), a.generateCmd(), a.chatCmd(), a.mcpCmd())
 	return root
 }
 

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// startMCP runs quarry mcp in-process on pipes and connects the SDK's
+// client to it.
+func startMCP(t *testing.T, data string, opts *mcp.ClientOptions, args ...string) *mcp.ClientSession {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errf, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &cli{stdin: inR, stdout: outW, stderr: errf, env: envOf(t)}
+	root := a.rootCmd()
+	root.SetArgs(append([]string{"--data-dir", data, "--config", filepath.Join("testdata", "config.yaml"), "mcp"}, args...))
+	done := make(chan error, 1)
+	go func() {
+		err := root.ExecuteContext(context.Background())
+		a.close()
+		outW.Close()
+		done <- err
+	}()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, opts)
+	s, err := c.Connect(context.Background(), &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = s.Close()
+		inW.Close()
+		if err := <-done; err != nil {
+			t.Errorf("quarry mcp: %v", err)
+		}
+		outR.Close()
+		errf.Close()
+	})
+	return s
+}
+
+func toolText(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// TestMCPStdio: quarry mcp over stdio with the SDK's client — the tools,
+// a research with progress notifications, and a cancel mid-research
+// (a web search that does not answer) that cancels the research, which
+// stays readable.
+func TestMCPStdio(t *testing.T) {
+	release := make(chan struct{})
+	searx := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // a search engine that answers only when the test is over
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer searx.Close()
+	defer close(release)
+	setenv(t, "QUARRY_SEARXNG_URL", searx.URL)
+	data := t.TempDir()
+	if _, errOut, err := run(t, data, "kb", "add", "notes", filepath.Join("..", "..", "examples", "notes"), "--create"); err != nil {
+		t.Fatalf("kb add: %v\n%s", err, errOut)
+	}
+
+	var mu sync.Mutex
+	var progress []string
+	var cancelCall context.CancelFunc
+	s := startMCP(t, data, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		defer mu.Unlock()
+		progress = append(progress, r.Params.Message)
+		if cancelCall != nil && strings.Contains(r.Params.Message, "searching") {
+			cancelCall()
+		}
+	}}, "--allow-private")
+	ctx := context.Background()
+	tools, err := s.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) != 5 {
+		t.Fatalf("tools: %v %+v", err, tools)
+	}
+	p := &mcp.CallToolParams{Name: "research", Arguments: map[string]any{"question": "Which composer was born first, Antonín Dvořák or Giuseppe Verdi?", "kb": "notes", "level": "quick"}}
+	p.SetProgressToken(1)
+	res, err := s.CallTool(ctx, p)
+	if err != nil || res.IsError || !strings.Contains(toolText(res), "was born before") {
+		t.Fatalf("research: %v %s", err, toolText(res))
+	}
+	mu.Lock()
+	first := ""
+	if len(progress) > 0 {
+		first = progress[0]
+	}
+	progress = nil
+	mu.Unlock()
+	if !strings.HasPrefix(first, "research ") {
+		t.Errorf("first progress message %q does not name the research", first)
+	}
+
+	// Cancel mid-research: the web search blocks until then.
+	cctx, cancel := context.WithCancel(ctx)
+	mu.Lock()
+	cancelCall = cancel
+	mu.Unlock()
+	p = &mcp.CallToolParams{Name: "research", Arguments: map[string]any{"question": "What is the airspeed of an unladen swallow?", "sources": []string{"web"}, "level": "quick"}}
+	p.SetProgressToken(2)
+	if _, err := s.CallTool(cctx, p); err == nil {
+		t.Fatal("a cancelled research call returned a result")
+	}
+	mu.Lock()
+	id := ""
+	if len(progress) > 0 {
+		id = strings.TrimSuffix(strings.Fields(progress[0])[1], ":")
+	}
+	mu.Unlock()
+	if id == "" {
+		t.Fatal("no progress before the cancel")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "research_get", Arguments: map[string]any{"research_id": id}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out struct{ Status string }
+		b, _ := json.Marshal(got.StructuredContent)
+		_ = json.Unmarshal(b, &out)
+		if out.Status == "canceled" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("research %s is %q after the call was cancelled", id, out.Status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestMCPStdioMalformed: a host that sends a line that is not JSON-RPC
+// gets no crash; quarry mcp ends when its input does.
+func TestMCPStdioMalformed(t *testing.T) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outR.Close()
+	a := &cli{stdin: strings.NewReader("this is not json\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"kb_list\"}}\n"), stdout: outW, stderr: outW, env: envOf(t)}
+	root := a.rootCmd()
+	root.SetArgs([]string{"--data-dir", t.TempDir(), "--config", filepath.Join("testdata", "config.yaml"), "mcp"})
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(context.Background()); a.close(); outW.Close() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("quarry mcp did not end when its input did")
+	}
+	b, _ := io.ReadAll(outR)
+	if strings.Contains(string(b), "panic") {
+		t.Fatalf("output: %s", b)
+	}
+}

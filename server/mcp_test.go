@@ -1,0 +1,177 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/quarryhq/quarry/server"
+)
+
+// bearer adds a token to every request of an MCP client.
+type bearer struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	// A client cannot claim scopes: the server sets this header itself.
+	r.Header.Set("X-Quarry-Scopes", "*")
+	return b.base.RoundTrip(r)
+}
+
+func mcpSession(t *testing.T, e *env, token string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, opts)
+	s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func text(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// TestMCPOverHTTP: the SDK's own client over streamable HTTP at /mcp,
+// behind the API's tokens: a token without the kb scope is refused the
+// knowledge-base tools, one with it researches the bundled corpus with
+// progress notifications, reads the research again as a tool and as a
+// resource; bad arguments and unknown tools are errors, not crashes.
+func TestMCPOverHTTP(t *testing.T) {
+	e := start(t, envOptions{})
+	ctx := context.Background()
+	st, err := e.App.Store(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, _, err := server.CreateToken(ctx, st, "agent", []string{"research", "kb"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	researchOnly, _, err := server.CreateToken(ctx, st, "narrow", []string{"research"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	narrow := mcpSession(t, e, researchOnly, nil)
+	for _, call := range []*mcp.CallToolParams{
+		{Name: "kb_list", Arguments: map[string]any{}},
+		{Name: "research", Arguments: map[string]any{"question": "Who was Giuseppe Verdi?", "kb": "wiki", "level": "quick"}},
+	} {
+		res, err := narrow.CallTool(ctx, call)
+		if err != nil || !res.IsError || !strings.Contains(text(res), `lacks the "kb" scope`) {
+			t.Errorf("%s with a research-only token: %v %+v", call.Name, err, res)
+		}
+	}
+
+	var mu sync.Mutex
+	var progress []string
+	s := mcpSession(t, e, full, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		progress = append(progress, r.Params.Message)
+		mu.Unlock()
+	}})
+	tools, err := s.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	if got := strings.Join(names, ","); got != "ask,kb_list,kb_search,research,research_get" {
+		t.Errorf("tools = %s", got)
+	}
+	list, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "kb_list", Arguments: map[string]any{}})
+	if err != nil || list.IsError || !strings.Contains(text(list), "wiki") {
+		t.Fatalf("kb_list: %v %s", err, text(list))
+	}
+	params := &mcp.CallToolParams{Name: "research", Arguments: map[string]any{"question": "Which composer was born first, Antonín Dvořák or Giuseppe Verdi?", "kb": "wiki", "level": "quick"}}
+	params.SetProgressToken("p1")
+	res, err := s.CallTool(ctx, params)
+	if err != nil || res.IsError {
+		t.Fatalf("research: %v %s", err, text(res))
+	}
+	if md := text(res); !strings.Contains(md, "was born before") || !strings.Contains(md, "## References") {
+		t.Errorf("the report lacks its answer or references:\n%s", md)
+	}
+	out, _ := res.StructuredContent.(map[string]any)
+	id, _ := out["research_id"].(string)
+	if id == "" || out["status"] != "completed" {
+		t.Fatalf("structured result %v", res.StructuredContent)
+	}
+	mu.Lock()
+	if len(progress) == 0 {
+		t.Error("no progress notification during the research")
+	}
+	mu.Unlock()
+	got, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "research_get", Arguments: map[string]any{"research_id": id}})
+	if err != nil || got.IsError || text(got) != text(res) {
+		t.Errorf("research_get: %v %s", err, text(got))
+	}
+	rr, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: "quarry://researches/" + id})
+	if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != text(res) {
+		t.Errorf("resource: %v %+v", err, rr)
+	}
+	if _, err := narrow.ReadResource(ctx, &mcp.ReadResourceParams{URI: "quarry://researches/" + id + "/json"}); err == nil || !strings.Contains(err.Error(), "kb") {
+		t.Errorf("a research-only token read a knowledge-base research: %v", err)
+	}
+
+	ask, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"kb": "wiki", "question": "When was Giuseppe Verdi born?"}})
+	if err != nil || ask.IsError || !strings.Contains(text(ask), "1813") {
+		t.Errorf("ask: %v %s", err, text(ask))
+	}
+	search, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "kb_search", Arguments: map[string]any{"kb": "wiki", "query": "Verdi opera", "k": 3}})
+	if err != nil || search.IsError || !strings.Contains(text(search), "Verdi") {
+		t.Errorf("kb_search: %v %s", err, text(search))
+	}
+
+	// Bad input: the API's rules and messages, as tool errors.
+	for _, bad := range []struct {
+		call *mcp.CallToolParams
+		want string
+	}{
+		{&mcp.CallToolParams{Name: "research", Arguments: map[string]any{"question": "", "kb": "wiki"}}, "question"},
+		{&mcp.CallToolParams{Name: "research", Arguments: map[string]any{"question": "q", "kb": "wiki", "level": "deep"}}, "level"},
+		{&mcp.CallToolParams{Name: "research", Arguments: map[string]any{"question": "q"}}, "sources"},
+		{&mcp.CallToolParams{Name: "kb_search", Arguments: map[string]any{"kb": "wiki", "query": "x", "k": 1000}}, "k: must be between"},
+		{&mcp.CallToolParams{Name: "kb_search", Arguments: map[string]any{"kb": "missing", "query": "x"}}, "missing"},
+		{&mcp.CallToolParams{Name: "research_get", Arguments: map[string]any{"research_id": "nope"}}, "does not exist"},
+	} {
+		res, err := s.CallTool(ctx, bad.call)
+		if err == nil && (!res.IsError || !strings.Contains(text(res), bad.want)) {
+			t.Errorf("%s %v: %s, want an error naming %q", bad.call.Name, bad.call.Arguments, text(res), bad.want)
+		}
+	}
+	if res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "kb_search", Arguments: map[string]any{"kb": 7, "query": "x"}}); err == nil && (!res.IsError || !strings.Contains(text(res), "kb")) {
+		t.Errorf("an argument of the wrong type was accepted: %s", text(res))
+	}
+	if _, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "no_such_tool", Arguments: map[string]any{}}); err == nil {
+		t.Error("an unknown tool was accepted")
+	}
+	// Without a token (and tokens existing) /mcp is a 401, as the API.
+	resp, err := http.Post(e.URL+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/mcp without a token: %d", resp.StatusCode)
+	}
+}
