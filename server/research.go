@@ -15,6 +15,7 @@ import (
 	"github.com/quarryhq/quarry/errcode"
 	"github.com/quarryhq/quarry/internal/jsonx"
 	"github.com/quarryhq/quarry/research"
+	"github.com/quarryhq/quarry/research/pdf"
 	"github.com/quarryhq/quarry/search"
 	"github.com/quarryhq/quarry/store"
 )
@@ -261,6 +262,17 @@ func (s *Server) load(ctx context.Context, id string) (*research.Research, error
 }
 
 func (s *Server) getResearch(w http.ResponseWriter, r *http.Request) {
+	switch f := r.URL.Query().Get("format"); f {
+	case "", "json":
+	case "pdf":
+		if res := s.withReport(w, r); res != nil {
+			s.writePDF(w, r, res)
+		}
+		return
+	default:
+		s.writeError(w, r, badRequest("format", fmt.Sprintf("must be json or pdf, got %q", f)))
+		return
+	}
 	res, err := s.load(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.writeError(w, r, err)
@@ -418,9 +430,9 @@ func (s *Server) withReport(w http.ResponseWriter, r *http.Request) *research.Re
 func (s *Server) getReport(w http.ResponseWriter, r *http.Request) {
 	format := r.URL.Query().Get("format")
 	switch format {
-	case "", "markdown", "md", "json", "html":
+	case "", "markdown", "md", "json", "html", "pdf":
 	default:
-		s.writeError(w, r, badRequest("format", fmt.Sprintf("must be markdown, json or html, got %q", format)))
+		s.writeError(w, r, badRequest("format", fmt.Sprintf("must be markdown, json, html or pdf, got %q", format)))
 		return
 	}
 	res := s.withReport(w, r)
@@ -428,6 +440,8 @@ func (s *Server) getReport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch format {
+	case "pdf":
+		s.writePDF(w, r, res)
 	case "json":
 		rep := *res.Report
 		jsonx.EmptySlices(&rep)
@@ -440,6 +454,23 @@ func (s *Server) getReport(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
 		_, _ = io.WriteString(w, res.Report.Markdown)
 	}
+}
+
+// writePDF prints a research's report with Chromium (research/pdf).
+func (s *Server) writePDF(w http.ResponseWriter, r *http.Request, res *research.Research) {
+	path, err := pdf.Chromium("")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	data, err := pdf.Render(r.Context(), path, res.Report, res.Sources)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/pdf")
+	w.Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=\"research-%s.pdf\"", res.ID))
+	_, _ = w.Write(data)
 }
 
 func (s *Server) getCheck(w http.ResponseWriter, r *http.Request) {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/pb33f/libopenapi"
 
+	"github.com/quarryhq/quarry/research/pdf"
 	"github.com/quarryhq/quarry/server"
 )
 
@@ -88,10 +90,19 @@ func walkAPI(t *testing.T, e *env) {
 		if checks.Rate != 1 {
 			t.Fatalf("offline citation support %v", checks.Rate)
 		}
-		r := e.do("GET", "/v1/researches/"+c.ID+"/report?format=pdf", nil, nil, false)
+		r := e.do("GET", "/v1/researches/"+c.ID+"/report?format=docx", nil, nil, false)
 		want(t, r, 400)
 		if _, f, _ := r.apiErr(t); f != "format" {
 			t.Fatalf("field %q", f)
+		}
+		if _, err := pdf.Chromium(""); err == nil || os.Getenv("CI") == "true" {
+			for _, path := range []string{"/v1/researches/" + c.ID + "?format=pdf", "/v1/researches/" + c.ID + "/report?format=pdf"} {
+				p := e.do("GET", path, nil, nil, true)
+				want(t, p, 200)
+				if p.Header.Get("Content-Type") != "application/pdf" || !bytes.HasPrefix(p.Body, []byte("%PDF-")) {
+					t.Fatalf("%s: %s %q", path, p.Header.Get("Content-Type"), p.Body[:min(16, len(p.Body))])
+				}
+			}
 		}
 	})
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/quarryhq/quarry/internal/textclean"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/research/offline"
+	"github.com/quarryhq/quarry/research/pdf"
 	"github.com/quarryhq/quarry/search"
 	"github.com/quarryhq/quarry/store"
 )
@@ -74,7 +76,7 @@ QUARRY_LLM (or --llm) to use a model.`,
 	fl.StringVar(&f.level, "level", "", "quick, standard (default) or comprehensive")
 	fl.IntVar(&f.breadth, "breadth", 0, "sub-questions per round (1-20; default 5 when --depth is set)")
 	fl.IntVar(&f.depth, "depth", 0, "follow-up levels below the first round (0-5; default 2 with --breadth); alone, the legacy single pass of breadth N")
-	fl.StringVar(&f.format, "format", "markdown", "markdown, json or html")
+	fl.StringVar(&f.format, "format", "markdown", "markdown, json, html or pdf (pdf needs --out and Chromium)")
 	fl.StringVarP(&f.out, "out", "o", "", "write the report to this file instead of stdout")
 	fl.IntVar(&f.maxTokens, "max-tokens", 0, "token budget for all LLM calls, a reserve kept for the report (0 = none)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "wall-time budget, a reserve kept for the report (e.g. 5m; 0 = none)")
@@ -89,6 +91,9 @@ QUARRY_LLM (or --llm) to use a model.`,
 func (a *cli) runResearch(cmd *cobra.Command, f researchFlags, question string) error {
 	ctx := cmd.Context()
 	if err := checkFormat(f.format); err != nil {
+		return err
+	}
+	if err := checkPDF(f.format, f.out); err != nil {
 		return err
 	}
 	if err := checkOut(f.out); err != nil {
@@ -188,7 +193,7 @@ func (a *cli) runResearch(cmd *cobra.Command, f researchFlags, question string) 
 	if r.ThreadID != "" {
 		fmt.Fprintf(a.stderr, "quarry: thread %s; ask a follow-up in it with: quarry research \"…\" --thread %s\n", r.ThreadID, r.ThreadID)
 	}
-	return a.printResearch(r, f.format, f.out)
+	return a.printResearch(ctx, r, f.format, f.out)
 }
 
 // researchSources turns --source and --docs into source specs; a --docs
@@ -213,9 +218,20 @@ func researchSources(f researchFlags) ([]string, error) {
 	return specs, nil
 }
 
-func (a *cli) printResearch(r *research.Research, format, out string) error {
+func (a *cli) printResearch(ctx context.Context, r *research.Research, format, out string) error {
 	if format != "json" && r.Report == nil {
 		return fmt.Errorf("research %s has no report (status %s, stage %s): resume it with quarry research --resume %s", r.ID, r.Status, r.Stage, r.ID)
+	}
+	if format == "pdf" {
+		path, err := pdf.Chromium("")
+		if err != nil {
+			return err
+		}
+		data, err := pdf.Render(ctx, path, r.Report, r.Sources)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(out, data, 0o644)
 	}
 	w := io.Writer(a.stdout)
 	if out != "" {
@@ -241,7 +257,7 @@ func (a *cli) printResearch(r *research.Research, format, out string) error {
 }
 
 func (a *cli) researchShowCmd() *cobra.Command {
-	var format, field string
+	var format, field, out string
 	var events, check bool
 	cmd := &cobra.Command{
 		Use:   "show ID",
@@ -250,6 +266,9 @@ func (a *cli) researchShowCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if err := checkFormat(format); err != nil {
+				return err
+			}
+			if err := checkPDF(format, out); err != nil {
 				return err
 			}
 			st, err := a.openStore(ctx)
@@ -305,10 +324,11 @@ func (a *cli) researchShowCmd() *cobra.Command {
 				}
 				return nil
 			}
-			return a.printResearch(r, format, "")
+			return a.printResearch(cmd.Context(), r, format, out)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "markdown", "markdown, json or html")
+	cmd.Flags().StringVar(&format, "format", "markdown", "markdown, json, html or pdf (pdf needs --out and Chromium)")
+	cmd.Flags().StringVar(&out, "out", "", "write the report to this file (required for pdf)")
 	cmd.Flags().BoolVar(&events, "events", false, "print the event log as JSON lines")
 	cmd.Flags().StringVar(&field, "field", "", "print only this field: status or thread_id (for scripts)")
 	cmd.Flags().BoolVar(&check, "check", false, "check that every cited passage is supported by its sources (with --format json: the checks as JSON)")
@@ -326,10 +346,23 @@ func orStage(r *research.Research) string {
 // checkFormat accepts the report formats.
 func checkFormat(format string) error {
 	switch format {
-	case "markdown", "md", "json", "html":
+	case "markdown", "md", "json", "html", "pdf":
 		return nil
 	}
-	return usageError{fmt.Errorf("format: must be markdown, json or html, got %q", format)}
+	return usageError{fmt.Errorf("format: must be markdown, json, html or pdf, got %q", format)}
+}
+
+// checkPDF refuses --format pdf without a file to write, or without
+// Chromium to print with, before any work.
+func checkPDF(format, out string) error {
+	if format != "pdf" {
+		return nil
+	}
+	if out == "" {
+		return usageError{errors.New("out: --format pdf writes a file: give --out FILE")}
+	}
+	_, err := pdf.Chromium("")
+	return err
 }
 
 // checkOut refuses an --out path that cannot be written, before any work:

@@ -1,16 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/quarryhq/quarry/app"
+	"github.com/quarryhq/quarry/research/pdf"
 )
 
 var researchCorpus = filepath.Join("testdata", "research", "corpus.jsonl")
@@ -150,7 +153,8 @@ func TestResearchOffline(t *testing.T) {
 		{[]string{"research", "q", "--source", "kb:missing"}, `knowledge base "missing" does not exist`},
 		{[]string{"research", "q", "--source", "bogus"}, `unknown source "bogus"`},
 		{[]string{"research", "q"}, "source: give --source"},
-		{[]string{"research", "q", "--source", "kb:" + name, "--format", "pdf"}, "format: must be markdown, json or html"},
+		{[]string{"research", "q", "--source", "kb:" + name, "--format", "docx"}, "format: must be markdown, json, html or pdf"},
+		{[]string{"research", "q", "--source", "kb:" + name, "--format", "pdf"}, "out: --format pdf writes a file"},
 		{[]string{"research", "q", "--source", "kb:" + name, "--llm", "gemini"}, "llm: must be offline"},
 		{[]string{"research", "--resume", "no-such-id"}, "not found"},
 		{[]string{"research", "show", "no-such-id"}, "not found"},
@@ -265,5 +269,33 @@ func TestResearchOpenAICompatible(t *testing.T) {
 	}
 	if r.Checks.Judge != "openai:local-model" || r.Checks.Judged != 2 || len(r.Checks.Unsupported) != 3 || r.Checks.Unsupported[2].Text != "Verdi was an Italian opera composer from Bohemia" || !strings.Contains(r.Checks.Unsupported[2].Reason, "does not say Bohemia") {
 		t.Fatalf("checks %+v", r.Checks)
+	}
+}
+
+// TestResearchPDF: research show --format pdf writes the report as a PDF
+// printed by Chromium (skipped without it, failed under CI).
+func TestResearchPDF(t *testing.T) {
+	if _, err := pdf.Chromium(""); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	data := t.TempDir()
+	out, errOut, err := run(t, data, "research", composerQ, "--docs", researchCorpus, "--format", "json")
+	if err != nil {
+		t.Fatalf("research: %v\n%s", err, errOut)
+	}
+	var r struct{ ID string }
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "r.pdf")
+	if _, errOut, err := run(t, data, "research", "show", r.ID, "--format", "pdf", "--out", file); err != nil {
+		t.Fatalf("show --format pdf: %v\n%s", err, errOut)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil || !bytes.HasPrefix(b, []byte("%PDF-")) {
+		t.Fatalf("not a PDF (%v): %q", err, b[:min(len(b), 16)])
 	}
 }
