@@ -163,8 +163,17 @@ func (a *App) Engine() (research.Engine, error) {
 	return &research.LLMEngine{Provider: p}, nil
 }
 
-// Provider builds the configured language model, nil for offline.
+// Provider builds the configured language model, nil for offline. Every
+// call is traced (llm.Traced; a no-op unless tracing is set up).
 func (a *App) Provider() (llm.Provider, error) {
+	p, err := a.provider()
+	if err != nil || p == nil {
+		return nil, err
+	}
+	return llm.Traced(p, nil), nil
+}
+
+func (a *App) provider() (llm.Provider, error) {
 	c := a.Config
 	spec := c.LLM
 	if spec == "" {

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/quarryhq/quarry/internal/safe"
 	"github.com/quarryhq/quarry/internal/textclean"
 	"github.com/quarryhq/quarry/internal/textseg"
@@ -22,7 +24,10 @@ func (x *run) loop(ctx context.Context) error {
 	r := x.r
 	effort := r.Options.Effort()
 	if r.Plan == nil {
-		if err := x.plan(ctx, effort); err != nil {
+		pctx, end := x.span(ctx, "plan")
+		err := x.plan(pctx, effort)
+		end(err)
+		if err != nil {
 			return err
 		}
 	}
@@ -41,12 +46,18 @@ func (x *run) loop(ctx context.Context) error {
 		}
 		round := &r.Rounds[depth]
 		if x.hasPending(depth) || x.hasUnmerged(depth) {
-			if err := x.execute(ctx, depth, effort); err != nil {
+			ectx, end := x.span(ctx, "execute", attrRound.Int(depth))
+			err := x.execute(ectx, depth, effort)
+			end(err)
+			if err != nil {
 				return err
 			}
 		}
 		if round.Analysis == nil {
-			if err := x.analyze(ctx, depth, effort); err != nil {
+			actx, end := x.span(ctx, "analyze", attrRound.Int(depth))
+			err := x.analyze(actx, depth, effort)
+			end(err)
+			if err != nil {
 				return err
 			}
 		}
@@ -279,10 +290,13 @@ func (x *run) searchAll(ctx context.Context, sq SubQuestion, k int) ([]search.Re
 		go func(c *call) {
 			defer wg.Done()
 			// A source that panics is a source that failed.
+			sctx, end := x.span(ctx, "search "+c.src.Name(), attrSource.String(c.src.Name()))
 			c.err = safe.Call(func() (err error) {
-				c.res, err = c.src.Search(ctx, c.q, k)
+				c.res, err = c.src.Search(sctx, c.q, k)
 				return err
 			})
+			trace.SpanFromContext(sctx).SetAttributes(attrResults.Int(len(c.res)))
+			end(c.err)
 		}(&calls[i])
 	}
 	wg.Wait()

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/quarryhq/quarry/errcode"
 	"github.com/quarryhq/quarry/internal/followup"
@@ -55,6 +57,9 @@ type Runner struct {
 	// Ranker chooses the sources a report cites (WriteInput.Evidence);
 	// nil shows the writer every source read.
 	Ranker Ranker
+	// Tracing receives a span per research, stage and round and per
+	// search (nil: the global provider, a no-op unless set up).
+	Tracing trace.TracerProvider
 
 	mu      sync.Mutex
 	running map[string]context.CancelCauseFunc // researches running here
@@ -331,11 +336,23 @@ func (rn *Runner) run(ctx context.Context, id string, queued bool) (*Research, e
 	if resumed {
 		x.warn(fmt.Sprintf("resumed at stage %s", stage))
 	}
+	ctx, sp := x.tracer.Start(ctx, "research", trace.WithAttributes(attrResearchID.String(r.ID), attrLevel.String(r.Options.Level), attrEngine.String(r.Engine)))
+	defer sp.End()
+	if sc := sp.SpanContext(); sc.IsValid() {
+		// The research's log lines carry its trace.
+		x.logger = x.logger.With("trace_id", sc.TraceID().String())
+	}
 	var out *Research
 	err = safe.Call(func() (err error) {
 		out, err = x.run(ctx)
 		return err
 	})
+	defer func() {
+		sp.SetAttributes(attrStatus.String(r.Status))
+		if r.Status == StatusFailed {
+			sp.SetStatus(codes.Error, "research failed")
+		}
+	}()
 	if stack := safe.Stack(err); stack != nil {
 		// The panic ends this research, not the process: it fails with
 		// the panic's message, and its stack goes to the log.
@@ -440,6 +457,7 @@ func (rn *Runner) now() time.Time {
 type run struct {
 	rn     *Runner
 	logger *slog.Logger
+	tracer trace.Tracer
 
 	saveMu  sync.Mutex // serialises checkpoints
 	mu      sync.Mutex
@@ -461,7 +479,7 @@ func (rn *Runner) newRun(r *Research, seq int64) *run {
 	if r.Timings.Stages == nil {
 		r.Timings.Stages = map[string]float64{}
 	}
-	x := &run{rn: rn, logger: lg.With("research", r.ID), r: r, seq: seq, started: rn.now()}
+	x := &run{rn: rn, logger: lg.With("research", r.ID), tracer: rn.tracer(), r: r, seq: seq, started: rn.now()}
 	var publish func(store.ResearchEvent)
 	if rn.Publish != nil {
 		publish = func(e store.ResearchEvent) { rn.Publish(r.ID, e) }
@@ -624,14 +642,19 @@ func (x *run) run(ctx context.Context) (*Research, error) {
 	default:
 		return x.fail(ctx, err)
 	}
+	_, endVerify := x.span(ctx, "verify")
 	x.verify()
+	endVerify(nil)
 	if err := x.checkpoint(writeCtx); err != nil && ctx.Err() == nil {
 		return x.fail(ctx, err)
 	}
 	if ctx.Err() != nil {
 		return x.stopped(ctx)
 	}
-	if err := x.write(writeCtx); err != nil {
+	wctx, endWrite := x.span(writeCtx, "write")
+	err = x.write(wctx)
+	endWrite(err)
+	if err != nil {
 		if ctx.Err() != nil {
 			return x.stopped(ctx)
 		}

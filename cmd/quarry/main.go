@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -21,6 +22,7 @@ import (
 	"github.com/quarryhq/quarry/embed"
 	"github.com/quarryhq/quarry/errcode"
 	"github.com/quarryhq/quarry/internal/safe"
+	"github.com/quarryhq/quarry/internal/telemetry"
 	"github.com/quarryhq/quarry/kb"
 	"github.com/quarryhq/quarry/store"
 )
@@ -80,6 +82,8 @@ type cli struct {
 	stdout *os.File
 	stderr *os.File
 	logger *slog.Logger
+	// traceStop flushes and stops tracing (telemetry.Setup).
+	traceStop func(context.Context) error
 }
 
 func (a *cli) rootCmd() *cobra.Command {
@@ -97,6 +101,11 @@ func (a *cli) rootCmd() *cobra.Command {
 				return usageError{fmt.Errorf("log-level: %w", err)}
 			}
 			a.logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: lvl}))
+			shutdown, err := telemetry.Setup(cmd.Context(), a.env, a.stderr, version)
+			if err != nil {
+				return usageError{err}
+			}
+			a.traceStop = shutdown
 			return nil
 		},
 	}
@@ -119,6 +128,13 @@ func (a *cli) versionCmd() *cobra.Command {
 
 // close closes what the command opened, whether it succeeded or not.
 func (a *cli) close() {
+	if a.traceStop != nil {
+		// Spans still buffered are sent before the process ends.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = a.traceStop(ctx)
+		cancel()
+		a.traceStop = nil
+	}
 	if a.app != nil {
 		_ = a.app.Close()
 		a.app = nil

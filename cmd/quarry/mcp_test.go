@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -55,6 +56,9 @@ func startMCP(t *testing.T, data string, opts *mcp.ClientOptions, args ...string
 	})
 	return s
 }
+
+// researchIDRE reads the research id the first progress message names.
+var researchIDRE = regexp.MustCompile(`^research ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}): `)
 
 func toolText(r *mcp.CallToolResult) string {
 	var b strings.Builder
@@ -113,7 +117,6 @@ func TestMCPStdio(t *testing.T) {
 	if len(progress) > 0 {
 		first = progress[0]
 	}
-	progress = nil
 	mu.Unlock()
 	if !strings.HasPrefix(first, "research ") {
 		t.Errorf("first progress message %q does not name the research", first)
@@ -129,10 +132,19 @@ func TestMCPStdio(t *testing.T) {
 	if _, err := s.CallTool(cctx, p); err == nil {
 		t.Fatal("a cancelled research call returned a result")
 	}
+	// The cancelled research's id is in its first progress message (a
+	// late one of the research before may come first).
+	firstID := ""
+	if out, ok := res.StructuredContent.(map[string]any); ok {
+		firstID, _ = out["research_id"].(string)
+	}
 	mu.Lock()
 	id := ""
-	if len(progress) > 0 {
-		id = strings.TrimSuffix(strings.Fields(progress[0])[1], ":")
+	for _, m := range progress {
+		if sub := researchIDRE.FindStringSubmatch(m); sub != nil && sub[1] != firstID {
+			id = sub[1]
+			break
+		}
 	}
 	mu.Unlock()
 	if id == "" {

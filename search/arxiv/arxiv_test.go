@@ -72,8 +72,12 @@ func TestAPI(t *testing.T) {
 	if len(queries) != 3 || queries[2] != "all:quantum OR all:zzz" {
 		t.Fatalf("fallback queries: %q", queries)
 	}
+	// Arrival times at the server carry the machine's scheduling noise
+	// (a busy CI machine delays one request more than the next): unspaced
+	// calls arrive within a few milliseconds, spaced ones about interval
+	// apart, so half of it tells the two apart.
 	for i := 1; i < len(times); i++ {
-		if gap := times[i].Sub(times[i-1]); gap < interval-10*time.Millisecond {
+		if gap := times[i].Sub(times[i-1]); gap < interval/2 {
 			t.Errorf("calls %d and %d only %v apart; arXiv asks for %v", i-1, i, gap, interval)
 		}
 	}
