@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -143,9 +144,11 @@ func (t *tools) research(ctx context.Context, req *mcp.CallToolRequest, in Resea
 		return toolError(err), ResearchOutput{}, nil // the API's rule and message
 	}
 	stop := t.progress(ctx, req, r.ID)
-	// The research runs on its own; when the client cancels the call it
-	// is cancelled as any research is (the runner ends it canceled), and
-	// stays readable with research_get.
+	// The research runs on its own. When the call ends early, a client
+	// that still answers a ping cancelled it: the research is cancelled
+	// as any is (the runner ends it canceled). A client that is gone
+	// (disconnected mid-research) leaves it running to its end; either
+	// way it stays readable with research_get.
 	done := make(chan struct{})
 	var watch sync.WaitGroup
 	watch.Add(1)
@@ -153,6 +156,10 @@ func (t *tools) research(ctx context.Context, req *mcp.CallToolRequest, in Resea
 		defer watch.Done()
 		select {
 		case <-ctx.Done():
+			if !t.present(req) {
+				t.log.Warn("mcp: the client is gone; the research goes on", "research", r.ID)
+				return
+			}
 			if err := safe.Call(func() error { return rn.Cancel(context.WithoutCancel(ctx), r.ID) }); err != nil {
 				t.log.Warn("mcp: cancel research", "research", r.ID, "err", err)
 			}
@@ -174,6 +181,19 @@ func (t *tools) research(ctx context.Context, req *mcp.CallToolRequest, in Resea
 		return toolError(fmt.Errorf("research %s ended %s: %s", res.ID, res.Status, res.Error)), out, nil
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Report.Markdown}}}, out, nil
+}
+
+// pingTimeout bounds the ping that tells a cancel from a disconnect.
+const pingTimeout = 2 * time.Second
+
+// present reports whether the caller's session still answers.
+func (t *tools) present(req *mcp.CallToolRequest) bool {
+	if req.Session == nil {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+	defer cancel()
+	return req.Session.Ping(ctx, nil) == nil
 }
 
 // progress relays a research's events to the caller as progress

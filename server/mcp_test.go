@@ -2,7 +2,10 @@ package server_test
 
 import (
 	"context"
+	"net"
 	"net/http"
+	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/quarryhq/quarry/app"
 	"github.com/quarryhq/quarry/server"
 )
 
@@ -173,5 +177,91 @@ func TestMCPOverHTTP(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("/mcp without a token: %d", resp.StatusCode)
+	}
+}
+
+// TestMCPDisconnectMidResearch: a client that goes away mid-research
+// (its session closed, no cancel) leaves the research running to its end,
+// readable through the API.
+func TestMCPDisconnectMidResearch(t *testing.T) {
+	release := make(chan struct{})
+	searx := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // answers once the client is gone
+		case <-release:
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"results":[{"url":"https://example.org/swallow","title":"Swallows","content":"An unladen European swallow flies at about 11 metres per second."}]}`))
+		case <-r.Context().Done():
+		}
+	}))
+	defer searx.Close()
+	e := start(t, envOptions{configure: func(c *app.Config) { c.SearxNGURL = searx.URL }})
+	ctx := context.Background()
+	st, err := e.App.Store(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, _, err := server.CreateToken(ctx, st, "agent", []string{"research", "kb"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make(chan string, 16)
+	// The client's connections, to cut them as a host that dies does.
+	var connsMu sync.Mutex
+	var conns []net.Conn
+	dial := &net.Dialer{}
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial.DialContext(ctx, network, addr)
+		if err == nil {
+			connsMu.Lock()
+			conns = append(conns, c)
+			connsMu.Unlock()
+		}
+		return c, err
+	}}
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		if m := regexp.MustCompile(`^research ([0-9a-f-]{36}): `).FindStringSubmatch(r.Params.Message); m != nil {
+			ids <- m[1]
+		}
+	}})
+	s, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: e.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{token, tr}}, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &mcp.CallToolParams{Name: "research", Arguments: map[string]any{"question": "How fast does an unladen swallow fly?", "sources": []string{"web"}, "level": "quick"}}
+	p.SetProgressToken("d")
+	callDone := make(chan struct{})
+	go func() {
+		defer close(callDone)
+		_, _ = s.CallTool(ctx, p)
+	}()
+	var id string
+	select {
+	case id = <-ids:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no progress")
+	}
+	// The host dies: its connections drop, nothing is cancelled. The
+	// search answers once the server has had time to find the client
+	// gone (its ping fails).
+	connsMu.Lock()
+	for _, c := range conns {
+		_ = c.Close()
+	}
+	connsMu.Unlock()
+	time.Sleep(3 * time.Second)
+	close(release)
+	defer func() { _ = s.Close(); <-callDone }()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := e.do("GET", "/v1/researches/"+id, nil, map[string]string{"Authorization": "Bearer " + token}, true)
+		var got struct{ Status string }
+		r.json(t, &got)
+		if got.Status == "completed" {
+			break
+		}
+		if got.Status == "canceled" || got.Status == "failed" || time.Now().After(deadline) {
+			t.Fatalf("research %s is %s after its client left: %s", id, got.Status, r.Body)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -101,7 +101,7 @@ func (a *cli) rootCmd() *cobra.Command {
 				return usageError{fmt.Errorf("log-level: %w", err)}
 			}
 			a.logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: lvl}))
-			shutdown, err := telemetry.Setup(cmd.Context(), a.env, a.stderr, version)
+			shutdown, err := telemetry.Setup(cmd.Context(), a.env, a.stderr, version, a.logger)
 			if err != nil {
 				return usageError{err}
 			}

@@ -10,6 +10,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
+	"sync"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -23,7 +25,7 @@ import (
 // (env looks variables up; console output goes to w) and returns what
 // flushes and stops it. Exporters: otlp (HTTP/protobuf, the default when
 // an endpoint is set), console, none.
-func Setup(ctx context.Context, env func(string) (string, bool), w io.Writer, version string) (shutdown func(context.Context) error, err error) {
+func Setup(ctx context.Context, env func(string) (string, bool), w io.Writer, version string, log *slog.Logger) (shutdown func(context.Context) error, err error) {
 	get := func(k string) string { v, _ := env(k); return v }
 	kind := get("OTEL_TRACES_EXPORTER")
 	endpoint := get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
@@ -53,6 +55,13 @@ func Setup(ctx context.Context, env func(string) (string, bool), w io.Writer, ve
 	default:
 		return nil, fmt.Errorf("OTEL_TRACES_EXPORTER: must be otlp, console or none, got %q", kind)
 	}
+	// An exporter that refuses or hangs costs spans, never a research:
+	// the batcher exports off the research's path; its failures are
+	// logged, the first one only.
+	var once sync.Once
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		once.Do(func() { log.Warn("tracing: spans are not exported", "err", err) })
+	}))
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(resource.NewWithAttributes(semconv.SchemaURL,
 		semconv.ServiceName("quarry"), semconv.ServiceVersion(version))))
 	otel.SetTracerProvider(tp)
