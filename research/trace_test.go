@@ -92,3 +92,35 @@ func TestTraceTree(t *testing.T) {
 		t.Errorf("want a span per round (two rounds): %v", count)
 	}
 }
+
+// BenchmarkTracing is the same research with tracing off (the global
+// no-op provider) and on (every span recorded, batched to memory): the
+// cost of the spans.
+func BenchmarkTracing(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		name := "off"
+		if on {
+			name = "on"
+		}
+		b.Run(name, func(b *testing.B) {
+			var tp *sdktrace.TracerProvider
+			if on {
+				tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewInMemoryExporter()))
+				defer func() { _ = tp.Shutdown(context.Background()) }()
+			}
+			st := openStore(b)
+			for b.Loop() {
+				fake := &llmtest.Fake{Model: "m", Reply: replyBySchema(analysis0, analysis1)}
+				var p llm.Provider = fake
+				rn := &research.Runner{Engine: &research.LLMEngine{Provider: p}, Fallback: offline.Engine{}, Sources: []search.Source{&fakeSource{name: "web"}}, Store: st}
+				if on {
+					rn.Engine = &research.LLMEngine{Provider: llm.Traced(fake, tp)}
+					rn.Tracing = tp
+				}
+				if _, err := rn.Start(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: research.LevelQuick}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

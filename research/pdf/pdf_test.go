@@ -108,3 +108,48 @@ func TestNoChromium(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// BenchmarkRenderLong prints a report the size of the UI's long-report
+// test (11,807 words, 201 citations): time per PDF, its bytes and pages.
+func BenchmarkRenderLong(b *testing.B) {
+	path, err := Chromium(os.Getenv("QUARRY_CHROMIUM"))
+	if err != nil {
+		b.Skip(err)
+	}
+	rep := &research.Report{Title: "A long report", Summary: "The summary opens with the answer. [1] [2]"}
+	var srcs []research.Source
+	for i := 1; i <= 201; i++ {
+		id := fmt.Sprintf("S%d", i)
+		srcs = append(srcs, research.Source{ID: id, URL: fmt.Sprintf("https://example.org/%d", i), Title: fmt.Sprintf("Source %d", i)})
+		rep.References = append(rep.References, research.Reference{Number: i, SourceID: id, URL: fmt.Sprintf("https://example.org/%d", i), Title: fmt.Sprintf("Source %d", i)})
+	}
+	words := 0
+	for s := 0; words < 11807; s++ {
+		var body strings.Builder
+		for p := 0; p < 8 && words < 11807; p++ {
+			fmt.Fprintf(&body, "This paragraph of section %d states what its sources say, at the length of a real report's paragraph, with the figures and names a reader checks against them. It cites one source. [%d]\n\n", s, (s*8+p)%201+1)
+			words += 33
+		}
+		rep.Sections = append(rep.Sections, research.Section{Heading: fmt.Sprintf("Section %d", s+1), Body: body.String()})
+	}
+	var data []byte
+	for b.Loop() {
+		if data, err = Render(context.Background(), path, rep, srcs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(data))/1024, "KiB")
+	if bin, err := exec.LookPath("pdfinfo"); err == nil {
+		f := filepath.Join(b.TempDir(), "r.pdf")
+		_ = os.WriteFile(f, data, 0o644)
+		if out, err := exec.Command(bin, f).Output(); err == nil {
+			for _, l := range strings.Split(string(out), "\n") {
+				if v, ok := strings.CutPrefix(l, "Pages:"); ok {
+					var n float64
+					fmt.Sscan(strings.TrimSpace(v), &n)
+					b.ReportMetric(n, "pages")
+				}
+			}
+		}
+	}
+}
