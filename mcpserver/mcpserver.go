@@ -96,6 +96,17 @@ func allowed(extra *mcp.RequestExtra, scopes ...string) error {
 	return nil
 }
 
+// ResultText is the text of a tool result, its text parts joined.
+func ResultText(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
 // toolError is a failed call as the protocol has it: a result the model
 // reads, not a protocol error.
 func toolError(err error) *mcp.CallToolResult {

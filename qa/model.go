@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/quarryhq/quarry/errcode"
+	"github.com/quarryhq/quarry/internal/passage"
 	"github.com/quarryhq/quarry/internal/textclean"
 	"github.com/quarryhq/quarry/kb"
 	"github.com/quarryhq/quarry/kb/analyze"
@@ -128,7 +129,7 @@ func support(text string, hits []kb.Result) (supported, total int) {
 		if len(nums) == 0 {
 			continue
 		}
-		terms := unique(analyze.Terms(markerRE.ReplaceAllString(sent, "")))
+		terms := passage.UniqueTerms(markerRE.ReplaceAllString(sent, ""))
 		if len(terms) == 0 {
 			continue
 		}

@@ -179,7 +179,7 @@ func (a *Asker) Ask(ctx context.Context, req Request) (*Answer, error) {
 // follow-up that names little ("and for businesses?") the question before
 // it too.
 func queryOf(q string, sess *session.Session) string {
-	if len(unique(analyze.Terms(q))) > 3 || sess == nil {
+	if len(passage.UniqueTerms(q)) > 3 || sess == nil {
 		return q
 	}
 	for i := len(sess.Messages) - 1; i >= 0; i-- {
@@ -188,18 +188,6 @@ func queryOf(q string, sess *session.Session) string {
 		}
 	}
 	return q
-}
-
-func unique(ts []string) []string {
-	seen := map[string]bool{}
-	out := ts[:0:0]
-	for _, t := range ts {
-		if !seen[t] {
-			seen[t] = true
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // pick finds the windows that answer (passage.Find over the chunks read):

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/quarryhq/quarry/app"
+	"github.com/quarryhq/quarry/mcpserver"
 	"github.com/quarryhq/quarry/server"
 )
 
@@ -40,16 +41,6 @@ func mcpSession(t *testing.T, e *env, token string, opts *mcp.ClientOptions) *mc
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s
-}
-
-func text(r *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range r.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
 }
 
 // TestMCPOverHTTP: the SDK's own client over streamable HTTP at /mcp,
@@ -79,7 +70,7 @@ func TestMCPOverHTTP(t *testing.T) {
 		{Name: "research", Arguments: map[string]any{"question": "Who was Giuseppe Verdi?", "kb": "wiki", "level": "quick"}},
 	} {
 		res, err := narrow.CallTool(ctx, call)
-		if err != nil || !res.IsError || !strings.Contains(text(res), `lacks the "kb" scope`) {
+		if err != nil || !res.IsError || !strings.Contains(mcpserver.ResultText(res), `lacks the "kb" scope`) {
 			t.Errorf("%s with a research-only token: %v %+v", call.Name, err, res)
 		}
 	}
@@ -103,16 +94,16 @@ func TestMCPOverHTTP(t *testing.T) {
 		t.Errorf("tools = %s", got)
 	}
 	list, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "kb_list", Arguments: map[string]any{}})
-	if err != nil || list.IsError || !strings.Contains(text(list), "wiki") {
-		t.Fatalf("kb_list: %v %s", err, text(list))
+	if err != nil || list.IsError || !strings.Contains(mcpserver.ResultText(list), "wiki") {
+		t.Fatalf("kb_list: %v %s", err, mcpserver.ResultText(list))
 	}
 	params := &mcp.CallToolParams{Name: "research", Arguments: map[string]any{"question": "Which composer was born first, Antonín Dvořák or Giuseppe Verdi?", "kb": "wiki", "level": "quick"}}
 	params.SetProgressToken("p1")
 	res, err := s.CallTool(ctx, params)
 	if err != nil || res.IsError {
-		t.Fatalf("research: %v %s", err, text(res))
+		t.Fatalf("research: %v %s", err, mcpserver.ResultText(res))
 	}
-	if md := text(res); !strings.Contains(md, "was born before") || !strings.Contains(md, "## References") {
+	if md := mcpserver.ResultText(res); !strings.Contains(md, "was born before") || !strings.Contains(md, "## References") {
 		t.Errorf("the report lacks its answer or references:\n%s", md)
 	}
 	out, _ := res.StructuredContent.(map[string]any)
@@ -126,11 +117,11 @@ func TestMCPOverHTTP(t *testing.T) {
 	}
 	mu.Unlock()
 	got, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "research_get", Arguments: map[string]any{"research_id": id}})
-	if err != nil || got.IsError || text(got) != text(res) {
-		t.Errorf("research_get: %v %s", err, text(got))
+	if err != nil || got.IsError || mcpserver.ResultText(got) != mcpserver.ResultText(res) {
+		t.Errorf("research_get: %v %s", err, mcpserver.ResultText(got))
 	}
 	rr, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: "quarry://researches/" + id})
-	if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != text(res) {
+	if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != mcpserver.ResultText(res) {
 		t.Errorf("resource: %v %+v", err, rr)
 	}
 	if _, err := narrow.ReadResource(ctx, &mcp.ReadResourceParams{URI: "quarry://researches/" + id + "/json"}); err == nil || !strings.Contains(err.Error(), "kb") {
@@ -138,12 +129,12 @@ func TestMCPOverHTTP(t *testing.T) {
 	}
 
 	ask, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"kb": "wiki", "question": "When was Giuseppe Verdi born?"}})
-	if err != nil || ask.IsError || !strings.Contains(text(ask), "1813") {
-		t.Errorf("ask: %v %s", err, text(ask))
+	if err != nil || ask.IsError || !strings.Contains(mcpserver.ResultText(ask), "1813") {
+		t.Errorf("ask: %v %s", err, mcpserver.ResultText(ask))
 	}
 	search, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "kb_search", Arguments: map[string]any{"kb": "wiki", "query": "Verdi opera", "k": 3}})
-	if err != nil || search.IsError || !strings.Contains(text(search), "Verdi") {
-		t.Errorf("kb_search: %v %s", err, text(search))
+	if err != nil || search.IsError || !strings.Contains(mcpserver.ResultText(search), "Verdi") {
+		t.Errorf("kb_search: %v %s", err, mcpserver.ResultText(search))
 	}
 
 	// Bad input: the API's rules and messages, as tool errors.
@@ -159,12 +150,12 @@ func TestMCPOverHTTP(t *testing.T) {
 		{&mcp.CallToolParams{Name: "research_get", Arguments: map[string]any{"research_id": "nope"}}, "does not exist"},
 	} {
 		res, err := s.CallTool(ctx, bad.call)
-		if err == nil && (!res.IsError || !strings.Contains(text(res), bad.want)) {
-			t.Errorf("%s %v: %s, want an error naming %q", bad.call.Name, bad.call.Arguments, text(res), bad.want)
+		if err == nil && (!res.IsError || !strings.Contains(mcpserver.ResultText(res), bad.want)) {
+			t.Errorf("%s %v: %s, want an error naming %q", bad.call.Name, bad.call.Arguments, mcpserver.ResultText(res), bad.want)
 		}
 	}
-	if res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "kb_search", Arguments: map[string]any{"kb": 7, "query": "x"}}); err == nil && (!res.IsError || !strings.Contains(text(res), "kb")) {
-		t.Errorf("an argument of the wrong type was accepted: %s", text(res))
+	if res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "kb_search", Arguments: map[string]any{"kb": 7, "query": "x"}}); err == nil && (!res.IsError || !strings.Contains(mcpserver.ResultText(res), "kb")) {
+		t.Errorf("an argument of the wrong type was accepted: %s", mcpserver.ResultText(res))
 	}
 	if _, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "no_such_tool", Arguments: map[string]any{}}); err == nil {
 		t.Error("an unknown tool was accepted")

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/quarryhq/quarry/mcpserver"
 )
 
 // startMCP runs quarry mcp in-process on pipes and connects the SDK's
@@ -60,16 +62,6 @@ func startMCP(t *testing.T, data string, opts *mcp.ClientOptions, args ...string
 // researchIDRE reads the research id the first progress message names.
 var researchIDRE = regexp.MustCompile(`^research ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}): `)
 
-func toolText(r *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range r.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
 // TestMCPStdio: quarry mcp over stdio with the SDK's client — the tools,
 // a research with progress notifications, and a cancel mid-research
 // (a web search that does not answer) that cancels the research, which
@@ -109,8 +101,8 @@ func TestMCPStdio(t *testing.T) {
 	p := &mcp.CallToolParams{Name: "research", Arguments: map[string]any{"question": "Which composer was born first, Antonín Dvořák or Giuseppe Verdi?", "kb": "notes", "level": "quick"}}
 	p.SetProgressToken(1)
 	res, err := s.CallTool(ctx, p)
-	if err != nil || res.IsError || !strings.Contains(toolText(res), "was born before") {
-		t.Fatalf("research: %v %s", err, toolText(res))
+	if err != nil || res.IsError || !strings.Contains(mcpserver.ResultText(res), "was born before") {
+		t.Fatalf("research: %v %s", err, mcpserver.ResultText(res))
 	}
 	mu.Lock()
 	first := ""

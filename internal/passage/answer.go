@@ -478,6 +478,9 @@ func termSet(s string) map[string]bool {
 	return m
 }
 
+// UniqueTerms is text's analysed terms, each once, in order.
+func UniqueTerms(text string) []string { return unique(analyze.Terms(text)) }
+
 func unique(ts []string) []string {
 	seen := map[string]bool{}
 	out := ts[:0:0]
