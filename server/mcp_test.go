@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -32,7 +33,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.base.RoundTrip(r)
 }
 
-func mcpSession(t *testing.T, e *env, token string, opts *mcp.ClientOptions) *mcp.ClientSession {
+func mcpSession(t testing.TB, e *env, token string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, opts)
 	s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}, nil)
@@ -255,4 +256,74 @@ func TestMCPDisconnectMidResearch(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// BenchmarkResearchMCPvsAPI: the same quick research over the bundled
+// corpus through the MCP research tool (streamable HTTP) and through the
+// JSON API (create, then poll every 5 ms until completed), and the time
+// from the MCP call to its first progress notification.
+func BenchmarkResearchMCPvsAPI(b *testing.B) {
+	e := start(b, envOptions{})
+	ctx := context.Background()
+	st, err := e.App.Store(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	token, _, err := server.CreateToken(ctx, st, "bench", []string{"research", "kb"}, time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	auth := map[string]string{"Authorization": "Bearer " + token}
+	const q = "Which composer was born first, Antonín Dvořák or Giuseppe Verdi?"
+	b.Run("api", func(b *testing.B) {
+		for b.Loop() {
+			body, _ := json.Marshal(map[string]any{"question": q, "sources": []string{"kb:wiki"}, "level": "quick"})
+			r := e.do("POST", "/v1/researches", body, auth, true)
+			var c struct{ ID string }
+			r.json(b, &c)
+			for {
+				var got struct{ Status string }
+				e.do("GET", "/v1/researches/"+c.ID, nil, auth, true).json(b, &got)
+				if got.Status == "completed" {
+					break
+				}
+				if got.Status == "failed" || got.Status == "canceled" {
+					b.Fatalf("research %s", got.Status)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+	})
+	b.Run("mcp", func(b *testing.B) {
+		var first time.Time
+		var mu sync.Mutex
+		s := mcpSession(b, e, token, &mcp.ClientOptions{ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			if first.IsZero() {
+				first = time.Now()
+			}
+			mu.Unlock()
+		}})
+		var toFirst time.Duration
+		n := 0
+		for b.Loop() {
+			mu.Lock()
+			first = time.Time{}
+			mu.Unlock()
+			p := &mcp.CallToolParams{Name: "research", Arguments: map[string]any{"question": q, "kb": "wiki", "level": "quick"}}
+			p.SetProgressToken(n)
+			t0 := time.Now()
+			res, err := s.CallTool(ctx, p)
+			if err != nil || res.IsError {
+				b.Fatalf("research: %v", err)
+			}
+			mu.Lock()
+			if !first.IsZero() {
+				toFirst += first.Sub(t0)
+			}
+			mu.Unlock()
+			n++
+		}
+		b.ReportMetric(float64(toFirst.Milliseconds())/float64(n), "ms-to-first-progress")
+	})
 }
