@@ -20,6 +20,11 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/quarryhq/quarry/embed"
 	"github.com/quarryhq/quarry/fetch"
 	"github.com/quarryhq/quarry/internal/safe"
@@ -142,6 +147,24 @@ func (c *Crawler) logger() *slog.Logger {
 // retried opt.Retries times (with backoff) before it is logged as failed.
 // Page failures are counted once per run, after the last attempt.
 func (c *Crawler) Run(ctx context.Context, kbName, start string, opt Options) (*store.CrawlLog, error) {
+	ctx, sp := otel.Tracer(TracerName).Start(ctx, "crawl", trace.WithAttributes(attribute.String("quarry.kb", kbName)))
+	defer sp.End()
+	log, err := c.run(ctx, kbName, start, opt)
+	if log != nil {
+		sp.SetAttributes(attribute.String("quarry.crawl.status", log.Status), attribute.Int("quarry.crawl.pages_crawled", log.PagesCrawled),
+			attribute.Int("quarry.crawl.pages_updated", log.PagesUpdated), attribute.Int("quarry.crawl.pages_failed", log.PagesFailed))
+	}
+	if err != nil {
+		sp.RecordError(err)
+		sp.SetStatus(codes.Error, "crawl failed")
+	}
+	return log, err
+}
+
+// TracerName names the tracer of crawls.
+const TracerName = "github.com/quarryhq/quarry/crawl"
+
+func (c *Crawler) run(ctx context.Context, kbName, start string, opt Options) (*store.CrawlLog, error) {
 	opt = opt.withDefaults()
 	if err := opt.Validate(); err != nil {
 		return nil, err

@@ -15,6 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/quarryhq/quarry/embed"
 	"github.com/quarryhq/quarry/fetch"
 	"github.com/quarryhq/quarry/internal/testpg"
@@ -559,5 +563,61 @@ func TestCrawlStoresAPageOnce(t *testing.T) {
 	sort.Strings(urls)
 	if strings.Join(urls, " ") != "/ /guide" {
 		t.Fatalf("stored %v, want / and /guide once each", urls)
+	}
+}
+
+// TestCrawlTrace: a crawl is a span with a fetch span per page request and
+// an ingest span per stored batch under it; no attribute holds a page's
+// path, query or text.
+func TestCrawlTrace(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	prev := otel.GetTracerProvider()
+	otel.SetTracerProvider(tp)
+	defer func() {
+		otel.SetTracerProvider(prev)
+		_ = tp.Shutdown(context.Background())
+	}()
+	b := setup(t, nil)
+	s := newSite(t)
+	s.set("/", html("Home", "/secret-path?key=s3cr3t"))
+	s.set("/secret-path", `<html><head><title>Fees</title></head><body><p>Fees are paid every month by bank transfer to the treasurer.</p></body></html>`)
+	b.run(t, s.srv.URL+"/", Options{MaxDepth: 2, NoSitemap: true})
+
+	spans := exp.GetSpans()
+	var root tracetest.SpanStub
+	for _, sp := range spans {
+		if sp.Name == "crawl" {
+			root = sp
+		}
+	}
+	if !root.SpanContext.IsValid() {
+		t.Fatalf("no crawl span among %d", len(spans))
+	}
+	count := map[string]int{}
+	for _, sp := range spans {
+		if sp.SpanContext.TraceID() != root.SpanContext.TraceID() {
+			continue
+		}
+		count[sp.Name]++
+		if sp.Name != "crawl" && sp.Parent.SpanID() != root.SpanContext.SpanID() {
+			t.Errorf("%s span is not under the crawl span", sp.Name)
+		}
+		for _, a := range sp.Attributes {
+			v := a.Value.Emit()
+			if strings.Contains(v, "secret") || strings.Contains(v, "s3cr3t") || strings.Contains(v, "treasurer") {
+				t.Errorf("span %s attribute %s holds %q", sp.Name, a.Key, v)
+			}
+		}
+	}
+	if count["fetch"] < 2 || count["ingest"] < 1 {
+		t.Fatalf("want fetch spans for both pages and an ingest span: %v", count)
+	}
+	attrs := map[string]string{}
+	for _, a := range root.Attributes {
+		attrs[string(a.Key)] = a.Value.Emit()
+	}
+	if attrs["quarry.crawl.status"] == "" || attrs["quarry.crawl.pages_crawled"] == "" {
+		t.Fatalf("crawl span attributes %v", attrs)
 	}
 }

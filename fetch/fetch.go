@@ -22,6 +22,10 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
 
 	"github.com/quarryhq/quarry/errcode"
@@ -188,6 +192,27 @@ var ErrDisallowed = errors.New("disallowed by robots.txt")
 
 // Get fetches req.URL.
 func (f *Fetcher) Get(ctx context.Context, req Request) (*Response, error) {
+	host := ""
+	if u, err := ParseURL(req.URL); err == nil {
+		host = u.Hostname() // the host only: a URL's path or query may carry a key
+	}
+	ctx, sp := otel.Tracer(TracerName).Start(ctx, "fetch", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(semconv.ServerAddress(host)))
+	defer sp.End()
+	resp, err := f.get(ctx, req)
+	if resp != nil {
+		sp.SetAttributes(semconv.HTTPResponseStatusCode(resp.Status))
+	}
+	if err != nil {
+		sp.RecordError(err)
+		sp.SetStatus(codes.Error, "fetch failed")
+	}
+	return resp, err
+}
+
+// TracerName names the tracer of page fetches.
+const TracerName = "github.com/quarryhq/quarry/fetch"
+
+func (f *Fetcher) get(ctx context.Context, req Request) (*Response, error) {
 	u, err := ParseURL(req.URL)
 	if err != nil {
 		return nil, err

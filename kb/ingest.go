@@ -19,6 +19,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/quarryhq/quarry/corpus"
 	"github.com/quarryhq/quarry/embed"
 	"github.com/quarryhq/quarry/extract"
@@ -289,6 +294,24 @@ type todoDoc struct {
 // a kill part-way leaves the empty hash, so the document never passes for
 // unchanged and the next ingest writes it again.
 func (s *Service) AddDocuments(ctx context.Context, kb *store.KB, docs []Document, opt AddOptions) (*Report, error) {
+	ctx, sp := otel.Tracer(TracerName).Start(ctx, "ingest", trace.WithAttributes(attribute.String("quarry.kb", kb.Name), attribute.Int("quarry.ingest.documents", len(docs))))
+	defer sp.End()
+	rep, err := s.addDocuments(ctx, kb, docs, opt)
+	if rep != nil {
+		sp.SetAttributes(attribute.Int("quarry.ingest.added", rep.Added), attribute.Int("quarry.ingest.updated", rep.Updated),
+			attribute.Int("quarry.ingest.chunks", rep.Chunks), attribute.Int("quarry.ingest.failed", len(rep.Failed)))
+	}
+	if err != nil {
+		sp.RecordError(err)
+		sp.SetStatus(codes.Error, "ingest failed")
+	}
+	return rep, err
+}
+
+// TracerName names the tracer of ingests.
+const TracerName = "github.com/quarryhq/quarry/kb"
+
+func (s *Service) addDocuments(ctx context.Context, kb *store.KB, docs []Document, opt AddOptions) (*Report, error) {
 	start := time.Now()
 	rep := &Report{Failed: []Problem{}}
 	if err := checkEmbedder(kb, opt.Embedder); err != nil {
