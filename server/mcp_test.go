@@ -3,9 +3,11 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -174,7 +176,8 @@ func TestMCPOverHTTP(t *testing.T) {
 
 // TestMCPDisconnectMidResearch: a client that goes away mid-research
 // (its session closed, no cancel) leaves the research running to its end,
-// readable through the API.
+// readable through the API; its PDF while it runs is a 409 naming its
+// status.
 func TestMCPDisconnectMidResearch(t *testing.T) {
 	release := make(chan struct{})
 	searx := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -231,6 +234,12 @@ func TestMCPDisconnectMidResearch(t *testing.T) {
 	case id = <-ids:
 	case <-time.After(20 * time.Second):
 		t.Fatal("no progress")
+	}
+	// A PDF of a research still running is a 409 naming its status.
+	pdfr := e.do("GET", "/v1/researches/"+id+"?format=pdf", nil, map[string]string{"Authorization": "Bearer " + token}, true)
+	want(t, pdfr, 409)
+	if code, f, msg := pdfr.apiErr(t); code != "conflict" || f != "id" || !strings.Contains(msg, "status processing") {
+		t.Fatalf("pdf of a running research: %s %s %q", code, f, msg)
 	}
 	// The host dies: its connections drop, nothing is cancelled. The
 	// search answers once the server has had time to find the client
@@ -294,36 +303,85 @@ func BenchmarkResearchMCPvsAPI(b *testing.B) {
 			}
 		}
 	})
-	b.Run("mcp", func(b *testing.B) {
-		var first time.Time
-		var mu sync.Mutex
-		s := mcpSession(b, e, token, &mcp.ClientOptions{ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
-			mu.Lock()
-			if first.IsZero() {
-				first = time.Now()
-			}
-			mu.Unlock()
-		}})
-		var toFirst time.Duration
-		n := 0
-		for b.Loop() {
-			mu.Lock()
-			first = time.Time{}
-			mu.Unlock()
-			p := &mcp.CallToolParams{Name: "research", Arguments: map[string]any{"question": q, "kb": "wiki", "level": "quick"}}
-			p.SetProgressToken(n)
-			t0 := time.Now()
-			res, err := s.CallTool(ctx, p)
-			if err != nil || res.IsError {
-				b.Fatalf("research: %v", err)
-			}
-			mu.Lock()
-			if !first.IsZero() {
-				toFirst += first.Sub(t0)
-			}
-			mu.Unlock()
-			n++
+	for _, transport := range []string{"mcp", "mcp-stdio"} {
+		b.Run(transport, func(b *testing.B) {
+			benchMCPResearch(b, e, token, transport == "mcp-stdio", q)
+		})
+	}
+}
+
+// benchMCPResearch calls the research tool over streamable HTTP, or over
+// stdio: the server quarry mcp runs (mcpserver.New on the same app) on a
+// pair of OS pipes, as a host that starts it as a process talks to it.
+func benchMCPResearch(b *testing.B, e *env, token string, stdio bool, q string) {
+	ctx := context.Background()
+	var first time.Time
+	var mu sync.Mutex
+	opts := &mcp.ClientOptions{ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		if first.IsZero() {
+			first = time.Now()
 		}
-		b.ReportMetric(float64(toFirst.Milliseconds())/float64(n), "ms-to-first-progress")
+		mu.Unlock()
+	}}
+	var s *mcp.ClientSession
+	if stdio {
+		s = mcpStdioSession(b, e, opts)
+	} else {
+		s = mcpSession(b, e, token, opts)
+	}
+	var toFirst time.Duration
+	n := 0
+	for b.Loop() {
+		mu.Lock()
+		first = time.Time{}
+		mu.Unlock()
+		p := &mcp.CallToolParams{Name: "research", Arguments: map[string]any{"question": q, "kb": "wiki", "level": "quick"}}
+		p.SetProgressToken(n)
+		t0 := time.Now()
+		res, err := s.CallTool(ctx, p)
+		if err != nil || res.IsError {
+			b.Fatalf("research: %v", err)
+		}
+		mu.Lock()
+		if !first.IsZero() {
+			toFirst += first.Sub(t0)
+		}
+		mu.Unlock()
+		n++
+	}
+	b.ReportMetric(float64(toFirst.Microseconds())/1000/float64(n), "ms-to-first-progress")
+}
+
+// mcpStdioSession serves the app's MCP server on OS pipes and connects
+// the SDK's client to it over the stdio transport.
+func mcpStdioSession(b *testing.B, e *env, opts *mcp.ClientOptions) *mcp.ClientSession {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := mcpserver.New(e.App, "quarry", slog.New(slog.DiscardHandler))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Run(ctx, &mcp.IOTransport{Reader: inR, Writer: outW})
+	}()
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v0"}, opts)
+	s, err := c.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		b.Fatalf("connect: %v", err)
+	}
+	b.Cleanup(func() {
+		_ = s.Close()
+		cancel()
+		_ = inW.Close()
+		<-done
+		_ = outR.Close()
 	})
+	return s
 }

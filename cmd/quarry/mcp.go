@@ -25,7 +25,7 @@ same store, models and sources as every other command (--data-dir,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s := mcpserver.New(a.q(), versionLine(), a.logger)
-			t := &mcp.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}}
+			t := &mcp.IOTransport{Reader: mcpserver.ValidLines(a.stdin, a.logger), Writer: nopWriteCloser{a.stdout}}
 			if err := s.Run(cmd.Context(), t); err != nil && !errors.Is(err, io.EOF) && cmd.Context().Err() == nil {
 				return fmt.Errorf("mcp: %w", err)
 			}

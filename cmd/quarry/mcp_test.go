@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -89,7 +91,9 @@ func TestMCPStdio(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		progress = append(progress, r.Params.Message)
-		if cancelCall != nil && strings.Contains(r.Params.Message, "searching") {
+		// Only the second call's own progress cancels it: a late
+		// notification of the first research may still arrive.
+		if cancelCall != nil && fmt.Sprint(r.Params.ProgressToken) == "2" && strings.Contains(r.Params.Message, "searching") {
 			cancelCall()
 		}
 	}}, "--allow-private")
@@ -161,26 +165,82 @@ func TestMCPStdio(t *testing.T) {
 	}
 }
 
-// TestMCPStdioMalformed: a host that sends a line that is not JSON-RPC
-// gets no crash; quarry mcp ends when its input does.
+// TestMCPStdioMalformed: a host that sends a line that is not JSON, a
+// cancel for a request never made, an unknown tool or arguments of the
+// wrong type keeps its session, each request answered; quarry mcp ends
+// when its input does.
 func TestMCPStdioMalformed(t *testing.T) {
+	inR, inW := io.Pipe()
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer outR.Close()
-	a := &cli{stdin: strings.NewReader("this is not json\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"kb_list\"}}\n"), stdout: outW, stderr: outW, env: envOf(t)}
+	a := &cli{stdin: inR, stdout: outW, stderr: outW, env: envOf(t)}
 	root := a.rootCmd()
 	root.SetArgs([]string{"--data-dir", t.TempDir(), "--config", filepath.Join("testdata", "config.yaml"), "mcp"})
 	done := make(chan error, 1)
 	go func() { done <- root.ExecuteContext(context.Background()); a.close(); outW.Close() }()
+	go func() {
+		for _, line := range []string{
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`,
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99,"reason":"a request this server never saw"}}`,
+			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"no_such_tool"}}`,
+			`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"kb_search","arguments":{"kb":7,"query":["x"]}}}`,
+			`this is not json`,
+			`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"kb_list","arguments":{}}}`,
+		} {
+			_, _ = io.WriteString(inW, line+"\n")
+		}
+	}()
+	// Read until request 4 is answered, then end the input.
+	var b []byte
+	sc := bufio.NewScanner(outR)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		b = append(append(b, sc.Bytes()...), '\n')
+		if strings.HasPrefix(sc.Text(), `{"jsonrpc":"2.0","id":4,`) {
+			break
+		}
+	}
+	inW.Close()
 	select {
 	case <-done:
 	case <-time.After(20 * time.Second):
 		t.Fatal("quarry mcp did not end when its input did")
 	}
-	b, _ := io.ReadAll(outR)
+	rest, _ := io.ReadAll(outR)
+	b = append(b, rest...)
 	if strings.Contains(string(b), "panic") {
 		t.Fatalf("output: %s", b)
+	}
+	// Every request is answered: the unknown tool and the wrong types as
+	// errors, kb_list as a result; the cancel of an unknown request and
+	// the line that is not JSON change nothing (it is skipped and logged).
+	answers := map[float64]map[string]any{}
+	for _, line := range strings.Split(string(b), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil {
+			if id, ok := m["id"].(float64); ok {
+				answers[id] = m
+			}
+		}
+	}
+	isErr := func(m map[string]any) bool {
+		if m["error"] != nil {
+			return true
+		}
+		r, _ := m["result"].(map[string]any)
+		return r["isError"] == true
+	}
+	for id, wantErr := range map[float64]bool{1: false, 2: true, 3: true, 4: false} {
+		m, ok := answers[id]
+		if !ok {
+			t.Fatalf("request %v got no answer; output:\n%s", id, b)
+		}
+		if isErr(m) != wantErr {
+			t.Errorf("request %v: error %v, want %v: %v", id, isErr(m), wantErr, m)
+		}
 	}
 }
