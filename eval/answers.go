@@ -135,15 +135,19 @@ func Cites(summary string) bool { return citationRE.MatchString(summary) }
 
 // ResearchOutcome is one research's figures on its question.
 type ResearchOutcome struct {
-	ID           string  `json:"id"`
-	Unanswerable bool    `json:"unanswerable"`
-	Status       string  `json:"status"`
-	PageRank     int     `json:"page_rank"` // 0: the answering page is not among the references
-	References   int     `json:"references"`
-	InSummary    bool    `json:"in_summary"`
-	InOpening    bool    `json:"in_opening"` // in the summary's first two sentences
-	Refused      bool    `json:"refused"`
-	Support      float64 `json:"citation_support"`
+	ID           string `json:"id"`
+	Unanswerable bool   `json:"unanswerable"`
+	Status       string `json:"status"`
+	PageRank     int    `json:"page_rank"` // 0: the answering page is not among the references
+	References   int    `json:"references"`
+	InSummary    bool   `json:"in_summary"`
+	InOpening    bool   `json:"in_opening"` // in the summary's first two sentences
+	Refused      bool   `json:"refused"`
+	// NonProse are the summary's sentences that are not prose (NonProse).
+	NonProse []string `json:"non_prose"`
+	Support  float64  `json:"citation_support"`
+	// Summary is the executive summary, to read why a figure is what it is.
+	Summary string `json:"summary"`
 	// PageRead: the answering page was among the sources read; InContext
 	// (with a model): the answer string was in a prompt the model was
 	// shown.
@@ -158,7 +162,8 @@ type ResearchOutcome struct {
 // ScoreResearch scores a research's report on its question.
 func ScoreResearch(q AnswerQuestion, summary string, refURLs []string) ResearchOutcome {
 	return ResearchOutcome{ID: q.ID, Unanswerable: q.Unanswerable, PageRank: q.PageRank(refURLs), References: len(refURLs),
-		InSummary: q.Holds(summary), InOpening: q.Holds(Opening(summary, 2)), Refused: !Cites(summary)}
+		InSummary: q.Holds(summary), InOpening: q.Holds(Opening(summary, 2)), Refused: !Cites(summary),
+		NonProse: append([]string{}, NonProse(summary)...), Summary: summary}
 }
 
 // ResearchScores are a dataset's figures: shares over the answerable
@@ -175,6 +180,10 @@ type ResearchScores struct {
 	FalseRefusals     float64 `json:"false_refusals"`
 	RefusedUnanswered float64 `json:"unanswerable_refused"`
 	CitationSupport   float64 `json:"citation_support"`
+	// NonProse counts the summaries' sentences that are not prose, over
+	// all questions, of Sentences in all.
+	NonProse  int `json:"non_prose_sentences"`
+	Sentences int `json:"summary_sentences"`
 	// InContext is the share of the answerable questions whose answering
 	// page was read where the model was shown the answer string.
 	InContext float64 `json:"answer_in_model_context,omitempty"`
@@ -198,6 +207,8 @@ func SummarizeResearch(outs []ResearchOutcome) ResearchScores {
 		}
 		support += o.Support
 		supported++
+		s.NonProse += len(o.NonProse)
+		s.Sentences += summarySentences(o.Summary)
 		if o.Unanswerable {
 			unans++
 			if o.Refused {
@@ -251,8 +262,10 @@ type AskOutcome struct {
 	Right        bool    `json:"right"`
 	Refused      bool    `json:"refused"`
 	Confidence   float64 `json:"confidence"`
-	Seconds      float64 `json:"seconds"`
-	Error        string  `json:"error,omitempty"`
+	// Answer is what ask said, to read why it was right or wrong.
+	Answer  string  `json:"answer"`
+	Seconds float64 `json:"seconds"`
+	Error   string  `json:"error,omitempty"`
 }
 
 // AskScores are a dataset's ask figures. ConfidentWrong is the share of
@@ -341,4 +354,17 @@ func AUC(pos, neg []float64) float64 {
 func firstRune(s string) rune {
 	r, _ := utf8.DecodeRuneInString(s)
 	return r
+}
+
+// summarySentences counts a summary's sentences as NonProse reads them.
+func summarySentences(summary string) int {
+	n := 0
+	for _, part := range citeSplitRE.Split(fenceRE.ReplaceAllString(summary, ""), -1) {
+		for _, sp := range textseg.Spans(part) {
+			if strings.TrimSpace(part[sp.Start:sp.End]) != "" {
+				n++
+			}
+		}
+	}
+	return n
 }

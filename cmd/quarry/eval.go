@@ -15,7 +15,7 @@ import (
 
 func (a *cli) evalCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "eval", Short: "Evaluate retrieval (BEIR files, console pipelines) and answers (research, ask) on datasets"}
-	cmd.AddCommand(a.evalRetrievalCmd(), a.evalPipelineCmd(), a.evalRunsCmd(), a.evalShowCmd(), a.evalResearchCmd(), a.evalAskCmd())
+	cmd.AddCommand(a.evalRetrievalCmd(), a.evalPipelineCmd(), a.evalRunsCmd(), a.evalShowCmd(), a.evalResearchCmd(), a.evalAskCmd(), a.evalCompareCmd())
 	return cmd
 }
 

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,7 +24,30 @@ type answerFlags struct {
 	kb, dataset string
 	limit       int
 	asJSON      bool
+	out         string
 	ablate      []string
+}
+
+// emit stores the run in --out when asked, and prints it as JSON when
+// --json asks; it reports whether it printed.
+func (f *answerFlags) emit(w io.Writer, run map[string]any) (bool, error) {
+	if f.out != "" {
+		file, err := os.Create(f.out)
+		if err != nil {
+			return false, fmt.Errorf("out: %w", err)
+		}
+		if err := writeJSON(file, run); err != nil {
+			file.Close()
+			return false, fmt.Errorf("out: %w", err)
+		}
+		if err := file.Close(); err != nil {
+			return false, fmt.Errorf("out: %w", err)
+		}
+	}
+	if f.asJSON {
+		return true, writeJSON(w, run)
+	}
+	return false, nil
 }
 
 func (f *answerFlags) bind(cmd *cobra.Command) {
@@ -30,6 +55,7 @@ func (f *answerFlags) bind(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.dataset, "dataset", "", "JSON Lines: id, question, pages, answers, unanswerable, lang (required)")
 	cmd.Flags().IntVar(&f.limit, "limit", 0, "ask only the first N questions (0: all)")
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the figures and every question's outcome as JSON")
+	cmd.Flags().StringVar(&f.out, "out", "", "also store the run, as --json prints it, in this file (for quarry eval compare)")
 	cmd.Flags().StringSliceVar(&f.ablate, "ablate", nil, "switch off rules of the offline answer finder, to measure what each is worth: "+strings.Join(passage.Rules, ", "))
 }
 
@@ -125,14 +151,15 @@ func (a *cli) evalResearchCmd() *cobra.Command {
 			}
 			s := eval.SummarizeResearch(outs)
 			engine := rn.Engine.Name()
-			if f.asJSON {
-				return writeJSON(a.stdout, map[string]any{"kb": f.kb, "dataset": f.dataset, "engine": engine, "level": level, "ablated": f.ablate, "scores": s, "questions": outs})
+			if printed, err := f.emit(a.stdout, map[string]any{"kb": f.kb, "dataset": f.dataset, "engine": engine, "level": level, "ablated": f.ablate, "scores": s, "questions": outs}); printed || err != nil {
+				return err
 			}
 			fmt.Fprintf(a.stdout, "%s over %s, %s engine, level %s: %d questions (%d answerable)\n", f.dataset, f.kb, engine, level, s.Questions, s.Answerable)
 			rows := [][2]string{
 				{"answering page among the references", fmt.Sprintf("%.3f (first 3: %.3f; %.1f references)", s.PageAmongRefs, s.PageInFirst3, s.MeanReferences)},
 				{"answer in the executive summary", fmt.Sprintf("%.3f", s.InSummary)},
 				{"answer in its first two sentences", fmt.Sprintf("%.3f", s.InOpening)},
+				{"summary sentences that are not prose", fmt.Sprintf("%d of %d", s.NonProse, s.Sentences)},
 				{"answerable refused", fmt.Sprintf("%.3f", s.FalseRefusals)},
 				{"unanswerable refused", fmt.Sprintf("%.3f", s.RefusedUnanswered)},
 				{"citation support", fmt.Sprintf("%.3f", s.CitationSupport)},
@@ -180,7 +207,7 @@ func (a *cli) evalAskCmd() *cobra.Command {
 				if err != nil {
 					o.Error, o.Refused = err.Error(), true
 				} else {
-					o.Right, o.Refused, o.Confidence = !ans.Unknown && q.Holds(ans.Answer), ans.Unknown, ans.Confidence
+					o.Right, o.Refused, o.Confidence, o.Answer = !ans.Unknown && q.Holds(ans.Answer), ans.Unknown, ans.Confidence, ans.Answer
 				}
 				o.Seconds = time.Since(t0).Seconds()
 				outs = append(outs, o)
@@ -189,8 +216,8 @@ func (a *cli) evalAskCmd() *cobra.Command {
 				}
 			}
 			s := eval.SummarizeAsk(outs)
-			if f.asJSON {
-				return writeJSON(a.stdout, map[string]any{"kb": f.kb, "dataset": f.dataset, "ablated": f.ablate, "scores": s, "questions": outs})
+			if printed, err := f.emit(a.stdout, map[string]any{"kb": f.kb, "dataset": f.dataset, "engine": askEngine(asker), "ablated": f.ablate, "scores": s, "questions": outs}); printed || err != nil {
+				return err
 			}
 			fmt.Fprintf(a.stdout, "%s over %s: %d questions (%d answerable)\n", f.dataset, f.kb, s.Questions, s.Answerable)
 			fmt.Fprintf(a.stdout, "  %-42s %.3f\n  %-42s %.3f\n  %-42s %.3f\n  %-42s %.3f\n  %-42s %.3f\n",
@@ -241,4 +268,59 @@ func (p *promptRecorder) text() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.prompts.String()
+}
+
+func (a *cli) evalCompareCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "compare A.json B.json",
+		Short: "Two stored runs of eval research or eval ask (--out or --json) side by side: each figure, its change, and the questions whose outcome changed",
+		Example: `  quarry eval ask --kb git --dataset eval/testdata/research/git.jsonl --out before.json
+  quarry eval ask --kb git --dataset eval/testdata/research/git.jsonl --ablate phrase --out after.json
+  quarry eval compare before.json after.json`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var runs [2]*eval.Run
+			for i, path := range args {
+				run, err := readFile("run", path, eval.ReadRun)
+				if err != nil {
+					return err
+				}
+				runs[i] = run
+			}
+			rows, flips, err := eval.Compare(runs[0], runs[1])
+			if err != nil {
+				return usageError{err}
+			}
+			describe := func(r *eval.Run) string {
+				d := r.Engine
+				if r.Level != "" {
+					d += " " + r.Level
+				}
+				if len(r.Ablated) > 0 {
+					d += " without " + strings.Join(r.Ablated, ",")
+				}
+				return strings.TrimSpace(d)
+			}
+			fmt.Fprintf(a.stdout, "%s over %s\n  A: %s (%s)\n  B: %s (%s)\n", runs[0].Dataset, runs[0].KB, args[0], describe(runs[0]), args[1], describe(runs[1]))
+			fmt.Fprintf(a.stdout, "  %-34s %10s %10s %10s\n", "figure", "A", "B", "B - A")
+			for _, r := range rows {
+				fmt.Fprintf(a.stdout, "  %-34s %10.3f %10.3f %+10.3f\n", r.Name, r.A, r.B, r.B-r.A)
+			}
+			if len(flips) > 0 {
+				fmt.Fprintln(a.stdout, "questions whose outcome changed:")
+			}
+			for _, f := range flips {
+				fmt.Fprintf(a.stdout, "  %-14s %-11s %v → %v\n", f.ID, f.What, f.A, f.B)
+			}
+			return nil
+		},
+	}
+}
+
+// askEngine names what answers: the model, or the offline extractive engine.
+func askEngine(a *qa.Asker) string {
+	if a.Model != nil {
+		return a.Model.Name()
+	}
+	return "offline-extractive"
 }

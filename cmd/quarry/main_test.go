@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -227,9 +228,21 @@ func TestEvalAnswersCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Scores.Answerable != 4 || len(r.Questions) != 5 || r.Scores.PageAmongRefs < 0.75 || r.Scores.InSummary < 0.75 {
 		t.Fatalf("eval research: %v %s", err, out)
 	}
-	out, _, err = run(t, data, "eval", "ask", "--kb", "notes", "--dataset", dataset)
+	runA, runB := filepath.Join(t.TempDir(), "a.json"), filepath.Join(t.TempDir(), "b.json")
+	out, _, err = run(t, data, "eval", "ask", "--kb", "notes", "--dataset", dataset, "--out", runA)
 	if err != nil || !strings.Contains(out, "confidence ROC AUC") || !strings.Contains(out, "unanswerable refused") {
 		t.Fatalf("eval ask: %v %s", err, out)
+	}
+	// A stored run beside another configuration's.
+	if _, _, err := run(t, data, "eval", "ask", "--kb", "notes", "--dataset", dataset, "--ablate", "window", "--out", runB); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = run(t, data, "eval", "compare", runA, runB)
+	if err != nil || !strings.Contains(out, "B: "+runB+" (offline-extractive without window)") || !regexp.MustCompile(`(?m)^  right +[0-9.]+ +[0-9.]+ +[+-][0-9.]+$`).MatchString(out) {
+		t.Fatalf("eval compare: %v %s", err, out)
+	}
+	if _, _, err := run(t, data, "eval", "compare", runA, dataset); err == nil || exitCode(err) != exitUsage || !strings.Contains(err.Error(), "not an eval research or eval ask run") {
+		t.Fatalf("compare with a dataset: %v", err)
 	}
 	bad := filepath.Join(t.TempDir(), "bad.jsonl")
 	if err := os.WriteFile(bad, []byte(`{"id": "a", "question": "Why?"}`+"\n"), 0o644); err != nil {

@@ -1,0 +1,81 @@
+package eval
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/quarryhq/quarry/internal/textseg"
+)
+
+// NonProse lists the sentences of a summary that are not prose: a
+// heading or navigation line (no sentence end and no verb-bearing length:
+// "Next topic", "Table of Contents"), a fragment of under three words, or
+// code (a line whose characters are mostly symbols, or a prompt or
+// listing: ">>> x", "$ git …", "a = b;"). A reader of an executive summary
+// expects sentences; these are what extraction let through. Citations
+// and the quotes around a quoted sentence are not counted, nor a fenced
+// code block: that is code presented as code.
+func NonProse(summary string) []string {
+	summary = fenceRE.ReplaceAllString(summary, "")
+	var out []string
+	// A citation closes what it cites, whether or not that ends like a
+	// sentence.
+	for _, part := range citeSplitRE.Split(summary, -1) {
+		for _, sp := range textseg.Spans(part) {
+			s := strings.TrimSpace(part[sp.Start:sp.End])
+			if s != "" && !isProse(s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+var (
+	fenceRE = regexp.MustCompile("(?s)```.*?```")
+	// citeSplitRE is a citation after a space: "linkgit:git-log[1]" is
+	// a manual page's name, not a citation.
+	citeSplitRE = regexp.MustCompile(`(?:^|\s+)\[\d{1,4}(?:\s*,\s*\d{1,4})*\]`)
+)
+
+// codeStarts open lines of a terminal session or an interpreter.
+var codeStarts = []string{">>> ", "$ ", "# ", "% ", "C:\\>", "... "}
+
+func isProse(s string) bool {
+	s = strings.Trim(s, " \"'“”‘’")
+	for _, p := range codeStarts {
+		if strings.HasPrefix(s, p) {
+			return false
+		}
+	}
+	var letters, other, words int
+	for _, f := range strings.Fields(s) {
+		if strings.IndexFunc(f, unicode.IsLetter) >= 0 {
+			words++
+		}
+	}
+	for _, r := range s {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsSpace(r):
+			letters++
+		case strings.ContainsRune(".,;:!?()'\"“”‘’-–—/%", r):
+		default:
+			other++
+		}
+	}
+	if letters == 0 || other*5 > letters {
+		return false // mostly symbols: code
+	}
+	last, _ := utf8.DecodeLastRuneInString(strings.TrimRight(s, ")]\"'”’ "))
+	ends := strings.ContainsRune(".!?。:;…", last) || textseg.IsHangul(last)
+	hangul := strings.IndexFunc(s, textseg.IsHangul) >= 0
+	switch {
+	case words < 3 && !hangul:
+		return false // a fragment or a label
+	case !ends && words < 8:
+		return false // a heading or a navigation line
+	}
+	return true
+}
