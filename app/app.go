@@ -34,6 +34,12 @@ type App struct {
 	// Broker hands the events of researches run by this App's runners to
 	// their watchers in this process.
 	Broker *broker.Broker
+	// Resident keeps each knowledge base searched in memory, for a
+	// long-lived process (quarry serve, worker, mcp): its first search
+	// loads it, later ones are faster. Off, a store that can search
+	// itself (SQLite's FTS5) is searched where it is, loading nothing: a
+	// one-shot command answers without reading a whole knowledge base.
+	Resident bool
 
 	mu              sync.Mutex
 	store           store.Store
@@ -103,6 +109,7 @@ func (a *App) KB(ctx context.Context) (*kb.Service, error) {
 	defer a.mu.Unlock()
 	if a.kb == nil {
 		a.kb = kb.New(st, a.Logger)
+		a.kb.InStore = !a.Resident
 	}
 	return a.kb, nil
 }

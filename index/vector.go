@@ -180,3 +180,7 @@ func Cosine(a, b []float32) float64 {
 	}
 	return d / math.Sqrt(na*nb)
 }
+
+// Dot is the dot product of two vectors of one length: their cosine when
+// both are unit length.
+func Dot(a, b []float32) float64 { return float64(dot(a, b)) }

@@ -2,8 +2,10 @@
 // ingests files, folders and BEIR corpora (extract → chunk → analyse →
 // embed → store; a long document streams through in batches of chunks, so
 // memory does not grow with its length), and answers BM25, vector and
-// hybrid searches from an in-process index it loads from the store and
-// reloads when the store's version for that knowledge base changes.
+// hybrid searches: in the store where it can (SQLite's FTS5 and stored
+// vectors, for a one-shot process: Service.InStore), else from an
+// in-process index it loads from the store and catches up when the
+// store's version for that knowledge base changes.
 package kb
 
 import (
@@ -24,6 +26,13 @@ import (
 type Service struct {
 	store  store.Store
 	logger *slog.Logger
+
+	// InStore searches in the store where it can (store.TermSearcher:
+	// SQLite's FTS5 and its stored vectors), loading nothing of a
+	// knowledge base: what a one-shot process wants. A long-lived process
+	// leaves it off and keeps each knowledge base it searches in memory,
+	// faster once loaded.
+	InStore bool
 
 	mu      sync.Mutex
 	indexes map[int64]*memIndex

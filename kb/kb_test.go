@@ -3,6 +3,7 @@ package kb_test
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -322,4 +323,61 @@ func TestHostileDocuments(t *testing.T) {
 			t.Fatalf("add after rm: %v", err)
 		}
 	})
+}
+
+// TestSearchInStore: a one-shot process's search in SQLite (FTS5 and a
+// scan of the stored vectors) ranks as the in-memory index does, to the
+// score, with the same filters, and sees a write at once.
+func TestSearchInStore(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := openSQLite(t)
+	mem, in := kb.New(st, nil), kb.New(st, nil)
+	in.InStore = true
+	emb := embed.Hash{}
+	if _, err := mem.Create(ctx, "notes", "", emb); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write(t, dir, "crawler.md", "# Crawler\n\nThe crawler handles stale pages by re-crawling them every five minutes. A page that fails three times is marked stale and kept.\n")
+	write(t, dir, "ask.txt", "Answers come from the top five chunks in the question's language.\n")
+	write(t, dir, "billing.html", "<html><head><title>Billing</title></head><body><p>Invoices are sent monthly by email to the account owner.</p></body></html>")
+	write(t, dir, "ko.md", "# 크롤러\n\n크롤러는 오래된 페이지를 5분마다 다시 수집합니다.\n")
+	write(t, dir, "sub/fees.md", "Fees are paid every month by bank transfer; invoices list them.\n")
+	if _, err := mem.AddPaths(ctx, "notes", []string{dir}, kb.AddOptions{Embedder: emb}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []kb.Query{
+		{Text: "how does the crawler handle stale pages", K: 3},
+		{Text: "invoices monthly", K: 3, Mode: kb.ModeBM25},
+		{Text: "who pays the fees", K: 2, Mode: kb.ModeVector},
+		{Text: "크롤러 수집", K: 2, Language: "ko"},
+		{Text: "invoices", K: 5, Source: "file://" + filepath.Join(dir, "sub")},
+		{Text: "the of and", K: 3},
+	} {
+		want, err := mem.Search(ctx, "notes", emb, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := in.Search(ctx, "notes", emb, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same := len(got) == len(want)
+		for i := 0; same && i < len(got); i++ {
+			same = got[i].ChunkID == want[i].ChunkID && got[i].Text == want[i].Text && got[i].SourceURL == want[i].SourceURL &&
+				math.Abs(got[i].Score-want[i].Score) < 1e-6
+		}
+		if !same {
+			t.Errorf("%q (%s): in the store %+v, in memory %+v", q.Text, q.Mode, got, want)
+		}
+	}
+	write(t, dir, "ask.txt", "Answers now come from the top seven chunks.\n")
+	if _, err := in.AddPaths(ctx, "notes", []string{dir}, kb.AddOptions{Embedder: emb}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := in.Search(ctx, "notes", emb, kb.Query{Text: "seven chunks", K: 1, Mode: kb.ModeBM25})
+	if err != nil || len(res) != 1 || !strings.Contains(res[0].Text, "seven") {
+		t.Fatalf("a write not seen: %+v %v", res, err)
+	}
 }

@@ -307,6 +307,9 @@ func (s *Service) Search(ctx context.Context, kbName string, emb embed.Embedder,
 		}
 	}
 	defaultFusion(&q, kb.Embedder)
+	if ts, ok := s.store.(store.TermSearcher); ok && s.InStore {
+		return s.searchInStore(ctx, ts, kb, emb, q)
+	}
 	m, err := s.load(ctx, kb)
 	if err != nil {
 		return nil, err
@@ -353,6 +356,79 @@ func (s *Service) Search(ctx context.Context, kbName string, emb embed.Embedder,
 	for i, h := range hits {
 		c := m.chunks[h.Doc]
 		out[i] = Result{ChunkID: c.ID, SourceURL: c.SourceURL, Title: c.SourceTitle, DocID: c.DocID, ChunkIndex: c.ChunkIndex, Language: c.Language, Score: h.Score, Text: c.Text}
+	}
+	return out, nil
+}
+
+// searchInStore ranks in the store: BM25 through its term index, vectors
+// by a scan of the embeddings the filters keep (or its native index),
+// fused as in memory. Hits are numbered by chunk id.
+func (s *Service) searchInStore(ctx context.Context, ts store.TermSearcher, kb *store.KB, emb embed.Embedder, q Query) ([]Result, error) {
+	f := store.ChunkFilter{Language: q.Language, SourcePrefix: q.Source, IncludeStale: q.IncludeStale}
+	depth := max(q.K, 100)
+	var bm, vec []index.Hit
+	if q.Mode != ModeVector {
+		hits, err := ts.ChunkTermSearch(ctx, store.TermQuery{KBID: kb.ID, Terms: analyze.Terms(q.Text), K: depth, Filter: f, K1: BM25K1, B: BM25B})
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range hits {
+			bm = append(bm, index.Hit{Doc: int(h.ChunkID), Score: h.Score})
+		}
+	}
+	if q.Mode != ModeBM25 {
+		vs, err := emb.Embed(ctx, []string{q.Text})
+		if err != nil {
+			return nil, fmt.Errorf("embed query: %w", err)
+		}
+		if len(vs) != 1 {
+			return nil, errors.New("embed query: no vector returned")
+		}
+		qv := vs[0]
+		embed.Normalize(qv)
+		top := index.NewTopK(depth)
+		if err := ts.ChunkVectorScan(ctx, kb.ID, f, func(id int64, v []float32) error {
+			if len(v) != len(qv) {
+				return fmt.Errorf("chunk %d: a %d-dimension vector in a %d-dimension knowledge base", id, len(v), len(qv))
+			}
+			top.Push(index.Hit{Doc: int(id), Score: index.Dot(qv, v)})
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		vec = top.Sorted()
+	}
+	var hits []index.Hit
+	switch q.Mode {
+	case ModeBM25:
+		hits = bm
+	case ModeVector:
+		hits = vec
+	default:
+		hits = fuse(bm, vec, q)
+	}
+	if len(hits) > q.K {
+		hits = hits[:q.K]
+	}
+	ids := make([]int64, len(hits))
+	for i, h := range hits {
+		ids[i] = int64(h.Doc)
+	}
+	chunks, err := ts.ChunksGet(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[int64]store.IndexedChunk, len(chunks))
+	for _, c := range chunks {
+		byID[c.ID] = c
+	}
+	out := make([]Result, 0, len(hits))
+	for _, h := range hits {
+		c, ok := byID[int64(h.Doc)]
+		if !ok {
+			continue // removed since it was ranked
+		}
+		out = append(out, Result{ChunkID: c.ID, SourceURL: c.SourceURL, Title: c.SourceTitle, DocID: c.DocID, ChunkIndex: c.ChunkIndex, Language: c.Language, Score: h.Score, Text: c.Text})
 	}
 	return out, nil
 }

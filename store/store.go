@@ -192,6 +192,37 @@ type VectorQuery struct {
 	K         int
 }
 
+// ChunkFilter keeps the chunks a search may return: by default those of
+// complete, fresh documents in any language.
+type ChunkFilter struct {
+	Language     string // "" = any
+	SourcePrefix string // the source URL starts with it ("" = any)
+	IncludeStale bool
+}
+
+// TermQuery asks a backend that indexes chunks' analysed terms for the K
+// chunks of a knowledge base that BM25 ranks first for Terms.
+type TermQuery struct {
+	KBID   int64
+	Terms  []string
+	K      int
+	Filter ChunkFilter
+	// K1 and B are BM25's parameters (1.2 and 0.75 when zero).
+	K1, B float64
+}
+
+// TermSearcher is implemented by backends that rank chunks by their terms
+// themselves (SQLite through FTS5), so a process need not load a
+// knowledge base to search it. Scores are BM25, higher first.
+type TermSearcher interface {
+	ChunkTermSearch(ctx context.Context, q TermQuery) ([]VectorHit, error)
+	// ChunkVectorScan streams the embeddings of the chunks f keeps.
+	ChunkVectorScan(ctx context.Context, kbID int64, f ChunkFilter, fn func(id int64, v []float32) error) error
+	// ChunksGet returns chunks by id (missing ones left out), without
+	// their embeddings and terms.
+	ChunksGet(ctx context.Context, ids []int64) ([]IndexedChunk, error)
+}
+
 // VectorHit is a chunk id with its cosine similarity.
 type VectorHit struct {
 	ChunkID int64

@@ -15,7 +15,19 @@ import (
 
 func (a *cli) evalCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "eval", Short: "Evaluate retrieval (BEIR files, console pipelines) and answers (research, ask) on datasets"}
-	cmd.AddCommand(a.evalRetrievalCmd(), a.evalPipelineCmd(), a.evalRunsCmd(), a.evalShowCmd(), a.evalResearchCmd(), a.evalAskCmd(), a.evalCompareCmd())
+	// The evaluations that search a knowledge base once per question keep
+	// it in memory, as a long-lived process does: thousands of searches
+	// are faster from memory once it is loaded.
+	batch := []*cobra.Command{a.evalRetrievalCmd(), a.evalPipelineCmd(), a.evalResearchCmd(), a.evalAskCmd()}
+	for _, c := range batch {
+		run := c.RunE
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			a.q().Resident = true
+			return run(cmd, args)
+		}
+	}
+	cmd.AddCommand(batch...)
+	cmd.AddCommand(a.evalRunsCmd(), a.evalShowCmd(), a.evalCompareCmd())
 	return cmd
 }
 

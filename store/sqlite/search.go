@@ -1,0 +1,210 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/quarryhq/quarry/store"
+)
+
+var _ store.TermSearcher = (*Store)(nil)
+
+// matchExpr is an FTS5 query for a knowledge base's chunks holding any of
+// the terms: its token, and the terms each quoted.
+func matchExpr(kbID int64, terms []string) string {
+	var b strings.Builder
+	b.WriteString("_kb" + strconv.FormatInt(kbID, 10) + " AND (")
+	for i, t := range uniqueTerms(terms) {
+		if i > 0 {
+			b.WriteString(" OR ")
+		}
+		b.WriteString(`"` + strings.ReplaceAll(t, `"`, `""`) + `"`)
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// filterSQL is the WHERE clause of the chunks f keeps, over chunks c and
+// their sources s; incomplete documents (no content hash yet) are never
+// kept.
+func filterSQL(f store.ChunkFilter) (string, []any) {
+	where := ` AND s.content_hash <> ''`
+	var args []any
+	if !f.IncludeStale {
+		where += ` AND NOT s.is_stale`
+	}
+	if f.Language != "" {
+		where += ` AND c.language = ?`
+		args = append(args, f.Language)
+	}
+	if f.SourcePrefix != "" {
+		where += ` AND substr(s.url, 1, ?) = ?`
+		args = append(args, len(f.SourcePrefix), f.SourcePrefix)
+	}
+	return where, args
+}
+
+// candidates is how many chunks FTS5's own ranking hands on to be scored
+// exactly, at least: its bm25 takes its statistics over the whole
+// database and gives no weight to a term in half the rows or more (in a
+// small knowledge base, most of its words), so it only preselects.
+const candidates = 400
+
+// ChunkTermSearch ranks a knowledge base's chunks by Okapi BM25 with
+// Lucene's idf over that knowledge base's statistics, as the in-memory
+// index does: FTS5 finds the chunks holding a term and preselects the
+// best of them; their stored terms are then scored exactly.
+func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store.VectorHit, error) {
+	terms := uniqueTerms(q.Terms)
+	if len(terms) == 0 || q.K < 1 {
+		return nil, nil
+	}
+	if q.K1 == 0 {
+		q.K1 = 1.2
+	}
+	if q.B == 0 {
+		q.B = 0.75
+	}
+	var n, total int64
+	err := s.SQL.QueryRowContext(ctx, `SELECT chunks, terms FROM kb_term_stats WHERE kb_id = ?`, q.KBID).Scan(&n, &total)
+	if errors.Is(err, sql.ErrNoRows) || err == nil && n == 0 {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("chunk term search: %w", err)
+	}
+	idf := make(map[string]float64, len(terms))
+	for _, t := range terms {
+		var df int64
+		if err := s.SQL.QueryRowContext(ctx, `SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?`, matchExpr(q.KBID, []string{t})).Scan(&df); err != nil {
+			return nil, fmt.Errorf("chunk term search: %w", err)
+		}
+		if df > 0 {
+			idf[t] = math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+		}
+	}
+	where, args := filterSQL(q.Filter)
+	query := `SELECT c.id, c.terms FROM chunk_fts
+		JOIN chunks c ON c.id = chunk_fts.rowid JOIN sources s ON s.id = c.source_id
+		WHERE chunk_fts MATCH ? AND c.kb_id = ?` + where + ` ORDER BY bm25(chunk_fts) LIMIT ?`
+	args = append(append([]any{matchExpr(q.KBID, terms), q.KBID}, args...), max(candidates, 4*q.K))
+	rows, err := s.SQL.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("chunk term search: %w", err)
+	}
+	defer rows.Close()
+	avg := float64(total) / float64(n)
+	var out []store.VectorHit
+	for rows.Next() {
+		var id int64
+		var text string
+		if err := rows.Scan(&id, &text); err != nil {
+			return nil, fmt.Errorf("chunk term search: %w", err)
+		}
+		fields := strings.Fields(text)
+		tf := map[string]int{}
+		for _, f := range fields {
+			if _, ok := idf[f]; ok {
+				tf[f]++
+			}
+		}
+		norm := q.K1 * (1 - q.B + q.B*float64(len(fields))/avg)
+		var score float64
+		for t, c := range tf {
+			score += idf[t] * float64(c) * (q.K1 + 1) / (float64(c) + norm)
+		}
+		out = append(out, store.VectorHit{ChunkID: id, Score: score})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("chunk term search: %w", err)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return out[i].ChunkID < out[j].ChunkID
+	})
+	return out[:min(len(out), q.K)], nil
+}
+
+func uniqueTerms(ts []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range ts {
+		if t != "" && !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// ChunkVectorScan streams the embeddings of the chunks f keeps, in id
+// order.
+func (s *Store) ChunkVectorScan(ctx context.Context, kbID int64, f store.ChunkFilter, fn func(int64, []float32) error) error {
+	where, args := filterSQL(f)
+	rows, err := s.SQL.QueryContext(ctx, `SELECT c.id, c.embedding FROM chunks c JOIN sources s ON s.id = c.source_id
+		WHERE c.kb_id = ?`+where+` ORDER BY c.id`, append([]any{kbID}, args...)...)
+	if err != nil {
+		return fmt.Errorf("chunk vector scan: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var b []byte
+		if err := rows.Scan(&id, &b); err != nil {
+			return fmt.Errorf("chunk vector scan: %w", err)
+		}
+		v, err := store.DecodeVector(b)
+		if err != nil {
+			return fmt.Errorf("chunk vector scan: chunk %d: %w", id, err)
+		}
+		if err := fn(id, v); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// ChunksGet returns chunks by id, with their sources' fields, in the
+// order asked.
+func (s *Store) ChunksGet(ctx context.Context, ids []int64) ([]store.IndexedChunk, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	marks := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := s.SQL.QueryContext(ctx, `SELECT c.id, c.source_id, c.kb_id, c.chunk_index, c.text, c.token_count, c.language, s.url, s.title, s.doc_id, s.is_stale
+		FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.id IN (`+marks+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("chunks get: %w", err)
+	}
+	defer rows.Close()
+	byID := map[int64]store.IndexedChunk{}
+	for rows.Next() {
+		var c store.IndexedChunk
+		if err := rows.Scan(&c.ID, &c.SourceID, &c.KBID, &c.ChunkIndex, &c.Text, &c.TokenCount, &c.Language, &c.SourceURL, &c.SourceTitle, &c.DocID, &c.IsStale); err != nil {
+			return nil, fmt.Errorf("chunks get: %w", err)
+		}
+		byID[c.ID] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("chunks get: %w", err)
+	}
+	out := make([]store.IndexedChunk, 0, len(ids))
+	for _, id := range ids {
+		if c, ok := byID[id]; ok {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,127 @@
+package sqlite_test
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quarryhq/quarry/store"
+	"github.com/quarryhq/quarry/store/sqlite"
+)
+
+// TestChunkTermSearch: chunks are ranked by BM25 over their terms within
+// their knowledge base, the filters hold, incomplete documents are never
+// found, and the index follows every write that removes chunks (a
+// source replaced or removed, a knowledge base removed).
+func TestChunkTermSearch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "q.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: "docs", Embedder: "e", Dimension: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := s.KBCreate(ctx, store.KBCreateParams{Name: "other", Embedder: "e", Dimension: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := func(url, lang string, stale bool) store.Source {
+		return store.Source{URL: url, Title: url, Content: "x", Language: lang, CrawledAt: time.Now(), IsStale: stale, ContentHash: "h"}
+	}
+	chunk := func(i int, terms string, v ...float32) store.Chunk {
+		return store.Chunk{ChunkIndex: i, Text: terms, Terms: terms, Language: "en", Embedding: v}
+	}
+	if _, err := s.SourcePutBatch(ctx, kb.ID, []store.SourcePut{
+		{Source: src("https://a.test/gc", "en", false), Chunks: []store.Chunk{chunk(0, "gc auto default 6700 loos object", 1, 0), chunk(1, "gc prune expir", 0, 1)}},
+		{Source: src("https://a.test/push", "en", false), Chunks: []store.Chunk{chunk(0, "push default simpl current branch", 0.6, 0.8)}},
+		{Source: src("https://b.test/old", "en", true), Chunks: []store.Chunk{chunk(0, "gc auto stale copi", 1, 0)}},
+		{Source: src("https://a.test/ko", "ko", false), Chunks: []store.Chunk{{ChunkIndex: 0, Text: "기본값", Terms: "기본 본값 gc", Language: "ko", Embedding: []float32{1, 0}}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// A document still being written: its content hash is empty.
+	if _, err := s.SourcePutBatch(ctx, kb.ID, []store.SourcePut{{Source: store.Source{URL: "https://a.test/partial", Title: "p", Content: "x", CrawledAt: time.Now()}, Chunks: []store.Chunk{chunk(0, "gc auto partial")}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SourcePutBatch(ctx, other.ID, []store.SourcePut{{Source: src("https://a.test/gc", "en", false), Chunks: []store.Chunk{chunk(0, "gc auto gc auto gc auto")}}}); err != nil {
+		t.Fatal(err)
+	}
+	urls := func(f store.ChunkFilter, terms ...string) []string {
+		t.Helper()
+		hits, err := s.ChunkTermSearch(ctx, store.TermQuery{KBID: kb.ID, Terms: terms, K: 10, Filter: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]int64, len(hits))
+		for i, h := range hits {
+			ids[i] = h.ChunkID
+			if i > 0 && h.Score > hits[i-1].Score {
+				t.Fatalf("not ranked: %+v", hits)
+			}
+		}
+		cs, err := s.ChunksGet(ctx, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, c := range cs {
+			out = append(out, strings.TrimPrefix(c.SourceURL, "https://"))
+		}
+		return out
+	}
+	if got := urls(store.ChunkFilter{}, "gc", "auto"); !slices.Equal(got, []string{"a.test/gc", "a.test/gc", "a.test/ko"}) {
+		t.Fatalf("gc auto: %v", got)
+	}
+	if got := urls(store.ChunkFilter{IncludeStale: true}, "auto"); !slices.Equal(got, []string{"b.test/old", "a.test/gc"}) {
+		t.Fatalf("with stale: %v", got)
+	}
+	if got := urls(store.ChunkFilter{Language: "ko"}, "gc", "기본"); !slices.Equal(got, []string{"a.test/ko"}) {
+		t.Fatalf("ko: %v", got)
+	}
+	if got := urls(store.ChunkFilter{SourcePrefix: "https://a.test/p"}, "default"); !slices.Equal(got, []string{"a.test/push"}) {
+		t.Fatalf("prefix: %v", got)
+	}
+	if got := urls(store.ChunkFilter{}, `"`, "it's", "nothing"); len(got) != 0 {
+		t.Fatalf("quotes: %v", got)
+	}
+	if got := urls(store.ChunkFilter{}); len(got) != 0 {
+		t.Fatalf("no terms: %v", got)
+	}
+	var scanned []int64
+	if err := s.ChunkVectorScan(ctx, kb.ID, store.ChunkFilter{Language: "en"}, func(id int64, v []float32) error {
+		scanned = append(scanned, id)
+		if len(v) != 2 {
+			t.Fatalf("vector %v", v)
+		}
+		return nil
+	}); err != nil || len(scanned) != 3 {
+		t.Fatalf("vector scan: %v %v", scanned, err)
+	}
+
+	// Replacing a source's chunks and removing a source leave the index
+	// with what is there.
+	if _, err := s.SourcePutBatch(ctx, kb.ID, []store.SourcePut{{Source: src("https://a.test/gc", "en", false), Chunks: []store.Chunk{chunk(0, "collect garbag")}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SourceDelete(ctx, kb.ID, "https://a.test/ko"); err != nil {
+		t.Fatal(err)
+	}
+	if got := urls(store.ChunkFilter{}, "gc", "auto", "garbag"); !slices.Equal(got, []string{"a.test/gc"}) {
+		t.Fatalf("after writes: %v", got)
+	}
+	if err := s.KBDelete(ctx, "other"); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := s.SQL.QueryRowContext(ctx, `SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?`, "_kb"+strconv.FormatInt(other.ID, 10)).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("a removed knowledge base's chunks left in the index: %d %v", n, err)
+	}
+}
