@@ -151,15 +151,3 @@ func (h *hitHeap) Pop() any {
 	*h = old[:len(old)-1]
 	return x
 }
-
-// TopK keeps the k best hits pushed to it.
-type TopK struct{ t *topK }
-
-// NewTopK returns an empty TopK for k hits.
-func NewTopK(k int) *TopK { return &TopK{newTopK(k)} }
-
-// Push offers a hit.
-func (t *TopK) Push(h Hit) { t.t.push(h) }
-
-// Sorted returns the hits kept, best first; the TopK is empty after.
-func (t *TopK) Sorted() []Hit { return t.t.sorted() }

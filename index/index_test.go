@@ -99,3 +99,66 @@ func TestQuantisedRecall(t *testing.T) {
 		t.Fatalf("new vector not found: %+v", got)
 	}
 }
+
+// hashed is a vector as a feature-hashing embedder makes one: each feature
+// adds ±1 to one of dim buckets, then the vector is made unit length.
+func hashed(features []uint64, dim int) []float32 {
+	v := make([]float32, dim)
+	for _, f := range features {
+		h := f * 0x9e3779b97f4a7c15
+		sign := float32(1)
+		if h>>63 == 1 {
+			sign = -1
+		}
+		v[(h>>20)%uint64(dim)] += sign
+	}
+	var s float64
+	for _, x := range v {
+		s += float64(x * x)
+	}
+	if s > 0 {
+		for j := range v {
+			v[j] /= float32(math.Sqrt(s))
+		}
+	}
+	return v
+}
+
+// TestShortQueryRecall: documents of many hashed features (dense) and
+// queries of a few (sparse, most components zero), as the offline
+// embedder gives them. Sign codes of such a query say nothing, so codes
+// are scored against the query's own components; the candidates a search
+// of 100 compares exactly hold the true ten nearest.
+func TestShortQueryRecall(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(3, 4))
+	const dim, n = 384, 30000
+	v := NewVectors(dim)
+	docs := make([][]uint64, n)
+	for i := range docs {
+		docs[i] = make([]uint64, 600)
+		for j := range docs[i] {
+			docs[i][j] = r.Uint64N(200000) // a vocabulary of features
+		}
+		if err := v.Add(hashed(docs[i], dim)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v.ExactBelow = 0
+	var hit, total int
+	for range 30 {
+		d := docs[r.IntN(n)]
+		q := hashed([]uint64{d[0], d[1], d[2], d[3], d[4], d[5], r.Uint64N(200000)}, dim)
+		want := v.SearchExact(q, 10, nil)
+		got, _ := v.Search(q, 100, nil)
+		for _, w := range want {
+			total++
+			if slices.ContainsFunc(got[:10], func(h Hit) bool { return h.Doc == w.Doc }) {
+				hit++
+			}
+		}
+	}
+	if rec := float64(hit) / float64(total); rec < 0.9 {
+		t.Fatalf("recall@10 of short queries = %.3f, want >= 0.9", rec)
+	}
+}

@@ -3,14 +3,13 @@ package index
 import (
 	"fmt"
 	"math"
-	"math/bits"
 )
 
 // Vectors is a cosine-similarity index over unit-length vectors. Below
-// ExactBelow vectors it scans exactly; above, it ranks every vector by the
-// Hamming distance of 1-bit codes (the sign of each centred component: 48
-// bytes for 384 dimensions, 192 for 1536) and re-ranks the best
-// Rerank×k candidates with exact dot products.
+// ExactBelow vectors it scans exactly; above, it ranks every vector by its
+// 1-bit code (the sign of each centred component: 48 bytes for 384
+// dimensions, 192 for 1536) scored against the query's own components, and
+// re-ranks the best Rerank×k candidates with exact dot products.
 type Vectors struct {
 	dim  int
 	data []float32
@@ -25,7 +24,7 @@ type Vectors struct {
 
 // NewVectors returns an empty index for dim-dimensional vectors.
 func NewVectors(dim int) *Vectors {
-	return &Vectors{dim: dim, words: (dim + 63) / 64, ExactBelow: 20000, Rerank: 40}
+	return &Vectors{dim: dim, words: (dim + 63) / 64, ExactBelow: 20000, Rerank: 100}
 }
 
 // Dim is the dimension.
@@ -94,39 +93,48 @@ func (v *Vectors) Search(q []float32, k int, keep func(int) bool) ([]Hit, error)
 		return v.SearchExact(q, k, keep), nil
 	}
 	v.buildCodes()
-	qc := make([]uint64, v.words)
-	v.encode(q, qc)
-	cand := k * v.Rerank
-	// Hamming distances are small integers: bucket them instead of a heap.
-	maxD := v.words * 64
-	counts := make([]int, maxD+1)
-	dists := make([]uint16, n)
-	for i := range n {
-		c := v.codes[i*v.words : (i+1)*v.words]
-		d := 0
-		for w := range c {
-			d += bits.OnesCount64(c[w] ^ qc[w])
+	// Each vector's code is scored against the query itself, not the
+	// query's code: a short query's vector is sparse, and the signs of
+	// its many zero components would say nothing. The score is the sum of
+	// the query's (centred) components, signed by the vector's bits,
+	// added a byte at a time from tables built for this query.
+	nb := (v.dim + 7) / 8
+	table := make([][256]float32, nb)
+	for byteAt := range nb {
+		for val := range 256 {
+			var s float32
+			for bit := range 8 {
+				j := byteAt*8 + bit
+				if j >= v.dim {
+					break
+				}
+				x := q[j] - v.mean[j]
+				if val&(1<<bit) != 0 {
+					s += x
+				} else {
+					s -= x
+				}
+			}
+			table[byteAt][val] = s
 		}
-		dists[i] = uint16(d)
-		counts[d]++
 	}
-	limit, acc := maxD, 0
-	for d, c := range counts {
-		acc += c
-		if acc >= cand {
-			limit = d
-			break
+	cand := newTopK(k * v.Rerank)
+	for i := range n {
+		if keep != nil && !keep(i) {
+			continue
+		}
+		c := v.codes[i*v.words : (i+1)*v.words]
+		var s float32
+		for byteAt := range nb {
+			s += table[byteAt][byte(c[byteAt/8]>>(8*(byteAt%8)))]
+		}
+		if float64(s) > cand.floor() || len(cand.h) < cand.k {
+			cand.push(Hit{i, float64(s)})
 		}
 	}
 	top := newTopK(k)
-	for i := range n {
-		if int(dists[i]) > limit || keep != nil && !keep(i) {
-			continue
-		}
-		s := float64(dot(q, v.data[i*v.dim:(i+1)*v.dim]))
-		if s > top.floor() || len(top.h) < k {
-			top.push(Hit{i, s})
-		}
+	for _, h := range cand.h {
+		top.push(Hit{h.Doc, float64(dot(q, v.data[h.Doc*v.dim:(h.Doc+1)*v.dim]))})
 	}
 	return top.sorted(), nil
 }

@@ -386,17 +386,13 @@ func (s *Service) searchInStore(ctx context.Context, ts store.TermSearcher, kb *
 		}
 		qv := vs[0]
 		embed.Normalize(qv)
-		top := index.NewTopK(depth)
-		if err := ts.ChunkVectorScan(ctx, kb.ID, f, func(id int64, v []float32) error {
-			if len(v) != len(qv) {
-				return fmt.Errorf("chunk %d: a %d-dimension vector in a %d-dimension knowledge base", id, len(v), len(qv))
-			}
-			top.Push(index.Hit{Doc: int(id), Score: index.Dot(qv, v)})
-			return nil
-		}); err != nil {
+		hits, err := ts.ChunkNearest(ctx, store.VectorQuery{KBID: kb.ID, Dimension: kb.Dimension, Vector: qv, K: depth, Filter: f})
+		if err != nil {
 			return nil, err
 		}
-		vec = top.Sorted()
+		for _, h := range hits {
+			vec = append(vec, index.Hit{Doc: int(h.ChunkID), Score: h.Score})
+		}
 	}
 	var hits []index.Hit
 	switch q.Mode {

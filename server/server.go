@@ -150,6 +150,8 @@ func New(ctx context.Context, a *app.App, opt Options, logger *slog.Logger) (*Se
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	// A server lives long: each knowledge base it searches stays loaded.
+	a.Resident = true
 	st, err := a.Store(ctx)
 	if err != nil {
 		return nil, err

@@ -190,6 +190,7 @@ type VectorQuery struct {
 	Dimension int
 	Vector    []float32
 	K         int
+	Filter    ChunkFilter
 }
 
 // ChunkFilter keeps the chunks a search may return: by default those of
@@ -216,8 +217,9 @@ type TermQuery struct {
 // knowledge base to search it. Scores are BM25, higher first.
 type TermSearcher interface {
 	ChunkTermSearch(ctx context.Context, q TermQuery) ([]VectorHit, error)
-	// ChunkVectorScan streams the embeddings of the chunks f keeps.
-	ChunkVectorScan(ctx context.Context, kbID int64, f ChunkFilter, fn func(id int64, v []float32) error) error
+	// ChunkNearest returns the K chunks q.Filter keeps nearest to
+	// q.Vector (unit length) by cosine, best first.
+	ChunkNearest(ctx context.Context, q VectorQuery) ([]VectorHit, error)
 	// ChunksGet returns chunks by id (missing ones left out), without
 	// their embeddings and terms.
 	ChunksGet(ctx context.Context, ids []int64) ([]IndexedChunk, error)

@@ -53,7 +53,6 @@ event streams with a "reconnect" close.`,
 					opt.CORSOrigins = append(opt.CORSOrigins, strings.TrimRight(o, "/"))
 				}
 			}
-			a.q().Resident = true // long-lived: knowledge bases stay loaded
 			srv, err := server.New(ctx, a.q(), opt, a.logger)
 			if err != nil {
 				return err

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/quarryhq/quarry/index"
 	"github.com/quarryhq/quarry/store"
 )
 
@@ -145,31 +146,112 @@ func uniqueTerms(ts []string) []string {
 	return out
 }
 
-// ChunkVectorScan streams the embeddings of the chunks f keeps, in id
-// order.
-func (s *Store) ChunkVectorScan(ctx context.Context, kbID int64, f store.ChunkFilter, fn func(int64, []float32) error) error {
-	where, args := filterSQL(f)
-	rows, err := s.SQL.QueryContext(ctx, `SELECT c.id, c.embedding FROM chunks c JOIN sources s ON s.id = c.source_id
-		WHERE c.kb_id = ?`+where+` ORDER BY c.id`, append([]any{kbID}, args...)...)
+// rerank is how many candidates per result the code scan hands on to be
+// compared exactly: a knowledge base of up to rerank×K chunks is compared
+// exactly whole.
+const rerank = 4
+
+// ChunkNearest finds the chunks nearest a query vector: the codes of the
+// knowledge base's chunks (store.Code) are scanned for the rerank×K
+// nearest, whose embeddings are then compared exactly under the filter.
+// When the filter leaves fewer than K of them, the embeddings it keeps are
+// all compared.
+func (s *Store) ChunkNearest(ctx context.Context, q store.VectorQuery) ([]store.VectorHit, error) {
+	if q.K < 1 || len(q.Vector) == 0 {
+		return nil, nil
+	}
+	type cand struct {
+		id  int64
+		dot float64
+	}
+	limit := rerank * q.K
+	var cands []cand
+	rows, err := s.SQL.QueryContext(ctx, `SELECT chunk_id, code FROM chunk_codes WHERE kb_id = ?`, q.KBID)
 	if err != nil {
-		return fmt.Errorf("chunk vector scan: %w", err)
+		return nil, fmt.Errorf("chunk nearest: %w", err)
+	}
+	for rows.Next() {
+		var c cand
+		var code []byte
+		if err := rows.Scan(&c.id, &code); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("chunk nearest: %w", err)
+		}
+		var ok bool
+		if c.dot, ok = store.CodeDot(q.Vector, code); !ok {
+			rows.Close()
+			return nil, fmt.Errorf("chunk nearest: chunk %d has a code of %d bytes, not of a %d-dimension vector", c.id, len(code), len(q.Vector))
+		}
+		cands = append(cands, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("chunk nearest: %w", err)
+	}
+	all := len(cands) <= limit
+	if !all {
+		sort.Slice(cands, func(i, j int) bool {
+			if cands[i].dot != cands[j].dot {
+				return cands[i].dot > cands[j].dot
+			}
+			return cands[i].id < cands[j].id
+		})
+		cands = cands[:limit]
+	}
+	where, args := filterSQL(q.Filter)
+	query := `SELECT c.id, c.embedding FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ?` + where
+	args = append([]any{q.KBID}, args...)
+	if !all {
+		ids := make([]string, len(cands))
+		for i, c := range cands {
+			ids[i] = strconv.FormatInt(c.id, 10)
+		}
+		query += ` AND c.id IN (` + strings.Join(ids, ",") + `)`
+	}
+	hits, err := s.nearest(ctx, q, query, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(hits) < q.K && !all {
+		// The filter keeps few of the nearest: compare all it keeps.
+		return s.nearest(ctx, q, `SELECT c.id, c.embedding FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ?`+where, args)
+	}
+	return hits, nil
+}
+
+// nearest compares the embeddings query selects with q.Vector exactly.
+func (s *Store) nearest(ctx context.Context, q store.VectorQuery, query string, args []any) ([]store.VectorHit, error) {
+	rows, err := s.SQL.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("chunk nearest: %w", err)
 	}
 	defer rows.Close()
+	var out []store.VectorHit
 	for rows.Next() {
 		var id int64
 		var b []byte
 		if err := rows.Scan(&id, &b); err != nil {
-			return fmt.Errorf("chunk vector scan: %w", err)
+			return nil, fmt.Errorf("chunk nearest: %w", err)
 		}
 		v, err := store.DecodeVector(b)
 		if err != nil {
-			return fmt.Errorf("chunk vector scan: chunk %d: %w", id, err)
+			return nil, fmt.Errorf("chunk nearest: chunk %d: %w", id, err)
 		}
-		if err := fn(id, v); err != nil {
-			return err
+		if len(v) != len(q.Vector) {
+			return nil, fmt.Errorf("chunk nearest: chunk %d has %d dimensions, the query %d", id, len(v), len(q.Vector))
 		}
+		out = append(out, store.VectorHit{ChunkID: id, Score: index.Dot(q.Vector, v)})
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("chunk nearest: %w", err)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return out[i].ChunkID < out[j].ChunkID
+	})
+	return out[:min(len(out), q.K)], nil
 }
 
 // ChunksGet returns chunks by id, with their sources' fields, in the

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -95,17 +96,10 @@ func TestChunkTermSearch(t *testing.T) {
 	if got := urls(store.ChunkFilter{}); len(got) != 0 {
 		t.Fatalf("no terms: %v", got)
 	}
-	var scanned []int64
-	if err := s.ChunkVectorScan(ctx, kb.ID, store.ChunkFilter{Language: "en"}, func(id int64, v []float32) error {
-		scanned = append(scanned, id)
-		if len(v) != 2 {
-			t.Fatalf("vector %v", v)
-		}
-		return nil
-	}); err != nil || len(scanned) != 3 {
-		t.Fatalf("vector scan: %v %v", scanned, err)
+	near, err := s.ChunkNearest(ctx, store.VectorQuery{KBID: kb.ID, Vector: []float32{0, 1}, K: 2, Filter: store.ChunkFilter{Language: "en"}})
+	if err != nil || len(near) != 2 || near[0].Score != 1 || math.Abs(near[1].Score-0.8) > 1e-6 {
+		t.Fatalf("nearest: %+v %v", near, err)
 	}
-
 	// Replacing a source's chunks and removing a source leave the index
 	// with what is there.
 	if _, err := s.SourcePutBatch(ctx, kb.ID, []store.SourcePut{{Source: src("https://a.test/gc", "en", false), Chunks: []store.Chunk{chunk(0, "collect garbag")}}}); err != nil {
@@ -124,4 +118,82 @@ func TestChunkTermSearch(t *testing.T) {
 	if err := s.SQL.QueryRowContext(ctx, `SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?`, "_kb"+strconv.FormatInt(other.ID, 10)).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("a removed knowledge base's chunks left in the index: %d %v", n, err)
 	}
+}
+
+// TestChunkNearestAtScale: past rerank×K chunks the codes choose the
+// candidates, which still hold the true nearest; a filter that keeps
+// few of them falls back to comparing all it keeps; the codes of chunks
+// written before codes existed are filled in by the next open.
+func TestChunkNearestAtScale(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "q.db")
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: "many", Embedder: "e", Dimension: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 600
+	vec := func(i int) []float32 {
+		v := make([]float32, 64)
+		for j := range v {
+			v[j] = float32(math.Sin(float64(i*64+j) * 0.7))
+		}
+		var norm float64
+		for _, f := range v {
+			norm += float64(f * f)
+		}
+		for j := range v {
+			v[j] /= float32(math.Sqrt(norm))
+		}
+		return v
+	}
+	var puts []store.SourcePut
+	for i := range n {
+		lang := "en"
+		if i == 17 {
+			lang = "ko"
+		}
+		puts = append(puts, store.SourcePut{Source: store.Source{URL: "https://a.test/" + strconv.Itoa(i), Title: "t", Content: "x", Language: lang, CrawledAt: time.Now(), ContentHash: "h"},
+			Chunks: []store.Chunk{{ChunkIndex: 0, Text: "x", Terms: "x", Language: lang, Embedding: vec(i)}}})
+	}
+	if _, err := s.SourcePutBatch(ctx, kb.ID, puts); err != nil {
+		t.Fatal(err)
+	}
+	check := func(s *sqlite.Store) {
+		t.Helper()
+		// K=2: 8 candidates of 600. The query is chunk 300's vector.
+		hits, err := s.ChunkNearest(ctx, store.VectorQuery{KBID: kb.ID, Vector: vec(300), K: 2})
+		if err != nil || len(hits) != 2 || math.Abs(hits[0].Score-1) > 1e-5 {
+			t.Fatalf("nearest: %+v %v", hits, err)
+		}
+		c, err := s.ChunksGet(ctx, []int64{hits[0].ChunkID})
+		if err != nil || len(c) != 1 || c[0].SourceURL != "https://a.test/300" {
+			t.Fatalf("nearest is %+v %v", c, err)
+		}
+		// Only chunk 17 is Korean: far from the query, found by the fallback.
+		hits, err = s.ChunkNearest(ctx, store.VectorQuery{KBID: kb.ID, Vector: vec(300), K: 2, Filter: store.ChunkFilter{Language: "ko"}})
+		if err != nil || len(hits) != 1 {
+			t.Fatalf("filtered: %+v %v", hits, err)
+		}
+	}
+	check(s)
+	// As a database from before codes: none stored, the backfill pending.
+	if _, err := s.SQL.ExecContext(ctx, `DELETE FROM chunk_codes; INSERT INTO pending_backfill (name) VALUES ('chunk_codes')`); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+	s, err = sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var codes, pending int
+	if err := s.SQL.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM chunk_codes), (SELECT count(*) FROM pending_backfill)`).Scan(&codes, &pending); err != nil || codes != n || pending != 0 {
+		t.Fatalf("backfill: %d codes, %d pending, %v", codes, pending, err)
+	}
+	check(s)
 }

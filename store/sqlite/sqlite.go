@@ -49,12 +49,88 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if path == ":memory:" {
 		db.SetMaxOpenConns(1)
 	}
-	s := &Store{DB: sqlstore.New(db, sqlstore.Dialect{Name: "sqlite", IsUniqueViolation: isUnique})}
+	s := &Store{DB: sqlstore.New(db, sqlstore.Dialect{Name: "sqlite", IsUniqueViolation: isUnique, AfterChunkInsert: writeCode})}
 	if err := s.Migrate(ctx, migrations, "migrations"); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
+	if err := s.backfillCodes(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
 	return s, nil
+}
+
+// writeCode stores a new chunk's vector code beside it.
+func writeCode(ctx context.Context, tx *sql.Tx, chunkID int64, c store.Chunk) error {
+	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO chunk_codes (kb_id, chunk_id, code) VALUES (?, ?, ?)`, c.KBID, chunkID, store.Code(c.Embedding))
+	return err
+}
+
+// backfillCodes writes the codes of the chunks stored before codes were,
+// once, in batches, then marks it done.
+func (s *Store) backfillCodes(ctx context.Context) error {
+	var one int
+	err := s.SQL.QueryRowContext(ctx, `SELECT 1 FROM pending_backfill WHERE name = 'chunk_codes'`).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("backfill codes: %w", err)
+	}
+	for after := int64(0); ; {
+		rows, err := s.SQL.QueryContext(ctx, `SELECT id, kb_id, embedding FROM chunks WHERE id > ? ORDER BY id LIMIT 2000`, after)
+		if err != nil {
+			return fmt.Errorf("backfill codes: %w", err)
+		}
+		type code struct {
+			kb, id int64
+			code   []byte
+		}
+		var batch []code
+		for rows.Next() {
+			var c code
+			var b []byte
+			if err := rows.Scan(&c.id, &c.kb, &b); err != nil {
+				rows.Close()
+				return fmt.Errorf("backfill codes: %w", err)
+			}
+			v, err := store.DecodeVector(b)
+			if err != nil {
+				rows.Close()
+				return fmt.Errorf("backfill codes: chunk %d: %w", c.id, err)
+			}
+			c.code = store.Code(v)
+			batch = append(batch, c)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("backfill codes: %w", err)
+		}
+		tx, err := s.SQL.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("backfill codes: %w", err)
+		}
+		for _, c := range batch {
+			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO chunk_codes (kb_id, chunk_id, code) VALUES (?, ?, ?)`, c.kb, c.id, c.code); err != nil {
+				_ = tx.Rollback()
+				return fmt.Errorf("backfill codes: %w", err)
+			}
+		}
+		if len(batch) == 0 {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM pending_backfill WHERE name = 'chunk_codes'`); err != nil {
+				_ = tx.Rollback()
+				return fmt.Errorf("backfill codes: %w", err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("backfill codes: %w", err)
+		}
+		if len(batch) == 0 {
+			return nil
+		}
+		after = batch[len(batch)-1].id
+	}
 }
 
 func isUnique(err error) bool {

@@ -442,6 +442,7 @@ func (s *DB) insertChunks(ctx context.Context, tx *sql.Tx, kbID, sourceID int64,
 		if err != nil {
 			return fmt.Errorf("chunk %d: %w", c.ChunkIndex, err)
 		}
+		c.KBID, c.SourceID = kbID, sourceID
 		if s.dialect.AfterChunkInsert != nil && c.Embedding != nil {
 			if err := s.dialect.AfterChunkInsert(ctx, tx, cid, c); err != nil {
 				return fmt.Errorf("chunk %d vector: %w", c.ChunkIndex, err)
