@@ -34,14 +34,9 @@ type App struct {
 	// Broker hands the events of researches run by this App's runners to
 	// their watchers in this process.
 	Broker *broker.Broker
-	// Resident keeps each knowledge base searched in memory, for a
-	// long-lived process (quarry serve, worker, mcp): its first search
-	// loads it, later ones are faster. Off, a store that can search
-	// itself (SQLite's FTS5) is searched where it is, loading nothing: a
-	// one-shot command answers without reading a whole knowledge base.
-	Resident bool
 
 	mu              sync.Mutex
+	resident        bool // SetResident
 	store           store.Store
 	kb              *kb.Service // one per process, so loaded indexes are shared
 	researchFetcher *fetch.Fetcher
@@ -99,6 +94,21 @@ func (a *App) Store(ctx context.Context) (store.Store, error) {
 	return a.store, nil
 }
 
+// SetResident keeps each knowledge base searched in memory, for a
+// long-lived process (quarry serve, worker, mcp, a batch evaluation): its
+// first search loads it, later ones are faster. Off (the default), a store
+// that can search itself (SQLite's FTS5) is searched where it is, loading
+// nothing: a one-shot command answers without reading a whole knowledge
+// base. It applies to a service already made, too.
+func (a *App) SetResident(on bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.resident = on
+	if a.kb != nil {
+		a.kb.SetInStore(!on)
+	}
+}
+
 // KB returns the knowledge-base service.
 func (a *App) KB(ctx context.Context) (*kb.Service, error) {
 	st, err := a.Store(ctx)
@@ -109,7 +119,7 @@ func (a *App) KB(ctx context.Context) (*kb.Service, error) {
 	defer a.mu.Unlock()
 	if a.kb == nil {
 		a.kb = kb.New(st, a.Logger)
-		a.kb.InStore = !a.Resident
+		a.kb.SetInStore(!a.resident)
 	}
 	return a.kb, nil
 }

@@ -66,6 +66,11 @@ func File(path string) (Doc, error) {
 		return Markdown(data, name)
 	case ".txt", ".text", ".rst", ".log", "":
 		return Text(data, name)
+	case ".js", ".mjs", ".cjs", ".css", ".map", ".json", ".svg":
+		// A page's script, style or data: text to a sniffer, not prose.
+		// A documentation folder is full of them (a search index in
+		// JavaScript can hold the whole book again).
+		return Doc{}, fmt.Errorf("%w: %s (a page's script, style or data, not a document)", ErrUnsupported, filepath.Ext(path))
 	}
 	switch ct := http.DetectContentType(data); {
 	case strings.HasPrefix(ct, "text/html"):

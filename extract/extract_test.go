@@ -115,6 +115,9 @@ func TestFileBadInput(t *testing.T) {
 		{"latin1.txt", "UTF-8", []byte("caf\xe9 cr\xe8me and more text")},
 		{"scan.pdf", "text layer", minimalPDF("")},
 		{"blob.xyz", "unsupported", []byte{0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0}},
+		{"searchindex.js", "script, style or data", []byte(`Object.assign(window.search, {"doc_urls":["title-page.html"],"index":{"documentStore":{"docs":{"0":{"body":"The Rust Programming Language by Steve Klabnik and Carol Nichols"}}}}});`)},
+		{"style.css", "script, style or data", []byte("body { font-family: sans-serif; } /* the page's look */")},
+		{"api.json", "script, style or data", []byte(`{"modules": [{"name": "fs", "desc": "The fs module enables interacting with the file system."}]}`)},
 	}
 	for _, tt := range tests {
 		_, err := File(write(tt.name, tt.data))

@@ -3,12 +3,14 @@ package index
 import (
 	"fmt"
 	"math"
+	"math/bits"
 )
 
 // Vectors is a cosine-similarity index over unit-length vectors. Below
 // ExactBelow vectors it scans exactly; above, it ranks every vector by its
 // 1-bit code (the sign of each centred component: 48 bytes for 384
-// dimensions, 192 for 1536) scored against the query's own components, and
+// dimensions, 192 for 1536) — by Hamming distance to a dense query's code,
+// or scored against a sparse query's own components (searchSparse) — and
 // re-ranks the best Rerank×k candidates with exact dot products.
 type Vectors struct {
 	dim  int
@@ -24,7 +26,7 @@ type Vectors struct {
 
 // NewVectors returns an empty index for dim-dimensional vectors.
 func NewVectors(dim int) *Vectors {
-	return &Vectors{dim: dim, words: (dim + 63) / 64, ExactBelow: 20000, Rerank: 100}
+	return &Vectors{dim: dim, words: (dim + 63) / 64, ExactBelow: 20000, Rerank: 40}
 }
 
 // Dim is the dimension.
@@ -93,48 +95,49 @@ func (v *Vectors) Search(q []float32, k int, keep func(int) bool) ([]Hit, error)
 		return v.SearchExact(q, k, keep), nil
 	}
 	v.buildCodes()
-	// Each vector's code is scored against the query itself, not the
-	// query's code: a short query's vector is sparse, and the signs of
-	// its many zero components would say nothing. The score is the sum of
-	// the query's (centred) components, signed by the vector's bits,
-	// added a byte at a time from tables built for this query.
-	nb := (v.dim + 7) / 8
-	table := make([][256]float32, nb)
-	for byteAt := range nb {
-		for val := range 256 {
-			var s float32
-			for bit := range 8 {
-				j := byteAt*8 + bit
-				if j >= v.dim {
-					break
-				}
-				x := q[j] - v.mean[j]
-				if val&(1<<bit) != 0 {
-					s += x
-				} else {
-					s -= x
-				}
-			}
-			table[byteAt][val] = s
+	zeros := 0
+	for _, x := range q {
+		if x == 0 {
+			zeros++
 		}
 	}
-	cand := newTopK(k * v.Rerank)
+	if zeros*4 > v.dim {
+		return v.searchSparse(q, k, keep), nil
+	}
+	// A dense query: its code's Hamming distance to each vector's.
+	qc := make([]uint64, v.words)
+	v.encode(q, qc)
+	cand := k * v.Rerank
+	// Hamming distances are small integers: bucket them instead of a heap.
+	maxD := v.words * 64
+	counts := make([]int, maxD+1)
+	dists := make([]uint16, n)
 	for i := range n {
-		if keep != nil && !keep(i) {
-			continue
-		}
 		c := v.codes[i*v.words : (i+1)*v.words]
-		var s float32
-		for byteAt := range nb {
-			s += table[byteAt][byte(c[byteAt/8]>>(8*(byteAt%8)))]
+		d := 0
+		for w := range c {
+			d += bits.OnesCount64(c[w] ^ qc[w])
 		}
-		if float64(s) > cand.floor() || len(cand.h) < cand.k {
-			cand.push(Hit{i, float64(s)})
+		dists[i] = uint16(d)
+		counts[d]++
+	}
+	limit, acc := maxD, 0
+	for d, c := range counts {
+		acc += c
+		if acc >= cand {
+			limit = d
+			break
 		}
 	}
 	top := newTopK(k)
-	for _, h := range cand.h {
-		top.push(Hit{h.Doc, float64(dot(q, v.data[h.Doc*v.dim:(h.Doc+1)*v.dim]))})
+	for i := range n {
+		if int(dists[i]) > limit || keep != nil && !keep(i) {
+			continue
+		}
+		s := float64(dot(q, v.data[i*v.dim:(i+1)*v.dim]))
+		if s > top.floor() || len(top.h) < k {
+			top.push(Hit{i, s})
+		}
 	}
 	return top.sorted(), nil
 }
@@ -192,3 +195,58 @@ func Cosine(a, b []float32) float64 {
 // Dot is the dot product of two vectors of one length: their cosine when
 // both are unit length.
 func Dot(a, b []float32) float64 { return float64(dot(a, b)) }
+
+// sparseRerank is the fewest candidates per result a sparse query's
+// search compares exactly: its code scores are rougher than a dense
+// query's Hamming distances (recall@10 on 100,000 offline-embedded chunks:
+// 0.87 at 40, 0.96 at 100).
+const sparseRerank = 100
+
+// searchSparse ranks by each vector's code scored against the query
+// itself, not against the query's code: a short query's vector is mostly
+// zeros, and the signs of zero components say nothing. The score is the
+// sum of the query's centred components, each signed by the vector's bit,
+// added a byte at a time from tables built for this query; the best
+// Rerank×k are compared exactly.
+func (v *Vectors) searchSparse(q []float32, k int, keep func(int) bool) []Hit {
+	n := v.Len()
+	nb := (v.dim + 7) / 8
+	table := make([][256]float32, nb)
+	for byteAt := range nb {
+		for val := range 256 {
+			var s float32
+			for bit := range 8 {
+				j := byteAt*8 + bit
+				if j >= v.dim {
+					break
+				}
+				x := q[j] - v.mean[j]
+				if val&(1<<bit) != 0 {
+					s += x
+				} else {
+					s -= x
+				}
+			}
+			table[byteAt][val] = s
+		}
+	}
+	cand := newTopK(k * max(v.Rerank, sparseRerank))
+	for i := range n {
+		if keep != nil && !keep(i) {
+			continue
+		}
+		c := v.codes[i*v.words : (i+1)*v.words]
+		var s float32
+		for byteAt := range nb {
+			s += table[byteAt][byte(c[byteAt/8]>>(8*(byteAt%8)))]
+		}
+		if float64(s) > cand.floor() || len(cand.h) < cand.k {
+			cand.push(Hit{i, float64(s)})
+		}
+	}
+	top := newTopK(k)
+	for _, h := range cand.h {
+		top.push(Hit{h.Doc, float64(dot(q, v.data[h.Doc*v.dim:(h.Doc+1)*v.dim]))})
+	}
+	return top.sorted()
+}

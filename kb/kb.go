@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"regexp"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sync/singleflight"
 
@@ -27,17 +28,20 @@ type Service struct {
 	store  store.Store
 	logger *slog.Logger
 
-	// InStore searches in the store where it can (store.TermSearcher:
-	// SQLite's FTS5 and its stored vectors), loading nothing of a
-	// knowledge base: what a one-shot process wants. A long-lived process
-	// leaves it off and keeps each knowledge base it searches in memory,
-	// faster once loaded.
-	InStore bool
+	// inStore: search in the store where it can (SetInStore).
+	inStore atomic.Bool
 
 	mu      sync.Mutex
 	indexes map[int64]*memIndex
 	loads   singleflight.Group // one load per knowledge base and version at a time
 }
+
+// SetInStore makes searches run in the store where it can
+// (store.TermSearcher: SQLite's FTS5 and its stored vector codes), loading
+// nothing of a knowledge base: what a one-shot process wants. Off (the
+// default), each knowledge base searched is kept in memory, faster once
+// loaded: what a long-lived process wants. It may change at any time.
+func (s *Service) SetInStore(on bool) { s.inStore.Store(on) }
 
 // New returns a service over st.
 func New(st store.Store, logger *slog.Logger) *Service {

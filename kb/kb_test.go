@@ -333,7 +333,7 @@ func TestSearchInStore(t *testing.T) {
 	ctx := context.Background()
 	st := openSQLite(t)
 	mem, in := kb.New(st, nil), kb.New(st, nil)
-	in.InStore = true
+	in.SetInStore(true)
 	emb := embed.Hash{}
 	if _, err := mem.Create(ctx, "notes", "", emb); err != nil {
 		t.Fatal(err)

@@ -307,7 +307,7 @@ func (s *Service) Search(ctx context.Context, kbName string, emb embed.Embedder,
 		}
 	}
 	defaultFusion(&q, kb.Embedder)
-	if ts, ok := s.store.(store.TermSearcher); ok && s.InStore {
+	if ts, ok := s.store.(store.TermSearcher); ok && s.inStore.Load() {
 		return s.searchInStore(ctx, ts, kb, emb, q)
 	}
 	m, err := s.load(ctx, kb)

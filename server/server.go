@@ -151,7 +151,7 @@ func New(ctx context.Context, a *app.App, opt Options, logger *slog.Logger) (*Se
 		logger = slog.New(slog.DiscardHandler)
 	}
 	// A server lives long: each knowledge base it searches stays loaded.
-	a.Resident = true
+	a.SetResident(true)
 	st, err := a.Store(ctx)
 	if err != nil {
 		return nil, err

@@ -27,7 +27,7 @@ checkpointed, for another to continue. Works on the embedded SQLite store
 			if concurrency < 1 || concurrency > 64 {
 				return usageError{fmt.Errorf("concurrency: must be between 1 and 64, got %d", concurrency)}
 			}
-			a.q().Resident = true // long-lived: knowledge bases stay loaded
+			a.q().SetResident(true) // long-lived: knowledge bases stay loaded
 			rn, err := a.q().Runner(ctx)
 			if err != nil {
 				return err

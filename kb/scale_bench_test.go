@@ -1,0 +1,172 @@
+package kb_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/quarryhq/quarry/embed"
+	"github.com/quarryhq/quarry/internal/corpusgen"
+	"github.com/quarryhq/quarry/internal/testpg"
+	"github.com/quarryhq/quarry/kb"
+	"github.com/quarryhq/quarry/store"
+	"github.com/quarryhq/quarry/store/postgres"
+	"github.com/quarryhq/quarry/store/sqlite"
+)
+
+// BenchmarkScale builds a knowledge base of QUARRY_BENCH_DOCS generated
+// documents (internal/corpusgen: about a chunk each; default 20,000) and
+// reports, on SQLite and (with QUARRY_TEST_POSTGRES_URL) PostgreSQL:
+// ingest chunks/s; a one-shot search in the store (a fresh service that
+// loads nothing, as a CLI command) p50/p99 for bm25, vector and hybrid;
+// and a resident service's first search (it loads the knowledge base),
+// the Go heap that holds it and its warm p50/p99. Queries are SciFact's
+// training claims. It needs ../shared/data.
+//
+//	QUARRY_BENCH_DOCS=100000 go test ./kb -run '^$' -bench Scale -benchtime 1x -timeout 60m
+func BenchmarkScale(b *testing.B) {
+	n := 20000
+	if v := os.Getenv("QUARRY_BENCH_DOCS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			b.Fatalf("QUARRY_BENCH_DOCS: %v", err)
+		}
+	}
+	corpus := filepath.Join(b.TempDir(), "corpus.jsonl")
+	f, err := os.Create(corpus)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sources []string
+	for _, s := range corpusgen.Sources {
+		sources = append(sources, filepath.Join("..", s))
+	}
+	if err := corpusgen.Generate(f, n, 1, sources); err != nil {
+		b.Fatal(err)
+	}
+	_ = f.Close()
+	queries := claims(b, filepath.Join("..", "..", "shared", "data", "scifact", "queries_train.jsonl"), 200)
+	b.Run("sqlite", func(b *testing.B) {
+		dir := b.TempDir()
+		st, err := sqlite.Open(context.Background(), filepath.Join(dir, "q.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer st.Close()
+		scale(b, st, corpus, queries, func() int64 { return dirSize(dir) })
+	})
+	if os.Getenv("QUARRY_TEST_POSTGRES_URL") != "" {
+		b.Run("postgres", func(b *testing.B) {
+			st, err := postgres.Open(context.Background(), testpg.Schema(b, "QUARRY_TEST_POSTGRES_URL"), postgres.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			scale(b, st, corpus, queries, nil)
+		})
+	}
+}
+
+func scale(b *testing.B, st store.Store, corpus string, queries []string, size func() int64) {
+	ctx := context.Background()
+	emb := embed.Hash{}
+	for range b.N {
+		svc := kb.New(st, nil)
+		_ = svc.Delete(ctx, "scale")
+		if _, err := svc.Create(ctx, "scale", "", emb); err != nil {
+			b.Fatal(err)
+		}
+		t0 := time.Now()
+		rep, err := svc.AddPaths(ctx, "scale", []string{corpus}, kb.AddOptions{Embedder: emb})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(rep.Chunks)/time.Since(t0).Seconds(), "ingest-chunks/s")
+		if size != nil {
+			b.ReportMetric(float64(size())/(1<<20), "db-MB")
+		}
+		modes := []string{kb.ModeBM25, kb.ModeVector, kb.ModeHybrid}
+		if _, ok := st.(store.TermSearcher); ok {
+			for _, mode := range modes {
+				p50, p99 := latencies(b, queries, func(q string) error {
+					one := kb.New(st, nil) // a one-shot command's service
+					one.SetInStore(true)
+					_, err := one.Search(ctx, "scale", emb, kb.Query{Text: q, K: 10, Mode: mode})
+					return err
+				})
+				b.ReportMetric(p50, "instore-"+mode+"-p50-ms")
+				b.ReportMetric(p99, "instore-"+mode+"-p99-ms")
+			}
+		}
+		res := kb.New(st, nil)
+		runtime.GC()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		t0 = time.Now()
+		if _, err := res.Search(ctx, "scale", emb, kb.Query{Text: queries[0], K: 10}); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(time.Since(t0).Milliseconds()), "resident-first-ms")
+		runtime.GC()
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapInuse-min(after.HeapInuse, before.HeapInuse))/(1<<20), "resident-heap-MB")
+		for _, mode := range modes {
+			p50, p99 := latencies(b, queries, func(q string) error {
+				_, err := res.Search(ctx, "scale", emb, kb.Query{Text: q, K: 10, Mode: mode})
+				return err
+			})
+			b.ReportMetric(p50, "resident-"+mode+"-p50-ms")
+			b.ReportMetric(p99, "resident-"+mode+"-p99-ms")
+		}
+	}
+}
+
+func latencies(b *testing.B, queries []string, fn func(string) error) (p50, p99 float64) {
+	d := make([]float64, len(queries))
+	for i, q := range queries {
+		t0 := time.Now()
+		if err := fn(q); err != nil {
+			b.Fatal(err)
+		}
+		d[i] = float64(time.Since(t0).Microseconds()) / 1000
+	}
+	slices.Sort(d)
+	return d[len(d)/2], d[len(d)*99/100]
+}
+
+func claims(b *testing.B, path string, n int) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		b.Skipf("needs ../shared/data: %v", err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() && len(out) < n {
+		var q struct{ Text string }
+		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, q.Text)
+	}
+	return out
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil {
+			n += info.Size()
+		}
+	}
+	return n
+}
