@@ -151,3 +151,21 @@ func (h *hitHeap) Pop() any {
 	*h = old[:len(old)-1]
 	return x
 }
+
+// IDF is Lucene's inverse document frequency of a term in df of n
+// documents, as Search weighs it.
+func IDF(n, df int64) float64 {
+	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// Top keeps the k best hits pushed to it.
+type Top struct{ t *topK }
+
+// NewTop returns an empty Top for k hits.
+func NewTop(k int) *Top { return &Top{newTopK(k)} }
+
+// Push offers a hit.
+func (t *Top) Push(h Hit) { t.t.push(h) }
+
+// Sorted returns the hits kept, best first.
+func (t *Top) Sorted() []Hit { return t.t.sorted() }

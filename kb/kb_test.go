@@ -325,13 +325,16 @@ func TestHostileDocuments(t *testing.T) {
 	})
 }
 
-// TestSearchInStore: a one-shot process's search in SQLite (FTS5 and a
-// scan of the stored vectors) ranks as the in-memory index does, to the
+// TestSearchInStore: a one-shot process's search in the store (SQLite:
+// FTS5 and the vector codes; PostgreSQL: BM25 in SQL over the GIN-indexed
+// terms and pgvector or a scan) ranks as the in-memory index does, to the
 // score, with the same filters, and sees a write at once.
 func TestSearchInStore(t *testing.T) {
-	t.Parallel()
+	backends(t, testSearchInStore)
+}
+
+func testSearchInStore(t *testing.T, st store.Store) {
 	ctx := context.Background()
-	st := openSQLite(t)
 	mem, in := kb.New(st, nil), kb.New(st, nil)
 	in.SetInStore(true)
 	emb := embed.Hash{}

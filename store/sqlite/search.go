@@ -12,6 +12,7 @@ import (
 
 	"github.com/quarryhq/quarry/index"
 	"github.com/quarryhq/quarry/store"
+	"github.com/quarryhq/quarry/store/sqlstore"
 )
 
 var _ store.TermSearcher = (*Store)(nil)
@@ -29,26 +30,6 @@ func matchExpr(kbID int64, terms []string) string {
 	}
 	b.WriteString(")")
 	return b.String()
-}
-
-// filterSQL is the WHERE clause of the chunks f keeps, over chunks c and
-// their sources s; incomplete documents (no content hash yet) are never
-// kept.
-func filterSQL(f store.ChunkFilter) (string, []any) {
-	where := ` AND s.content_hash <> ''`
-	var args []any
-	if !f.IncludeStale {
-		where += ` AND NOT s.is_stale`
-	}
-	if f.Language != "" {
-		where += ` AND c.language = ?`
-		args = append(args, f.Language)
-	}
-	if f.SourcePrefix != "" {
-		where += ` AND substr(s.url, 1, ?) = ?`
-		args = append(args, len(f.SourcePrefix), f.SourcePrefix)
-	}
-	return where, args
 }
 
 // candidates is how many chunks FTS5's own ranking hands on to be scored
@@ -90,7 +71,7 @@ func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store
 			idf[t] = math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
 		}
 	}
-	where, args := filterSQL(q.Filter)
+	where, args := sqlstore.FilterSQL(q.Filter)
 	query := `SELECT c.id, c.terms FROM chunk_fts
 		JOIN chunks c ON c.id = chunk_fts.rowid JOIN sources s ON s.id = c.source_id
 		WHERE chunk_fts MATCH ? AND c.kb_id = ?` + where + ` ORDER BY bm25(chunk_fts) LIMIT ?`
@@ -198,7 +179,7 @@ func (s *Store) ChunkNearest(ctx context.Context, q store.VectorQuery) ([]store.
 		})
 		cands = cands[:limit]
 	}
-	where, args := filterSQL(q.Filter)
+	where, args := sqlstore.FilterSQL(q.Filter)
 	query := `SELECT c.id, c.embedding FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ?` + where
 	args = append([]any{q.KBID}, args...)
 	if !all {
@@ -252,41 +233,4 @@ func (s *Store) nearest(ctx context.Context, q store.VectorQuery, query string, 
 		return out[i].ChunkID < out[j].ChunkID
 	})
 	return out[:min(len(out), q.K)], nil
-}
-
-// ChunksGet returns chunks by id, with their sources' fields, in the
-// order asked.
-func (s *Store) ChunksGet(ctx context.Context, ids []int64) ([]store.IndexedChunk, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	marks := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	rows, err := s.SQL.QueryContext(ctx, `SELECT c.id, c.source_id, c.kb_id, c.chunk_index, c.text, c.token_count, c.language, s.url, s.title, s.doc_id, s.is_stale
-		FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.id IN (`+marks+`)`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("chunks get: %w", err)
-	}
-	defer rows.Close()
-	byID := map[int64]store.IndexedChunk{}
-	for rows.Next() {
-		var c store.IndexedChunk
-		if err := rows.Scan(&c.ID, &c.SourceID, &c.KBID, &c.ChunkIndex, &c.Text, &c.TokenCount, &c.Language, &c.SourceURL, &c.SourceTitle, &c.DocID, &c.IsStale); err != nil {
-			return nil, fmt.Errorf("chunks get: %w", err)
-		}
-		byID[c.ID] = c
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("chunks get: %w", err)
-	}
-	out := make([]store.IndexedChunk, 0, len(ids))
-	for _, id := range ids {
-		if c, ok := byID[id]; ok {
-			out = append(out, c)
-		}
-	}
-	return out, nil
 }

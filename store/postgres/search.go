@@ -1,0 +1,221 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/quarryhq/quarry/index"
+	"github.com/quarryhq/quarry/store"
+	"github.com/quarryhq/quarry/store/sqlstore"
+)
+
+var _ store.TermSearcher = (*Store)(nil)
+
+// tsQuery is a tsquery of any of the terms, each a quoted lexeme.
+func tsQuery(terms []string) string {
+	parts := make([]string, len(terms))
+	for i, t := range terms {
+		parts[i] = "'" + strings.ReplaceAll(t, "'", "''") + "'"
+	}
+	return strings.Join(parts, " | ")
+}
+
+func uniqueTerms(ts []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range ts {
+		if t != "" && !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// ChunkTermSearch ranks a knowledge base's chunks by Okapi BM25 with
+// Lucene's idf over that knowledge base, computed in SQL: the GIN index
+// finds the chunks holding a term, each term's frequency is its positions
+// in the chunk's tsvector and its length the chunk's term count.
+func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store.VectorHit, error) {
+	terms := uniqueTerms(q.Terms)
+	if len(terms) == 0 || q.K < 1 {
+		return nil, nil
+	}
+	if q.K1 == 0 {
+		q.K1 = 1.2
+	}
+	if q.B == 0 {
+		q.B = 0.75
+	}
+	var n, total int64
+	err := s.SQL.QueryRowContext(ctx, `SELECT chunks, terms FROM kb_term_stats WHERE kb_id = $1`, q.KBID).Scan(&n, &total)
+	if errors.Is(err, sql.ErrNoRows) || err == nil && n == 0 {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("chunk term search: %w", err)
+	}
+	// Each term's document frequency in the knowledge base, and its idf.
+	rows, err := s.SQL.QueryContext(ctx, `SELECT t, (SELECT count(*) FROM chunks WHERE kb_id = $1 AND terms_tsv @@ to_tsquery('simple', quote_literal(t)))
+		FROM unnest($2::text[]) AS t`, q.KBID, "{"+arrayItems(terms)+"}")
+	if err != nil {
+		return nil, fmt.Errorf("chunk term search: %w", err)
+	}
+	var held []string
+	var idfs []string
+	for rows.Next() {
+		var t string
+		var df int64
+		if err := rows.Scan(&t, &df); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("chunk term search: %w", err)
+		}
+		if df > 0 {
+			held = append(held, t)
+			idfs = append(idfs, strconv.FormatFloat(index.IDF(n, df), 'g', -1, 64))
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("chunk term search: %w", err)
+	}
+	if len(held) == 0 {
+		return nil, nil
+	}
+	where, fargs := sqlstore.FilterSQL(q.Filter)
+	args := append([]any{q.KBID, tsQuery(held), "{" + arrayItems(held) + "}", "{" + strings.Join(idfs, ",") + "}", q.K1, q.B, float64(total) / float64(n)}, fargs...)
+	args = append(args, q.K)
+	query := `SELECT c.id, sum(w.idf * cardinality(u.positions) * ($5::float8 + 1) / (cardinality(u.positions) + $5::float8 * (1 - $6::float8 + $6::float8 * c.term_count / $7::float8))) AS score
+		FROM chunks c JOIN sources s ON s.id = c.source_id
+		CROSS JOIN LATERAL unnest(c.terms_tsv) AS u
+		JOIN unnest($3::text[], $4::float8[]) AS w(term, idf) ON w.term = u.lexeme
+		WHERE c.kb_id = $1 AND c.terms_tsv @@ to_tsquery('simple', $2)` + where + `
+		GROUP BY c.id ORDER BY score DESC, c.id LIMIT ?`
+	rows, err = s.SQL.QueryContext(ctx, numberFrom(query, 8), args...)
+	if err != nil {
+		return nil, fmt.Errorf("chunk term search: %w", err)
+	}
+	defer rows.Close()
+	var out []store.VectorHit
+	for rows.Next() {
+		var h store.VectorHit
+		if err := rows.Scan(&h.ChunkID, &h.Score); err != nil {
+			return nil, fmt.Errorf("chunk term search: %w", err)
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// arrayItems writes terms as the items of a PostgreSQL array literal.
+func arrayItems(terms []string) string {
+	items := make([]string, len(terms))
+	for i, t := range terms {
+		items[i] = `"` + strings.ReplaceAll(strings.ReplaceAll(t, `\`, `\\`), `"`, `\"`) + `"`
+	}
+	return strings.Join(items, ",")
+}
+
+// numberFrom numbers a query's '?' placeholders $from, $from+1, ….
+func numberFrom(query string, from int) string {
+	var b strings.Builder
+	for _, r := range query {
+		if r == '?' {
+			b.WriteString("$" + strconv.Itoa(from))
+			from++
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// ChunkNearest finds the chunks q.Filter keeps nearest a query vector:
+// through the knowledge base's HNSW index with pgvector (the filters in
+// the scan), else by comparing every embedding they keep.
+func (s *Store) ChunkNearest(ctx context.Context, q store.VectorQuery) ([]store.VectorHit, error) {
+	if q.K < 1 || len(q.Vector) == 0 {
+		return nil, nil
+	}
+	where, fargs := sqlstore.FilterSQL(q.Filter)
+	if s.pgvector {
+		return s.nearestHNSW(ctx, q, where, fargs)
+	}
+	rows, err := s.SQL.QueryContext(ctx, numberFrom(`SELECT c.id, c.embedding FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ?`+where, 1), append([]any{q.KBID}, fargs...)...)
+	if err != nil {
+		return nil, fmt.Errorf("chunk nearest: %w", err)
+	}
+	defer rows.Close()
+	top := index.NewTop(q.K)
+	for rows.Next() {
+		var id int64
+		var b []byte
+		if err := rows.Scan(&id, &b); err != nil {
+			return nil, fmt.Errorf("chunk nearest: %w", err)
+		}
+		v, err := store.DecodeVector(b)
+		if err != nil {
+			return nil, fmt.Errorf("chunk nearest: chunk %d: %w", id, err)
+		}
+		if len(v) != len(q.Vector) {
+			return nil, fmt.Errorf("chunk nearest: chunk %d has %d dimensions, the query %d", id, len(v), len(q.Vector))
+		}
+		top.Push(index.Hit{Doc: int(id), Score: index.Dot(q.Vector, v)})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("chunk nearest: %w", err)
+	}
+	var out []store.VectorHit
+	for _, h := range top.Sorted() {
+		out = append(out, store.VectorHit{ChunkID: int64(h.Doc), Score: h.Score})
+	}
+	return out, nil
+}
+
+// nearestHNSW asks the HNSW index with the filters in the query; pgvector
+// 0.8's iterative scan keeps going until K rows pass them (where it is
+// older, ef_search is raised to K).
+func (s *Store) nearestHNSW(ctx context.Context, q store.VectorQuery, where string, fargs []any) ([]store.VectorHit, error) {
+	if q.Dimension != len(q.Vector) || q.Dimension <= 0 {
+		return nil, fmt.Errorf("chunk nearest: %w", &store.ValidationError{Field: "vector", Rule: fmt.Sprintf("must have %d dimensions, got %d", q.Dimension, len(q.Vector))})
+	}
+	dim := strconv.Itoa(q.Dimension)
+	expr := `c.embedding_vec::vector(` + dim + `)`
+	tx, err := s.SQL.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("chunk nearest: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, `SELECT set_config('hnsw.ef_search', $1, true)`, strconv.Itoa(min(1000, max(40, q.K)))); err != nil {
+		return nil, fmt.Errorf("chunk nearest: %w", err)
+	}
+	// pgvector 0.8 and later: an iterative scan (an unknown setting is
+	// refused by older versions, in a savepoint so the query goes on).
+	if _, err := tx.ExecContext(ctx, `SAVEPOINT iterative`); err == nil {
+		if _, err := tx.ExecContext(ctx, `SET LOCAL hnsw.iterative_scan = relaxed_order`); err != nil {
+			_, _ = tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT iterative`)
+		}
+	}
+	query := `SELECT c.id, 1 - (` + expr + ` <=> $1::vector(` + dim + `)) FROM chunks c JOIN sources s ON s.id = c.source_id
+		WHERE c.kb_id = ` + strconv.FormatInt(q.KBID, 10) + ` AND c.embedding_vec IS NOT NULL` + where +
+		` ORDER BY ` + expr + ` <=> $1::vector(` + dim + `) LIMIT ?`
+	args := append(append([]any{vectorLiteral(q.Vector)}, fargs...), q.K)
+	rows, err := tx.QueryContext(ctx, numberFrom(query, 2), args...)
+	if err != nil {
+		return nil, fmt.Errorf("chunk nearest: %w", err)
+	}
+	defer rows.Close()
+	var out []store.VectorHit
+	for rows.Next() {
+		var h store.VectorHit
+		if err := rows.Scan(&h.ChunkID, &h.Score); err != nil {
+			return nil, fmt.Errorf("chunk nearest: %w", err)
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
