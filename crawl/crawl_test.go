@@ -604,7 +604,7 @@ func TestCrawlTrace(t *testing.T) {
 			t.Errorf("%s span is not under the crawl span", sp.Name)
 		}
 		for _, a := range sp.Attributes {
-			v := a.Value.Emit()
+			v := a.Value.String()
 			if strings.Contains(v, "secret") || strings.Contains(v, "s3cr3t") || strings.Contains(v, "treasurer") {
 				t.Errorf("span %s attribute %s holds %q", sp.Name, a.Key, v)
 			}
@@ -615,7 +615,7 @@ func TestCrawlTrace(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, a := range root.Attributes {
-		attrs[string(a.Key)] = a.Value.Emit()
+		attrs[string(a.Key)] = a.Value.String()
 	}
 	if attrs["quarry.crawl.status"] == "" || attrs["quarry.crawl.pages_crawled"] == "" {
 		t.Fatalf("crawl span attributes %v", attrs)
