@@ -340,18 +340,7 @@ func (s *Service) Search(ctx context.Context, kbName string, emb embed.Embedder,
 			return nil, err
 		}
 	}
-	var hits []index.Hit
-	switch q.Mode {
-	case ModeBM25:
-		hits = bm
-	case ModeVector:
-		hits = vec
-	default:
-		hits = fuse(bm, vec, q)
-	}
-	if len(hits) > q.K {
-		hits = hits[:q.K]
-	}
+	hits := combine(bm, vec, q)
 	out := make([]Result, len(hits))
 	for i, h := range hits {
 		c := m.chunks[h.Doc]
@@ -394,18 +383,7 @@ func (s *Service) searchInStore(ctx context.Context, ts store.TermSearcher, kb *
 			vec = append(vec, index.Hit{Doc: int(h.ChunkID), Score: h.Score})
 		}
 	}
-	var hits []index.Hit
-	switch q.Mode {
-	case ModeBM25:
-		hits = bm
-	case ModeVector:
-		hits = vec
-	default:
-		hits = fuse(bm, vec, q)
-	}
-	if len(hits) > q.K {
-		hits = hits[:q.K]
-	}
+	hits := combine(bm, vec, q)
 	ids := make([]int64, len(hits))
 	for i, h := range hits {
 		ids[i] = int64(h.Doc)
@@ -454,6 +432,20 @@ func (s *Service) nativeVectors(vs store.VectorSearcher) bool {
 		return p.HasPGVector()
 	}
 	return true
+}
+
+// combine is the query's mode's list, fused for hybrid, cut to K.
+func combine(bm, vec []index.Hit, q Query) []index.Hit {
+	var hits []index.Hit
+	switch q.Mode {
+	case ModeBM25:
+		hits = bm
+	case ModeVector:
+		hits = vec
+	default:
+		hits = fuse(bm, vec, q)
+	}
+	return hits[:min(len(hits), q.K)]
 }
 
 // fuse merges ranked lists by reciprocal rank (default) or by weighted,

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -24,40 +23,14 @@ func tsQuery(terms []string) string {
 	return strings.Join(parts, " | ")
 }
 
-func uniqueTerms(ts []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, t := range ts {
-		if t != "" && !seen[t] {
-			seen[t] = true
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
 // ChunkTermSearch ranks a knowledge base's chunks by Okapi BM25 with
 // Lucene's idf over that knowledge base, computed in SQL: the GIN index
 // finds the chunks holding a term, each term's frequency is its positions
 // in the chunk's tsvector and its length the chunk's term count.
 func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store.VectorHit, error) {
-	terms := uniqueTerms(q.Terms)
-	if len(terms) == 0 || q.K < 1 {
-		return nil, nil
-	}
-	if q.K1 == 0 {
-		q.K1 = 1.2
-	}
-	if q.B == 0 {
-		q.B = 0.75
-	}
-	var n, total int64
-	err := s.SQL.QueryRowContext(ctx, `SELECT chunks, terms FROM kb_term_stats WHERE kb_id = $1`, q.KBID).Scan(&n, &total)
-	if errors.Is(err, sql.ErrNoRows) || err == nil && n == 0 {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("chunk term search: %w", err)
+	terms, n, total, ok, err := s.TermStats(ctx, &q)
+	if !ok || err != nil {
+		return nil, err
 	}
 	// Each term's document frequency in the knowledge base, and its idf.
 	rows, err := s.SQL.QueryContext(ctx, `SELECT t, (SELECT count(*) FROM chunks WHERE kb_id = $1 AND terms_tsv @@ to_tsquery('simple', quote_literal(t)))
@@ -145,35 +118,7 @@ func (s *Store) ChunkNearest(ctx context.Context, q store.VectorQuery) ([]store.
 	if s.pgvector {
 		return s.nearestHNSW(ctx, q, where, fargs)
 	}
-	rows, err := s.SQL.QueryContext(ctx, numberFrom(`SELECT c.id, c.embedding FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ?`+where, 1), append([]any{q.KBID}, fargs...)...)
-	if err != nil {
-		return nil, fmt.Errorf("chunk nearest: %w", err)
-	}
-	defer rows.Close()
-	top := index.NewTop(q.K)
-	for rows.Next() {
-		var id int64
-		var b []byte
-		if err := rows.Scan(&id, &b); err != nil {
-			return nil, fmt.Errorf("chunk nearest: %w", err)
-		}
-		v, err := store.DecodeVector(b)
-		if err != nil {
-			return nil, fmt.Errorf("chunk nearest: chunk %d: %w", id, err)
-		}
-		if len(v) != len(q.Vector) {
-			return nil, fmt.Errorf("chunk nearest: chunk %d has %d dimensions, the query %d", id, len(v), len(q.Vector))
-		}
-		top.Push(index.Hit{Doc: int(id), Score: index.Dot(q.Vector, v)})
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("chunk nearest: %w", err)
-	}
-	var out []store.VectorHit
-	for _, h := range top.Sorted() {
-		out = append(out, store.VectorHit{ChunkID: int64(h.Doc), Score: h.Score})
-	}
-	return out, nil
+	return s.NearestExact(ctx, q, numberFrom(`SELECT c.id, c.embedding FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ?`+where, 1), append([]any{q.KBID}, fargs...)...)
 }
 
 // nearestHNSW asks the HNSW index with the filters in the query; pgvector

@@ -2,15 +2,12 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/quarryhq/quarry/index"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/sqlstore"
 )
@@ -22,7 +19,7 @@ var _ store.TermSearcher = (*Store)(nil)
 func matchExpr(kbID int64, terms []string) string {
 	var b strings.Builder
 	b.WriteString("_kb" + strconv.FormatInt(kbID, 10) + " AND (")
-	for i, t := range uniqueTerms(terms) {
+	for i, t := range sqlstore.UniqueTerms(terms) {
 		if i > 0 {
 			b.WriteString(" OR ")
 		}
@@ -43,23 +40,9 @@ const candidates = 400
 // index does: FTS5 finds the chunks holding a term and preselects the
 // best of them; their stored terms are then scored exactly.
 func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store.VectorHit, error) {
-	terms := uniqueTerms(q.Terms)
-	if len(terms) == 0 || q.K < 1 {
-		return nil, nil
-	}
-	if q.K1 == 0 {
-		q.K1 = 1.2
-	}
-	if q.B == 0 {
-		q.B = 0.75
-	}
-	var n, total int64
-	err := s.SQL.QueryRowContext(ctx, `SELECT chunks, terms FROM kb_term_stats WHERE kb_id = ?`, q.KBID).Scan(&n, &total)
-	if errors.Is(err, sql.ErrNoRows) || err == nil && n == 0 {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("chunk term search: %w", err)
+	terms, n, total, ok, err := s.TermStats(ctx, &q)
+	if !ok || err != nil {
+		return nil, err
 	}
 	idf := make(map[string]float64, len(terms))
 	for _, t := range terms {
@@ -113,18 +96,6 @@ func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store
 		return out[i].ChunkID < out[j].ChunkID
 	})
 	return out[:min(len(out), q.K)], nil
-}
-
-func uniqueTerms(ts []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, t := range ts {
-		if t != "" && !seen[t] {
-			seen[t] = true
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // rerank is how many candidates per result the code scan hands on to be
@@ -189,48 +160,13 @@ func (s *Store) ChunkNearest(ctx context.Context, q store.VectorQuery) ([]store.
 		}
 		query += ` AND c.id IN (` + strings.Join(ids, ",") + `)`
 	}
-	hits, err := s.nearest(ctx, q, query, args)
+	hits, err := s.NearestExact(ctx, q, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	if len(hits) < q.K && !all {
 		// The filter keeps few of the nearest: compare all it keeps.
-		return s.nearest(ctx, q, `SELECT c.id, c.embedding FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ?`+where, args)
+		return s.NearestExact(ctx, q, `SELECT c.id, c.embedding FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ?`+where, args...)
 	}
 	return hits, nil
-}
-
-// nearest compares the embeddings query selects with q.Vector exactly.
-func (s *Store) nearest(ctx context.Context, q store.VectorQuery, query string, args []any) ([]store.VectorHit, error) {
-	rows, err := s.SQL.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("chunk nearest: %w", err)
-	}
-	defer rows.Close()
-	var out []store.VectorHit
-	for rows.Next() {
-		var id int64
-		var b []byte
-		if err := rows.Scan(&id, &b); err != nil {
-			return nil, fmt.Errorf("chunk nearest: %w", err)
-		}
-		v, err := store.DecodeVector(b)
-		if err != nil {
-			return nil, fmt.Errorf("chunk nearest: chunk %d: %w", id, err)
-		}
-		if len(v) != len(q.Vector) {
-			return nil, fmt.Errorf("chunk nearest: chunk %d has %d dimensions, the query %d", id, len(v), len(q.Vector))
-		}
-		out = append(out, store.VectorHit{ChunkID: id, Score: index.Dot(q.Vector, v)})
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("chunk nearest: %w", err)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Score != out[j].Score {
-			return out[i].Score > out[j].Score
-		}
-		return out[i].ChunkID < out[j].ChunkID
-	})
-	return out[:min(len(out), q.K)], nil
 }

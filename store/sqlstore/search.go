@@ -2,9 +2,12 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/quarryhq/quarry/index"
 	"github.com/quarryhq/quarry/store"
 )
 
@@ -65,6 +68,79 @@ func (s *DB) ChunksGet(ctx context.Context, ids []int64) ([]store.IndexedChunk, 
 		if c, ok := byID[id]; ok {
 			out = append(out, c)
 		}
+	}
+	return out, nil
+}
+
+// TermStats prepares a term query: its terms each once, BM25's parameters
+// defaulted (k1 1.2, b 0.75), and the knowledge base's chunk and term
+// counts (kb_term_stats). ok is false when there is nothing to search.
+func (s *DB) TermStats(ctx context.Context, q *store.TermQuery) (terms []string, n, total int64, ok bool, err error) {
+	terms = UniqueTerms(q.Terms)
+	if len(terms) == 0 || q.K < 1 {
+		return nil, 0, 0, false, nil
+	}
+	if q.K1 == 0 {
+		q.K1 = 1.2
+	}
+	if q.B == 0 {
+		q.B = 0.75
+	}
+	err = s.SQL.QueryRowContext(ctx, s.q(`SELECT chunks, terms FROM kb_term_stats WHERE kb_id = ?`), q.KBID).Scan(&n, &total)
+	if errors.Is(err, sql.ErrNoRows) || err == nil && n == 0 {
+		return nil, 0, 0, false, nil
+	}
+	if err != nil {
+		return nil, 0, 0, false, fmt.Errorf("chunk term search: %w", err)
+	}
+	return terms, n, total, true, nil
+}
+
+// UniqueTerms is ts without empty or repeated terms, in order.
+func UniqueTerms(ts []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range ts {
+		if t != "" && !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// NearestExact compares the embeddings query selects (rows of chunk id
+// and embedding, its placeholders already the dialect's) with q.Vector
+// and returns the q.K nearest by cosine, best first.
+func (s *DB) NearestExact(ctx context.Context, q store.VectorQuery, query string, args ...any) ([]store.VectorHit, error) {
+	rows, err := s.SQL.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("chunk nearest: %w", err)
+	}
+	defer rows.Close()
+	top := index.NewTop(q.K)
+	for rows.Next() {
+		var id int64
+		var b []byte
+		if err := rows.Scan(&id, &b); err != nil {
+			return nil, fmt.Errorf("chunk nearest: %w", err)
+		}
+		v, err := store.DecodeVector(b)
+		if err != nil {
+			return nil, fmt.Errorf("chunk nearest: chunk %d: %w", id, err)
+		}
+		if len(v) != len(q.Vector) {
+			return nil, fmt.Errorf("chunk nearest: chunk %d has %d dimensions, the query %d", id, len(v), len(q.Vector))
+		}
+		top.Push(index.Hit{Doc: int(id), Score: index.Dot(q.Vector, v)})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("chunk nearest: %w", err)
+	}
+	hits := top.Sorted()
+	out := make([]store.VectorHit, len(hits))
+	for i, h := range hits {
+		out[i] = store.VectorHit{ChunkID: int64(h.Doc), Score: h.Score}
 	}
 	return out, nil
 }
