@@ -79,7 +79,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		Name:              "postgres",
 		Dollar:            true,
 		IsUniqueViolation: isUnique,
-		AfterChunkInsert:  s.copyVector,
+		InsertChunks:      s.insertChunks,
 		AfterEventsInsert: notifyEvents,
 	})
 	if err := s.Migrate(ctx, migrations, "migrations"); err != nil {
@@ -167,12 +167,53 @@ func vectorLiteral(v []float32) string {
 	return b.String()
 }
 
-func (s *Store) copyVector(ctx context.Context, tx *sql.Tx, chunkID int64, c store.Chunk) error {
-	if !s.pgvector {
-		return nil
+// chunkBatch is how many chunks one INSERT writes (8 or 9 parameters
+// each).
+const chunkBatch = 200
+
+// insertChunks writes a source's chunks chunkBatch rows to a statement,
+// each with its pgvector column when pgvector is there: a round trip per
+// batch, not two per chunk.
+func (s *Store) insertChunks(ctx context.Context, tx *sql.Tx, kbID, sourceID int64, chunks []store.Chunk) error {
+	cols, width := `source_id, kb_id, chunk_index, text, token_count, language, embedding, terms`, 8
+	if s.pgvector {
+		cols, width = cols+`, embedding_vec`, 9
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE chunks SET embedding_vec = $1::vector WHERE id = $2`, vectorLiteral(c.Embedding), chunkID)
-	return err
+	for len(chunks) > 0 {
+		batch := chunks[:min(len(chunks), chunkBatch)]
+		chunks = chunks[len(batch):]
+		var b strings.Builder
+		b.WriteString(`INSERT INTO chunks (` + cols + `) VALUES `)
+		args := make([]any, 0, width*len(batch))
+		for i, c := range batch {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteByte('(')
+			for k := range width {
+				if k > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString("$" + strconv.Itoa(len(args)+k+1))
+			}
+			if width == 9 {
+				b.WriteString("::vector")
+			}
+			b.WriteByte(')')
+			args = append(args, sourceID, kbID, c.ChunkIndex, c.Text, c.TokenCount, sqlstore.OrUnd(c.Language), store.EncodeVector(c.Embedding), c.Terms)
+			if width == 9 {
+				var vec any
+				if c.Embedding != nil {
+					vec = vectorLiteral(c.Embedding)
+				}
+				args = append(args, vec)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {
+			return fmt.Errorf("chunks %d-%d: %w", batch[0].ChunkIndex, batch[len(batch)-1].ChunkIndex, err)
+		}
+	}
+	return nil
 }
 
 // ChunkVectorSearch returns the K chunks nearest by cosine through the

@@ -25,8 +25,13 @@ type Dialect struct {
 	Dollar bool
 	// IsUniqueViolation reports a unique-constraint error.
 	IsUniqueViolation func(error) bool
-	// AfterChunkInsert runs in the chunk-writing transaction (pgvector copies).
+	// AfterChunkInsert runs in the chunk-writing transaction after each
+	// chunk's row is written (SQLite's vector codes).
 	AfterChunkInsert func(ctx context.Context, tx *sql.Tx, chunkID int64, c store.Chunk) error
+	// InsertChunks, when set, writes a source's chunks in place of a row
+	// at a time (PostgreSQL: multi-row inserts, pgvector's column with
+	// them).
+	InsertChunks func(ctx context.Context, tx *sql.Tx, kbID, sourceID int64, chunks []store.Chunk) error
 	// AfterEventsInsert runs in the transaction that stored a research's
 	// events (PostgreSQL: NOTIFY, so watchers in other processes wake).
 	AfterEventsInsert func(ctx context.Context, tx *sql.Tx, researchID string) error
@@ -434,6 +439,9 @@ func (s *DB) SourcePutBatch(ctx context.Context, kbID int64, puts []store.Source
 }
 
 func (s *DB) insertChunks(ctx context.Context, tx *sql.Tx, kbID, sourceID int64, chunks []store.Chunk) error {
+	if s.dialect.InsertChunks != nil {
+		return s.dialect.InsertChunks(ctx, tx, kbID, sourceID, chunks)
+	}
 	for _, c := range chunks {
 		var cid int64
 		err := tx.QueryRowContext(ctx, s.q(`INSERT INTO chunks (source_id, kb_id, chunk_index, text, token_count, language, embedding, terms)
@@ -515,6 +523,9 @@ func validateSource(src store.Source) error {
 	}
 	return nil
 }
+
+// OrUnd is a language, "und" (undetermined) when empty.
+func OrUnd(lang string) string { return orUnd(lang) }
 
 func orUnd(lang string) string {
 	if lang == "" {

@@ -15,15 +15,25 @@ CREATE TABLE kb_term_stats (
 
 INSERT INTO kb_term_stats (kb_id, chunks, terms) SELECT kb_id, count(*), sum(term_count) FROM chunks GROUP BY kb_id;
 
-CREATE FUNCTION kb_term_stats_add() RETURNS trigger LANGUAGE plpgsql AS $$
+-- Statement-level: one update of a knowledge base's counts per statement
+-- (a batch of chunks), not one per row.
+CREATE FUNCTION kb_term_stats_insert() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP = 'INSERT' THEN
-        INSERT INTO kb_term_stats (kb_id, chunks, terms) VALUES (NEW.kb_id, 1, NEW.term_count)
-            ON CONFLICT (kb_id) DO UPDATE SET chunks = kb_term_stats.chunks + 1, terms = kb_term_stats.terms + EXCLUDED.terms;
-        RETURN NEW;
-    END IF;
-    UPDATE kb_term_stats SET chunks = chunks - 1, terms = terms - OLD.term_count WHERE kb_id = OLD.kb_id;
-    RETURN OLD;
+    INSERT INTO kb_term_stats (kb_id, chunks, terms)
+        SELECT kb_id, count(*), sum(term_count) FROM new_rows GROUP BY kb_id
+        ON CONFLICT (kb_id) DO UPDATE SET chunks = kb_term_stats.chunks + EXCLUDED.chunks, terms = kb_term_stats.terms + EXCLUDED.terms;
+    RETURN NULL;
 END $$;
 
-CREATE TRIGGER chunks_term_stats AFTER INSERT OR DELETE ON chunks FOR EACH ROW EXECUTE FUNCTION kb_term_stats_add();
+CREATE FUNCTION kb_term_stats_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE kb_term_stats k SET chunks = k.chunks - d.chunks, terms = k.terms - d.terms
+        FROM (SELECT kb_id, count(*) AS chunks, sum(term_count) AS terms FROM old_rows GROUP BY kb_id) d
+        WHERE k.kb_id = d.kb_id;
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER chunks_term_stats_insert AFTER INSERT ON chunks REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION kb_term_stats_insert();
+CREATE TRIGGER chunks_term_stats_delete AFTER DELETE ON chunks REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION kb_term_stats_delete();
