@@ -328,14 +328,11 @@ func (s *Service) Search(ctx context.Context, kbName string, emb embed.Embedder,
 		bm = m.bm25.Search(analyze.Terms(q.Text), depth, keep)
 	}
 	if q.Mode != ModeBM25 {
-		vs, err := emb.Embed(ctx, []string{q.Text})
+		qv, err := embedQuery(ctx, emb, q.Text)
 		if err != nil {
-			return nil, fmt.Errorf("embed query: %w", err)
+			return nil, err
 		}
-		if len(vs) != 1 {
-			return nil, errors.New("embed query: no vector returned")
-		}
-		vec, err = s.vectorSearch(ctx, kb, m, vs[0], depth, keep)
+		vec, err = s.vectorSearch(ctx, kb, m, qv, depth, keep)
 		if err != nil {
 			return nil, err
 		}
@@ -366,14 +363,10 @@ func (s *Service) searchInStore(ctx context.Context, ts store.TermSearcher, kb *
 		}
 	}
 	if q.Mode != ModeBM25 {
-		vs, err := emb.Embed(ctx, []string{q.Text})
+		qv, err := embedQuery(ctx, emb, q.Text)
 		if err != nil {
-			return nil, fmt.Errorf("embed query: %w", err)
+			return nil, err
 		}
-		if len(vs) != 1 {
-			return nil, errors.New("embed query: no vector returned")
-		}
-		qv := vs[0]
 		embed.Normalize(qv)
 		hits, err := ts.ChunkNearest(ctx, store.VectorQuery{KBID: kb.ID, Dimension: kb.Dimension, Vector: qv, K: depth, Filter: f})
 		if err != nil {
@@ -412,7 +405,7 @@ func (s *Service) searchInStore(ctx context.Context, ts store.TermSearcher, kb *
 func (s *Service) vectorSearch(ctx context.Context, kb *store.KB, m *memIndex, q []float32, k int, keep func(int) bool) ([]index.Hit, error) {
 	embed.Normalize(q)
 	if vs, ok := s.store.(store.VectorSearcher); ok && s.nativeVectors(vs) {
-		hits, err := vs.ChunkVectorSearch(ctx, store.VectorQuery{KBID: kb.ID, Dimension: kb.Dimension, Vector: q, K: k * 2})
+		hits, err := vs.ChunkVectorSearch(ctx, store.VectorQuery{KBID: kb.ID, Dimension: kb.Dimension, Vector: q, K: k * 2, Filter: store.ChunkFilter{IncludeStale: true}})
 		if err != nil {
 			return nil, err
 		}
@@ -432,6 +425,18 @@ func (s *Service) nativeVectors(vs store.VectorSearcher) bool {
 		return p.HasPGVector()
 	}
 	return true
+}
+
+// embedQuery is the query text's vector.
+func embedQuery(ctx context.Context, emb embed.Embedder, text string) ([]float32, error) {
+	vs, err := emb.Embed(ctx, []string{text})
+	if err != nil {
+		return nil, fmt.Errorf("embed query: %w", err)
+	}
+	if len(vs) != 1 {
+		return nil, errors.New("embed query: no vector returned")
+	}
+	return vs[0], nil
 }
 
 // combine is the query's mode's list, fused for hybrid, cut to K.

@@ -217,7 +217,10 @@ func (s *Store) insertChunks(ctx context.Context, tx *sql.Tx, kbID, sourceID int
 }
 
 // ChunkVectorSearch returns the K chunks nearest by cosine through the
-// knowledge base's HNSW index. It fails when pgvector is not available.
+// knowledge base's HNSW index, of those q.Filter keeps (chunks of an
+// incomplete source, a long document still being written, are always
+// left out, as the store's scans leave them out). It fails when pgvector
+// is not available.
 func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]store.VectorHit, error) {
 	if !s.pgvector {
 		return nil, errors.New("chunk vector search: pgvector is not installed")
@@ -225,13 +228,12 @@ func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]s
 	if q.Dimension != len(q.Vector) || q.Dimension <= 0 {
 		return nil, fmt.Errorf("chunk vector search: %w", &store.ValidationError{Field: "vector", Rule: fmt.Sprintf("must have %d dimensions, got %d", q.Dimension, len(q.Vector))})
 	}
+	where, fargs := sqlstore.FilterSQL(q.Filter)
 	dim := strconv.Itoa(q.Dimension)
-	expr := `embedding_vec::vector(` + dim + `)`
-	// Chunks of an incomplete source (a long document still being
-	// written) are left out, as the store's scans leave them out.
-	query := `SELECT id, 1 - (` + expr + ` <=> $1::vector(` + dim + `)) FROM chunks WHERE kb_id = ` + strconv.FormatInt(q.KBID, 10) +
-		` AND embedding_vec IS NOT NULL AND EXISTS (SELECT 1 FROM sources s WHERE s.id = chunks.source_id AND s.content_hash <> '')` +
-		` ORDER BY ` + expr + ` <=> $1::vector(` + dim + `) LIMIT $2`
+	expr := `c.embedding_vec::vector(` + dim + `)`
+	query := `SELECT c.id, 1 - (` + expr + ` <=> $1::vector(` + dim + `)) FROM chunks c JOIN sources s ON s.id = c.source_id
+		WHERE c.kb_id = ` + strconv.FormatInt(q.KBID, 10) + ` AND c.embedding_vec IS NOT NULL` + where +
+		` ORDER BY ` + expr + ` <=> $1::vector(` + dim + `) LIMIT ?`
 	// HNSW returns at most ef_search rows (default 40): raise it for this
 	// query so deep candidate lists for fusion are complete.
 	tx, err := s.SQL.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
@@ -242,7 +244,17 @@ func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]s
 	if _, err := tx.ExecContext(ctx, `SELECT set_config('hnsw.ef_search', $1, true)`, strconv.Itoa(min(1000, max(40, q.K)))); err != nil {
 		return nil, fmt.Errorf("chunk vector search: ef_search: %w", err)
 	}
-	rows, err := tx.QueryContext(ctx, query, vectorLiteral(q.Vector), q.K)
+	if q.Filter != (store.ChunkFilter{IncludeStale: true}) {
+		// Filters drop rows after the index: pgvector 0.8's iterative
+		// scan keeps going until K pass them (older versions refuse the
+		// setting, in a savepoint so the query goes on with ef_search).
+		if _, err := tx.ExecContext(ctx, `SAVEPOINT iterative`); err == nil {
+			if _, err := tx.ExecContext(ctx, `SET LOCAL hnsw.iterative_scan = relaxed_order`); err != nil {
+				_, _ = tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT iterative`)
+			}
+		}
+	}
+	rows, err := tx.QueryContext(ctx, numberFrom(query, 2), append(append([]any{vectorLiteral(q.Vector)}, fargs...), q.K)...)
 	if err != nil {
 		return nil, fmt.Errorf("chunk vector search: %w", err)
 	}

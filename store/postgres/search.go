@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strconv"
 	"strings"
@@ -114,53 +113,9 @@ func (s *Store) ChunkNearest(ctx context.Context, q store.VectorQuery) ([]store.
 	if q.K < 1 || len(q.Vector) == 0 {
 		return nil, nil
 	}
-	where, fargs := sqlstore.FilterSQL(q.Filter)
 	if s.pgvector {
-		return s.nearestHNSW(ctx, q, where, fargs)
+		return s.ChunkVectorSearch(ctx, q)
 	}
+	where, fargs := sqlstore.FilterSQL(q.Filter)
 	return s.NearestExact(ctx, q, numberFrom(`SELECT c.id, c.embedding FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ?`+where, 1), append([]any{q.KBID}, fargs...)...)
-}
-
-// nearestHNSW asks the HNSW index with the filters in the query; pgvector
-// 0.8's iterative scan keeps going until K rows pass them (where it is
-// older, ef_search is raised to K).
-func (s *Store) nearestHNSW(ctx context.Context, q store.VectorQuery, where string, fargs []any) ([]store.VectorHit, error) {
-	if q.Dimension != len(q.Vector) || q.Dimension <= 0 {
-		return nil, fmt.Errorf("chunk nearest: %w", &store.ValidationError{Field: "vector", Rule: fmt.Sprintf("must have %d dimensions, got %d", q.Dimension, len(q.Vector))})
-	}
-	dim := strconv.Itoa(q.Dimension)
-	expr := `c.embedding_vec::vector(` + dim + `)`
-	tx, err := s.SQL.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return nil, fmt.Errorf("chunk nearest: %w", err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.ExecContext(ctx, `SELECT set_config('hnsw.ef_search', $1, true)`, strconv.Itoa(min(1000, max(40, q.K)))); err != nil {
-		return nil, fmt.Errorf("chunk nearest: %w", err)
-	}
-	// pgvector 0.8 and later: an iterative scan (an unknown setting is
-	// refused by older versions, in a savepoint so the query goes on).
-	if _, err := tx.ExecContext(ctx, `SAVEPOINT iterative`); err == nil {
-		if _, err := tx.ExecContext(ctx, `SET LOCAL hnsw.iterative_scan = relaxed_order`); err != nil {
-			_, _ = tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT iterative`)
-		}
-	}
-	query := `SELECT c.id, 1 - (` + expr + ` <=> $1::vector(` + dim + `)) FROM chunks c JOIN sources s ON s.id = c.source_id
-		WHERE c.kb_id = ` + strconv.FormatInt(q.KBID, 10) + ` AND c.embedding_vec IS NOT NULL` + where +
-		` ORDER BY ` + expr + ` <=> $1::vector(` + dim + `) LIMIT ?`
-	args := append(append([]any{vectorLiteral(q.Vector)}, fargs...), q.K)
-	rows, err := tx.QueryContext(ctx, numberFrom(query, 2), args...)
-	if err != nil {
-		return nil, fmt.Errorf("chunk nearest: %w", err)
-	}
-	defer rows.Close()
-	var out []store.VectorHit
-	for rows.Next() {
-		var h store.VectorHit
-		if err := rows.Scan(&h.ChunkID, &h.Score); err != nil {
-			return nil, fmt.Errorf("chunk nearest: %w", err)
-		}
-		out = append(out, h)
-	}
-	return out, rows.Err()
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/quarryhq/quarry/index"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/sqlstore"
 )
@@ -112,61 +113,46 @@ func (s *Store) ChunkNearest(ctx context.Context, q store.VectorQuery) ([]store.
 	if q.K < 1 || len(q.Vector) == 0 {
 		return nil, nil
 	}
-	type cand struct {
-		id  int64
-		dot float64
-	}
+	where, args := sqlstore.FilterSQL(q.Filter)
+	args = append([]any{q.KBID}, args...)
+	kept := `SELECT c.id, c.embedding FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ?` + where
 	limit := rerank * q.K
-	var cands []cand
+	var n int
+	if err := s.SQL.QueryRowContext(ctx, `SELECT chunks FROM kb_term_stats WHERE kb_id = ?`, q.KBID).Scan(&n); err == nil && n <= limit {
+		return s.NearestExact(ctx, q, kept, args...) // small enough to compare whole
+	}
+	top := index.NewTop(limit)
 	rows, err := s.SQL.QueryContext(ctx, `SELECT chunk_id, code FROM chunk_codes WHERE kb_id = ?`, q.KBID)
 	if err != nil {
 		return nil, fmt.Errorf("chunk nearest: %w", err)
 	}
 	for rows.Next() {
-		var c cand
+		var id int64
 		var code []byte
-		if err := rows.Scan(&c.id, &code); err != nil {
+		if err := rows.Scan(&id, &code); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("chunk nearest: %w", err)
 		}
-		var ok bool
-		if c.dot, ok = store.CodeDot(q.Vector, code); !ok {
+		dot, ok := store.CodeDot(q.Vector, code)
+		if !ok {
 			rows.Close()
-			return nil, fmt.Errorf("chunk nearest: chunk %d has a code of %d bytes, not of a %d-dimension vector", c.id, len(code), len(q.Vector))
+			return nil, fmt.Errorf("chunk nearest: chunk %d has a code of %d bytes, not of a %d-dimension vector", id, len(code), len(q.Vector))
 		}
-		cands = append(cands, c)
+		top.Push(index.Hit{Doc: int(id), Score: dot})
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("chunk nearest: %w", err)
 	}
-	all := len(cands) <= limit
-	if !all {
-		sort.Slice(cands, func(i, j int) bool {
-			if cands[i].dot != cands[j].dot {
-				return cands[i].dot > cands[j].dot
-			}
-			return cands[i].id < cands[j].id
-		})
-		cands = cands[:limit]
+	cands := top.Sorted()
+	ids := make([]string, len(cands))
+	for i, c := range cands {
+		ids[i] = strconv.Itoa(c.Doc)
 	}
-	where, args := sqlstore.FilterSQL(q.Filter)
-	query := `SELECT c.id, c.embedding FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ?` + where
-	args = append([]any{q.KBID}, args...)
-	if !all {
-		ids := make([]string, len(cands))
-		for i, c := range cands {
-			ids[i] = strconv.FormatInt(c.id, 10)
-		}
-		query += ` AND c.id IN (` + strings.Join(ids, ",") + `)`
+	hits, err := s.NearestExact(ctx, q, kept+` AND c.id IN (`+strings.Join(ids, ",")+`)`, args...)
+	if err != nil || len(hits) >= q.K {
+		return hits, err
 	}
-	hits, err := s.NearestExact(ctx, q, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	if len(hits) < q.K && !all {
-		// The filter keeps few of the nearest: compare all it keeps.
-		return s.NearestExact(ctx, q, `SELECT c.id, c.embedding FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ?`+where, args...)
-	}
-	return hits, nil
+	// The filter keeps few of the nearest: compare all it keeps.
+	return s.NearestExact(ctx, q, kept, args...)
 }

@@ -71,7 +71,7 @@ func ExerciseVector(t *testing.T, s interface {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hits, err := s.ChunkVectorSearch(ctx, store.VectorQuery{KBID: kb.ID, Dimension: 4, Vector: []float32{1, 0.05, 0, 0}, K: 3})
+	hits, err := s.ChunkVectorSearch(ctx, store.VectorQuery{KBID: kb.ID, Dimension: 4, Vector: []float32{1, 0.05, 0, 0}, K: 3, Filter: store.ChunkFilter{IncludeStale: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
