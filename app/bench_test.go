@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry/app"
-	"github.com/quarryhq/quarry/jobs"
 	"github.com/quarryhq/quarry/research"
 )
 
@@ -45,23 +44,35 @@ func BenchmarkWorkerThroughput(b *testing.B) {
 					ids = append(ids, r.ID)
 				}
 				done := make(chan string, len(ids))
-				wctx, stop := context.WithCancel(ctx)
-				w := &jobs.Local{Runner: rn, Store: a.CurrentStore(), Concurrency: workers, Poll: 10 * time.Millisecond,
-					OnDone: func(id string, r *research.Research, err error) {
+				q, err := a.Jobs(ctx, app.JobOptions{Workers: workers, Runner: rn,
+					OnResearchDone: func(id string, r *research.Research, err error) {
+						if r != nil && r.Status == research.StatusProcessing {
+							return // handed on
+						}
 						if err != nil || r.Status != research.StatusCompleted {
 							b.Errorf("research %s: %v", id, err)
 						}
 						done <- id
-					}}
+					}})
+				if err != nil {
+					b.Fatal(err)
+				}
 				t0 := time.Now()
-				ended := make(chan error, 1)
-				go func() { ended <- w.Run(wctx) }()
+				for _, id := range ids {
+					if err := q.EnqueueResearch(ctx, id); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := q.Start(ctx); err != nil {
+					b.Fatal(err)
+				}
 				for range ids {
 					<-done
 				}
 				elapsed := time.Since(t0)
-				stop()
-				<-ended
+				if err := q.Close(); err != nil {
+					b.Fatal(err)
+				}
 				perMin = float64(len(ids)) / elapsed.Minutes()
 			}
 			b.ReportMetric(perMin, "researches/min")

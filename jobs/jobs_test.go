@@ -94,6 +94,38 @@ func runner(st store.Store, p llm.Provider, src search.Source) *research.Runner 
 	return &research.Runner{Engine: &research.LLMEngine{Provider: p}, Fallback: offline.Engine{}, Sources: []search.Source{src}, Store: st}
 }
 
+// work starts a queue with n workers over st running rn; the returned
+// func stops it (handing running researches back) and waits.
+func work(t *testing.T, st store.Store, rn *research.Runner, n int) func() {
+	t.Helper()
+	q, err := jobs.Open(context.Background(), st, jobs.Options{Workers: n, Research: rn, Poll: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	stop := func() { once.Do(func() { _ = q.Close() }) }
+	t.Cleanup(stop)
+	return stop
+}
+
+// enqueue queues stored researches.
+func enqueue(t *testing.T, st store.Store, ids ...string) {
+	t.Helper()
+	q, err := jobs.Open(context.Background(), st, jobs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	for _, id := range ids {
+		if err := q.EnqueueResearch(context.Background(), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func waitAll(t *testing.T, st store.Store, ids []string, status string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -129,16 +161,12 @@ func TestTwoWorkersRunEachOnce(t *testing.T) {
 		}
 		ids = append(ids, r.ID)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	for range 2 {
-		w := &jobs.Local{Runner: runner(st, fake, src), Store: st, Concurrency: 2, Poll: 20 * time.Millisecond}
-		wg.Add(1)
-		go func() { defer wg.Done(); _ = w.Run(ctx) }()
-	}
+	enqueue(t, st, ids...)
+	stop1 := work(t, st, runner(st, fake, src), 2)
+	stop2 := work(t, st, runner(st, fake, src), 2)
 	waitAll(t, st, ids, research.StatusCompleted)
-	cancel()
-	wg.Wait()
+	stop1()
+	stop2()
 	n := 0
 	plans.Range(func(q, c any) bool {
 		n++
@@ -164,28 +192,18 @@ func TestShutdownHandsOver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx1, stop1 := context.WithCancel(context.Background())
-	w1 := &jobs.Local{Runner: runner(st, fake, src), Store: st, Poll: 20 * time.Millisecond}
-	done1 := make(chan error, 1)
-	go func() { done1 <- w1.Run(ctx1) }()
+	enqueue(t, st, r.ID)
+	stop1 := work(t, st, runner(st, fake, src), 1)
 	<-src.entered
 	stop1()
-	if err := <-done1; err != nil {
-		t.Fatal(err)
-	}
 	mid, _ := research.Load(context.Background(), st, r.ID)
 	if mid.Status != research.StatusProcessing || mid.Plan == nil {
 		t.Fatalf("after shutdown: %s, plan %v", mid.Status, mid.Plan != nil)
 	}
 	src.hold.Store(false)
-	ctx2, stop2 := context.WithCancel(context.Background())
-	defer stop2()
-	w2 := &jobs.Local{Runner: runner(st, fake, src), Store: st, Poll: 20 * time.Millisecond}
-	done2 := make(chan error, 1)
-	go func() { done2 <- w2.Run(ctx2) }()
+	stop2 := work(t, st, runner(st, fake, src), 1)
 	waitAll(t, st, []string{r.ID}, research.StatusCompleted)
 	stop2()
-	<-done2
 	c, _ := plans.Load("What is alpha?")
 	if c.(*atomic.Int64).Load() != 1 {
 		t.Fatalf("planned %d times", c.(*atomic.Int64).Load())
@@ -207,13 +225,10 @@ func TestCrashedLeaseIsRescued(t *testing.T) {
 	if err := st.ResearchClaim(context.Background(), r.ID, "elsewhere:1/dead", now.Add(-time.Minute), now.Add(300*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	w := &jobs.Local{Runner: rn, Store: st, Poll: 50 * time.Millisecond}
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
+	enqueue(t, st, r.ID)
+	stop := work(t, st, rn, 1)
 	waitAll(t, st, []string{r.ID}, research.StatusCompleted)
 	stop()
-	<-done
 }
 
 // TestQueuedCancel: a research canceled while it waited is not run.
@@ -232,11 +247,10 @@ func TestQueuedCancel(t *testing.T) {
 	if got.Status != research.StatusCanceled {
 		t.Fatalf("status %s", got.Status)
 	}
-	ctx, stop := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer stop()
-	if err := (&jobs.Local{Runner: rn, Store: st, Poll: 20 * time.Millisecond}).Run(ctx); err != nil {
-		t.Fatal(err)
-	}
+	enqueue(t, st, r.ID)
+	stop := work(t, st, rn, 1)
+	time.Sleep(300 * time.Millisecond)
+	stop()
 	if _, ok := plans.Load("What is alpha?"); ok {
 		t.Fatal("a canceled research was run")
 	}

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/quarryhq/quarry/internal/testpg"
-	"github.com/quarryhq/quarry/jobs"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/store/postgres"
 )
@@ -48,12 +46,9 @@ func TestPostgresConnectionsKilled(t *testing.T) {
 		}
 		ids = append(ids, r.ID)
 	}
-	wctx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	w := &jobs.Local{Runner: runner(st, fake, src), Store: st, Concurrency: 2, Poll: 50 * time.Millisecond}
-	wg.Add(1)
-	go func() { defer wg.Done(); _ = w.Run(wctx) }()
-	defer func() { stop(); wg.Wait() }()
+	enqueue(t, st, ids...)
+	stop := work(t, st, runner(st, fake, src), 2)
+	defer stop()
 	<-src.entered
 
 	// Drop every connection the worker's store holds, from outside.

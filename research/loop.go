@@ -35,6 +35,9 @@ func (x *run) loop(ctx context.Context) error {
 		if r.StopReason != "" {
 			return nil
 		}
+		if yieldAsked(ctx) {
+			return ErrYield
+		}
 		depth := len(r.Rounds) - 1
 		if depth < 0 || r.Rounds[depth].Decided {
 			depth++

@@ -82,8 +82,11 @@ func (rn *Runner) hold(ctx context.Context, id string) (context.Context, func(),
 		owner = ProcessOwner()
 	}
 	owner += "/" + uuid.NewString()[:8] // two runs in one process are two holders
-	now := rn.now()
-	err := rn.Store.ResearchClaim(ctx, id, owner, now, now.Add(leaseTTL))
+	now, err := rn.Store.Now(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	err = rn.Store.ResearchClaim(ctx, id, owner, now, now.Add(leaseTTL))
 	var le *store.LeaseError
 	if errors.As(err, &le) && DeadHolder(le.Owner) {
 		// The holder was a process on this host that is gone (a crash):
@@ -125,8 +128,10 @@ func (rn *Runner) hold(ctx context.Context, id string) (context.Context, func(),
 			if time.Since(renewed) < leaseRenew {
 				continue
 			}
-			now := rn.now()
-			err := rn.Store.ResearchClaim(ctx, id, owner, now, now.Add(leaseTTL))
+			now, err := rn.Store.Now(ctx)
+			if err == nil {
+				err = rn.Store.ResearchClaim(ctx, id, owner, now, now.Add(leaseTTL))
+			}
 			switch {
 			case err == nil:
 				renewed = time.Now()
@@ -614,6 +619,8 @@ func (x *run) run(ctx context.Context) (*Research, error) {
 	x.setStatus(StatusProcessing, orDefault(r.Stage, StagePlanning))
 	err := x.loop(loopCtx)
 	switch {
+	case errors.Is(err, ErrYield):
+		return x.handBack(ctx, err)
 	case err == nil:
 		if cause := x.readNothing(); cause != nil {
 			return x.fail(ctx, cause)
@@ -650,6 +657,9 @@ func (x *run) run(ctx context.Context) (*Research, error) {
 	}
 	if ctx.Err() != nil {
 		return x.stopped(ctx)
+	}
+	if yieldAsked(ctx) {
+		return x.handBack(ctx, ErrYield)
 	}
 	wctx, endWrite := x.span(writeCtx, "write")
 	err = x.write(wctx)
@@ -716,18 +726,51 @@ func (x *run) stopped(ctx context.Context) (*Research, error) {
 		return x.r, fmt.Errorf("research %s: %w", x.r.ID, cause)
 	}
 	if errors.Is(cause, ErrShutdown) {
-		x.r.Timings.Total += x.rn.now().Sub(x.started).Seconds()
-		x.r.Attempts = 0 // handed over, not crashed
-		if err := x.checkpoint(ctx); err != nil {
-			return x.r, err
-		}
-		return x.r, fmt.Errorf("research %s: %w; another worker continues it", x.r.ID, cause)
+		return x.handBack(ctx, cause)
 	}
 	err := fmt.Errorf("interrupted: %w (resume with the research id %s)", cause, x.r.ID)
 	if errors.Is(cause, ErrCanceled) {
 		return x.end(ctx, StatusCanceled, fmt.Errorf("%w (resume with the research id %s)", cause, x.r.ID))
 	}
 	return x.end(ctx, StatusFailed, err)
+}
+
+// handBack stores the research processing, checkpointed, for the next
+// worker to continue: its worker stops, or its job yields.
+func (x *run) handBack(ctx context.Context, cause error) (*Research, error) {
+	x.r.Timings.Total += x.rn.now().Sub(x.started).Seconds()
+	x.r.Attempts = 0 // handed over, not crashed
+	if err := x.checkpoint(ctx); err != nil {
+		return x.r, err
+	}
+	return x.r, fmt.Errorf("research %s: %w; another worker continues it", x.r.ID, cause)
+}
+
+// ErrYield is the cause of a research handed back at a checkpoint because
+// its job asked it to yield (WithYield).
+var ErrYield = fmt.Errorf("%w: yielded at a checkpoint", ErrShutdown)
+
+type yieldKey struct{}
+
+// WithYield returns a context under which a research, once yield is
+// closed, stops at its next checkpoint (after its plan, a round, or its
+// verification) and is handed back with ErrYield, nothing in flight lost.
+// A job queue uses it to keep each attempt shorter than its rescue time.
+func WithYield(ctx context.Context, yield <-chan struct{}) context.Context {
+	return context.WithValue(ctx, yieldKey{}, yield)
+}
+
+func yieldAsked(ctx context.Context) bool {
+	ch, _ := ctx.Value(yieldKey{}).(<-chan struct{})
+	if ch == nil {
+		return false
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 func (x *run) fail(ctx context.Context, err error) (*Research, error) {

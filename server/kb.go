@@ -23,6 +23,7 @@ import (
 	"github.com/quarryhq/quarry/fetch"
 	"github.com/quarryhq/quarry/internal/safe"
 	"github.com/quarryhq/quarry/internal/textclean"
+	"github.com/quarryhq/quarry/jobs"
 	"github.com/quarryhq/quarry/kb"
 	"github.com/quarryhq/quarry/store"
 )
@@ -514,39 +515,28 @@ func (s *Server) startCrawl(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	svc, k, emb, err := s.kbEmbedder(r)
+	_, k, err := s.kbOf(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.mu.Lock()
-	busy := s.crawls[k.Name]
-	s.crawls[k.Name] = true
-	s.mu.Unlock()
-	if busy {
+	if _, err := s.app.EmbedderFor(k); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	// A River job: whichever process runs jobs on this store crawls it,
+	// one crawl of a knowledge base at a time across all of them.
+	queued, err := s.jobs.EnqueueCrawl(r.Context(), jobs.CrawlArgs{KB: k.Name, URL: u.String(), Options: opt, Delay: delay})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if !queued {
 		s.writeError(w, r, errcode.New(errcode.Conflict, "name", fmt.Sprintf("knowledge base %q is being crawled; wait for that crawl to end (GET /v1/knowledge-bases/%s/crawls)", k.Name, k.Name)))
 		return
 	}
-	c := &crawl.Crawler{Fetcher: s.app.Fetcher(fetch.Options{Delay: delay, PerHost: max(1, opt.Concurrency)}), KB: svc, Store: s.store, Embedder: emb, Logger: s.log}
-	start := u.String()
-	unbusy := func() {
-		s.mu.Lock()
-		delete(s.crawls, k.Name)
-		s.mu.Unlock()
-	}
-	started := s.goBackground(func(ctx context.Context) {
-		defer unbusy()
-		if _, err := c.Run(ctx, k.Name, start, opt); err != nil {
-			s.log.Info("crawl ended", "kb", k.Name, "url", fetch.Redact(u), "err", err)
-		}
-	})
-	if !started {
-		unbusy()
-		s.writeError(w, r, errShuttingDown)
-		return
-	}
 	w.Header().Set("Location", "/v1/knowledge-bases/"+k.Name+"/crawls")
-	s.writeJSON(w, http.StatusAccepted, map[string]any{"knowledge_base": k.Name, "url": fetch.Redact(u), "status": store.CrawlRunning,
+	s.writeJSON(w, http.StatusAccepted, map[string]any{"knowledge_base": k.Name, "url": fetch.Redact(u), "status": "queued",
 		"links": map[string]string{"logs": "/v1/knowledge-bases/" + k.Name + "/crawls"}})
 }
 

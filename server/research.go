@@ -148,7 +148,7 @@ func (s *Server) startResearch(w http.ResponseWriter, r *http.Request, req resea
 	}
 	s.track(p, res.ID)
 	tracked = true
-	if err := s.pool.Enqueue(ctx, res.ID); err != nil {
+	if err := s.jobs.EnqueueResearch(ctx, res.ID); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -407,7 +407,7 @@ func (s *Server) resumeResearch(w http.ResponseWriter, r *http.Request) {
 	}
 	s.track(p, id)
 	tracked = true
-	if err := s.pool.Enqueue(ctx, id); err != nil {
+	if err := s.jobs.EnqueueResearch(ctx, id); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

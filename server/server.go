@@ -35,8 +35,13 @@ type Options struct {
 	// Insecure lets a non-loopback address serve without any token.
 	Insecure bool
 	// Workers is how many researches this process runs at once (default
-	// 2); negative runs none here (external quarry workers run them).
+	// 2); negative runs none here (quarry worker processes run them).
+	// With workers the server also runs crawls, scheduled crawls and
+	// purges: all are River jobs in the store.
 	Workers int
+	// RescueAfter is how long a job whose process died waits before it
+	// runs again (jobs.DefaultRescueAfter when zero).
+	RescueAfter time.Duration
 	// MaxBodyBytes bounds a JSON request body (default 1 MiB);
 	// MaxUploadBytes an upload (default 64 MiB).
 	MaxBodyBytes   int64
@@ -121,7 +126,7 @@ type Server struct {
 	log     *slog.Logger
 	store   store.Store
 	runner  *research.Runner
-	pool    *jobs.Local
+	jobs    *jobs.Queue
 	metrics *metrics
 	limits  *limiter
 	handler http.Handler
@@ -141,7 +146,6 @@ type Server struct {
 
 	mu      sync.Mutex
 	owners  map[string]*owned // principal → researches it started that may still run
-	crawls  map[string]bool   // knowledge bases being crawled
 	ingests ingests           // background uploads
 }
 
@@ -161,16 +165,19 @@ func New(ctx context.Context, a *app.App, opt Options, logger *slog.Logger) (*Se
 		return nil, err
 	}
 	s := &Server{app: a, opt: opt.withDefaults(), log: logger, store: st, runner: rn,
-		closing: make(chan struct{}), owners: map[string]*owned{}, crawls: map[string]bool{}}
+		closing: make(chan struct{}), owners: map[string]*owned{}}
 	s.bgCtx, s.bgCancel = context.WithCancelCause(context.WithoutCancel(ctx))
 	s.metrics = newMetrics(s)
 	s.limits = newLimiter(s.opt)
-	s.pool = &jobs.Local{Runner: rn, Store: st, Concurrency: max(1, s.opt.Workers), Logger: logger,
-		OnDone: func(id string, r *research.Research, err error) {
-			if r != nil {
+	s.jobs, err = a.Jobs(ctx, app.JobOptions{Workers: max(0, s.opt.Workers), RescueAfter: s.opt.RescueAfter, Runner: rn, Logger: logger,
+		OnResearchDone: func(id string, r *research.Research, err error) {
+			if r != nil && r.Status != research.StatusProcessing {
 				s.metrics.researchDone(r)
 			}
-		}}
+		}})
+	if err != nil {
+		return nil, err
+	}
 	s.ingests = ingests{st: st, owner: processOwner(), log: logger}
 	if err := s.ingests.recover(ctx, s.now()); err != nil {
 		return nil, fmt.Errorf("uploads interrupted by a restart: %w", err)
@@ -229,11 +236,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	ln = netutil.LimitListener(newPerIPListener(ln, s.opt.MaxConnsPerIP, s.metrics.rejected.WithLabelValues("connections").Inc), s.opt.MaxConns)
-	poolCtx, stopPool := context.WithCancel(context.WithoutCancel(ctx))
-	var wg sync.WaitGroup
-	if s.opt.Workers > 0 {
-		wg.Go(func() { _ = s.pool.Run(poolCtx) })
+	if err := s.jobs.Start(ctx); err != nil {
+		return err
 	}
+	var wg sync.WaitGroup
 	followCtx, stopFollow := context.WithCancel(context.WithoutCancel(ctx))
 	wg.Go(func() {
 		if err := s.app.FollowEvents(followCtx); err != nil && followCtx.Err() == nil {
@@ -260,7 +266,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	if !s.hijacked.closeAndWait(grace) {
 		s.log.Warn("shutdown: WebSocket streams still open after the grace period")
 	}
-	stopPool()
+	if jerr := s.jobs.Close(); jerr != nil {
+		s.log.Warn("shutdown: stop jobs", "err", jerr)
+	}
 	s.bgCancel(research.ErrShutdown)
 	s.bg.closeAndWait(0)
 	stopFollow()
@@ -282,6 +290,7 @@ func (s *Server) Close() {
 	s.beginClose()
 	s.closeMCP()
 	s.hijacked.closeAndWait(10 * time.Second)
+	_ = s.jobs.Close()
 	s.bgCancel(research.ErrShutdown)
 	s.bg.closeAndWait(0)
 }

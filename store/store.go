@@ -308,6 +308,7 @@ type Store interface {
 	ConsoleStore
 	EvalRunStore
 	IngestStore
+	ScheduleStore
 
 	Close() error
 }
@@ -404,6 +405,9 @@ type ResearchEvent struct {
 
 // ResearchStore persists researches and their event logs.
 type ResearchStore interface {
+	// Now is the database's clock: leases are taken and judged by it, not
+	// by the clocks of the processes that hold them.
+	Clock
 	// ResearchSave inserts or replaces a research and appends events (their
 	// Seq must be new) in one transaction: a checkpoint is all or nothing.
 	ResearchSave(ctx context.Context, r Research, events []ResearchEvent) error
@@ -437,21 +441,10 @@ type ResearchStore interface {
 	ResearchSetCancel(ctx context.Context, id string, requested bool) error
 	// ResearchCancelRequested reports whether a cancel was requested.
 	ResearchCancelRequested(ctx context.Context, id string) (bool, error)
-	// ResearchRunnable lists, oldest first, researches a worker may take:
-	// pending, or processing with no lease or one that ended before now
-	// (its runner died or shut down).
+	// ResearchRunnable lists, oldest first, researches that should have a
+	// job: pending, or processing with no lease or one that ended before
+	// now (its runner died or shut down).
 	ResearchRunnable(ctx context.Context, now time.Time, limit int) ([]string, error)
-	// ResearchHeld lists the leases of pending or processing researches
-	// that are still live at now (a worker checks whether their holders
-	// are: one killed between claiming a research and starting it leaves
-	// it pending and leased).
-	ResearchHeld(ctx context.Context, now time.Time) ([]Lease, error)
-}
-
-// Lease is who holds a research's lease, and until when.
-type Lease struct {
-	ID, Owner string
-	Until     time.Time
 }
 
 // LeaseError says who holds a research's lease, and until when.
@@ -513,4 +506,42 @@ func Transient(err error) bool {
 	var ne net.Error
 	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.As(err, &ne)
+}
+
+// Schedule is a knowledge base's re-crawl schedule (seed 003: every 5
+// minutes by default).
+type Schedule struct {
+	KBID int64 `json:"-"`
+	// KB is the knowledge base's name (read only).
+	KB    string        `json:"knowledge_base"`
+	URL   string        `json:"url"`
+	Every time.Duration `json:"-"`
+	// Options are the crawl's options as JSON (crawl.Options).
+	Options   []byte    `json:"-"`
+	Enabled   bool      `json:"enabled"`
+	NextAt    time.Time `json:"next_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// ScheduleStore keeps re-crawl schedules. Times come from the database's
+// clock (Now), so processes whose clocks differ agree on what is due.
+type ScheduleStore interface {
+	// SchedulePut creates or replaces a knowledge base's schedule.
+	SchedulePut(ctx context.Context, s Schedule) error
+	// ScheduleGet returns a knowledge base's schedule (ErrNotFound if none).
+	ScheduleGet(ctx context.Context, kbID int64) (*Schedule, error)
+	// ScheduleDelete removes a knowledge base's schedule (nothing if none).
+	ScheduleDelete(ctx context.Context, kbID int64) error
+	// ScheduleDue lists the enabled schedules whose next run is at or
+	// before now.
+	ScheduleDue(ctx context.Context, now time.Time, limit int) ([]Schedule, error)
+	// ScheduleAdvance moves a schedule's next run from from to to, only if
+	// it is still from: of the processes that saw it due, one wins.
+	ScheduleAdvance(ctx context.Context, kbID int64, from, to time.Time) (bool, error)
+	Clock
+}
+
+// Clock is the database's clock.
+type Clock interface {
+	Now(ctx context.Context) (time.Time, error)
 }

@@ -21,7 +21,7 @@ func writeJSON(w io.Writer, v any) error {
 
 func (a *cli) kbCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "kb", Short: "Manage knowledge bases: create, add, crawl, logs, list, search, stats, rm"}
-	cmd.AddCommand(a.kbCreateCmd(), a.kbAddCmd(), a.kbCrawlCmd(), a.kbLogsCmd(), a.kbListCmd(), a.kbSearchCmd(), a.kbStatsCmd(), a.kbRmCmd())
+	cmd.AddCommand(a.kbCreateCmd(), a.kbAddCmd(), a.kbCrawlCmd(), a.kbScheduleCmd(), a.kbLogsCmd(), a.kbListCmd(), a.kbSearchCmd(), a.kbStatsCmd(), a.kbRmCmd())
 	return cmd
 }
 

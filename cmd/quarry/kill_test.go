@@ -63,7 +63,7 @@ func TestKillWorker(t *testing.T) {
 		}
 		ids = append(ids, strings.TrimSpace(out))
 	}
-	a := quarryProcess(t, "--data-dir", data, "worker", "--concurrency", "2", "--poll", "20ms")
+	a := quarryProcess(t, "--data-dir", data, "worker", "--concurrency", "2", "--rescue-after", "2s")
 	// Once the first runs something, start the second beside it, then
 	// kill the first (with 20 queued it is always mid-run).
 	deadline := time.Now().Add(30 * time.Second)
@@ -77,7 +77,7 @@ func TestKillWorker(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	b := quarryProcess(t, "--data-dir", data, "worker", "--concurrency", "2", "--poll", "20ms")
+	b := quarryProcess(t, "--data-dir", data, "worker", "--concurrency", "2", "--rescue-after", "2s")
 	time.Sleep(20 * time.Millisecond)
 	if err := a.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)

@@ -161,6 +161,14 @@ func (a *cli) runResearch(cmd *cobra.Command, f researchFlags, question string) 
 		if err != nil {
 			return err
 		}
+		q, err := a.q().Jobs(ctx, app.JobOptions{})
+		if err != nil {
+			return err
+		}
+		defer q.Close()
+		if err := q.EnqueueResearch(ctx, r.ID); err != nil {
+			return err
+		}
 		fmt.Fprintln(a.stdout, r.ID)
 		fmt.Fprintf(a.stderr, "quarry: research %s queued; a worker runs it (quarry worker); follow it with: quarry research watch %s\n", r.ID, r.ID)
 		return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/quarryhq/quarry/jobs"
 	"github.com/quarryhq/quarry/server"
 )
 
@@ -27,8 +28,9 @@ JSON under /v1, research events over WebSocket and Server-Sent Events,
 On a loopback address it is open without a token while no token exists; once
 one does (quarry token create), every request needs one. A non-loopback
 address with no token refuses to start unless --insecure is given.
-Researches run in this process (--workers) and, on PostgreSQL, in any quarry
-worker sharing the database. SIGTERM stops accepting, lets requests finish,
+Background work — researches, crawls, scheduled re-crawls, purges — is River
+jobs in the store, run by this process (--workers; 0 serves only) and by any
+quarry serve or quarry worker sharing the database. SIGTERM stops accepting, lets requests finish,
 checkpoints running researches (the next start resumes them) and closes
 event streams with a "reconnect" close.`,
 		Args: cobra.NoArgs,
@@ -43,7 +45,13 @@ event streams with a "reconnect" close.`,
 				return usageError{fmt.Errorf("addr: must be host:port, got %q", addr)}
 			}
 			if opt.Workers < -1 || opt.Workers > 64 {
-				return usageError{fmt.Errorf("workers: must be between -1 (none here) and 64, got %d", opt.Workers)}
+				return usageError{fmt.Errorf("workers: must be between 0 (none here) and 64, got %d", opt.Workers)}
+			}
+			if opt.Workers == 0 {
+				opt.Workers = -1 // the library's "none"; its zero is the default
+			}
+			if opt.RescueAfter != 0 && opt.RescueAfter < time.Second {
+				return usageError{fmt.Errorf("rescue-after: must be at least 1s, got %s", opt.RescueAfter)}
 			}
 			for _, o := range strings.Split(cors, ",") {
 				if o = strings.TrimSpace(o); o != "" {
@@ -78,7 +86,8 @@ event streams with a "reconnect" close.`,
 	fl := cmd.Flags()
 	fl.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address host:port [$QUARRY_ADDR]")
 	fl.BoolVar(&opt.Insecure, "insecure", false, "allow a non-loopback address with no token: anyone who can reach it gets full access")
-	fl.IntVar(&opt.Workers, "workers", 2, "researches run at once in this process (-1: none; quarry worker processes run them)")
+	fl.IntVar(&opt.Workers, "workers", 2, "researches run at once in this process (0: none, serve only; quarry worker processes run the jobs)")
+	fl.DurationVar(&opt.RescueAfter, "rescue-after", jobs.DefaultRescueAfter, "how long a job whose process died waits before it runs again")
 	fl.Float64Var(&opt.Rate, "rate", 20, "requests per second per token (or loopback client); -1 turns it off")
 	fl.IntVar(&opt.Burst, "burst", 40, "burst of requests per token")
 	fl.Float64Var(&opt.IPRate, "ip-rate", 50, "requests per second per client IP address; -1 turns it off")

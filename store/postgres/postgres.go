@@ -315,3 +315,7 @@ func (s *Store) listen(ctx context.Context, fn func(string)) error {
 		fn(n.Payload)
 	}
 }
+
+// ConnConfig is a copy of the connection's configuration, for a second
+// pool on the same database (River's, which speaks pgx natively).
+func (s *Store) ConnConfig() *pgx.ConnConfig { return s.cfg.Copy() }

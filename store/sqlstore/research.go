@@ -269,27 +269,6 @@ func (s *DB) ResearchRunnable(ctx context.Context, now time.Time, limit int) ([]
 	return ids, rows.Err()
 }
 
-// ResearchHeld lists the live leases of processing researches.
-func (s *DB) ResearchHeld(ctx context.Context, now time.Time) ([]store.Lease, error) {
-	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT id, lease_owner, lease_until FROM researches
-		WHERE status IN ('pending', 'processing') AND lease_until >= ? ORDER BY created_at, id`), s.tm(now))
-	if err != nil {
-		return nil, fmt.Errorf("research leases: %w", err)
-	}
-	defer rows.Close()
-	out := []store.Lease{}
-	for rows.Next() {
-		var l store.Lease
-		var until scanTime
-		if err := rows.Scan(&l.ID, &l.Owner, &until); err != nil {
-			return nil, fmt.Errorf("research leases: %w", err)
-		}
-		l.Until = until.T
-		out = append(out, l)
-	}
-	return out, rows.Err()
-}
-
 // ResearchLastSeq returns the last event's sequence number, 0 if none.
 func (s *DB) ResearchLastSeq(ctx context.Context, id string) (int64, error) {
 	var n int64
