@@ -55,6 +55,8 @@ const DefaultRescueAfter = 4*time.Minute + 30*time.Second
 // ResearchRunner runs one research from its checkpoint (research.Runner).
 type ResearchRunner interface {
 	Work(ctx context.Context, id string) (*research.Research, error)
+	// Fail ends a research failed with cause: its last attempt failed.
+	Fail(ctx context.Context, id string, cause error) (*research.Research, error)
 }
 
 // CrawlRunner runs one crawl (the app's crawler); it returns the run's log,
@@ -85,6 +87,9 @@ type Options struct {
 	// ScheduleEvery is how often this process looks for due crawl
 	// schedules (default 1s).
 	ScheduleEvery time.Duration
+	// Backoff is the wait before a failed research attempt's retry,
+	// doubling with each attempt (default 1s: 2, 4, 8, 16 s).
+	Backoff time.Duration
 	Logger        *slog.Logger
 	// OnResearchDone, when set, sees each research attempt's end.
 	OnResearchDone func(id string, r *research.Research, err error)
@@ -132,6 +137,9 @@ func Open(ctx context.Context, st store.Store, opt Options) (*Queue, error) {
 	}
 	if opt.CrawlWorkers <= 0 {
 		opt.CrawlWorkers = 2
+	}
+	if opt.Backoff <= 0 {
+		opt.Backoff = time.Second
 	}
 	if opt.ScheduleEvery <= 0 {
 		opt.ScheduleEvery = time.Second

@@ -258,3 +258,56 @@ func TestQueuedCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// panicky panics in every attempt at one research, outside the research's
+// own recovery (as a bug in the worker's code would), and runs the others.
+type panicky struct {
+	*research.Runner
+	bad      string
+	attempts atomic.Int64
+}
+
+func (p *panicky) Work(ctx context.Context, id string) (*research.Research, error) {
+	if id == p.bad {
+		p.attempts.Add(1)
+		panic("boom in " + id)
+	}
+	return p.Runner.Work(ctx, id)
+}
+
+// TestPanicEveryAttempt: a research whose every attempt panics ends failed
+// after the last attempt, saying why; the worker's other researches
+// complete and the process lives.
+func TestPanicEveryAttempt(t *testing.T) {
+	st := open(t)
+	fake, _ := model()
+	rn := runner(st, fake, &source{})
+	var ids []string
+	for i := range 4 {
+		r, err := rn.Create(context.Background(), fmt.Sprintf("What is alpha number %d?", i), research.Options{Sources: []string{"web"}, Level: "quick"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.ID)
+	}
+	p := &panicky{Runner: rn, bad: ids[1]}
+	q, err := jobs.Open(context.Background(), st, jobs.Options{Workers: 2, Research: p, Poll: 20 * time.Millisecond, Backoff: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	for _, id := range ids {
+		if err := q.EnqueueResearch(context.Background(), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitAll(t, st, []string{ids[0], ids[2], ids[3]}, research.StatusCompleted)
+	waitAll(t, st, []string{ids[1]}, research.StatusFailed)
+	bad, _ := research.Load(context.Background(), st, ids[1])
+	if want := research.MaxAttempts + 2; p.attempts.Load() != int64(want) || !strings.Contains(bad.Error, "boom in") || !strings.Contains(bad.Error, "gave up after") {
+		t.Fatalf("%d attempts (want %d); error %q", p.attempts.Load(), want, bad.Error)
+	}
+}

@@ -49,10 +49,10 @@ func (w *researchWorker) Timeout(*river.Job[ResearchArgs]) time.Duration {
 	return w.q.opt.RescueAfter * 9 / 10
 }
 
-// NextRetry: an attempt that failed on the store (a restart) is tried
-// again soon, then less often.
+// NextRetry: an attempt that failed (the store away, a panic outside the
+// research) is tried again soon, then less often.
 func (w *researchWorker) NextRetry(job *river.Job[ResearchArgs]) time.Time {
-	return time.Now().Add(time.Duration(1<<min(job.Attempt, 6)) * time.Second)
+	return time.Now().Add(w.q.opt.Backoff << min(job.Attempt, 6))
 }
 
 func (w *researchWorker) Work(ctx context.Context, job *river.Job[ResearchArgs]) error {
@@ -108,8 +108,15 @@ func (w *researchWorker) Work(ctx context.Context, job *river.Job[ResearchArgs])
 		return river.JobCancel(fmt.Errorf("research %s canceled: %s", id, r.Error))
 	case r != nil && (r.Status == research.StatusCompleted || r.Status == research.StatusFailed):
 		return nil // the research says how it ended
+	case err != nil && job.Attempt >= job.MaxAttempts:
+		// The last attempt: the research says why it stopped.
+		cause := fmt.Errorf("gave up after %d attempts; the last: %w", job.Attempt, err)
+		if _, ferr := q.opt.Research.Fail(context.WithoutCancel(ctx), id, cause); ferr != nil {
+			q.log.Error("research: record the last attempt's failure", "research", id, "err", ferr)
+		}
+		return err
 	case err != nil:
-		q.log.Warn("research attempt failed; River retries it", "research", id, "attempt", job.Attempt, "err", err)
+		q.log.Warn("research attempt failed; River retries it", "research", id, "attempt", job.Attempt, "of", job.MaxAttempts, "err", err)
 		return err
 	}
 	return nil

@@ -438,6 +438,32 @@ func (rn *Runner) Requeue(ctx context.Context, id string) (*Research, error) {
 	return x.finish(r, x.checkpoint(hctx))
 }
 
+// Fail ends a research failed with cause unless it has ended already: its
+// job queue gave up on it (every attempt failed outside the research, so
+// the research could not say so itself).
+func (rn *Runner) Fail(ctx context.Context, id string, cause error) (*Research, error) {
+	hctx, release, err := rn.hold(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	r, err := Load(hctx, rn.Store, id)
+	if err != nil {
+		return nil, err
+	}
+	switch r.Status {
+	case StatusCompleted, StatusFailed, StatusCanceled:
+		return r, nil
+	}
+	seq, err := rn.Store.ResearchLastSeq(hctx, id)
+	if err != nil {
+		return nil, err
+	}
+	x := rn.newRun(r, seq)
+	out, _ := x.finish(x.end(hctx, StatusFailed, cause))
+	return out, nil
+}
+
 // Load reads a stored research.
 func Load(ctx context.Context, st store.ResearchStore, id string) (*Research, error) {
 	rec, err := st.ResearchGet(ctx, id)

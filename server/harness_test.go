@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,6 +28,8 @@ import (
 	"github.com/quarryhq/quarry/internal/testpg"
 	"github.com/quarryhq/quarry/kb"
 	"github.com/quarryhq/quarry/server"
+	"github.com/quarryhq/quarry/store/postgres"
+	"github.com/quarryhq/quarry/store/sqlite"
 )
 
 func TestMain(m *testing.M) {
@@ -337,4 +340,23 @@ func (e *env) dialEvents(ctx context.Context, id string) *websocket.Conn {
 		e.t.Fatal(err)
 	}
 	return conn
+}
+
+// countRows counts a table's rows in the server's store.
+func (e *env) countRows(t testing.TB, table string) int {
+	t.Helper()
+	var db *sql.DB
+	switch st := e.App.CurrentStore().(type) {
+	case *sqlite.Store:
+		db = st.SQL
+	case *postgres.Store:
+		db = st.SQL
+	default:
+		t.Fatalf("store %T", st)
+	}
+	var n int
+	if err := db.QueryRowContext(context.Background(), `SELECT count(*) FROM `+table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -487,31 +487,8 @@ func (s *Server) startCrawl(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	opt := crawl.Options{MaxPages: 500, MaxDepth: 5, Concurrency: 4, NoSitemap: req.NoSitemap, WholeHost: req.WholeHost}
-	for dst, v := range map[*int]*int{&opt.MaxPages: req.MaxPages, &opt.MaxDepth: req.MaxDepth, &opt.Concurrency: req.Concurrency} {
-		if v != nil {
-			*dst = *v
-		}
-	}
-	if err := opt.Validate(); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	delay := 250 * time.Millisecond
-	if req.Delay != "" {
-		d, err := time.ParseDuration(req.Delay)
-		if err != nil || d < 0 {
-			s.writeError(w, r, invalid("delay", fmt.Sprintf("must be a duration such as \"250ms\", 0 or more, got %q", req.Delay)))
-			return
-		}
-		delay = d
-	}
-	u, err := fetch.ParseURL(req.URL)
+	opt, delay, u, err := s.crawlOptions(r.Context(), req)
 	if err != nil {
-		s.writeError(w, r, invalid("url", strings.TrimPrefix(err.Error(), "url ")))
-		return
-	}
-	if err := s.guardHost(r.Context(), u, "url"); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -538,6 +515,124 @@ func (s *Server) startCrawl(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Location", "/v1/knowledge-bases/"+k.Name+"/crawls")
 	s.writeJSON(w, http.StatusAccepted, map[string]any{"knowledge_base": k.Name, "url": fetch.Redact(u), "status": "queued",
 		"links": map[string]string{"logs": "/v1/knowledge-bases/" + k.Name + "/crawls"}})
+}
+
+// crawlOptions validates a crawl's request: its options, its delay and its
+// URL, which must pass the SSRF guard.
+func (s *Server) crawlOptions(ctx context.Context, req crawlRequest) (crawl.Options, time.Duration, *url.URL, error) {
+	opt := crawl.Options{MaxPages: 500, MaxDepth: 5, Concurrency: 4, NoSitemap: req.NoSitemap, WholeHost: req.WholeHost}
+	for dst, v := range map[*int]*int{&opt.MaxPages: req.MaxPages, &opt.MaxDepth: req.MaxDepth, &opt.Concurrency: req.Concurrency} {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	if err := opt.Validate(); err != nil {
+		return opt, 0, nil, err
+	}
+	delay := 250 * time.Millisecond
+	if req.Delay != "" {
+		d, err := time.ParseDuration(req.Delay)
+		if err != nil || d < 0 {
+			return opt, 0, nil, invalid("delay", fmt.Sprintf("must be a duration such as \"250ms\", 0 or more, got %q", req.Delay))
+		}
+		delay = d
+	}
+	u, err := fetch.ParseURL(req.URL)
+	if err != nil {
+		return opt, 0, nil, invalid("url", strings.TrimPrefix(err.Error(), "url "))
+	}
+	if err := s.guardHost(ctx, u, "url"); err != nil {
+		return opt, 0, nil, err
+	}
+	return opt, delay, u, nil
+}
+
+type scheduleRequest struct {
+	crawlRequest
+	// Every is the time between crawls ("5m" when empty).
+	Every string `json:"every"`
+}
+
+// putSchedule sets the knowledge base's re-crawl schedule; its first run
+// is due at once, queued by whichever process runs jobs on this store.
+func (s *Server) putSchedule(w http.ResponseWriter, r *http.Request) {
+	var req scheduleRequest
+	if err := s.decode(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	every := jobs.DefaultEvery
+	if req.Every != "" {
+		d, err := time.ParseDuration(req.Every)
+		if err != nil || d < time.Second {
+			s.writeError(w, r, invalid("every", fmt.Sprintf("must be a duration of at least 1s such as \"5m\", got %q", req.Every)))
+			return
+		}
+		every = d
+	}
+	opt, delay, u, err := s.crawlOptions(r.Context(), req.crawlRequest)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	_, k, err := s.kbOf(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	sc, err := jobs.SetSchedule(r.Context(), s.store, k.ID, jobs.ScheduleSpec{URL: u.String(), Every: every, Options: opt, Delay: delay})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, http.StatusOK, scheduleJSON(sc))
+}
+
+func (s *Server) getSchedule(w http.ResponseWriter, r *http.Request) {
+	_, k, err := s.kbOf(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	sc, err := s.store.ScheduleGet(r.Context(), k.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		err = errcode.New(errcode.NotFound, "name", fmt.Sprintf("knowledge base %q has no crawl schedule (PUT one to this path)", k.Name))
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, http.StatusOK, scheduleJSON(sc))
+}
+
+func (s *Server) deleteSchedule(w http.ResponseWriter, r *http.Request) {
+	_, k, err := s.kbOf(r)
+	if err == nil {
+		err = s.store.ScheduleDelete(r.Context(), k.ID)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// scheduleView is a schedule as the API shows it.
+type scheduleView struct {
+	KB           string    `json:"knowledge_base"`
+	URL          string    `json:"url"`
+	Every        string    `json:"every"`
+	EverySeconds float64   `json:"every_seconds"`
+	NextAt       time.Time `json:"next_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+func scheduleJSON(sc *store.Schedule) scheduleView {
+	shown := sc.URL
+	if u, err := url.Parse(sc.URL); err == nil {
+		shown = fetch.Redact(u)
+	}
+	return scheduleView{KB: sc.KB, URL: shown, Every: sc.Every.String(), EverySeconds: sc.Every.Seconds(), NextAt: sc.NextAt, UpdatedAt: sc.UpdatedAt}
 }
 
 // guardHost refuses a URL whose host is or resolves to an address the

@@ -27,6 +27,7 @@ type metrics struct {
 	handler  http.Handler
 	byStatus *prometheus.Desc
 	queue    *prometheus.Desc
+	jobs     *prometheus.Desc
 	srv      *Server
 }
 
@@ -46,6 +47,7 @@ func newMetrics(s *Server) *metrics {
 			[]string{"status"}),
 		byStatus: prometheus.NewDesc("quarry_researches", "Stored researches by status.", []string{"status"}, nil),
 		queue:    prometheus.NewDesc("quarry_queue_depth", "Researches waiting for a worker (pending).", nil, nil),
+		jobs:     prometheus.NewDesc("quarry_jobs", "River jobs in the store by kind and state (finished ones until River cleans them out: completed and cancelled after 24 h, discarded after 7 days).", []string{"kind", "state"}, nil),
 		srv:      s,
 	}
 	m.reg.MustRegister(m.requests, m.latency, m.tokens, m.streams, m.rejected, m.finished, m,
@@ -58,6 +60,7 @@ func newMetrics(s *Server) *metrics {
 func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- m.byStatus
 	ch <- m.queue
+	ch <- m.jobs
 }
 
 // Collect reads research counts from the store at scrape time.
@@ -73,6 +76,14 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(m.byStatus, prometheus.GaugeValue, float64(counts[st]), st)
 	}
 	ch <- prometheus.MustNewConstMetric(m.queue, prometheus.GaugeValue, float64(counts[research.StatusPending]))
+	jobs, err := m.srv.jobs.Counts(ctx)
+	if err != nil {
+		m.srv.log.Warn("metrics: job counts", "err", err)
+		return
+	}
+	for _, c := range jobs {
+		ch <- prometheus.MustNewConstMetric(m.jobs, prometheus.GaugeValue, float64(c.N), c.Kind, c.State)
+	}
 }
 
 func (m *metrics) researchDone(r *research.Research) {

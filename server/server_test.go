@@ -392,6 +392,51 @@ func walkAPI(t *testing.T, e *env) {
 			t.Fatalf("field %q", f)
 		}
 		want(t, e.postBad("/v1/knowledge-bases/notes/crawls", map[string]any{"url": site.URL, "max_pages": 0}), 422)
+		// A schedule: stored, its first crawl at once, the next a second
+		// later, each queued once by this server's job runner.
+		put := func(v map[string]any, documented bool) response {
+			data, _ := json.Marshal(v)
+			return e.do("PUT", "/v1/knowledge-bases/notes/schedule", data, nil, documented)
+		}
+		want(t, e.get("/v1/knowledge-bases/notes/schedule"), 404)
+		for _, bad := range []map[string]any{{"url": site.URL, "every": "500ms"}, {"url": site.URL, "every": "soon"}} {
+			r := put(bad, true)
+			want(t, r, 422)
+			if _, f, _ := r.apiErr(t); f != "every" {
+				t.Fatalf("%v: the error names %q", bad, f)
+			}
+		}
+		r = put(map[string]any{"url": "ftp://example.com/"}, true)
+		want(t, r, 422)
+		if _, f, _ := r.apiErr(t); f != "url" {
+			t.Fatalf("bad url: the error names %q", f)
+		}
+		want(t, put(map[string]any{"url": site.URL + "/", "every": "1s", "max_pages": 10, "delay": "0s"}, true), 200)
+		deadline = time.Now().Add(30 * time.Second)
+		for {
+			lr := e.get("/v1/knowledge-bases/notes/crawls")
+			lr.json(t, &logs)
+			if len(logs.Items) >= 3 && logs.Items[0].Status != "running" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("scheduled crawls did not run: %+v", logs.Items)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		sg := e.get("/v1/knowledge-bases/notes/schedule")
+		want(t, sg, 200)
+		var sch struct {
+			Every        string
+			EverySeconds float64 `json:"every_seconds"`
+		}
+		sg.json(t, &sch)
+		if sch.Every != "1s" || sch.EverySeconds != 1 {
+			t.Fatalf("schedule: %s", sg.Body)
+		}
+		want(t, e.do("DELETE", "/v1/knowledge-bases/notes/schedule", nil, nil, true), 204)
+		want(t, e.get("/v1/knowledge-bases/notes/schedule"), 404)
+		want(t, put(map[string]any{"url": site.URL + "/", "every": "1h", "max_pages": 10, "delay": "0s"}, true), 200) // goes with its knowledge base
 		// Q&A over it, in a session.
 		a := e.post("/v1/knowledge-bases/notes/ask", map[string]any{"question": "When are fees paid?"})
 		want(t, a, 200)
@@ -421,6 +466,10 @@ func walkAPI(t *testing.T, e *env) {
 		want(t, e.do("DELETE", "/v1/knowledge-bases/notes", nil, nil, true), 404)
 		want(t, e.get("/v1/knowledge-bases/notes"), 404)
 		want(t, e.get("/v1/knowledge-bases/notes/crawls"), 404)
+		want(t, e.get("/v1/knowledge-bases/notes/schedule"), 404)
+		if n := e.countRows(t, "crawl_schedules"); n != 0 {
+			t.Fatalf("%d schedules left after their knowledge base was deleted", n)
+		}
 	})
 
 	t.Run("console", func(t *testing.T) { walkConsole(t, e) })
@@ -454,7 +503,7 @@ func walkAPI(t *testing.T, e *env) {
 			t.Errorf("the test never called %s", op)
 		}
 	}
-	for _, series := range []string{"quarry_researches{status=\"completed\"}", "quarry_queue_depth", "quarry_llm_tokens_total", "quarry_http_request_duration_seconds_bucket"} {
+	for _, series := range []string{"quarry_researches{status=\"completed\"}", "quarry_queue_depth", "quarry_jobs{kind=\"research\",state=\"completed\"}", "quarry_llm_tokens_total", "quarry_http_request_duration_seconds_bucket"} {
 		if !bytes.Contains(metrics.Body, []byte(series)) {
 			t.Errorf("metrics lack %s", series)
 		}

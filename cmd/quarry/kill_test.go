@@ -37,12 +37,12 @@ func quarryProcess(t *testing.T, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// TestKillWorker: two worker processes share a queue of 20 researches;
+// TestKillWorker: two worker processes share a queue of 40 researches;
 // one is SIGKILLed while it runs some. Every research completes, none is
 // planned twice or searches a sub-question twice, none runs twice at once
-// (every event sequence is whole, 1..N) — the dead worker's researches are
-// taken over by the other from their last checkpoint at once, since its
-// process is gone.
+// (every event sequence is whole, 1..N) — River rescues the dead worker's
+// jobs after --rescue-after (2 s here) and the other worker continues each
+// from its last checkpoint.
 func TestKillWorker(t *testing.T) {
 	data := t.TempDir()
 	if _, errOut, err := run(t, data, "kb", "add", "wiki", researchCorpus, "--create"); err != nil {
@@ -52,7 +52,7 @@ func TestKillWorker(t *testing.T) {
 		composerQ, "Who was Giuseppe Verdi?", "Where was Antonín Dvořák born?", "What did Dvořák compose?",
 		"Which operas did Verdi write?", "When did Verdi die?", "Who taught Dvořák?", "Where did Verdi live?",
 	}
-	for i := range 12 {
+	for i := range 32 { // 40 in all, the figure
 		questions = append(questions, fmt.Sprintf("%s (asked again, %d)", questions[i%8], i))
 	}
 	var ids []string
@@ -65,7 +65,7 @@ func TestKillWorker(t *testing.T) {
 	}
 	a := quarryProcess(t, "--data-dir", data, "worker", "--concurrency", "2", "--rescue-after", "2s")
 	// Once the first runs something, start the second beside it, then
-	// kill the first (with 20 queued it is always mid-run).
+	// kill the first (with 40 queued it is always mid-run).
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		list, _, _ := run(t, data, "research", "list", "--json")

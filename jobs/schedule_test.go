@@ -1,0 +1,140 @@
+package jobs_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quarryhq/quarry/crawl"
+	"github.com/quarryhq/quarry/internal/testpg"
+	"github.com/quarryhq/quarry/jobs"
+	"github.com/quarryhq/quarry/research"
+	"github.com/quarryhq/quarry/store"
+	"github.com/quarryhq/quarry/store/postgres"
+)
+
+// crawls records scheduled crawl runs per knowledge base and the most that
+// ran at once for any one of them.
+type crawls struct {
+	mu      sync.Mutex
+	runs    map[string]int
+	running map[string]int
+	most    int
+	slots   map[string]map[time.Time]int
+}
+
+func (c *crawls) Crawl(ctx context.Context, a jobs.CrawlArgs) (*store.CrawlLog, error) {
+	c.mu.Lock()
+	c.runs[a.KB]++
+	c.running[a.KB]++
+	c.most = max(c.most, c.running[a.KB])
+	if c.slots[a.KB] == nil {
+		c.slots[a.KB] = map[time.Time]int{}
+	}
+	c.slots[a.KB][a.Slot]++
+	c.mu.Unlock()
+	select { // a crawl takes a while
+	case <-time.After(300 * time.Millisecond):
+	case <-ctx.Done():
+	}
+	c.mu.Lock()
+	c.running[a.KB]--
+	c.mu.Unlock()
+	return &store.CrawlLog{Status: store.CrawlSuccess}, nil
+}
+
+// TestScheduleOncePerSlot: two knowledge bases scheduled every interval,
+// four processes running jobs on one store: each knowledge base is crawled
+// once per interval, never twice at once. On PostgreSQL the figure
+// (every 5 s for 60 s: 12 ± 1 runs); on SQLite every second for 10 s.
+func TestScheduleOncePerSlot(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		open   func(t *testing.T) store.Store
+		every  time.Duration
+		window time.Duration
+	}{
+		{"sqlite", open, time.Second, 10 * time.Second},
+		{"postgres", openPG, 5 * time.Second, 60 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if testing.Short() && tc.window > 10*time.Second {
+				t.Skip("a minute long")
+			}
+			st := tc.open(t)
+			ctx := context.Background()
+			c := &crawls{runs: map[string]int{}, running: map[string]int{}, slots: map[string]map[time.Time]int{}}
+			var kbs []string
+			for i := range 2 {
+				k, err := st.KBCreate(ctx, store.KBCreateParams{Name: fmt.Sprintf("site%d", i), Embedder: "hash-v1/64", Dimension: 64})
+				if err != nil {
+					t.Fatal(err)
+				}
+				kbs = append(kbs, k.Name)
+				if _, err := jobs.SetSchedule(ctx, st, k.ID, jobs.ScheduleSpec{URL: "https://docs.example.com/", Every: tc.every, Options: crawlOpts}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var queues []*jobs.Queue
+			for range 4 {
+				q, err := jobs.Open(ctx, st, jobs.Options{Workers: 1, Research: noResearch{}, Crawl: c, Poll: 50 * time.Millisecond, ScheduleEvery: 100 * time.Millisecond})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := q.Start(ctx); err != nil {
+					t.Fatal(err)
+				}
+				queues = append(queues, q)
+			}
+			time.Sleep(tc.window)
+			for _, q := range queues {
+				if err := q.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := int(tc.window / tc.every)
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			for _, k := range kbs {
+				if n := c.runs[k]; n < want-1 || n > want+1 {
+					t.Errorf("%s: %d runs in %s at every %s, want %d ± 1", k, n, tc.window, tc.every, want)
+				}
+				for slot, n := range c.slots[k] {
+					if n != 1 {
+						t.Errorf("%s: slot %s ran %d times", k, slot, n)
+					}
+				}
+			}
+			if c.most != 1 {
+				t.Errorf("%d crawls of one knowledge base ran at once", c.most)
+			}
+			t.Logf("runs %v over %s at every %s, 4 processes", c.runs, tc.window, tc.every)
+		})
+	}
+}
+
+func openPG(t *testing.T) store.Store {
+	t.Helper()
+	st, err := postgres.Open(context.Background(), testpg.Schema(t, "QUARRY_TEST_POSTGRES_URL"), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// noResearch is a queue's research runner where none is queued.
+type noResearch struct{}
+
+func (noResearch) Work(context.Context, string) (*research.Research, error) {
+	return nil, errors.New("no research here")
+}
+
+func (noResearch) Fail(context.Context, string, error) (*research.Research, error) {
+	return nil, errors.New("no research here")
+}
+
+var crawlOpts = crawl.Options{MaxPages: 10, MaxDepth: 1, Concurrency: 1}
