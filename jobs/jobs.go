@@ -90,7 +90,7 @@ type Options struct {
 	// Backoff is the wait before a failed research attempt's retry,
 	// doubling with each attempt (default 1s: 2, 4, 8, 16 s).
 	Backoff time.Duration
-	Logger        *slog.Logger
+	Logger  *slog.Logger
 	// OnResearchDone, when set, sees each research attempt's end.
 	OnResearchDone func(id string, r *research.Research, err error)
 }
