@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry/app"
+	"github.com/quarryhq/quarry/internal/testpg"
 	"github.com/quarryhq/quarry/research"
 )
 
@@ -90,8 +91,24 @@ func BenchmarkCriticalPathHTTP(b *testing.B) {
 		}
 	}))
 	defer site.Close()
-	a := app.New(app.Config{DataDir: b.TempDir(), Embedder: "hash", LLM: "openai:bench", LLMBaseURL: model.URL + "/v1", LLMAPIKey: "sk-bench",
-		WebSearch: "searxng", SearxNGURL: site.URL, AllowPrivate: true}, nil)
+	// direct: the research run in this goroutine (quarry research);
+	// queue/…: created, queued as a River job and run by a worker (quarry
+	// serve, quarry worker), timed from the queuing to the stored end.
+	for _, mode := range []string{"direct/sqlite", "queue/sqlite", "direct/postgres", "queue/postgres"} {
+		b.Run(mode, func(b *testing.B) {
+			cfg := app.Config{DataDir: b.TempDir(), Embedder: "hash", LLM: "openai:bench", LLMBaseURL: model.URL + "/v1", LLMAPIKey: "sk-bench",
+				WebSearch: "searxng", SearxNGURL: site.URL, AllowPrivate: true}
+			if strings.HasSuffix(mode, "/postgres") {
+				cfg.DatabaseURL = testpg.Schema(b, "QUARRY_TEST_POSTGRES_URL")
+			}
+			criticalPath(b, app.New(cfg, nil), strings.HasPrefix(mode, "queue/"), &round, llmLatency, searchLatency+pageLatency)
+		})
+	}
+}
+
+// criticalPath runs the benchmark's research b.N times in a and reports
+// its wall time beside the critical path.
+func criticalPath(b *testing.B, a *app.App, queued bool, round *atomic.Int64, llmLatency, perRound time.Duration) {
 	defer a.Close()
 	ctx := context.Background()
 	rn, err := a.Runner(ctx)
@@ -99,12 +116,40 @@ func BenchmarkCriticalPathHTTP(b *testing.B) {
 		b.Fatal(err)
 	}
 	rn.Concurrency = 8
+	run := func() (*research.Research, error) {
+		return rn.Start(ctx, "What is alpha?", research.Options{Sources: []string{"web"}, Breadth: 4, Depth: 2, DepthSet: true})
+	}
+	if queued {
+		q, err := a.Jobs(ctx, app.JobOptions{Workers: 2, Runner: rn})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer q.Close()
+		if err := q.Start(ctx); err != nil {
+			b.Fatal(err)
+		}
+		run = func() (*research.Research, error) {
+			r, err := rn.Create(ctx, "What is alpha?", research.Options{Sources: []string{"web"}, Breadth: 4, Depth: 2, DepthSet: true})
+			if err != nil {
+				return nil, err
+			}
+			if err := q.EnqueueResearch(ctx, r.ID); err != nil {
+				return nil, err
+			}
+			for {
+				time.Sleep(5 * time.Millisecond)
+				if r, err = research.Load(ctx, a.CurrentStore(), r.ID); err != nil || r.Status == research.StatusCompleted || r.Status == research.StatusFailed {
+					return r, err
+				}
+			}
+		}
+	}
 	var wall, critical time.Duration
 	var calls, rounds, in, out int
 	for range b.N {
 		round.Store(0)
 		t0 := time.Now()
-		r, err := rn.Start(ctx, "What is alpha?", research.Options{Sources: []string{"web"}, Breadth: 4, Depth: 2, DepthSet: true})
+		r, err := run()
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -114,7 +159,7 @@ func BenchmarkCriticalPathHTTP(b *testing.B) {
 		}
 		calls, rounds = r.Usage.Calls, len(r.Rounds)
 		in, out = r.Usage.InputTokens, r.Usage.OutputTokens
-		critical += time.Duration(calls)*llmLatency + time.Duration(rounds)*(searchLatency+pageLatency)
+		critical += time.Duration(calls)*llmLatency + time.Duration(rounds)*perRound
 	}
 	b.ReportMetric(float64(wall.Milliseconds())/float64(b.N), "wall_ms")
 	b.ReportMetric(float64(critical.Milliseconds())/float64(b.N), "critical_ms")

@@ -231,8 +231,10 @@ func (q *Queue) config() *river.Config {
 		JobTimeout:           -1,
 		RescueStuckJobsAfter: q.opt.RescueAfter,
 		FetchPollInterval:    q.opt.Poll,
-		FetchCooldown:        min(q.opt.Poll, 100*time.Millisecond),
-		MaxAttempts:          5,
+		// A freed slot fetches again after at most this: a research takes
+		// tens of milliseconds offline, so River's 100 ms would idle it.
+		FetchCooldown: min(q.opt.Poll, 5*time.Millisecond),
+		MaxAttempts:   5,
 	}
 	if q.opt.Workers == 0 {
 		return cfg // insert only
