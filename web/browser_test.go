@@ -580,6 +580,23 @@ func TestUIKnowledge(t *testing.T) {
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`[...document.querySelectorAll('section.panel tbody tr')].some(r => r.textContent.includes('Late fees'))`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
 		t.Fatalf("the crawled page is not among the sources: %v", err)
 	}
+	// A re-crawl schedule: a bad interval is refused naming the rule, a
+	// good one is stored and shown.
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('#kb-schedule').textContent.includes('No scheduled re-crawl')`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Fatalf("no schedule shown as none: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.SetValue(css(`#kb-every`), "500ms"), chromedp.Click(css(`#kb-schedule-set`))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('form:has(#kb-every)').textContent.includes('at least 1s')`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Fatalf("a 500ms schedule was not refused: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.SetValue(css(`#kb-every`), "1h"), chromedp.Click(css(`#kb-schedule-set`))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('#kb-schedule').textContent.includes('every 1h0m0s')`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Fatalf("the schedule is not shown: %v", err)
+	}
 	// A source's chunks, as the index holds them.
 	if err := chromedp.Do(ctx, chromedp.Click(css(`button.show-chunks`))); err != nil {
 		t.Fatal(err)

@@ -634,10 +634,29 @@ async function kbDetail(name, refreshKBs = async () => {}) {
     const r = await api('GET', `${base}/crawls`);
     logs.replaceChildren(...(r.items || []).map((l) => h('tr', {}, h('td', {}, l.url), h('td', {}, statusBadge(l.status)), h('td', {}, l.pages_crawled), h('td', {}, l.pages_updated), h('td', {}, l.pages_failed), h('td', {}, l.error_message || ''))));
   };
+  // The re-crawl schedule is stored with the knowledge base; whichever
+  // server or worker runs jobs on this store crawls it on time.
+  const every = h('input', { id: 'kb-every', type: 'text', value: '5m', size: 8, 'aria-describedby': 'kb-schedule' });
+  const ef = field('Re-crawl every', every);
+  const schedInfo = h('p', { class: 'muted', id: 'kb-schedule', 'aria-live': 'polite' });
+  const refreshSchedule = async () => {
+    try {
+      const sc = await api('GET', `${base}/schedule`);
+      schedInfo.textContent = `Re-crawls ${sc.url} every ${sc.every}; next run due ${new Date(sc.next_at).toLocaleString()}.`;
+    } catch (e) { schedInfo.textContent = e.status === 404 ? 'No scheduled re-crawl.' : e.message; }
+  };
+  const setSchedule = async () => {
+    try { await api('PUT', `${base}/schedule`, { url: url.value, every: every.value }); ef.err.textContent = ''; await refreshSchedule(); } catch (e) { ef.err.textContent = e.message; }
+  };
+  const removeSchedule = async () => {
+    try { await api('DELETE', `${base}/schedule`); ef.err.textContent = ''; await refreshSchedule(); } catch (e) { ef.err.textContent = e.message; }
+  };
   const crawl = h('form', { class: 'stack panel', onsubmit: async (ev) => {
     ev.preventDefault();
     try { await api('POST', `${base}/crawls`, { url: url.value }); uf.err.textContent = ''; await refreshLogs(); } catch (e) { uf.err.textContent = e.message; }
   } }, uf.el, h('div', { class: 'row' }, h('button', { type: 'submit' }, 'Start crawl')),
+  h('div', { class: 'row' }, ef.el, h('button', { type: 'button', id: 'kb-schedule-set', onclick: setSchedule }, 'Schedule re-crawl'),
+    h('button', { type: 'button', id: 'kb-schedule-off', onclick: removeSchedule }, 'Remove schedule')), schedInfo,
   h('div', { class: 'table-wrap', tabindex: 0 }, h('table', {}, h('thead', {}, h('tr', {}, ['URL', 'Status', 'Crawled', 'Updated', 'Failed', 'Error'].map((c) => h('th', {}, c)))), logs)));
   const staleOnly = h('input', { id: 'kb-stale-only', type: 'checkbox' });
   const srcBody = h('tbody');
@@ -672,7 +691,7 @@ async function kbDetail(name, refreshKBs = async () => {}) {
   const sourcesPanel = h('section', { class: 'panel' }, h('h2', {}, 'Sources'), h('label', { class: 'check' }, staleOnly, 'Stale pages only'), srcTotal,
     h('div', { class: 'table-wrap', tabindex: 0 }, h('table', {}, h('thead', {}, h('tr', {}, ['Source', 'Language', 'State', 'Read', 'Chunks'].map((c) => h('th', {}, c)))), srcBody)), chunkPanel);
   main.append(h('h2', {}, name), search, h('section', { class: 'panel' }, h('h2', {}, 'Add files'), drop, out), crawl, sourcesPanel);
-  await Promise.all([refreshLogs(), refreshSources()]);
+  await Promise.all([refreshLogs(), refreshSources(), refreshSchedule()]);
   const t = setInterval(() => { refreshLogs().catch(() => {}); refreshSources().catch(() => {}); refreshKBs().catch(() => {}); }, 3000);
   cleanup.push(() => clearInterval(t));
 }
