@@ -291,16 +291,12 @@ func TestPanicEveryAttempt(t *testing.T) {
 		ids = append(ids, r.ID)
 	}
 	p := &panicky{Runner: rn, bad: ids[1]}
+	enqueue(t, st, ids...)
 	q, err := jobs.Open(context.Background(), st, jobs.Options{Workers: 2, Research: p, Poll: 20 * time.Millisecond, Backoff: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer q.Close()
-	for _, id := range ids {
-		if err := q.EnqueueResearch(context.Background(), id); err != nil {
-			t.Fatal(err)
-		}
-	}
 	if err := q.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
