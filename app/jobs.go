@@ -46,6 +46,7 @@ func (a *App) Jobs(ctx context.Context, o JobOptions) (*jobs.Queue, error) {
 		}
 		opt.Research = rn
 		opt.Crawl = crawler{a: a, log: opt.Logger}
+		opt.Ingest = a
 	}
 	return jobs.Open(ctx, st, opt)
 }

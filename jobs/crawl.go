@@ -157,7 +157,8 @@ func decodeScheduleOptions(b []byte, a *CrawlArgs) error {
 }
 
 // PurgeArgs purge crawl logs older than crawl.LogRetention (seed 003: 90
-// days) and chat sessions past remembering.
+// days), chat sessions past remembering, and the files of uploads whose
+// request died before the upload was recorded.
 type PurgeArgs struct{}
 
 // Kind is the job kind.
@@ -186,6 +187,10 @@ func (w *purgeWorker) Work(ctx context.Context, _ *river.Job[PurgeArgs]) error {
 	if err != nil {
 		return err
 	}
-	w.q.log.Info("purged", "crawl_logs", logs, "chat_sessions", sessions)
+	files, err := w.q.st.IngestFilesPurge(ctx, now.Add(-time.Hour))
+	if err != nil {
+		return err
+	}
+	w.q.log.Info("purged", "crawl_logs", logs, "chat_sessions", sessions, "upload_files", files)
 	return nil
 }

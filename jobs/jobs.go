@@ -44,6 +44,7 @@ import (
 const (
 	QueueResearch = "research"
 	QueueCrawl    = "crawl"
+	QueueIngest   = "ingest"
 	QueueHouse    = river.QueueDefault // purges
 )
 
@@ -78,6 +79,8 @@ type Options struct {
 	Research     ResearchRunner
 	// Crawl runs crawls; nil leaves them to other processes.
 	Crawl CrawlRunner
+	// Ingest ingests background uploads; nil leaves them to others.
+	Ingest IngestRunner
 	// RescueAfter is DefaultRescueAfter when zero.
 	RescueAfter time.Duration
 	// Poll is how often River looks for new jobs besides its
@@ -244,6 +247,7 @@ func (q *Queue) config() *river.Config {
 	river.AddWorker(workers, &crawlWorker{q: q})
 	river.AddWorker(workers, &purgeWorker{q: q})
 	river.AddWorker(workers, &requeueWorker{q: q})
+	river.AddWorker(workers, &ingestWorker{q: q})
 	cfg.Workers = workers
 	cfg.Queues = map[string]river.QueueConfig{
 		QueueResearch: {MaxWorkers: q.opt.Workers},
@@ -251,6 +255,9 @@ func (q *Queue) config() *river.Config {
 	}
 	if q.opt.Crawl != nil {
 		cfg.Queues[QueueCrawl] = river.QueueConfig{MaxWorkers: q.opt.CrawlWorkers}
+	}
+	if q.opt.Ingest != nil {
+		cfg.Queues[QueueIngest] = river.QueueConfig{MaxWorkers: 1}
 	}
 	cfg.PeriodicJobs = []*river.PeriodicJob{
 		river.NewPeriodicJob(river.PeriodicInterval(time.Hour), func() (river.JobArgs, *river.InsertOpts) {

@@ -110,12 +110,10 @@ func (s *Server) errorBody(r *http.Request, err error) (int, apiError) {
 			s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 			body.Message = "internal error; the server log has the details"
 		case errcode.Unavailable:
-			if err != errShuttingDown {
-				s.log.Warn("request failed: a dependency does not answer", "method", r.Method, "path", r.URL.Path, "err", err)
-				body.Message = "a dependency (the store, the embedder) does not answer; the server log has the details"
-				if d, ok := errors.AsType[*errcode.DependencyError](err); ok {
-					body.Message = d.Name + " does not answer; the server log has the details"
-				}
+			s.log.Warn("request failed: a dependency does not answer", "method", r.Method, "path", r.URL.Path, "err", err)
+			body.Message = "a dependency (the store, the embedder) does not answer; the server log has the details"
+			if d, ok := errors.AsType[*errcode.DependencyError](err); ok {
+				body.Message = d.Name + " does not answer; the server log has the details"
 			}
 		}
 	}

@@ -2,9 +2,7 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -15,25 +13,15 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/quarryhq/quarry/app"
 	"github.com/quarryhq/quarry/errcode"
 	"github.com/quarryhq/quarry/kb"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/store"
 )
 
-// ingest is a large upload being ingested in the background.
-type ingest struct {
-	ID         string            `json:"id"`
-	KB         string            `json:"knowledge_base"`
-	Status     string            `json:"status"` // running, completed or failed
-	Files      int               `json:"files"`
-	Bytes      int64             `json:"bytes"`
-	Report     *kb.Report        `json:"report,omitempty"`
-	Error      *apiError         `json:"error,omitempty"`
-	StartedAt  time.Time         `json:"started_at"`
-	FinishedAt *time.Time        `json:"finished_at,omitempty"`
-	Links      map[string]string `json:"links"`
-}
+// ingest is a large upload being ingested in the background, by a job.
+type ingest = app.IngestState
 
 // ingests keeps background uploads' status in the store, so it survives
 // a restart: an upload its process did not finish (killed, crashed) is
@@ -47,17 +35,15 @@ type ingests struct {
 }
 
 func (g *ingests) put(ctx context.Context, in *ingest, now time.Time) error {
-	state, err := json.Marshal(in)
-	if err != nil {
-		return err
-	}
-	return g.st.IngestPut(ctx, store.Ingest{ID: in.ID, KB: in.KB, Owner: g.owner, Status: in.Status, State: state, StartedAt: in.StartedAt, UpdatedAt: now})
+	return app.PutIngest(ctx, g.st, in, g.owner, now)
 }
 
-func (g *ingests) add(ctx context.Context, kbName string, files int, size int64, now time.Time) (*ingest, error) {
-	in := &ingest{ID: uuid.NewString(), KB: kbName, Status: store.IngestRunning, Files: files, Bytes: size, StartedAt: now}
+// add records an upload whose files the store holds (filesFrom), for an
+// ingest job to take: no process owns it.
+func (g *ingests) add(ctx context.Context, id, kbName string, files int, size int64, now time.Time) (*ingest, error) {
+	in := &ingest{ID: id, KB: kbName, Status: store.IngestRunning, Files: files, Bytes: size, StartedAt: now}
 	in.Links = map[string]string{"self": "/v1/knowledge-bases/" + kbName + "/ingests/" + in.ID}
-	if err := g.put(ctx, in, now); err != nil {
+	if err := app.PutIngest(ctx, g.st, in, app.IngestJobOwner, now); err != nil {
 		return nil, err
 	}
 	return in, nil
@@ -76,7 +62,8 @@ func (g *ingests) finish(ctx context.Context, in *ingest, rep *kb.Report, err er
 		case code == errcode.Internal || code == errcode.Unavailable:
 			e.Message = "the upload failed; the server log has the details"
 		}
-		in.Error = &e
+		ie := app.IngestError(e)
+		in.Error = &ie
 	}
 	if perr := g.put(context.WithoutCancel(ctx), in, now); perr != nil {
 		g.log.Error("record the end of an upload", "ingest", in.ID, "err", perr)
@@ -84,20 +71,13 @@ func (g *ingests) finish(ctx context.Context, in *ingest, rep *kb.Report, err er
 }
 
 func (g *ingests) get(ctx context.Context, id string) (*ingest, error) {
-	rec, err := g.st.IngestGet(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	var in ingest
-	if err := json.Unmarshal(rec.State, &in); err != nil {
-		return nil, fmt.Errorf("ingest %s: stored state: %w", id, err)
-	}
-	return &in, nil
+	return app.GetIngest(ctx, g.st, id)
 }
 
-// recover fails the uploads whose process on this host is gone (the
-// server was killed or crashed while ingesting them); their documents
-// were never searchable in part.
+// recover fails the uploads, from before uploads were jobs, whose process
+// on this host is gone (the server was killed or crashed while ingesting
+// them); their documents were never searchable in part. An upload a job
+// ingests is owned by no process: its job finishes it after a restart.
 func (g *ingests) recover(ctx context.Context, now time.Time) error {
 	running, err := g.st.IngestRunning(ctx)
 	if err != nil {

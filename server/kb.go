@@ -17,11 +17,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/quarryhq/quarry/app"
 	"github.com/quarryhq/quarry/crawl"
 	"github.com/quarryhq/quarry/embed"
 	"github.com/quarryhq/quarry/errcode"
 	"github.com/quarryhq/quarry/fetch"
-	"github.com/quarryhq/quarry/internal/safe"
 	"github.com/quarryhq/quarry/internal/textclean"
 	"github.com/quarryhq/quarry/jobs"
 	"github.com/quarryhq/quarry/kb"
@@ -339,41 +341,21 @@ func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) {
 		return "kb://" + k.Name + "/upload/" + url.PathEscape(n), n
 	}}
 	if total > s.opt.SyncUploadBytes {
-		// A large upload is ingested in the background; its status
-		// resource follows it.
-		in, err := s.ingests.add(ctx, k.Name, len(paths), total, s.now())
+		// A large upload is a job: its files are kept in the store, then
+		// any process running jobs ingests them; its status resource
+		// follows it, and a restart loses neither.
+		in, err := s.storeUpload(ctx, k.Name, paths, names, total)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		accepted := *in // the background work updates in; the answer is as of now
-		background = s.goBackground(func(ctx context.Context) {
-			defer os.RemoveAll(dir)
-			var rep *kb.Report
-			err := safe.Call(func() (err error) {
-				rep, err = svc.AddPaths(ctx, k.Name, paths, opt)
-				return err
-			})
-			if stack := safe.Stack(err); stack != nil {
-				s.log.Error("upload panicked", "kb", k.Name, "err", err, "stack", string(stack))
-			}
-			if err == nil {
-				err = nothingIngested(rep)
-			}
-			s.ingests.finish(ctx, in, rep, err, s.now())
-		})
-		if !background {
-			s.ingests.finish(ctx, in, nil, errShuttingDown, s.now())
-			s.writeError(w, r, errShuttingDown)
-			return
-		}
-		w.Header().Set("Location", accepted.Links["self"])
-		s.writeJSON(w, http.StatusAccepted, accepted)
+		w.Header().Set("Location", in.Links["self"])
+		s.writeJSON(w, http.StatusAccepted, in)
 		return
 	}
 	rep, err := svc.AddPaths(ctx, k.Name, paths, opt)
 	if err == nil {
-		err = nothingIngested(rep)
+		err = app.NothingIngested(rep)
 	}
 	if err != nil {
 		s.writeError(w, r, err)
@@ -382,17 +364,31 @@ func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, rep)
 }
 
-// nothingIngested is the error of an upload none of whose files could be
-// ingested: each named with its reason.
-func nothingIngested(rep *kb.Report) error {
-	if rep.Added+rep.Updated+rep.Unchanged > 0 {
-		return nil
+// storeUpload keeps an upload's files in the store, records it running
+// and queues its ingest job. Files stored by a request that dies before
+// the record are purged later (jobs.PurgeArgs).
+func (s *Server) storeUpload(ctx context.Context, kbName string, paths []string, names map[string]string, total int64) (*ingest, error) {
+	id := uuid.NewString()
+	now := s.now()
+	for i, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.store.IngestFilePut(ctx, store.IngestFile{IngestID: id, Seq: i, Name: names[p], Data: data, CreatedAt: now}); err != nil {
+			return nil, err
+		}
 	}
-	var why []string
-	for _, p := range rep.Failed {
-		why = append(why, p.Origin+": "+p.Reason)
+	in, err := s.ingests.add(ctx, id, kbName, len(paths), total, now)
+	if err != nil {
+		return nil, err
 	}
-	return invalid("file", fmt.Sprintf("nothing ingested: all %d inputs failed (%s)", len(rep.Failed), strings.Join(why, "; ")))
+	if err := s.jobs.EnqueueIngest(ctx, jobs.IngestArgs{ID: id, KB: kbName}); err != nil {
+		s.ingests.finish(ctx, in, nil, err, s.now())
+		_ = s.store.IngestFilesDelete(context.WithoutCancel(ctx), id)
+		return nil, err
+	}
+	return in, nil
 }
 
 // getIngest reports a background upload.

@@ -22,8 +22,6 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/quarryhq/quarry/app"
-	"github.com/quarryhq/quarry/errcode"
-	"github.com/quarryhq/quarry/internal/safe"
 	"github.com/quarryhq/quarry/jobs"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/store"
@@ -135,14 +133,9 @@ type Server struct {
 	// with a "reconnect" close.
 	closing   chan struct{}
 	closeOnce sync.Once
-	// bg runs work that outlives a request (resumes, crawls); bgCtx ends
-	// with research.ErrShutdown as its cause.
-	bg tracker
 	// hijacked counts WebSocket handlers, which Shutdown does not wait
 	// for.
 	hijacked tracker
-	bgCtx    context.Context
-	bgCancel context.CancelCauseFunc
 
 	mu      sync.Mutex
 	owners  map[string]*owned // principal → researches it started that may still run
@@ -166,7 +159,6 @@ func New(ctx context.Context, a *app.App, opt Options, logger *slog.Logger) (*Se
 	}
 	s := &Server{app: a, opt: opt.withDefaults(), log: logger, store: st, runner: rn,
 		closing: make(chan struct{}), owners: map[string]*owned{}}
-	s.bgCtx, s.bgCancel = context.WithCancelCause(context.WithoutCancel(ctx))
 	s.metrics = newMetrics(s)
 	s.limits = newLimiter(s.opt)
 	s.jobs, err = a.Jobs(ctx, app.JobOptions{Workers: max(0, s.opt.Workers), RescueAfter: s.opt.RescueAfter, Runner: rn, Logger: logger,
@@ -269,8 +261,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	if jerr := s.jobs.Close(); jerr != nil {
 		s.log.Warn("shutdown: stop jobs", "err", jerr)
 	}
-	s.bgCancel(research.ErrShutdown)
-	s.bg.closeAndWait(0)
 	stopFollow()
 	wg.Wait()
 	if errors.Is(err, http.ErrServerClosed) {
@@ -291,31 +281,7 @@ func (s *Server) Close() {
 	s.closeMCP()
 	s.hijacked.closeAndWait(10 * time.Second)
 	_ = s.jobs.Close()
-	s.bgCancel(research.ErrShutdown)
-	s.bg.closeAndWait(0)
 }
-
-// goBackground runs fn with the server's background context, tracked so
-// shutdown waits for it. It reports false, running nothing, once the
-// server is shutting down.
-func (s *Server) goBackground(fn func(ctx context.Context)) bool {
-	if !s.bg.add() {
-		return false
-	}
-	go func() {
-		defer s.bg.done()
-		// The work recovers its own panics into its failure (a crawl's
-		// log, an upload's status); this keeps any it missed from ending
-		// the process.
-		if err := safe.Do(func() { fn(s.bgCtx) }); err != nil {
-			s.log.Error("background work panicked", "err", err, "stack", string(safe.Stack(err)))
-		}
-	}()
-	return true
-}
-
-// errShuttingDown answers work asked for while the server stops.
-var errShuttingDown = errcode.New(errcode.Unavailable, "", "the server is shutting down; try again when it is back")
 
 // tracker counts running work that shutdown waits for; once closed it
 // takes no more.

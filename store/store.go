@@ -328,6 +328,16 @@ type Ingest struct {
 	UpdatedAt time.Time
 }
 
+// IngestFile is one file of a background upload, kept in the store until
+// it is ingested.
+type IngestFile struct {
+	IngestID  string
+	Seq       int
+	Name      string
+	Data      []byte
+	CreatedAt time.Time
+}
+
 // IngestRunning is the status of an upload being ingested.
 const IngestRunning = "running"
 
@@ -338,6 +348,16 @@ type IngestStore interface {
 	IngestGet(ctx context.Context, id string) (*Ingest, error)
 	// IngestRunning lists the uploads recorded as running.
 	IngestRunning(ctx context.Context) ([]Ingest, error)
+	// IngestFilePut keeps one file of a background upload until
+	// IngestFilesDelete.
+	IngestFilePut(ctx context.Context, f IngestFile) error
+	// IngestFiles returns an upload's files in order.
+	IngestFiles(ctx context.Context, ingestID string) ([]IngestFile, error)
+	// IngestFilesDelete drops an upload's files (ingested or given up).
+	IngestFilesDelete(ctx context.Context, ingestID string) error
+	// IngestFilesPurge drops files stored before before whose upload is
+	// not running (a request that died before its upload was recorded).
+	IngestFilesPurge(ctx context.Context, before time.Time) (int, error)
 }
 
 // VectorSearcher is implemented by backends with a native vector index

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/quarryhq/quarry/store"
 )
@@ -59,4 +60,52 @@ func (s *DB) IngestRunning(ctx context.Context) ([]store.Ingest, error) {
 		out = append(out, in)
 	}
 	return out, rows.Err()
+}
+
+// IngestFilePut keeps one file of a background upload.
+func (s *DB) IngestFilePut(ctx context.Context, f store.IngestFile) error {
+	if _, err := s.SQL.ExecContext(ctx, s.q(`INSERT INTO ingest_files (ingest_id, seq, name, data, created_at) VALUES (?, ?, ?, ?, ?)`),
+		f.IngestID, f.Seq, f.Name, f.Data, s.tm(f.CreatedAt)); err != nil {
+		return fmt.Errorf("ingest file %s/%d: %w", f.IngestID, f.Seq, err)
+	}
+	return nil
+}
+
+// IngestFiles returns an upload's files in order.
+func (s *DB) IngestFiles(ctx context.Context, ingestID string) ([]store.IngestFile, error) {
+	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT seq, name, data, created_at FROM ingest_files WHERE ingest_id = ? ORDER BY seq`), ingestID)
+	if err != nil {
+		return nil, fmt.Errorf("ingest files %s: %w", ingestID, err)
+	}
+	defer rows.Close()
+	var out []store.IngestFile
+	for rows.Next() {
+		f := store.IngestFile{IngestID: ingestID}
+		var at scanTime
+		if err := rows.Scan(&f.Seq, &f.Name, &f.Data, &at); err != nil {
+			return nil, fmt.Errorf("ingest files %s: %w", ingestID, err)
+		}
+		f.CreatedAt = at.T
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// IngestFilesDelete drops an upload's files.
+func (s *DB) IngestFilesDelete(ctx context.Context, ingestID string) error {
+	if _, err := s.SQL.ExecContext(ctx, s.q(`DELETE FROM ingest_files WHERE ingest_id = ?`), ingestID); err != nil {
+		return fmt.Errorf("ingest files %s: %w", ingestID, err)
+	}
+	return nil
+}
+
+// IngestFilesPurge drops old files of uploads that are not running.
+func (s *DB) IngestFilesPurge(ctx context.Context, before time.Time) (int, error) {
+	res, err := s.SQL.ExecContext(ctx, s.q(`DELETE FROM ingest_files WHERE created_at < ?
+		AND ingest_id NOT IN (SELECT id FROM ingests WHERE status = ?)`), s.tm(before), store.IngestRunning)
+	if err != nil {
+		return 0, fmt.Errorf("ingest files purge: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
 }
