@@ -37,9 +37,11 @@ type researchWorker struct {
 	q *Queue
 }
 
-// errSlice is the cause of an attempt stopped because it ran for most of
-// the rescue time: River is about to take it for dead.
-var errSlice = fmt.Errorf("%w: ran for most of the rescue time; handed on", research.ErrShutdown)
+// errSlice is the cause of an attempt stopped mid-step because it ran for
+// most of the rescue time (River is about to take it for dead). It fails
+// the research, resumable, rather than handing it back: a step that
+// always outlasts the slice would otherwise be handed on forever.
+var errSlice = errors.New("one step ran for most of --rescue-after without reaching a checkpoint; resume the research, or give the workers a longer --rescue-after")
 
 // Timeout bounds an attempt below the rescue time (River rescues only a job
 // past its timeout). The attempt yields at its first checkpoint after half

@@ -37,7 +37,7 @@ func (c *crawls) Crawl(ctx context.Context, a jobs.CrawlArgs) (*store.CrawlLog, 
 	c.slots[a.KB][a.Slot]++
 	c.mu.Unlock()
 	select { // a crawl takes a while
-	case <-time.After(300 * time.Millisecond):
+	case <-time.After(100 * time.Millisecond):
 	case <-ctx.Done():
 	}
 	c.mu.Lock()
@@ -49,7 +49,7 @@ func (c *crawls) Crawl(ctx context.Context, a jobs.CrawlArgs) (*store.CrawlLog, 
 // TestScheduleOncePerSlot: two knowledge bases scheduled every interval,
 // four processes running jobs on one store: each knowledge base is crawled
 // once per interval, never twice at once. On PostgreSQL the figure
-// (every 5 s for 60 s: 12 ± 1 runs); on SQLite every second for 10 s.
+// (every 5 s for 60 s: 12 ± 1 runs); on SQLite every 2 s for 12 s.
 func TestScheduleOncePerSlot(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -57,7 +57,7 @@ func TestScheduleOncePerSlot(t *testing.T) {
 		every  time.Duration
 		window time.Duration
 	}{
-		{"sqlite", open, time.Second, 10 * time.Second},
+		{"sqlite", open, 2 * time.Second, 12 * time.Second},
 		{"postgres", openPG, 5 * time.Second, 60 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -29,7 +29,7 @@ func TestDetachAndWorker(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := runCtx(ctx, t, data, "worker", "--concurrency", "2", "--rescue-after", "2s")
+		_, _, err := runCtx(ctx, t, data, "worker", "--concurrency", "2")
 		done <- err
 	}()
 	deadline := time.Now().Add(30 * time.Second)
