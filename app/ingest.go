@@ -108,7 +108,9 @@ func (a *App) FailIngest(ctx context.Context, id string, cause error) error {
 	if in.Status != store.IngestRunning {
 		return nil
 	}
-	return a.finishIngest(ctx, st, in, nil, cause)
+	a.Logger.Error("upload: every attempt failed", "ingest", id, "kb", in.KB, "err", cause)
+	return a.finishIngest(ctx, st, in, nil, errcode.New(errcode.Conflict, "",
+		"ingesting the upload failed on every attempt (each must end within 0.9 of the workers' --rescue-after); the server log has the details"))
 }
 
 func (a *App) finishIngest(ctx context.Context, st store.Store, in *IngestState, rep *kb.Report, err error) error {

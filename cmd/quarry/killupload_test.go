@@ -18,23 +18,26 @@ import (
 )
 
 // TestKillDuringUpload: a server is SIGKILLed while it ingests a large
-// upload (6 MB here, QUARRY_TEST_UPLOAD_MB for more; an attempt must end
-// within 0.9 of --rescue-after, 15 s here, so a larger one needs more). Nothing of the
+// upload (2 MB here, 320 KB under -race, QUARRY_TEST_UPLOAD_MB for more;
+// an attempt must end within 0.9 of --rescue-after, 40 s here). Nothing of the
 // document is searchable then; a new server on the same store takes the
 // upload's job over (its files are kept in the store) and finishes it:
 // the upload ends completed and the whole document is searchable.
 func TestKillDuringUpload(t *testing.T) {
-	mb, rescue := 6, "15s"
+	kib, rescue := 2048, "40s"
+	if raceOn {
+		kib = 320
+	}
 	if v := os.Getenv("QUARRY_TEST_UPLOAD_MB"); v != "" {
-		mb, _ = strconv.Atoi(v)
-		rescue = "4m30s"
+		mb, _ := strconv.Atoi(v)
+		kib, rescue = mb<<10, "4m30s"
 	}
 	data := t.TempDir()
 	if _, errOut, err := run(t, data, "kb", "create", "big"); err != nil {
 		t.Fatalf("%v %s", err, errOut)
 	}
 	var doc bytes.Buffer
-	for i := 0; doc.Len() < mb<<20; i++ {
+	for i := 0; doc.Len() < kib<<10; i++ {
 		fmt.Fprintf(&doc, "Paragraph %d: the river queue keeps every upload until a worker has ingested it whole, chunk by chunk, and the crawl schedule runs once per slot.\n\n", i)
 	}
 	doc.WriteString("The last sentence names the sentinel word zanzibarquux.\n")
@@ -46,7 +49,7 @@ func TestKillDuringUpload(t *testing.T) {
 		}
 		addr := ln.Addr().String()
 		ln.Close()
-		p := &serverProc{cmd: quarryProcess(t, "--data-dir", data, "serve", "--addr", addr, "--sync-upload", "1048576", "--max-upload", strconv.Itoa(mb+2)+"000000", "--rescue-after", rescue)}
+		p := &serverProc{cmd: quarryProcess(t, "--data-dir", data, "serve", "--addr", addr, "--sync-upload", "262144", "--max-upload", strconv.Itoa(kib<<10+1<<20), "--rescue-after", rescue)}
 		base := "http://" + addr
 		deadline := time.Now().Add(30 * time.Second)
 		for {
@@ -79,7 +82,7 @@ func TestKillDuringUpload(t *testing.T) {
 		Links map[string]string
 	}
 	_ = json.Unmarshal(out, &in)
-	time.Sleep(time.Second) // its job is ingesting
+	time.Sleep(300 * time.Millisecond) // its job is ingesting
 	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +124,7 @@ func TestKillDuringUpload(t *testing.T) {
 	if !searchable() {
 		t.Fatal("the finished upload is not searchable")
 	}
-	t.Logf("%d MB upload finished after the kill: %d chunks", mb, st.Report.Chunks)
+	t.Logf("%d KiB upload finished after the kill: %d chunks", kib, st.Report.Chunks)
 }
 
 type serverProc struct{ cmd *exec.Cmd }
