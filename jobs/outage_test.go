@@ -100,14 +100,14 @@ func TestDatabaseAway(t *testing.T) {
 	creator := runner(st, fake, src)
 	var ids []string
 	for i := range 4 {
-		r, err := creator.Create(ctx, fmt.Sprintf("What is alpha number %d?", i), research.Options{Sources: []string{"web"}, Level: "quick"})
+		r, err := creator.Create(ctx, fmt.Sprintf("What is alpha number %d?", i), research.Options{Sources: []string{"web"}, Level: "quick", Timeout: 5 * time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, r.ID)
 	}
 	enqueue(t, st, ids...)
-	q, err := jobs.Open(ctx, st, jobs.Options{Workers: 2, Research: runner(st, fake, src), Poll: 100 * time.Millisecond, RescueAfter: 20 * time.Second})
+	q, err := jobs.Open(ctx, st, jobs.Options{Workers: 2, Research: runner(st, fake, src), Poll: 100 * time.Millisecond, RescueAfter: 2 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,15 +68,14 @@ func TestScheduleOncePerSlot(t *testing.T) {
 			ctx := context.Background()
 			c := &crawls{runs: map[string]int{}, running: map[string]int{}, slots: map[string]map[time.Time]int{}}
 			var kbs []string
+			var ids []int64
 			for i := range 2 {
 				k, err := st.KBCreate(ctx, store.KBCreateParams{Name: fmt.Sprintf("site%d", i), Embedder: "hash-v1/64", Dimension: 64})
 				if err != nil {
 					t.Fatal(err)
 				}
 				kbs = append(kbs, k.Name)
-				if _, err := jobs.SetSchedule(ctx, st, k.ID, jobs.ScheduleSpec{URL: "https://docs.example.com/", Every: tc.every, Options: crawlOpts}); err != nil {
-					t.Fatal(err)
-				}
+				ids = append(ids, k.ID)
 			}
 			var queues []*jobs.Queue
 			for range 4 {
@@ -88,6 +87,13 @@ func TestScheduleOncePerSlot(t *testing.T) {
 					t.Fatal(err)
 				}
 				queues = append(queues, q)
+			}
+			// The window starts once every process runs: the schedules are
+			// set now, their first runs due at once.
+			for _, id := range ids {
+				if _, err := jobs.SetSchedule(ctx, st, id, jobs.ScheduleSpec{URL: "https://docs.example.com/", Every: tc.every, Options: crawlOpts}); err != nil {
+					t.Fatal(err)
+				}
 			}
 			time.Sleep(tc.window)
 			for _, q := range queues {

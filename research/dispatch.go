@@ -124,8 +124,9 @@ func (d *dispatcher) deliver(batch []Event, state *store.Research) error {
 		recs[i] = store.ResearchEvent{Seq: e.Seq, Type: e.Type, At: e.At, Data: data}
 	}
 	// Events are kept even when the research was interrupted: they say
-	// what happened up to then.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// what happened up to then. A database away (a restart, a failover)
+	// is waited for up to storeAway.
+	ctx, cancel := context.WithTimeout(context.Background(), storeAway)
 	defer cancel()
 	if state != nil {
 		if err := retryTransient(ctx, d.logger, func() error { return d.st.ResearchSave(ctx, *state, recs) }); err != nil {
@@ -146,6 +147,11 @@ func (d *dispatcher) deliver(batch []Event, state *store.Research) error {
 	}
 	return nil
 }
+
+// storeAway is how long a checkpoint waits for a database that went away
+// before the research fails (resumable): a restart or a failover of half
+// a minute or more is not a failure.
+const storeAway = 2 * time.Minute
 
 // retryTransient runs a store write again while the database connection
 // is lost (a restart, a dropped connection), backing off up to 2 s, until

@@ -525,7 +525,10 @@ func Transient(err error) bool {
 	}
 	var ne net.Error
 	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.As(err, &ne)
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.As(err, &ne) ||
+		// pgx's error for a connection found closed (cut by a proxy or
+		// the network) in the middle of a transaction has no type.
+		strings.HasSuffix(err.Error(), "conn closed")
 }
 
 // Schedule is a knowledge base's re-crawl schedule (seed 003: every 5
