@@ -72,16 +72,9 @@ func GetIngest(ctx context.Context, st store.IngestStore, id string) (*IngestSta
 // runs again finds what the last one wrote unchanged. It returns an error
 // only for a failure worth another attempt (the store away).
 func (a *App) Ingest(ctx context.Context, id string) error {
-	st, err := a.Store(ctx)
-	if err != nil {
+	st, in, err := a.runningIngest(ctx, id)
+	if err != nil || in == nil {
 		return err
-	}
-	in, err := GetIngest(ctx, st, id)
-	if err != nil {
-		return err
-	}
-	if in.Status != store.IngestRunning {
-		return nil // finished by an earlier attempt
 	}
 	files, err := st.IngestFiles(ctx, id)
 	if err != nil {
@@ -97,20 +90,27 @@ func (a *App) Ingest(ctx context.Context, id string) error {
 
 // FailIngest records an upload failed with cause (its job gave up).
 func (a *App) FailIngest(ctx context.Context, id string, cause error) error {
-	st, err := a.Store(ctx)
-	if err != nil {
+	st, in, err := a.runningIngest(ctx, id)
+	if err != nil || in == nil {
 		return err
-	}
-	in, err := GetIngest(ctx, st, id)
-	if err != nil {
-		return err
-	}
-	if in.Status != store.IngestRunning {
-		return nil
 	}
 	a.Logger.Error("upload: every attempt failed", "ingest", id, "kb", in.KB, "err", cause)
 	return a.finishIngest(ctx, st, in, nil, errcode.New(errcode.Conflict, "",
 		"ingesting the upload failed on every attempt (each must end within 0.9 of the workers' --rescue-after); the server log has the details"))
+}
+
+// runningIngest reads an upload's state; nil when it has ended (an
+// earlier attempt finished it).
+func (a *App) runningIngest(ctx context.Context, id string) (store.Store, *IngestState, error) {
+	st, err := a.Store(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	in, err := GetIngest(ctx, st, id)
+	if err != nil || in.Status != store.IngestRunning {
+		return st, nil, err
+	}
+	return st, in, nil
 }
 
 func (a *App) finishIngest(ctx context.Context, st store.Store, in *IngestState, rep *kb.Report, err error) error {

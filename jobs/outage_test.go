@@ -121,22 +121,7 @@ func TestDatabaseAway(t *testing.T) {
 	src.hold.Store(false)
 	time.Sleep(30 * time.Second)
 	px.down.Store(false)
-	deadline := time.Now().Add(90 * time.Second)
-	for _, id := range ids {
-		for {
-			r, err := research.Load(ctx, st, id)
-			if err == nil && r.Status != research.StatusPending && r.Status != research.StatusProcessing {
-				if r.Status != research.StatusCompleted {
-					t.Fatalf("research %s ended %s (%s at %s)", id, r.Status, r.Error, r.FailedStage)
-				}
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("research %s still %v after the database came back (%v)", id, r.Status, err)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	completeAfter(t, st, ids, 90*time.Second, "after the database came back")
 	plans.Range(func(q, c any) bool {
 		if n := c.(*atomic.Int64).Load(); n != 1 {
 			t.Errorf("%s planned %d times", q, n)

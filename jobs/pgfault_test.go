@@ -11,6 +11,7 @@ import (
 
 	"github.com/quarryhq/quarry/internal/testpg"
 	"github.com/quarryhq/quarry/research"
+	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/postgres"
 )
 
@@ -66,22 +67,7 @@ func TestPostgresConnectionsKilled(t *testing.T) {
 	}
 	src.hold.Store(false)
 
-	deadline := time.Now().Add(30 * time.Second)
-	for _, id := range ids {
-		for {
-			r, err := research.Load(ctx, st, id)
-			if err == nil && r.Status != research.StatusPending && r.Status != research.StatusProcessing {
-				if r.Status != research.StatusCompleted {
-					t.Fatalf("research %s ended %s (%s at %s)", id, r.Status, r.Error, r.FailedStage)
-				}
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("research %s still %v after the connections were dropped (%v)", id, r.Status, err)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	completeAfter(t, st, ids, 30*time.Second, "after the connections were dropped")
 	n := 0
 	plans.Range(func(q, c any) bool {
 		n++
@@ -91,4 +77,26 @@ func TestPostgresConnectionsKilled(t *testing.T) {
 		t.Fatalf("%d researches planned, want 4", n)
 	}
 	t.Logf("terminated %d connections", killed)
+}
+
+// completeAfter waits up to wait for every research to end, and fails
+// unless each completed; after says what they went through.
+func completeAfter(t *testing.T, st store.Store, ids []string, wait time.Duration, after string) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for _, id := range ids {
+		for {
+			r, err := research.Load(context.Background(), st, id)
+			if err == nil && r.Status != research.StatusPending && r.Status != research.StatusProcessing {
+				if r.Status != research.StatusCompleted {
+					t.Fatalf("research %s ended %s (%s at %s)", id, r.Status, r.Error, r.FailedStage)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("research %s still %v %s (%v)", id, r.Status, after, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 }
