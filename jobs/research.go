@@ -45,8 +45,7 @@ var errSlice = errors.New("one step ran for most of --rescue-after without reach
 
 // Timeout bounds an attempt below the rescue time (River rescues only a job
 // past its timeout). The attempt yields at its first checkpoint after half
-// of it, and is stopped mid-step (redone by the next attempt) only when one
-// step outlasts the rest.
+// of it; one step that runs past 0.8 of it stops the research (errSlice).
 func (w *researchWorker) Timeout(*river.Job[ResearchArgs]) time.Duration {
 	return w.q.opt.RescueAfter * 9 / 10
 }
