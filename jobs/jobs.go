@@ -234,6 +234,7 @@ func (q *Queue) config() *river.Config {
 		JobTimeout:           -1,
 		RescueStuckJobsAfter: q.opt.RescueAfter,
 		FetchPollInterval:    q.opt.Poll,
+		RetryPolicy:          retryPolicy{q.opt.Backoff},
 		// A freed slot fetches again after at most this: a research takes
 		// tens of milliseconds offline, so River's 100 ms would idle it.
 		FetchCooldown: min(q.opt.Poll, 5*time.Millisecond),
@@ -366,6 +367,15 @@ func (q *Queue) Counts(ctx context.Context) ([]Count, error) {
 		out = append(out, c)
 	}
 	return out, rows.Err()
+}
+
+// retryPolicy is River's wait before a failed job's next attempt where its
+// worker has none of its own (a job whose arguments do not decode): the
+// queue's backoff, doubling.
+type retryPolicy struct{ base time.Duration }
+
+func (p retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
+	return time.Now().Add(p.base << min(job.Attempt, 6))
 }
 
 // liveStates are the states in which a unique job blocks another like it:
