@@ -165,7 +165,7 @@ func (a *App) ingestFiles(ctx context.Context, kbName string, files []store.Inge
 	}
 	opt := kb.AddOptions{Embedder: emb, URLOf: func(p string) (string, string) {
 		n := names[p]
-		return "kb://" + kbName + "/upload/" + url.PathEscape(n), n
+		return UploadURL(kbName, n), n
 	}}
 	r, err := svc.AddPaths(ctx, kbName, paths, opt)
 	*rep = r
@@ -173,6 +173,12 @@ func (a *App) ingestFiles(ctx context.Context, kbName string, files []store.Inge
 		return err
 	}
 	return NothingIngested(r)
+}
+
+// UploadURL is the source URL of an uploaded file: uploading a file of the
+// same name again replaces it.
+func UploadURL(kbName, fileName string) string {
+	return "kb://" + kbName + "/upload/" + url.PathEscape(fileName)
 }
 
 // NothingIngested is the error of an upload none of whose files could be

@@ -54,9 +54,6 @@ func (w *crawlWorker) Timeout(*river.Job[CrawlArgs]) time.Duration {
 }
 
 func (w *crawlWorker) Work(ctx context.Context, job *river.Job[CrawlArgs]) error {
-	if w.q.opt.Crawl == nil {
-		return river.JobSnooze(time.Second) // not this process's work
-	}
 	var log *store.CrawlLog
 	err := w.q.recovered("crawl", func() (err error) {
 		log, err = w.q.opt.Crawl.Crawl(ctx, job.Args)

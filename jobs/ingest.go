@@ -52,9 +52,6 @@ func (w *ingestWorker) NextRetry(job *river.Job[IngestArgs]) time.Time {
 }
 
 func (w *ingestWorker) Work(ctx context.Context, job *river.Job[IngestArgs]) error {
-	if w.q.opt.Ingest == nil {
-		return river.JobSnooze(time.Second) // not this process's work
-	}
 	err := w.q.recovered("ingest", func() error { return w.q.opt.Ingest.Ingest(ctx, job.Args.ID) })
 	switch {
 	case err == nil:

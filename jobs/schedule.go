@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/quarryhq/quarry/crawl"
@@ -56,4 +57,23 @@ func SetSchedule(ctx context.Context, st store.Store, kbID int64, spec ScheduleS
 		return nil, err
 	}
 	return st.ScheduleGet(ctx, kbID)
+}
+
+// ScheduleView is a schedule as the CLI and the API show it.
+type ScheduleView struct {
+	KB           string    `json:"knowledge_base"`
+	URL          string    `json:"url"`
+	Every        string    `json:"every"`
+	EverySeconds float64   `json:"every_seconds"`
+	NextAt       time.Time `json:"next_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+// View is sc as shown: its URL's query values redacted.
+func View(sc *store.Schedule) ScheduleView {
+	shown := sc.URL
+	if u, err := url.Parse(sc.URL); err == nil {
+		shown = fetch.Redact(u)
+	}
+	return ScheduleView{KB: sc.KB, URL: shown, Every: sc.Every.String(), EverySeconds: sc.Every.Seconds(), NextAt: sc.NextAt, UpdatedAt: sc.UpdatedAt}
 }

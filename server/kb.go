@@ -338,7 +338,7 @@ func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) {
 	}
 	opt := kb.AddOptions{Embedder: emb, URLOf: func(p string) (string, string) {
 		n := names[p]
-		return "kb://" + k.Name + "/upload/" + url.PathEscape(n), n
+		return app.UploadURL(k.Name, n), n
 	}}
 	if total > s.opt.SyncUploadBytes {
 		// A large upload is a job: its files are kept in the store, then
@@ -581,7 +581,7 @@ func (s *Server) putSchedule(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeJSON(w, http.StatusOK, scheduleJSON(sc))
+	s.writeJSON(w, http.StatusOK, jobs.View(sc))
 }
 
 func (s *Server) getSchedule(w http.ResponseWriter, r *http.Request) {
@@ -598,7 +598,7 @@ func (s *Server) getSchedule(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeJSON(w, http.StatusOK, scheduleJSON(sc))
+	s.writeJSON(w, http.StatusOK, jobs.View(sc))
 }
 
 func (s *Server) deleteSchedule(w http.ResponseWriter, r *http.Request) {
@@ -611,24 +611,6 @@ func (s *Server) deleteSchedule(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
-}
-
-// scheduleView is a schedule as the API shows it.
-type scheduleView struct {
-	KB           string    `json:"knowledge_base"`
-	URL          string    `json:"url"`
-	Every        string    `json:"every"`
-	EverySeconds float64   `json:"every_seconds"`
-	NextAt       time.Time `json:"next_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
-}
-
-func scheduleJSON(sc *store.Schedule) scheduleView {
-	shown := sc.URL
-	if u, err := url.Parse(sc.URL); err == nil {
-		shown = fetch.Redact(u)
-	}
-	return scheduleView{KB: sc.KB, URL: shown, Every: sc.Every.String(), EverySeconds: sc.Every.Seconds(), NextAt: sc.NextAt, UpdatedAt: sc.UpdatedAt}
 }
 
 // guardHost refuses a URL whose host is or resolves to an address the

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/quarryhq/quarry/crawl"
 	"github.com/quarryhq/quarry/fetch"
@@ -78,16 +79,21 @@ Every run writes a crawl log (see 'quarry kb logs'); a failed run is retried
 			return err
 		},
 	}
-	cmd.Flags().IntVar(&opt.MaxPages, "max-pages", 500, "most pages fetched per run (1-1000000)")
-	cmd.Flags().IntVar(&opt.MaxDepth, "max-depth", 5, "most links followed from the start page (0-100)")
-	cmd.Flags().IntVar(&opt.Concurrency, "concurrency", 4, "pages fetched at once (1-64)")
-	cmd.Flags().BoolVar(&opt.NoSitemap, "no-sitemap", false, "do not read sitemap.xml")
-	cmd.Flags().BoolVar(&opt.WholeHost, "whole-host", false, "crawl the whole host, not only the pages under the start URL's path")
-	cmd.Flags().DurationVar(&delay, "delay", 250*time.Millisecond, "least time between requests to the site (a larger robots.txt Crawl-delay wins; 0 turns politeness off)")
+	crawlFlags(cmd.Flags(), &opt, &delay)
 	cmd.Flags().DurationVar(&every, "every", 0, "re-crawl on this schedule (e.g. 5m) until interrupted")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print each run's crawl log as JSON")
 	cmd.Flags().BoolVar(&create, "create", false, "create the knowledge base first if it does not exist")
 	return cmd
+}
+
+// crawlFlags are a crawl's options, for kb crawl and kb schedule.
+func crawlFlags(fl *pflag.FlagSet, opt *crawl.Options, delay *time.Duration) {
+	fl.IntVar(&opt.MaxPages, "max-pages", 500, "most pages fetched per run (1-1000000)")
+	fl.IntVar(&opt.MaxDepth, "max-depth", 5, "most links followed from the start page (0-100)")
+	fl.IntVar(&opt.Concurrency, "concurrency", 4, "pages fetched at once (1-64)")
+	fl.BoolVar(&opt.NoSitemap, "no-sitemap", false, "do not read sitemap.xml")
+	fl.BoolVar(&opt.WholeHost, "whole-host", false, "crawl the whole host, not only the pages under the start URL's path")
+	fl.DurationVar(delay, "delay", 250*time.Millisecond, "least time between requests to the site (a larger robots.txt Crawl-delay wins; 0 turns politeness off)")
 }
 
 func (a *cli) kbLogsCmd() *cobra.Command {

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -75,25 +74,15 @@ base deletes its schedule.`,
 	fl.DurationVar(&spec.Every, "every", jobs.DefaultEvery, "time between crawls (at least 1s)")
 	fl.BoolVar(&off, "off", false, "remove the schedule")
 	fl.BoolVar(&asJSON, "json", false, "print JSON")
-	fl.IntVar(&spec.Options.MaxPages, "max-pages", 500, "most pages fetched per run (1-1000000)")
-	fl.IntVar(&spec.Options.MaxDepth, "max-depth", 5, "most links followed from the start page (0-100)")
-	fl.IntVar(&spec.Options.Concurrency, "concurrency", 4, "pages fetched at once (1-64)")
-	fl.BoolVar(&spec.Options.NoSitemap, "no-sitemap", false, "do not read sitemap.xml")
-	fl.BoolVar(&spec.Options.WholeHost, "whole-host", false, "crawl the whole host, not only the pages under the start URL's path")
-	fl.DurationVar(&spec.Delay, "delay", 250*time.Millisecond, "least time between requests to the site")
+	crawlFlags(fl, &spec.Options, &spec.Delay)
 	return cmd
 }
 
 func (a *cli) printSchedule(sc *store.Schedule, asJSON bool) error {
 	if asJSON {
-		return writeJSON(a.stdout, scheduleView(sc))
+		return writeJSON(a.stdout, jobs.View(sc))
 	}
 	fmt.Fprintf(a.stdout, "%s: crawl %s every %s; next run due %s (a quarry serve or quarry worker on this store runs it)\n",
 		sc.KB, sc.URL, sc.Every, sc.NextAt.Local().Format("2006-01-02 15:04:05"))
 	return nil
-}
-
-// scheduleView is a schedule as the CLI and the API show it.
-func scheduleView(sc *store.Schedule) map[string]any {
-	return map[string]any{"knowledge_base": sc.KB, "url": sc.URL, "every": sc.Every.String(), "next_at": sc.NextAt, "updated_at": sc.UpdatedAt}
 }
