@@ -19,7 +19,7 @@ import (
 func BenchmarkWorkerThroughput(b *testing.B) {
 	ctx := context.Background()
 	wiki := filepath.Join("..", "examples", "wiki", "corpus.jsonl")
-	qs := hotpotQuestions(b, 20)
+	qs := hotpotQuestions(b, 40)
 	dir := b.TempDir()
 	a := app.New(app.Config{DataDir: dir, Embedder: "hash"}, nil)
 	defer a.Close()

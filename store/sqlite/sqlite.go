@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
+	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -21,6 +23,10 @@ import (
 
 //go:embed migrations/*.sql
 var migrations embed.FS
+
+// busyWait is how long a writer waits for the database's one write lock:
+// first in this process's queue (writeGate), then in SQLite's busy handler.
+const busyWait = 10 * time.Second
 
 // Store is the SQLite backend.
 type Store struct {
@@ -38,14 +44,15 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		}
 	}
 	q := url.Values{}
-	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(1)"} {
+	for _, p := range []string{"busy_timeout(" + strconv.Itoa(int(busyWait/time.Millisecond)) + ")", "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(1)"} {
 		q.Add("_pragma", p)
 	}
 	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	base, err := sqlite.NewConnector("file:" + path + "?" + q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
+	db := sql.OpenDB(gatedConnector{Connector: base, gate: newWriteGate(busyWait)})
 	if path == ":memory:" {
 		db.SetMaxOpenConns(1)
 	}
