@@ -24,13 +24,13 @@ import (
 // upload's job over (its files are kept in the store) and finishes it:
 // the upload ends completed and the whole document is searchable.
 func TestKillDuringUpload(t *testing.T) {
-	kib, rescue := 2048, "40s"
+	kib, rescue, wait := 2048, "40s", 5*time.Minute
 	if raceOn {
 		kib = 320
 	}
 	if v := os.Getenv("QUARRY_TEST_UPLOAD_MB"); v != "" {
 		mb, _ := strconv.Atoi(v)
-		kib, rescue = mb<<10, "4m30s"
+		kib, rescue, wait = mb<<10, "4m30s", 15*time.Minute // the rescue, then the whole ingest
 	}
 	data := t.TempDir()
 	if _, errOut, err := run(t, data, "kb", "create", "big"); err != nil {
@@ -95,7 +95,8 @@ func TestKillDuringUpload(t *testing.T) {
 		t.Fatal("part of the document is searchable after the kill")
 	}
 	_, base = serve()
-	deadline := time.Now().Add(5 * time.Minute)
+	restarted := time.Now()
+	deadline := restarted.Add(wait)
 	var st struct {
 		Status string
 		Error  *struct{ Message string }
@@ -121,7 +122,7 @@ func TestKillDuringUpload(t *testing.T) {
 	if !searchable() {
 		t.Fatal("the finished upload is not searchable")
 	}
-	t.Logf("%d KiB upload finished after the kill: %d chunks", kib, st.Report.Chunks)
+	t.Logf("%d KiB upload finished %s after the restart: %d chunks", kib, time.Since(restarted).Round(time.Second), st.Report.Chunks)
 }
 
 type serverProc struct{ cmd *exec.Cmd }
