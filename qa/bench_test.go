@@ -224,7 +224,7 @@ func startsWord(text, gold string) bool {
 type question struct{ Question, Answer, Absent string }
 
 // readQuestions reads a JSON Lines file of questions; a missing file fails
-// the benchmark (the README's figures need it).
+// the benchmark (docs/benchmarks.md's figures need it).
 func readQuestions(b *testing.B, path string) []question {
 	out, err := jsonx.ReadLinesFile[question](path)
 	if err != nil {

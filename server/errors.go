@@ -168,7 +168,7 @@ const (
 // trailing data and bodies over the limit are errors naming what broke.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 	// curl -d sends its default form type with a JSON body: read it as
-	// JSON too, as the README's examples do.
+	// JSON too, as the examples in docs/http-api.md do.
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") && !strings.HasPrefix(ct, "application/x-www-form-urlencoded") {
 		return &httpError{status: http.StatusUnsupportedMediaType, code: errcode.Invalid, field: "Content-Type", msg: fmt.Sprintf("must be application/json, got %q", ct)}
 	}

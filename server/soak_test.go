@@ -20,7 +20,7 @@ import (
 )
 
 // BenchmarkSoak runs mixed traffic for QUARRY_SOAK (default 30s; the
-// README's figure is 10m): researches on the offline engine, searches,
+// docs/benchmarks.md's figure is 10m): researches on the offline engine, searches,
 // uploads and WebSocket watchers joining and leaving, under a per-address
 // rate limit it is meant to hit. Any answer other than the expected one
 // or a 429 fails it. It reports requests, 429s, and goroutines and heap in

@@ -76,7 +76,7 @@ func goodReply(schema string) string {
 	return `{}`
 }
 
-// TestFaults is the README's fault table: what a user sees when the model
+// TestFaults is the table in docs/faults.md: what a user sees when the model
 // misbehaves. Structured-output faults are repaired or retried; a model
 // that is rate limited, failing, silent or unreachable fails the research
 // (resumable) with the cause named, never "completed" with nothing read.
