@@ -110,7 +110,7 @@ func BenchmarkEvalSciFact(b *testing.B) {
 
 // BenchmarkRetrieveSciFact retrieves every SciFact train claim through a
 // test pipeline (hybrid, top 10) and reports the p50 and p99 of
-// retrieval_time (seed 004's target: under 3 s) and the share of queries
+// retrieval_time (target: under 3 s) and the share of queries
 // whose first result is golden. It needs ../shared/data/scifact.
 func BenchmarkRetrieveSciFact(b *testing.B) {
 	ctx := context.Background()

@@ -1,4 +1,4 @@
-// Package console is the RAG console's core (seed 004): pipelines
+// Package console is the RAG console's core: pipelines
 // (retrieval settings over a knowledge base, normal or test), evaluation
 // datasets (questions with golden chunks, imported from BEIR) and
 // retrieve, which marks golden chunks in a test pipeline. The seed's
@@ -375,7 +375,7 @@ func (s *Service) ImportBEIR(ctx context.Context, name, kbName string, queries [
 	return s.createDataset(ctx, name, k, qs)
 }
 
-// Chunk is a retrieved chunk (seed 004's RetrievedChunk).
+// Chunk is a retrieved chunk.
 type Chunk struct {
 	ChunkID      int64          `json:"chunk_id"`
 	DatasourceID string         `json:"datasource_id"`

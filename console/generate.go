@@ -30,7 +30,7 @@ const (
 	ModelOllama = "ollama"
 )
 
-// Generation defaults (seed 004's GenerationParamsRequest).
+// Generation defaults.
 const (
 	DefaultTemperature = 0.7
 	DefaultMaxTokens   = 1000
@@ -185,7 +185,7 @@ func NewProvider(m ModelConfig, o ProviderOptions) (llm.Provider, error) {
 	return openai.New(openai.Config{BaseURL: m.endpoint(), APIKey: m.APIKey, Model: m.ModelName, Timeout: o.Timeout, MaxRetries: retries, HTTPClient: o.HTTPClient})
 }
 
-// GenerateRequest is seed 004's AnswerRequest, plus an optional chat.
+// GenerateRequest is a retrieval and a model's answer request, plus an optional chat.
 type GenerateRequest struct {
 	Pipeline string      `json:"pipeline_id"`
 	Query    string      `json:"query"`
@@ -210,7 +210,7 @@ func (r *GenerateRequest) Check() error {
 	return r.Model.Check()
 }
 
-// Generation is seed 004's AnswerResponse, plus the citation check.
+// Generation is the model's answer with its chunks, plus the citation check.
 type Generation struct {
 	Query   string  `json:"query"`
 	Answer  string  `json:"answer"`
@@ -249,7 +249,7 @@ func (e *GenerateError) ErrorCode() errcode.Code {
 	return errcode.Unavailable
 }
 
-// MaxChatMessages is the console chat's cap (seed 004).
+// MaxChatMessages is the console chat's cap.
 const MaxChatMessages = 50
 
 const generateSystem = `You answer questions from the numbered passages you are given, and from nothing else.
@@ -379,7 +379,7 @@ func (s *Service) NewChat(ctx context.Context, firstQuery string) (*session.Sess
 	return s.Chats.Create(ctx, qa.Language(firstQuery))
 }
 
-// ClearChat ends a chat (seed 004's CLEARED).
+// ClearChat ends a chat, deleting its messages.
 func (s *Service) ClearChat(ctx context.Context, id string) error {
 	if s.Chats == nil {
 		return errors.New("console: this service keeps no chats")

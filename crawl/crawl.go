@@ -1,4 +1,4 @@
-// Package crawl crawls a website into a knowledge base (seed 003): one site,
+// Package crawl crawls a website into a knowledge base: one site,
 // its sitemap.xml and robots.txt, depth and page limits, concurrent fetches
 // through the politeness and SSRF rules of package fetch. Re-crawls send
 // conditional requests (ETag, Last-Modified) so an unchanged page is neither

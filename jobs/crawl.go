@@ -153,7 +153,7 @@ func decodeScheduleOptions(b []byte, a *CrawlArgs) error {
 	return nil
 }
 
-// PurgeArgs purge crawl logs older than crawl.LogRetention (seed 003: 90
+// PurgeArgs purge crawl logs older than crawl.LogRetention (90
 // days), chat sessions past remembering, and the files of uploads whose
 // request died before the upload was recorded.
 type PurgeArgs struct{}

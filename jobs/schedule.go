@@ -12,7 +12,7 @@ import (
 	"github.com/quarryhq/quarry/store"
 )
 
-// DefaultEvery is a schedule's interval when none is given (seed 003: a
+// DefaultEvery is a schedule's interval when none is given (a
 // knowledge base re-crawls its site every 5 minutes).
 const DefaultEvery = 5 * time.Minute
 

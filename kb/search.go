@@ -30,7 +30,7 @@ const (
 	FusionWeighted = "weighted"
 )
 
-// MaxQueryChars bounds a query (seed 004: 1–10,000 characters).
+// MaxQueryChars bounds a query (1–10,000 characters).
 const MaxQueryChars = 10000
 
 // Query is a search request.

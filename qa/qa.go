@@ -1,4 +1,4 @@
-// Package qa answers questions over a knowledge base (seed 003 §1–2): in
+// Package qa answers questions over a knowledge base: in
 // the question's language, from that language's chunks, with the source
 // URLs it used, a confidence, up to three follow-up suggestions drawn from
 // what the knowledge base holds, and "I don't know" when the evidence is

@@ -59,7 +59,7 @@ type AnalyzeInput struct {
 	Topics []string
 }
 
-// Analysis is the reflect agent's output (seed 002 §2, 000 §3).
+// Analysis is the reflect agent's output.
 type Analysis struct {
 	Learnings  []Learning  `json:"learnings"`
 	Directions []Direction `json:"directions"`

@@ -11,7 +11,7 @@ import (
 const (
 	EventStatus   = "status"   // query status and stage changed
 	EventAgent    = "agent"    // an agent's state changed
-	EventMessage  = "message"  // an agent message (seed 000 §7)
+	EventMessage  = "message"  // an agent message
 	EventSource   = "source"   // a source was read
 	EventLearning = "learning" // a learning was kept
 	EventWarning  = "warning"  // something degraded (a source failed, a budget stopped the loop)
@@ -19,7 +19,7 @@ const (
 	EventReport   = "report"   // the report is written
 )
 
-// Agents (seed 000).
+// Agents.
 const (
 	AgentPlanner    = "planner"
 	AgentResearcher = "researcher"
@@ -27,7 +27,7 @@ const (
 	AgentWriter     = "writer"
 )
 
-// Agent states (seed 000 §3).
+// Agent states.
 const (
 	AgentIdle      = "idle"
 	AgentThinking  = "thinking"
@@ -36,7 +36,7 @@ const (
 	AgentFailed    = "failed"
 )
 
-// Message kinds (seed 000 §7).
+// Message kinds.
 const (
 	MsgRequest      = "request"
 	MsgResponse     = "response"
@@ -68,7 +68,7 @@ type StatusChange struct {
 	Stage  string `json:"stage"`
 }
 
-// AgentState is one agent's state (seed 000 §3).
+// AgentState is one agent's state.
 type AgentState struct {
 	Agent    string  `json:"agent"`
 	Status   string  `json:"status"`
@@ -79,7 +79,7 @@ type AgentState struct {
 	Error  string `json:"error,omitempty"`
 }
 
-// AgentMessage is one entry of the agent message log (seed 000 §7). An
+// AgentMessage is one entry of the agent message log. An
 // empty To is a broadcast.
 type AgentMessage struct {
 	From    string `json:"from"`

@@ -476,7 +476,7 @@ func countNew(sqs []SubQuestion) int {
 }
 
 // childBreadth is how many follow-up sub-questions a round may open: half
-// the breadth, at least two (seed 002 narrows breadth as it goes deeper).
+// the breadth, at least two (breadth narrows as the research goes deeper).
 func childBreadth(e Effort) int { return max(2, (e.MaxSub+1)/2) }
 
 // decide stops when the analysis says the question is answered with enough

@@ -9,7 +9,7 @@ import (
 	"github.com/quarryhq/quarry/store"
 )
 
-// Levels (seed 001).
+// Levels.
 const (
 	LevelQuick         = "quick"
 	LevelStandard      = "standard"
@@ -21,7 +21,7 @@ const (
 	MaxQuestionChars = 2000
 	MaxDepth         = 5
 	MaxBreadth       = 20
-	// DefaultConfidence is the early-stop threshold (seed 002).
+	// DefaultConfidence is the early-stop threshold.
 	DefaultConfidence = 0.7
 	// ResultsPerSearch is how many hits each sub-question's search keeps
 	// when the breadth is set by a level.
@@ -61,7 +61,7 @@ type Effort struct {
 }
 
 // Validate checks the question and options and fills defaults. A
-// legacy --depth N given alone (seed 002) means one pass with breadth N:
+// legacy --depth N given alone means one pass with breadth N:
 // the caller turns it into Breadth N, Depth 0.
 func Validate(question string, o *Options) (string, error) {
 	// Control characters (a terminal's ESC sequences) and invalid bytes
@@ -123,7 +123,7 @@ func Validate(question string, o *Options) (string, error) {
 // write a report.
 const MinTokenBudget = 8000
 
-// Effort resolves validated options. Levels (seed 001): quick 3–5
+// Effort resolves validated options. Levels: quick 3–5
 // sub-questions, standard 5–7, both depth 1; comprehensive 7–10, depth 2.
 // Depth counts sub-question levels below the root ones, so a level's
 // depth 1 allows one round of follow-up sub-questions.

@@ -15,7 +15,7 @@ import (
 	"github.com/quarryhq/quarry/store"
 )
 
-// Thread statuses (seed 000 §2): idle is an active thread with no activity
+// Thread statuses: idle is an active thread with no activity
 // for IdleAfter.
 const (
 	ThreadActive = "active"

@@ -1,5 +1,5 @@
 // Package research is Quarry's research engine: the iterative loop of plan →
-// execute → analyze → decide → write (SPEC §1) over any set of search
+// execute → analyze → decide → write over any set of search
 // sources, with token and time budgets that keep a reserve for the report,
 // typed events for every agent, and checkpoints after every step so a run
 // can be resumed. The thinking is done by an Engine: one backed by a
@@ -18,7 +18,7 @@ import (
 	"github.com/quarryhq/quarry/search"
 )
 
-// Query statuses (seed 000).
+// Query statuses.
 const (
 	StatusPending    = "pending"
 	StatusProcessing = "processing"
@@ -28,7 +28,7 @@ const (
 	StatusCanceled = "canceled"
 )
 
-// Stages (seed 001).
+// Stages.
 const (
 	StagePlanning     = "planning"
 	StageExecuting    = "executing"
@@ -39,7 +39,7 @@ const (
 )
 
 // stageAnalyzing keys the analyses' usage and time: they run within the
-// executing stage but are accounted apart (seed 000's reflect agent).
+// executing stage but are accounted apart (reflect agent).
 const stageAnalyzing = "analyzing"
 
 // stageChecking keys the citation judge's usage and time: it runs within
@@ -91,7 +91,7 @@ type Research struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// Plan is the planning agent's output (seed 000 §5, 001 §2–3).
+// Plan is the planning agent's output.
 type Plan struct {
 	Strategy         string   `json:"strategy"`
 	Keywords         []string `json:"keywords"`
@@ -119,7 +119,7 @@ const (
 	SubFailed  = "failed"
 )
 
-// SubQuestion is one question the research pursues (seed 001 §3). Root
+// SubQuestion is one question the research pursues. Root
 // sub-questions have depth 0; a child follows a direction its parent's
 // round found and has depth parent+1.
 type SubQuestion struct {
@@ -154,7 +154,7 @@ type Source struct {
 	Content string `json:"content,omitempty"`
 }
 
-// MaxContentChars is kept per source (seed 001 §4).
+// MaxContentChars is kept per source.
 const MaxContentChars = 10000
 
 // Learning is something the research learned, with the sources that say it.
@@ -167,7 +167,7 @@ type Learning struct {
 	Score         float64 `json:"score,omitempty"`
 }
 
-// MaxLearnings is how many of the most recent learnings are kept (seed 002).
+// MaxLearnings is how many of the most recent learnings are kept.
 const MaxLearnings = 20
 
 // Round records one pass of execute → analyze → decide.
@@ -207,7 +207,7 @@ type Conflict struct {
 	Confidence float64 `json:"confidence"`
 }
 
-// Metadata describes the report (seed 001 §7).
+// Metadata describes the report.
 type Metadata struct {
 	// SourcesByKind counts the sources read per kind (kb, web, arxiv, …).
 	SourcesByKind map[string]int `json:"sources_by_kind"`

@@ -106,7 +106,7 @@ func (x *run) metadata(rep *Report) Metadata {
 }
 
 // QualityScore rates a report 0–1 from its length, its sources and how
-// much of its evidence was verified (seed 001 §8):
+// much of its evidence was verified:
 //
 //	0.4 × min(1, words / 1500) + 0.3 × min(1, references / 10) + 0.3 × verification rate
 func QualityScore(m Metadata) float64 {

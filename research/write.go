@@ -203,7 +203,7 @@ func (x *run) judge(ctx context.Context, j Judge, name string, ck *Checks, passe
 	x.agent(AgentReflector, AgentCompleted, 1, "", fmt.Sprintf("judged %d passages; %d supported of %d cited", ck.Judged, ck.Supported, ck.CitedPassages))
 }
 
-// Report length targets (seed 001 §7), met as far as the evidence allows:
+// Report length targets, met as far as the evidence allows:
 // an executive summary of 200–500 words, sections of at least 300 words
 // drawing on at least 3 sources.
 const (

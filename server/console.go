@@ -159,7 +159,7 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// generate answers seed 004's AnswerRequest. With Accept:
+// generate retrieves and has a model answer. With Accept:
 // text/event-stream the answer streams as "delta" events and ends with an
 // "answer" event (the whole response) or an "error" event. A model that
 // fails is a 502 with the timings spent.

@@ -1,4 +1,4 @@
-// Package session keeps Q&A conversations (seed 003 §1): a session has a
+// Package session keeps Q&A conversations: a session has a
 // language, its creation and last activity times and at most 50 messages,
 // the oldest dropped first, and it expires 30 minutes after its last
 // activity, refreshed on each. Two stores keep them behind one interface:
@@ -19,11 +19,11 @@ import (
 	"github.com/quarryhq/quarry/errcode"
 )
 
-// Limits (seed 003 §1–2).
+// Limits.
 const (
 	MaxMessages       = 50
 	TTL               = 30 * time.Minute
-	MaxContentChars   = 10000 // seed 004's message rule (a Q&A question's own 2,000 is qa's)
+	MaxContentChars   = 10000 // a console message's limit (a Q&A question's own 2,000 is qa's)
 	MaxSuggestions    = 3
 	MaxSuggestionChar = 200
 	// Remember is how long an expired session is still known to have

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Dataset is an evaluation dataset (seed 004): questions with their
+// Dataset is an evaluation dataset: questions with their
 // golden chunks, over one knowledge base.
 type Dataset struct {
 	ID          int64     `json:"id"`
@@ -32,7 +32,7 @@ type DatasetQuestion struct {
 	Golden    []GoldenRef `json:"golden"`
 }
 
-// Pipeline is a retrieval configuration over a knowledge base (seed 004):
+// Pipeline is a retrieval configuration over a knowledge base:
 // type normal or test (a test pipeline marks golden chunks), an optional
 // dataset, and its settings as JSON.
 type Pipeline struct {

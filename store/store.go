@@ -45,7 +45,7 @@ type KB struct {
 }
 
 // Source is one document in a knowledge base: a crawled page or an ingested
-// file or corpus record (seed 003 §3).
+// file or corpus record.
 type Source struct {
 	ID           int64             `json:"id"`
 	KBID         int64             `json:"kb_id"`
@@ -63,7 +63,7 @@ type Source struct {
 	FailCount    int               `json:"fail_count"`
 }
 
-// Chunk is a piece of a source's content, at most 512 tokens (seed 003 §4).
+// Chunk is a piece of a source's content, at most 512 tokens.
 type Chunk struct {
 	ID         int64     `json:"id"`
 	SourceID   int64     `json:"source_id"`
@@ -93,7 +93,7 @@ type ChunkState struct {
 	IsStale bool
 }
 
-// CrawlLog records one crawl run (seed 003 §5).
+// CrawlLog records one crawl run.
 type CrawlLog struct {
 	ID              int64      `json:"id"`
 	KBID            int64      `json:"kb_id"`
@@ -390,7 +390,7 @@ type Research struct {
 }
 
 // Thread is a conversation: researches asked one after another, each a
-// follow-up of the ones before (seed 000 §2).
+// follow-up of the ones before.
 type Thread struct {
 	ID           string    `json:"id"`
 	Title        string    `json:"title"`
@@ -489,7 +489,7 @@ func (e *LeaseError) ErrorCode() errcode.Code { return errcode.Conflict }
 var storedSchemes = []string{"http://", "https://", "file://", "kb://"}
 
 // CheckSourceURL is the rule for a source URL: an http, https, file or kb
-// URL of at most 500 characters (seed 003) with no control characters.
+// URL of at most 500 characters with no control characters.
 func CheckSourceURL(u string) error {
 	scheme := false
 	for _, p := range storedSchemes {
@@ -503,7 +503,7 @@ func CheckSourceURL(u string) error {
 	case strings.ContainsFunc(u, func(r rune) bool { return r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 }):
 		return &ValidationError{Field: "url", Rule: "must not contain control characters"}
 	case utf8.RuneCountInString(u) > 500:
-		return &ValidationError{Field: "url", Rule: "must be at most 500 characters (seed 003)"}
+		return &ValidationError{Field: "url", Rule: "must be at most 500 characters"}
 	}
 	return nil
 }
@@ -531,7 +531,7 @@ func Transient(err error) bool {
 		strings.HasSuffix(err.Error(), "conn closed")
 }
 
-// Schedule is a knowledge base's re-crawl schedule (seed 003: every 5
+// Schedule is a knowledge base's re-crawl schedule (every 5
 // minutes by default).
 type Schedule struct {
 	KBID int64 `json:"-"`

@@ -103,7 +103,7 @@ func (a *cli) runResearch(cmd *cobra.Command, f researchFlags, question string) 
 	if cmd.Flags().Changed("depth") {
 		opts.Depth, opts.DepthSet = f.depth, true
 		if !cmd.Flags().Changed("breadth") {
-			// Seed 002: --depth N alone is the old single pass of breadth N.
+			// --depth N alone is the old single pass of breadth N.
 			opts.Breadth, opts.Depth = f.depth, 0
 			if f.depth < 1 || f.depth > research.MaxBreadth {
 				return usageError{fmt.Errorf("depth: given alone it is the breadth of a single pass and must be between 1 and %d, got %d", research.MaxBreadth, f.depth)}

@@ -17,7 +17,7 @@ func (a *cli) kbScheduleCmd() *cobra.Command {
 		Use:   "schedule NAME [URL]",
 		Short: "Show, set (with URL) or remove (--off) a knowledge base's scheduled re-crawl",
 		Long: `A knowledge base's re-crawl schedule is stored with it: every --every
-(default 5m, seed 003's interval) one crawl of URL is queued as a job, run by
+(default 5m) one crawl of URL is queued as a job, run by
 whichever quarry serve or quarry worker on this store takes it — once per
 interval however many run, never two crawls of one knowledge base at once.
 A failed run is retried 3 times with backoff before its log says failed.

@@ -19,7 +19,7 @@ import (
 	"github.com/tiktoken-go/tokenizer"
 )
 
-// Defaults from seed 003 §4.
+// Defaults: chunks of at most 512 tokens, overlapping by 50.
 const (
 	DefaultMaxTokens = 512
 	DefaultOverlap   = 50

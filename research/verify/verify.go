@@ -1,5 +1,5 @@
 // Package verify extracts facts from the sources a research read and checks
-// them against each other (seed 001 §5–6): a fact is verified when sources
+// them against each other: a fact is verified when sources
 // from at least two domains state it; facts on the same topic that give
 // different numbers or dates form a discrepancy, resolved by consensus
 // (three or more sources against one), recency (the newer source), or
@@ -119,7 +119,7 @@ const (
 	Uncertainty = "uncertainty"
 )
 
-// Limits on a fact's text (seed 001 §5).
+// Limits on a fact's text.
 const (
 	MinFactChars = 10
 	MaxFactChars = 500

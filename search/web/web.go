@@ -45,7 +45,7 @@ type Pager interface {
 	Page(ctx context.Context, url string, cond fetch.Request) (*fetch.Page, error)
 }
 
-// MaxContent caps the text kept per page (seed 001 §4).
+// MaxContent caps the text kept per page.
 const MaxContent = 10000
 
 // Source is a search.Source over an Engine that fetches each hit's page.

@@ -747,7 +747,7 @@ func (s *DB) CrawlLogList(ctx context.Context, kbID int64, limit int) ([]store.C
 	return out, rows.Err()
 }
 
-// CrawlLogPurge deletes logs started before olderThan (seed 003: 90 days).
+// CrawlLogPurge deletes logs started before olderThan (90 days).
 func (s *DB) CrawlLogPurge(ctx context.Context, olderThan time.Time) (int, error) {
 	res, err := s.SQL.ExecContext(ctx, s.q(`DELETE FROM crawl_logs WHERE started_at < ?`), s.tm(olderThan))
 	if err != nil {

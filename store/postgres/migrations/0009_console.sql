@@ -1,4 +1,4 @@
--- The RAG console (seed 004): evaluation datasets and pipelines.
+-- The RAG console: evaluation datasets and pipelines.
 CREATE TABLE eval_datasets (
     id          BIGSERIAL PRIMARY KEY,
     name        TEXT NOT NULL UNIQUE,

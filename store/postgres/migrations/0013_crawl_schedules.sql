@@ -1,4 +1,4 @@
--- A knowledge base's re-crawl schedule (seed 003: every 5 minutes). Any
+-- A knowledge base's re-crawl schedule (every 5 minutes). Any
 -- process running jobs reads the due ones; next_at moves by compare-and-set,
 -- so each due run is queued once.
 CREATE TABLE crawl_schedules (

@@ -1,4 +1,4 @@
--- Conversation threads (seed 000 §2): every research belongs to one.
+-- Conversation threads: every research belongs to one.
 CREATE TABLE threads (
     id            TEXT PRIMARY KEY,
     title         TEXT NOT NULL,
