@@ -34,18 +34,17 @@ func (s *Server) console(ctx context.Context, chats bool) (*console.Service, err
 
 // consoleCall runs fn with the console service and writes its result
 // with status, or its error.
-func consoleCall[T any](s *Server, w http.ResponseWriter, r *http.Request, status int, fn func(ctx context.Context, svc *console.Service) (T, error)) {
+func consoleCall[T any](s *Server, w http.ResponseWriter, r *http.Request, status int, fn func(ctx context.Context, svc *console.Service) (T, error)) error {
 	svc, err := s.console(r.Context(), false)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	v, err := fn(r.Context(), svc)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	s.writeJSON(w, status, v)
+	return nil
 }
 
 type pipelineRequest struct {
@@ -72,40 +71,38 @@ func datasetRef(raw *json.RawMessage) (string, error) {
 	return "", badRequest("dataset_id", "must be a dataset id (a number) or name")
 }
 
-func (s *Server) createPipeline(w http.ResponseWriter, r *http.Request) {
+func (s *Server) createPipeline(w http.ResponseWriter, r *http.Request) error {
 	var req pipelineRequest
 	if err := s.decode(w, r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	ds, err := datasetRef(req.DatasetID)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if req.Type == "" {
 		req.Type = console.TypeNormal
 	}
-	consoleCall(s, w, r, http.StatusCreated, func(ctx context.Context, svc *console.Service) (*console.Pipeline, error) {
+	return consoleCall(s, w, r, http.StatusCreated, func(ctx context.Context, svc *console.Service) (*console.Pipeline, error) {
 		return svc.CreatePipeline(ctx, console.PipelineSpec{Name: req.Name, Type: req.Type, KB: req.KnowledgeBase, Dataset: ds, Settings: req.Settings})
 	})
 }
 
-func (s *Server) listPipelines(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listPipelines(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	consoleCall(s, w, r, http.StatusOK, func(ctx context.Context, svc *console.Service) (map[string]any, error) {
+	return consoleCall(s, w, r, http.StatusOK, func(ctx context.Context, svc *console.Service) (map[string]any, error) {
 		ps, err := svc.Pipelines(ctx, q.Get("dataset_id"), q.Get("pipeline_type"))
 		return map[string]any{"pipelines": ps}, err
 	})
 }
 
-func (s *Server) getPipeline(w http.ResponseWriter, r *http.Request) {
-	consoleCall(s, w, r, http.StatusOK, func(ctx context.Context, svc *console.Service) (*console.Pipeline, error) {
+func (s *Server) getPipeline(w http.ResponseWriter, r *http.Request) error {
+	return consoleCall(s, w, r, http.StatusOK, func(ctx context.Context, svc *console.Service) (*console.Pipeline, error) {
 		return svc.Pipeline(ctx, r.PathValue("id"))
 	})
 }
 
-func (s *Server) updatePipeline(w http.ResponseWriter, r *http.Request) {
+func (s *Server) updatePipeline(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		Name      *string           `json:"name"`
 		Type      *string           `json:"pipeline_type"`
@@ -113,48 +110,45 @@ func (s *Server) updatePipeline(w http.ResponseWriter, r *http.Request) {
 		Settings  *console.Settings `json:"settings"`
 	}
 	if err := s.decode(w, r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	u := console.PipelineUpdate{Name: req.Name, Type: req.Type, Settings: req.Settings}
 	if req.DatasetID != nil { // null removes the dataset
 		ds, err := datasetRef(req.DatasetID)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		u.Dataset = &ds
 	}
-	consoleCall(s, w, r, http.StatusOK, func(ctx context.Context, svc *console.Service) (*console.Pipeline, error) {
+	return consoleCall(s, w, r, http.StatusOK, func(ctx context.Context, svc *console.Service) (*console.Pipeline, error) {
 		return svc.UpdatePipeline(ctx, r.PathValue("id"), u)
 	})
 }
 
-func (s *Server) deletePipeline(w http.ResponseWriter, r *http.Request) {
+func (s *Server) deletePipeline(w http.ResponseWriter, r *http.Request) error {
 	svc, err := s.console(r.Context(), false)
 	if err == nil {
 		err = svc.DeletePipeline(r.Context(), r.PathValue("id"))
 	}
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
-func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) {
+func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		Query string `json:"query"`
 		TopK  int    `json:"top_k"`
 	}
 	if err := s.decode(w, r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if req.TopK == 0 {
 		req.TopK = 5
 	}
-	consoleCall(s, w, r, http.StatusOK, func(ctx context.Context, svc *console.Service) (*console.Retrieval, error) {
+	return consoleCall(s, w, r, http.StatusOK, func(ctx context.Context, svc *console.Service) (*console.Retrieval, error) {
 		return svc.Retrieve(ctx, r.PathValue("id"), req.Query, req.TopK)
 	})
 }
@@ -163,15 +157,13 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) {
 // text/event-stream the answer streams as "delta" events and ends with an
 // "answer" event (the whole response) or an "error" event. A model that
 // fails is a 502 with the timings spent.
-func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
+func (s *Server) generate(w http.ResponseWriter, r *http.Request) error {
 	var req console.GenerateRequest
 	if err := s.decode(w, r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if req.Pipeline != "" && req.Pipeline != r.PathValue("id") {
-		s.writeError(w, r, invalid("pipeline_id", "must be empty or the pipeline of the path"))
-		return
+		return invalid("pipeline_id", "must be empty or the pipeline of the path")
 	}
 	req.Pipeline = r.PathValue("id")
 	if req.TopK == 0 {
@@ -179,20 +171,17 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
 	}
 	// Bad input is a 4xx before a chat is started or a stream begins.
 	if err := req.Check(); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	ctx := r.Context()
 	svc, err := s.console(ctx, req.ChatID != "")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if req.ChatID == "new" {
 		chat, err := svc.NewChat(ctx, req.Query)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		req.ChatID = chat.ID
 	}
@@ -200,10 +189,10 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
 		g, err := svc.Generate(ctx, req, nil)
 		if err != nil {
 			s.writeGenerateError(w, r, err)
-			return
+			return nil
 		}
 		s.writeJSON(w, http.StatusOK, g)
-		return
+		return nil
 	}
 	rc := http.NewResponseController(w)
 	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
@@ -224,9 +213,10 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
 		status, body := s.generateError(r, err)
 		body["status"] = status
 		send("error", body)
-		return
+		return nil
 	}
 	send("answer", g)
+	return nil
 }
 
 func (s *Server) writeGenerateError(w http.ResponseWriter, r *http.Request, err error) {
@@ -257,28 +247,26 @@ func (s *Server) generateError(r *http.Request, err error) (int, map[string]any)
 	}
 }
 
-func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		Language string `json:"language"`
 	}
 	if err := s.decode(w, r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if req.Language == "" {
 		req.Language = "en"
 	}
 	st, err := s.app.Sessions(r.Context())
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	chat, err := st.Create(r.Context(), req.Language)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	s.writeJSON(w, http.StatusCreated, chat)
+	return nil
 }
 
 type datasetRequest struct {
@@ -293,17 +281,15 @@ type datasetRequest struct {
 
 // createDataset imports a dataset: questions in the JSON Lines format's
 // objects, or BEIR queries (JSON Lines) and qrels (TSV) as text.
-func (s *Server) createDataset(w http.ResponseWriter, r *http.Request) {
+func (s *Server) createDataset(w http.ResponseWriter, r *http.Request) error {
 	var req datasetRequest
 	if err := s.decode(w, r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if (len(req.Questions) > 0) == (req.BEIR != nil) {
-		s.writeError(w, r, invalid("questions", "give questions or beir (queries and qrels), one of them"))
-		return
+		return invalid("questions", "give questions or beir (queries and qrels), one of them")
 	}
-	consoleCall(s, w, r, http.StatusCreated, func(ctx context.Context, svc *console.Service) (any, error) {
+	return consoleCall(s, w, r, http.StatusCreated, func(ctx context.Context, svc *console.Service) (any, error) {
 		if req.BEIR != nil {
 			queries, err := corpus.ReadQueries(strings.NewReader(req.BEIR.Queries))
 			if err != nil {
@@ -328,15 +314,15 @@ func (s *Server) createDataset(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func (s *Server) listDatasets(w http.ResponseWriter, r *http.Request) {
-	consoleCall(s, w, r, http.StatusOK, func(ctx context.Context, svc *console.Service) (map[string]any, error) {
+func (s *Server) listDatasets(w http.ResponseWriter, r *http.Request) error {
+	return consoleCall(s, w, r, http.StatusOK, func(ctx context.Context, svc *console.Service) (map[string]any, error) {
 		ds, err := svc.Datasets(ctx)
 		return map[string]any{"datasets": ds}, err
 	})
 }
 
-func (s *Server) getDataset(w http.ResponseWriter, r *http.Request) {
-	consoleCall(s, w, r, http.StatusOK, func(ctx context.Context, svc *console.Service) (map[string]any, error) {
+func (s *Server) getDataset(w http.ResponseWriter, r *http.Request) error {
+	return consoleCall(s, w, r, http.StatusOK, func(ctx context.Context, svc *console.Service) (map[string]any, error) {
 		d, err := svc.Dataset(ctx, r.PathValue("id"))
 		if err != nil {
 			return nil, err
@@ -346,56 +332,53 @@ func (s *Server) getDataset(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func (s *Server) deleteDataset(w http.ResponseWriter, r *http.Request) {
+func (s *Server) deleteDataset(w http.ResponseWriter, r *http.Request) error {
 	svc, err := s.console(r.Context(), false)
 	if err == nil {
 		err = svc.DeleteDataset(r.Context(), r.PathValue("id"))
 	}
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
-func (s *Server) createEvaluation(w http.ResponseWriter, r *http.Request) {
+func (s *Server) createEvaluation(w http.ResponseWriter, r *http.Request) error {
 	var req console.EvalRequest
 	if err := s.decode(w, r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	svc, err := s.console(r.Context(), false)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	cmp, err := svc.Evaluate(r.Context(), req)
 	if err != nil {
 		s.writeGenerateError(w, r, err)
-		return
+		return nil
 	}
 	s.writeJSON(w, http.StatusCreated, cmp)
+	return nil
 }
 
-func (s *Server) listEvaluations(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listEvaluations(w http.ResponseWriter, r *http.Request) error {
 	limit, err := intParam(r, "limit", 20, 1, 200)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
-	consoleCall(s, w, r, http.StatusOK, func(ctx context.Context, svc *console.Service) (map[string]any, error) {
+	return consoleCall(s, w, r, http.StatusOK, func(ctx context.Context, svc *console.Service) (map[string]any, error) {
 		runs, err := svc.EvalRuns(ctx, r.URL.Query().Get("pipeline_id"), limit)
 		return map[string]any{"evaluations": runs}, err
 	})
 }
 
-func (s *Server) getEvaluation(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getEvaluation(w http.ResponseWriter, r *http.Request) error {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil {
-		s.writeError(w, r, errcode.New(errcode.NotFound, "id", fmt.Sprintf("evaluation run %q does not exist", r.PathValue("id"))))
-		return
+		return errcode.New(errcode.NotFound, "id", fmt.Sprintf("evaluation run %q does not exist", r.PathValue("id")))
 	}
-	consoleCall(s, w, r, http.StatusOK, func(ctx context.Context, svc *console.Service) (*console.Run, error) {
+	return consoleCall(s, w, r, http.StatusOK, func(ctx context.Context, svc *console.Service) (*console.Run, error) {
 		return svc.EvalRun(ctx, id)
 	})
 }

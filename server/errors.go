@@ -229,3 +229,13 @@ func jsonKind(k string) string {
 	}
 	return k
 }
+
+// errs adapts a handler that returns its error: a non-nil one is written
+// in the one error shape, mapped once by writeError.
+func (s *Server) errs(h func(w http.ResponseWriter, r *http.Request) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	}
+}

@@ -28,31 +28,27 @@ var errServerClosing = errors.New("server shutting down")
 // order; the stream ends when the research ends. A client that reconnects
 // with the last sequence number it saw misses nothing and gets nothing
 // twice.
-func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	id := r.PathValue("id")
 	after, err := afterParam(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	rec, err := s.load(ctx, id)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	last, err := s.store.ResearchLastSeq(ctx, id)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if after > last {
-		s.writeError(w, r, invalid("after", fmt.Sprintf("research %s has %d events so far; after must be at most that", id, last)))
-		return
+		return invalid("after", fmt.Sprintf("research %s has %d events so far; after must be at most that", id, last))
 	}
 	if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
 		s.websocketEvents(w, r, id, after)
-		return
+		return nil
 	}
 	switch rec.Status {
 	case research.StatusCompleted, research.StatusFailed, research.StatusCanceled:
@@ -60,10 +56,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			// Nothing more will come: 204 tells an EventSource to stop
 			// reconnecting.
 			w.WriteHeader(http.StatusNoContent)
-			return
+			return nil
 		}
 	}
 	s.sseEvents(w, r, id, after)
+	return nil
 }
 
 func afterParam(r *http.Request) (int64, error) {

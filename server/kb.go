@@ -48,53 +48,49 @@ func (s *Server) view(ctx context.Context, k *store.KB) (kbView, error) {
 	return kbView{KB: *k, KBStats: st}, err
 }
 
-func (s *Server) createKB(w http.ResponseWriter, r *http.Request) {
+func (s *Server) createKB(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		Name        string `json:"name"`
 		Description string `json:"description"`
 	}
 	if err := s.decode(w, r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	svc, err := s.app.KB(r.Context())
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	emb, err := s.app.Embedder()
 	if err != nil {
-		s.writeError(w, r, errcode.Wrap(errcode.Unavailable, err))
-		return
+		return errcode.Wrap(errcode.Unavailable, err)
 	}
 	k, err := svc.Create(r.Context(), req.Name, textclean.Line(req.Description), emb)
 	if errors.Is(err, store.ErrExists) {
 		err = errcode.New(errcode.Conflict, "name", fmt.Sprintf("knowledge base %q exists", req.Name))
 	}
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	w.Header().Set("Location", "/v1/knowledge-bases/"+k.Name)
 	s.writeJSON(w, http.StatusCreated, kbView{KB: *k})
+	return nil
 }
 
-func (s *Server) listKBs(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listKBs(w http.ResponseWriter, r *http.Request) error {
 	ks, err := s.store.KBList(r.Context())
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	out := page[kbView]{Items: []kbView{}}
 	for i := range ks {
 		v, err := s.view(r.Context(), &ks[i])
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		out.Items = append(out.Items, v)
 	}
 	s.writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // kbOf finds the path's knowledge base.
@@ -122,16 +118,16 @@ func (s *Server) kbEmbedder(r *http.Request) (*kb.Service, *store.KB, embed.Embe
 	return svc, k, emb, err
 }
 
-func (s *Server) getKB(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getKB(w http.ResponseWriter, r *http.Request) error {
 	_, k, err := s.kbOf(r)
 	if err == nil {
 		var v kbView
 		if v, err = s.view(r.Context(), k); err == nil {
 			s.writeJSON(w, http.StatusOK, v)
-			return
+			return nil
 		}
 	}
-	s.writeError(w, r, err)
+	return err
 }
 
 // sourceView is a source without its text.
@@ -148,28 +144,24 @@ type sourceView struct {
 
 // listSources lists a knowledge base's sources (stale ones first with
 // stale=true only), up to limit, with the total.
-func (s *Server) listSources(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listSources(w http.ResponseWriter, r *http.Request) error {
 	limit, err := intParam(r, "limit", 100, 1, 1000)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	staleOnly := false
 	if v := r.URL.Query().Get("stale"); v != "" {
 		if staleOnly, err = strconv.ParseBool(v); err != nil {
-			s.writeError(w, r, badRequest("stale", fmt.Sprintf("must be true or false, got %q", v)))
-			return
+			return badRequest("stale", fmt.Sprintf("must be true or false, got %q", v))
 		}
 	}
 	_, k, err := s.kbOf(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	srcs, err := s.store.SourceList(r.Context(), k.ID)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	out := struct {
 		Items []sourceView `json:"items"`
@@ -185,35 +177,31 @@ func (s *Server) listSources(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // sourceChunks lists a page of one source's chunks (limit, offset), as
 // the index holds them, with the source's chunk count.
-func (s *Server) sourceChunks(w http.ResponseWriter, r *http.Request) {
+func (s *Server) sourceChunks(w http.ResponseWriter, r *http.Request) error {
 	u := r.URL.Query().Get("source")
 	if u == "" {
-		s.writeError(w, r, badRequest("source", "is required: the URL of a source of this knowledge base"))
-		return
+		return badRequest("source", "is required: the URL of a source of this knowledge base")
 	}
 	limit, err := intParam(r, "limit", 100, 1, 1000)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	offset, err := intParam(r, "offset", 0, 0, math.MaxInt32)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	_, k, err := s.kbOf(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	cs, total, err := s.store.SourceChunks(r.Context(), k.ID, u, offset, limit)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	type chunkView struct {
 		ID         int64  `json:"id"`
@@ -232,18 +220,19 @@ func (s *Server) sourceChunks(w http.ResponseWriter, r *http.Request) {
 		out.Items = append(out.Items, chunkView{ID: c.ID, ChunkIndex: c.ChunkIndex, Text: c.Text, Tokens: c.TokenCount, Language: c.Language})
 	}
 	s.writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
-func (s *Server) deleteKB(w http.ResponseWriter, r *http.Request) {
+func (s *Server) deleteKB(w http.ResponseWriter, r *http.Request) error {
 	svc, k, err := s.kbOf(r)
 	if err == nil {
 		err = svc.Delete(r.Context(), k.Name)
 	}
 	if err != nil {
-		s.writeError(w, r, kbNotFound(r.PathValue("name"), err))
-		return
+		return kbNotFound(r.PathValue("name"), err)
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // maxFileName is the longest file name an upload may carry (what file
@@ -255,22 +244,19 @@ const maxFileName = 255
 // reason while the rest is ingested. Each file's source URL is
 // kb://NAME/upload/FILENAME, so uploading a file of the same name again
 // replaces it.
-func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) {
+func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if mt != "multipart/form-data" {
-		s.writeError(w, r, &httpError{status: http.StatusUnsupportedMediaType, code: errcode.Invalid, field: "Content-Type", msg: "must be multipart/form-data with one or more parts named \"file\""})
-		return
+		return &httpError{status: http.StatusUnsupportedMediaType, code: errcode.Invalid, field: "Content-Type", msg: "must be multipart/form-data with one or more parts named \"file\""}
 	}
 	svc, k, emb, err := s.kbEmbedder(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	dir, err := os.MkdirTemp("", uploadDirPrefix())
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	background := false
 	defer func() {
@@ -282,8 +268,7 @@ func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, s.opt.MaxUploadBytes)
 	mr, err := r.MultipartReader()
 	if err != nil {
-		s.writeError(w, r, badRequest("body", "is not a multipart body: "+err.Error()))
-		return
+		return badRequest("body", "is not a multipart body: "+err.Error())
 	}
 	names := map[string]string{} // temporary path → file name
 	var paths []string
@@ -294,32 +279,26 @@ func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		if err != nil {
-			s.writeError(w, r, uploadError(err))
-			return
+			return uploadError(err)
 		}
 		if part.FormName() != "file" {
 			_ = part.Close()
-			s.writeError(w, r, badRequest(part.FormName(), "is not a known part; send files as parts named \"file\""))
-			return
+			return badRequest(part.FormName(), "is not a known part; send files as parts named \"file\"")
 		}
 		name := textclean.Line(filepath.Base(filepath.Clean("/" + part.FileName())))
 		if name == "" || name == "/" || name == "." {
-			s.writeError(w, r, invalid("file", "every file part needs a file name"))
-			return
+			return invalid("file", "every file part needs a file name")
 		}
 		if len(name) > maxFileName {
-			s.writeError(w, r, invalid("file", fmt.Sprintf("a file name must be at most %d bytes, got %d", maxFileName, len(name))))
-			return
+			return invalid("file", fmt.Sprintf("a file name must be at most %d bytes, got %d", maxFileName, len(name)))
 		}
 		p := filepath.Join(dir, strconv.Itoa(len(paths)), name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		f, err := os.Create(p)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		n, err := io.Copy(f, part)
 		total += n
@@ -327,14 +306,12 @@ func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) {
 			err = cerr
 		}
 		if err != nil {
-			s.writeError(w, r, uploadError(err))
-			return
+			return uploadError(err)
 		}
 		names[p], paths = name, append(paths, p)
 	}
 	if len(paths) == 0 {
-		s.writeError(w, r, invalid("file", "the upload holds no file; send one or more parts named \"file\""))
-		return
+		return invalid("file", "the upload holds no file; send one or more parts named \"file\"")
 	}
 	opt := kb.AddOptions{Embedder: emb, URLOf: func(p string) (string, string) {
 		n := names[p]
@@ -346,22 +323,21 @@ func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) {
 		// follows it, and a restart loses neither.
 		in, err := s.storeUpload(ctx, k.Name, paths, names, total)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		w.Header().Set("Location", in.Links["self"])
 		s.writeJSON(w, http.StatusAccepted, in)
-		return
+		return nil
 	}
 	rep, err := svc.AddPaths(ctx, k.Name, paths, opt)
 	if err == nil {
 		err = app.NothingIngested(rep)
 	}
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	s.writeJSON(w, http.StatusOK, rep)
+	return nil
 }
 
 // storeUpload keeps an upload's files in the store, records it running
@@ -392,17 +368,16 @@ func (s *Server) storeUpload(ctx context.Context, kbName string, paths []string,
 }
 
 // getIngest reports a background upload.
-func (s *Server) getIngest(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getIngest(w http.ResponseWriter, r *http.Request) error {
 	in, err := s.ingests.get(r.Context(), r.PathValue("id"))
 	if errors.Is(err, store.ErrNotFound) || err == nil && in.KB != r.PathValue("name") {
-		s.writeError(w, r, errcode.New(errcode.NotFound, "id", fmt.Sprintf("no upload %s of knowledge base %q", r.PathValue("id"), r.PathValue("name"))))
-		return
+		return errcode.New(errcode.NotFound, "id", fmt.Sprintf("no upload %s of knowledge base %q", r.PathValue("id"), r.PathValue("name")))
 	}
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	s.writeJSON(w, http.StatusOK, in)
+	return nil
 }
 
 func uploadError(err error) error {
@@ -413,20 +388,18 @@ func uploadError(err error) error {
 	return badRequest("body", "the upload could not be read: "+err.Error())
 }
 
-func (s *Server) searchKB(w http.ResponseWriter, r *http.Request) {
+func (s *Server) searchKB(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	k, err := intParam(r, "k", 5, 1, 1000)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	query := kb.Query{Text: q.Get("q"), K: k, Mode: q.Get("mode"), Language: q.Get("lang"), Source: q.Get("source"), Fusion: q.Get("fusion")}
 	for name, dst := range map[string]*float64{"bm25_weight": &query.BM25Weight, "vector_weight": &query.VectorWeight} {
 		if v := q.Get(name); v != "" {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
-				s.writeError(w, r, badRequest(name, fmt.Sprintf("must be a number, got %q", v)))
-				return
+				return badRequest(name, fmt.Sprintf("must be a number, got %q", v))
 			}
 			// Its range (and Inf, NaN) is the query's rule: 422 naming it.
 			*dst = f
@@ -435,8 +408,7 @@ func (s *Server) searchKB(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("include_stale"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			s.writeError(w, r, badRequest("include_stale", fmt.Sprintf("must be true or false, got %q", v)))
-			return
+			return badRequest("include_stale", fmt.Sprintf("must be true or false, got %q", v))
 		}
 		query.IncludeStale = b
 	}
@@ -445,23 +417,21 @@ func (s *Server) searchKB(w http.ResponseWriter, r *http.Request) {
 		if errors.As(err, &ve) && ve.Field == "query" {
 			err = invalid("q", ve.Rule)
 		}
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	svc, kbase, emb, err := s.kbEmbedder(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	res, err := svc.Search(r.Context(), kbase.Name, emb, query)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if res == nil {
 		res = []kb.Result{}
 	}
 	s.writeJSON(w, http.StatusOK, page[kb.Result]{Items: res})
+	return nil
 }
 
 type crawlRequest struct {
@@ -477,40 +447,35 @@ type crawlRequest struct {
 // startCrawl starts a crawl of a site into the knowledge base and returns
 // at once; its crawl log (GET …/crawls) follows it. The URL passes the
 // SSRF guard before anything is fetched.
-func (s *Server) startCrawl(w http.ResponseWriter, r *http.Request) {
+func (s *Server) startCrawl(w http.ResponseWriter, r *http.Request) error {
 	var req crawlRequest
 	if err := s.decode(w, r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	opt, delay, u, err := s.crawlOptions(r.Context(), req)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	_, k, err := s.kbOf(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if _, err := s.app.EmbedderFor(k); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	// A River job: whichever process runs jobs on this store crawls it,
 	// one crawl of a knowledge base at a time across all of them.
 	queued, err := s.jobs.EnqueueCrawl(r.Context(), jobs.CrawlArgs{KB: k.Name, URL: u.String(), Options: opt, Delay: delay})
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if !queued {
-		s.writeError(w, r, errcode.New(errcode.Conflict, "name", fmt.Sprintf("knowledge base %q is being crawled; wait for that crawl to end (GET /v1/knowledge-bases/%s/crawls)", k.Name, k.Name)))
-		return
+		return errcode.New(errcode.Conflict, "name", fmt.Sprintf("knowledge base %q is being crawled; wait for that crawl to end (GET /v1/knowledge-bases/%s/crawls)", k.Name, k.Name))
 	}
 	w.Header().Set("Location", "/v1/knowledge-bases/"+k.Name+"/crawls")
 	s.writeJSON(w, http.StatusAccepted, map[string]any{"knowledge_base": k.Name, "url": fetch.Redact(u), "status": "queued",
 		"links": map[string]string{"logs": "/v1/knowledge-bases/" + k.Name + "/crawls"}})
+	return nil
 }
 
 // crawlOptions validates a crawl's request: its options, its delay and its
@@ -551,66 +516,61 @@ type scheduleRequest struct {
 
 // putSchedule sets the knowledge base's re-crawl schedule; its first run
 // is due at once, queued by whichever process runs jobs on this store.
-func (s *Server) putSchedule(w http.ResponseWriter, r *http.Request) {
+func (s *Server) putSchedule(w http.ResponseWriter, r *http.Request) error {
 	var req scheduleRequest
 	if err := s.decode(w, r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	every := jobs.DefaultEvery
 	if req.Every != "" {
 		d, err := time.ParseDuration(req.Every)
 		if err != nil || d < time.Second {
-			s.writeError(w, r, invalid("every", fmt.Sprintf("must be a duration of at least 1s such as \"5m\", got %q", req.Every)))
-			return
+			return invalid("every", fmt.Sprintf("must be a duration of at least 1s such as \"5m\", got %q", req.Every))
 		}
 		every = d
 	}
 	opt, delay, u, err := s.crawlOptions(r.Context(), req.crawlRequest)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	_, k, err := s.kbOf(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	sc, err := jobs.SetSchedule(r.Context(), s.store, k.ID, jobs.ScheduleSpec{URL: u.String(), Every: every, Options: opt, Delay: delay})
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	s.writeJSON(w, http.StatusOK, jobs.View(sc))
+	return nil
 }
 
-func (s *Server) getSchedule(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getSchedule(w http.ResponseWriter, r *http.Request) error {
 	_, k, err := s.kbOf(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	sc, err := s.store.ScheduleGet(r.Context(), k.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		err = errcode.New(errcode.NotFound, "name", fmt.Sprintf("knowledge base %q has no crawl schedule (PUT one to this path)", k.Name))
 	}
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	s.writeJSON(w, http.StatusOK, jobs.View(sc))
+	return nil
 }
 
-func (s *Server) deleteSchedule(w http.ResponseWriter, r *http.Request) {
+func (s *Server) deleteSchedule(w http.ResponseWriter, r *http.Request) error {
 	_, k, err := s.kbOf(r)
 	if err == nil {
 		err = s.store.ScheduleDelete(r.Context(), k.ID)
 	}
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // guardHost refuses a URL whose host is or resolves to an address the
@@ -640,24 +600,22 @@ func (s *Server) guardHost(ctx context.Context, u *url.URL, field string) error 
 	return nil
 }
 
-func (s *Server) crawlLogs(w http.ResponseWriter, r *http.Request) {
+func (s *Server) crawlLogs(w http.ResponseWriter, r *http.Request) error {
 	limit, err := intParam(r, "limit", 20, 1, 10000)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	_, k, err := s.kbOf(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	logs, err := s.store.CrawlLogList(r.Context(), k.ID, limit)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if logs == nil {
 		logs = []store.CrawlLog{}
 	}
 	s.writeJSON(w, http.StatusOK, page[store.CrawlLog]{Items: logs})
+	return nil
 }

@@ -27,12 +27,12 @@ var openapiJSON = sync.OnceValues(func() ([]byte, error) {
 // OpenAPI returns the OpenAPI document as JSON.
 func OpenAPI() ([]byte, error) { return openapiJSON() }
 
-func (s *Server) openapi(w http.ResponseWriter, r *http.Request) {
+func (s *Server) openapi(w http.ResponseWriter, r *http.Request) error {
 	doc, err := OpenAPI()
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(doc)
+	return nil
 }

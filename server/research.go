@@ -92,22 +92,20 @@ func (s *Server) options(ctx context.Context, req researchRequest) (string, rese
 	return q, opts, nil
 }
 
-func (s *Server) createResearch(w http.ResponseWriter, r *http.Request) {
+func (s *Server) createResearch(w http.ResponseWriter, r *http.Request) error {
 	var req researchRequest
 	if err := s.decode(w, r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
-	s.startResearch(w, r, req)
+	return s.startResearch(w, r, req)
 }
 
 // startResearch creates a research for the caller and queues it.
-func (s *Server) startResearch(w http.ResponseWriter, r *http.Request, req researchRequest) {
+func (s *Server) startResearch(w http.ResponseWriter, r *http.Request, req researchRequest) error {
 	ctx := r.Context()
 	q, opts, err := s.options(ctx, req)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	p := principalOf(ctx)
 	if opts.Thread != "" {
@@ -115,25 +113,21 @@ func (s *Server) startResearch(w http.ResponseWriter, r *http.Request, req resea
 		// thread takes what reading it does.
 		v, err := s.runner.Thread(ctx, opts.Thread)
 		if err != nil {
-			s.writeError(w, r, threadNotFound(opts.Thread, err))
-			return
+			return threadNotFound(opts.Thread, err)
 		}
 		if err := s.mayReadThread(ctx, v); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 	}
 	for _, src := range opts.Sources {
 		// A research quotes its knowledge bases: reading them takes the
 		// kb scope too.
 		if strings.HasPrefix(src, "kb:") && !p.can(ScopeKB) {
-			s.writeError(w, r, &httpError{status: http.StatusForbidden, code: errcode.Forbidden, field: "sources", msg: fmt.Sprintf("%s: the token lacks the \"kb\" scope that reading a knowledge base takes", src)})
-			return
+			return &httpError{status: http.StatusForbidden, code: errcode.Forbidden, field: "sources", msg: fmt.Sprintf("%s: the token lacks the \"kb\" scope that reading a knowledge base takes", src)}
 		}
 	}
 	if err := s.admit(ctx, p); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	tracked := false
 	defer func() {
@@ -143,17 +137,16 @@ func (s *Server) startResearch(w http.ResponseWriter, r *http.Request, req resea
 	}()
 	res, err := s.runner.Create(ctx, q, opts)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	s.track(p, res.ID)
 	tracked = true
 	if err := s.jobs.EnqueueResearch(ctx, res.ID); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	w.Header().Set("Location", "/v1/researches/"+res.ID)
 	s.writeJSON(w, http.StatusAccepted, created{ID: res.ID, ThreadID: res.ThreadID, Status: res.Status, Links: researchLinks(res.ID)})
+	return nil
 }
 
 // owned is what one principal has started: researches that may still run,
@@ -261,24 +254,24 @@ func (s *Server) load(ctx context.Context, id string) (*research.Research, error
 	return r, nil
 }
 
-func (s *Server) getResearch(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getResearch(w http.ResponseWriter, r *http.Request) error {
 	switch f := r.URL.Query().Get("format"); f {
 	case "", "json":
 	case "pdf":
-		if res := s.withReport(w, r); res != nil {
-			s.writePDF(w, r, res)
+		res, err := s.withReport(r)
+		if err != nil {
+			return err
 		}
-		return
+		return s.writePDF(w, r, res)
 	default:
-		s.writeError(w, r, badRequest("format", fmt.Sprintf("must be json or pdf, got %q", f)))
-		return
+		return badRequest("format", fmt.Sprintf("must be json or pdf, got %q", f))
 	}
 	res, err := s.load(r.Context(), r.PathValue("id"))
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	s.writeJSON(w, http.StatusOK, research.Public(res))
+	return nil
 }
 
 // page is a list with the cursor of the next page ("" on the last).
@@ -317,28 +310,24 @@ func intParam(r *http.Request, name string, def, lo, hi int) (int, error) {
 
 var researchStatuses = []string{research.StatusPending, research.StatusProcessing, research.StatusCompleted, research.StatusFailed, research.StatusCanceled}
 
-func (s *Server) listResearches(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listResearches(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	limit, err := intParam(r, "limit", 20, 1, 200)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	f := store.ResearchFilter{Limit: limit + 1, Status: q.Get("status"), ThreadID: q.Get("thread_id")}
 	if f.Status != "" && !slices.Contains(researchStatuses, f.Status) {
-		s.writeError(w, r, badRequest("status", "must be one of "+strings.Join(researchStatuses, ", ")))
-		return
+		return badRequest("status", "must be one of "+strings.Join(researchStatuses, ", "))
 	}
 	if c := q.Get("cursor"); c != "" {
 		if f.Before, err = decodeCursor(c); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 	}
 	rs, err := s.store.ResearchPage(r.Context(), f)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	out := page[store.Research]{Items: rs}
 	if len(rs) > limit {
@@ -347,52 +336,46 @@ func (s *Server) listResearches(w http.ResponseWriter, r *http.Request) {
 		out.NextCursor = encodeCursor(store.ResearchCursor{CreatedAt: last.CreatedAt, ID: last.ID})
 	}
 	s.writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
-func (s *Server) cancelResearch(w http.ResponseWriter, r *http.Request) {
+func (s *Server) cancelResearch(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	if _, err := s.load(r.Context(), id); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if err := s.runner.Cancel(r.Context(), id); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	res, err := s.load(r.Context(), id)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	s.writeJSON(w, http.StatusAccepted, created{ID: id, ThreadID: res.ThreadID, Status: res.Status, Links: researchLinks(id)})
+	return nil
 }
 
 // resumeResearch continues a failed or canceled research from its last
 // checkpoint, in the background.
-func (s *Server) resumeResearch(w http.ResponseWriter, r *http.Request) {
+func (s *Server) resumeResearch(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	id := r.PathValue("id")
 	res, err := s.load(ctx, id)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	switch res.Status {
 	case research.StatusCompleted:
-		s.writeError(w, r, errcode.New(errcode.Conflict, "id", fmt.Sprintf("research %s is completed; there is nothing to resume", id)))
-		return
+		return errcode.New(errcode.Conflict, "id", fmt.Sprintf("research %s is completed; there is nothing to resume", id))
 	case research.StatusPending, research.StatusProcessing:
-		s.writeError(w, r, errcode.New(errcode.Conflict, "id", fmt.Sprintf("research %s is %s; it runs without a resume", id, res.Status)))
-		return
+		return errcode.New(errcode.Conflict, "id", fmt.Sprintf("research %s is %s; it runs without a resume", id, res.Status))
 	}
 	if name := s.runner.Engine.Name(); res.Engine != name {
-		s.writeError(w, r, errcode.New(errcode.Conflict, "id", fmt.Sprintf("research %s was started with %s and this server runs %s; resume it where that model is configured", id, res.Engine, name)))
-		return
+		return errcode.New(errcode.Conflict, "id", fmt.Sprintf("research %s was started with %s and this server runs %s; resume it where that model is configured", id, res.Engine, name))
 	}
 	p := principalOf(ctx)
 	if err := s.admit(ctx, p); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	tracked := false
 	defer func() {
@@ -402,46 +385,43 @@ func (s *Server) resumeResearch(w http.ResponseWriter, r *http.Request) {
 	}()
 	// Back to the queue, for this server's workers or any quarry worker.
 	if _, err := s.runner.Requeue(ctx, id); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	s.track(p, id)
 	tracked = true
 	if err := s.jobs.EnqueueResearch(ctx, id); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	s.writeJSON(w, http.StatusAccepted, created{ID: id, ThreadID: res.ThreadID, Status: research.StatusProcessing, Links: researchLinks(id)})
+	return nil
 }
 
-func (s *Server) withReport(w http.ResponseWriter, r *http.Request) *research.Research {
+// withReport is the path's research, which must have its report.
+func (s *Server) withReport(r *http.Request) (*research.Research, error) {
 	res, err := s.load(r.Context(), r.PathValue("id"))
 	if err != nil {
-		s.writeError(w, r, err)
-		return nil
+		return nil, err
 	}
 	if res.Report == nil {
-		s.writeError(w, r, errcode.New(errcode.Conflict, "id", fmt.Sprintf("research %s has no report yet (status %s, stage %s)", res.ID, res.Status, res.Stage)))
-		return nil
+		return nil, errcode.New(errcode.Conflict, "id", fmt.Sprintf("research %s has no report yet (status %s, stage %s)", res.ID, res.Status, res.Stage))
 	}
-	return res
+	return res, nil
 }
 
-func (s *Server) getReport(w http.ResponseWriter, r *http.Request) {
+func (s *Server) getReport(w http.ResponseWriter, r *http.Request) error {
 	format := r.URL.Query().Get("format")
 	switch format {
 	case "", "markdown", "md", "json", "html", "pdf":
 	default:
-		s.writeError(w, r, badRequest("format", fmt.Sprintf("must be markdown, json, html or pdf, got %q", format)))
-		return
+		return badRequest("format", fmt.Sprintf("must be markdown, json, html or pdf, got %q", format))
 	}
-	res := s.withReport(w, r)
-	if res == nil {
-		return
+	res, err := s.withReport(r)
+	if err != nil {
+		return err
 	}
 	switch format {
 	case "pdf":
-		s.writePDF(w, r, res)
+		return s.writePDF(w, r, res)
 	case "json":
 		rep := *res.Report
 		jsonx.EmptySlices(&rep)
@@ -454,29 +434,29 @@ func (s *Server) getReport(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
 		_, _ = io.WriteString(w, res.Report.Markdown)
 	}
+	return nil
 }
 
 // writePDF prints a research's report with Chromium (research/pdf).
-func (s *Server) writePDF(w http.ResponseWriter, r *http.Request, res *research.Research) {
+func (s *Server) writePDF(w http.ResponseWriter, r *http.Request, res *research.Research) error {
 	path, err := pdf.Chromium("")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	data, err := pdf.Render(r.Context(), path, res.Report, res.Sources)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	w.Header().Set("Content-Type", "application/pdf")
 	w.Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=\"research-%s.pdf\"", res.ID))
 	_, _ = w.Write(data)
+	return nil
 }
 
-func (s *Server) getCheck(w http.ResponseWriter, r *http.Request) {
-	res := s.withReport(w, r)
-	if res == nil {
-		return
+func (s *Server) getCheck(w http.ResponseWriter, r *http.Request) error {
+	res, err := s.withReport(r)
+	if err != nil {
+		return err
 	}
 	var ck research.Checks
 	if res.Checks != nil {
@@ -486,4 +466,5 @@ func (s *Server) getCheck(w http.ResponseWriter, r *http.Request) {
 	}
 	jsonx.EmptySlices(&ck)
 	s.writeJSON(w, http.StatusOK, ck)
+	return nil
 }
