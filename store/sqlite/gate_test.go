@@ -38,15 +38,7 @@ func TestWrites(t *testing.T) {
 // write holds it until its rows close.
 func TestGateHeldAcrossTransaction(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "q.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	db := s.SQL
-	if _, err := db.ExecContext(ctx, `CREATE TABLE g (x INTEGER)`); err != nil {
-		t.Fatal(err)
-	}
+	db := gatedDB(t)
 	gate := gateOf(t, db)
 	held := func() bool { return len(gate.ch) == 1 }
 
@@ -100,15 +92,7 @@ func TestGateHeldAcrossTransaction(t *testing.T) {
 // meeting a locked database.
 func TestGateManyWriters(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "q.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	db := s.SQL
-	if _, err := db.ExecContext(ctx, `CREATE TABLE g (x INTEGER)`); err != nil {
-		t.Fatal(err)
-	}
+	db := gatedDB(t)
 	var wg sync.WaitGroup
 	errs := make(chan error, 8*50)
 	for w := range 8 {
@@ -150,6 +134,20 @@ func TestGateManyWriters(t *testing.T) {
 	if n != 8*50 {
 		t.Errorf("%d rows, want %d", n, 8*50)
 	}
+}
+
+// gatedDB is a new store's database with a table g (x INTEGER).
+func gatedDB(t *testing.T) *sql.DB {
+	t.Helper()
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "q.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.SQL.ExecContext(context.Background(), `CREATE TABLE g (x INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	return s.SQL
 }
 
 // gateOf is the gate of db's connector.
