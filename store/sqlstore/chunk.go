@@ -1,0 +1,81 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/quarryhq/quarry/store"
+)
+
+const chunkCols = `c.id, c.source_id, c.kb_id, c.chunk_index, c.text, c.token_count, c.language, c.embedding, c.terms, s.url, s.title, s.doc_id, s.is_stale`
+
+func scanChunk(sc interface{ Scan(...any) error }) (*store.IndexedChunk, error) {
+	var c store.IndexedChunk
+	var emb []byte
+	if err := sc.Scan(&c.ID, &c.SourceID, &c.KBID, &c.ChunkIndex, &c.Text, &c.TokenCount, &c.Language, &emb, &c.Terms, &c.SourceURL, &c.SourceTitle, &c.DocID, &c.IsStale); err != nil {
+		return nil, err
+	}
+	v, err := store.DecodeVector(emb)
+	if err != nil {
+		return nil, err
+	}
+	c.Embedding = v
+	return &c, nil
+}
+
+// ChunkScan streams a KB's chunks in id order.
+func (s *DB) ChunkScan(ctx context.Context, kbID int64, fn func(store.IndexedChunk) error) error {
+	return s.ChunkScanAfter(ctx, kbID, 0, fn)
+}
+
+// ChunkStates lists the KB's chunk ids in order with their source's
+// staleness.
+func (s *DB) ChunkStates(ctx context.Context, kbID int64) ([]store.ChunkState, error) {
+	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT c.id, s.is_stale FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ? AND s.content_hash <> '' ORDER BY c.id`), kbID)
+	if err != nil {
+		return nil, fmt.Errorf("chunk states: %w", err)
+	}
+	defer rows.Close()
+	out := []store.ChunkState{}
+	for rows.Next() {
+		var c store.ChunkState
+		if err := rows.Scan(&c.ID, &c.IsStale); err != nil {
+			return nil, fmt.Errorf("chunk states: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// ChunkScanAfter scans the chunks whose id is over afterID, in id order.
+func (s *DB) ChunkScanAfter(ctx context.Context, kbID, afterID int64, fn func(store.IndexedChunk) error) error {
+	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT `+chunkCols+` FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ? AND c.id > ? AND s.content_hash <> '' ORDER BY c.id`), kbID, afterID)
+	if err != nil {
+		return fmt.Errorf("chunk scan: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		c, err := scanChunk(rows)
+		if err != nil {
+			return fmt.Errorf("chunk scan: %w", err)
+		}
+		if err := fn(*c); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// ChunkGet returns one chunk with its source fields.
+func (s *DB) ChunkGet(ctx context.Context, id int64) (*store.IndexedChunk, error) {
+	c, err := scanChunk(s.SQL.QueryRowContext(ctx, s.q(`SELECT `+chunkCols+` FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.id = ?`), id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("chunk %d: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("chunk get: %w", err)
+	}
+	return c, nil
+}

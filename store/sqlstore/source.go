@@ -1,0 +1,330 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/quarryhq/quarry/store"
+)
+
+const sourceCols = `id, kb_id, url, doc_id, title, content, language, last_modified, crawled_at, is_stale, metadata, content_hash, etag, fail_count`
+
+func scanSource(sc interface{ Scan(...any) error }) (*store.Source, error) {
+	var src store.Source
+	var lm, ca scanTime
+	var meta []byte
+	if err := sc.Scan(&src.ID, &src.KBID, &src.URL, &src.DocID, &src.Title, &src.Content, &src.Language, &lm, &ca, &src.IsStale, &meta, &src.ContentHash, &src.ETag, &src.FailCount); err != nil {
+		return nil, err
+	}
+	src.LastModified = lm.ptr()
+	src.CrawledAt = ca.T
+	if len(meta) > 0 {
+		if err := json.Unmarshal(meta, &src.Metadata); err != nil {
+			return nil, fmt.Errorf("source metadata: %w", err)
+		}
+	}
+	return &src, nil
+}
+
+// SourceGet returns one source by URL.
+func (s *DB) SourceGet(ctx context.Context, kbID int64, url string) (*store.Source, error) {
+	src, err := scanSource(s.SQL.QueryRowContext(ctx, s.q(`SELECT `+sourceCols+` FROM sources WHERE kb_id = ? AND url = ?`), kbID, url))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("source %q: %w", url, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("source get: %w", err)
+	}
+	return src, nil
+}
+
+// SourceChunks lists a page of one source's chunks by index, embeddings
+// left out, and the source's chunk count.
+func (s *DB) SourceChunks(ctx context.Context, kbID int64, url string, offset, limit int) ([]store.Chunk, int, error) {
+	var srcID int64
+	var total int
+	err := s.SQL.QueryRowContext(ctx, s.q(`SELECT s.id, (SELECT COUNT(*) FROM chunks c WHERE c.source_id = s.id) FROM sources s WHERE s.kb_id = ? AND s.url = ?`), kbID, url).Scan(&srcID, &total)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, 0, fmt.Errorf("source %q: %w", url, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("source chunks: %w", err)
+	}
+	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT id, source_id, kb_id, chunk_index, text, token_count, language FROM chunks WHERE source_id = ? ORDER BY chunk_index LIMIT ? OFFSET ?`), srcID, limit, offset)
+	if err != nil {
+		return nil, 0, fmt.Errorf("source chunks: %w", err)
+	}
+	defer rows.Close()
+	out := []store.Chunk{}
+	for rows.Next() {
+		var c store.Chunk
+		if err := rows.Scan(&c.ID, &c.SourceID, &c.KBID, &c.ChunkIndex, &c.Text, &c.TokenCount, &c.Language); err != nil {
+			return nil, 0, fmt.Errorf("source chunks: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, total, rows.Err()
+}
+
+// SourceList lists sources (content left empty) by URL.
+func (s *DB) SourceList(ctx context.Context, kbID int64) ([]store.Source, error) {
+	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT `+strings.Replace(sourceCols, "content,", "'' AS content,", 1)+` FROM sources WHERE kb_id = ? ORDER BY url`), kbID)
+	if err != nil {
+		return nil, fmt.Errorf("source list: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Source
+	for rows.Next() {
+		src, err := scanSource(rows)
+		if err != nil {
+			return nil, fmt.Errorf("source list: %w", err)
+		}
+		out = append(out, *src)
+	}
+	return out, rows.Err()
+}
+
+// SourcePutBatch upserts sources and replaces their chunks in one transaction.
+func (s *DB) SourcePutBatch(ctx context.Context, kbID int64, puts []store.SourcePut) ([]int64, error) {
+	if len(puts) == 0 {
+		return nil, nil
+	}
+	tx, err := s.dialect.BeginWrite(ctx, s.SQL)
+	if err != nil {
+		return nil, fmt.Errorf("source put: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := s.kbExists(ctx, tx, kbID); err != nil {
+		return nil, fmt.Errorf("source put: %w", err)
+	}
+	ids := make([]int64, len(puts))
+	for i, p := range puts {
+		src := p.Source
+		if err := validateSource(src); err != nil {
+			return nil, fmt.Errorf("source put %q: %w", src.URL, err)
+		}
+		meta, err := json.Marshal(src.Metadata)
+		if err != nil {
+			return nil, fmt.Errorf("source put %q: %w", src.URL, err)
+		}
+		if src.Metadata == nil {
+			meta = []byte("{}")
+		}
+		err = tx.QueryRowContext(ctx, s.q(`INSERT INTO sources (kb_id, url, doc_id, title, content, language, last_modified, crawled_at, is_stale, metadata, content_hash, etag, fail_count)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (kb_id, url) DO UPDATE SET doc_id = excluded.doc_id, title = excluded.title, content = excluded.content,
+				language = excluded.language, last_modified = excluded.last_modified, crawled_at = excluded.crawled_at,
+				is_stale = excluded.is_stale, metadata = excluded.metadata, content_hash = excluded.content_hash,
+				etag = excluded.etag, fail_count = excluded.fail_count
+			RETURNING id`),
+			kbID, src.URL, src.DocID, src.Title, src.Content, orUnd(src.Language), s.tmp(src.LastModified), s.tm(src.CrawledAt),
+			src.IsStale, string(meta), src.ContentHash, src.ETag, src.FailCount).Scan(&ids[i])
+		if err != nil {
+			return nil, fmt.Errorf("source put %q: %w", src.URL, err)
+		}
+		if p.Chunks == nil {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM chunks WHERE source_id = ?`), ids[i]); err != nil {
+			return nil, fmt.Errorf("source put %q: replace chunks: %w", src.URL, err)
+		}
+		if err := s.insertChunks(ctx, tx, kbID, ids[i], p.Chunks); err != nil {
+			return nil, fmt.Errorf("source put %q: %w", src.URL, err)
+		}
+	}
+	if err := bumpVersion(ctx, s, tx, kbID); err != nil {
+		return nil, fmt.Errorf("source put: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("source put: commit: %w", err)
+	}
+	return ids, nil
+}
+
+func (s *DB) insertChunks(ctx context.Context, tx *sql.Tx, kbID, sourceID int64, chunks []store.Chunk) error {
+	if s.dialect.InsertChunks != nil {
+		return s.dialect.InsertChunks(ctx, tx, kbID, sourceID, chunks)
+	}
+	for _, c := range chunks {
+		var cid int64
+		err := tx.QueryRowContext(ctx, s.q(`INSERT INTO chunks (source_id, kb_id, chunk_index, text, token_count, language, embedding, terms)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+			sourceID, kbID, c.ChunkIndex, c.Text, c.TokenCount, orUnd(c.Language), store.EncodeVector(c.Embedding), c.Terms).Scan(&cid)
+		if err != nil {
+			return fmt.Errorf("chunk %d: %w", c.ChunkIndex, err)
+		}
+		c.KBID, c.SourceID = kbID, sourceID
+		if s.dialect.AfterChunkInsert != nil && c.Embedding != nil {
+			if err := s.dialect.AfterChunkInsert(ctx, tx, cid, c); err != nil {
+				return fmt.Errorf("chunk %d vector: %w", c.ChunkIndex, err)
+			}
+		}
+	}
+	return nil
+}
+
+// SourceAppendChunks adds chunks to a source in one transaction and, with
+// p.Final, sets its content hash and validators in the same one.
+func (s *DB) SourceAppendChunks(ctx context.Context, kbID int64, p store.SourceAppendChunksParams) error {
+	tx, err := s.dialect.BeginWrite(ctx, s.SQL)
+	if err != nil {
+		return fmt.Errorf("source append chunks: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := s.kbExists(ctx, tx, kbID); err != nil {
+		return fmt.Errorf("source append chunks: %w", err)
+	}
+	var one int
+	err = tx.QueryRowContext(ctx, s.q(`SELECT 1 FROM sources WHERE id = ? AND kb_id = ?`), p.SourceID, kbID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("source %d was removed: %w", p.SourceID, store.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("source append chunks: %w", err)
+	}
+	if err := s.insertChunks(ctx, tx, kbID, p.SourceID, p.Chunks); err != nil {
+		return fmt.Errorf("source append chunks: source %d: %w", p.SourceID, err)
+	}
+	if p.Final {
+		if _, err := tx.ExecContext(ctx, s.q(`UPDATE sources SET content_hash = ?, etag = ?, last_modified = ? WHERE id = ?`),
+			p.ContentHash, p.ETag, s.tmp(p.LastModified), p.SourceID); err != nil {
+			return fmt.Errorf("source append chunks: source %d: %w", p.SourceID, err)
+		}
+	}
+	if err := bumpVersion(ctx, s, tx, kbID); err != nil {
+		return fmt.Errorf("source append chunks: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("source append chunks: commit: %w", err)
+	}
+	return nil
+}
+
+// kbExists checks, inside a write transaction, that the knowledge base is
+// still there (a "kb rm" may have raced the write), locking its row in
+// PostgreSQL so it cannot be removed before the transaction ends.
+func (s *DB) kbExists(ctx context.Context, tx *sql.Tx, kbID int64) error {
+	query := `SELECT 1 FROM knowledge_bases WHERE id = ?`
+	if s.dialect.Dollar {
+		query += ` FOR SHARE`
+	}
+	var one int
+	err := tx.QueryRowContext(ctx, s.q(query), kbID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("knowledge base %d was removed: %w", kbID, store.ErrNotFound)
+	}
+	return err
+}
+
+func validateSource(src store.Source) error {
+	if err := store.CheckSourceURL(src.URL); err != nil {
+		return err
+	}
+	switch {
+	case len([]rune(src.Title)) > 500:
+		return &store.ValidationError{Field: "title", Rule: "must be at most 500 characters"}
+	}
+	return nil
+}
+
+// OrUnd is a language, "und" (undetermined) when empty.
+func OrUnd(lang string) string { return orUnd(lang) }
+
+func orUnd(lang string) string {
+	if lang == "" {
+		return "und"
+	}
+	return lang
+}
+
+// SourceDelete removes a source and its chunks.
+func (s *DB) SourceDelete(ctx context.Context, kbID int64, url string) error {
+	tx, err := s.dialect.BeginWrite(ctx, s.SQL)
+	if err != nil {
+		return fmt.Errorf("source delete: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	var id int64
+	if err := tx.QueryRowContext(ctx, s.q(`SELECT id FROM sources WHERE kb_id = ? AND url = ?`), kbID, url).Scan(&id); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("source %q: %w", url, store.ErrNotFound)
+		}
+		return fmt.Errorf("source delete: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM chunks WHERE source_id = ?`), id); err != nil {
+		return fmt.Errorf("source delete: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM sources WHERE id = ?`), id); err != nil {
+		return fmt.Errorf("source delete: %w", err)
+	}
+	if err := bumpVersion(ctx, s, tx, kbID); err != nil {
+		return fmt.Errorf("source delete: %w", err)
+	}
+	return tx.Commit()
+}
+
+// SourceTouch records successful fetches of unchanged sources: new
+// validators and crawl time, failure count reset and stale cleared. Content
+// and chunks are left alone. Unknown URLs are skipped.
+func (s *DB) SourceTouch(ctx context.Context, kbID int64, touches []store.SourceTouch) error {
+	if len(touches) == 0 {
+		return nil
+	}
+	tx, err := s.dialect.BeginWrite(ctx, s.SQL)
+	if err != nil {
+		return fmt.Errorf("source touch: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	revived := false
+	for _, t := range touches {
+		res, err := tx.ExecContext(ctx, s.q(`UPDATE sources SET is_stale = FALSE WHERE kb_id = ? AND url = ? AND is_stale`), kbID, t.URL)
+		if err != nil {
+			return fmt.Errorf("source touch %q: %w", t.URL, err)
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			revived = true
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`UPDATE sources SET etag = ?, last_modified = ?, crawled_at = ?, fail_count = 0 WHERE kb_id = ? AND url = ?`),
+			t.ETag, s.tmp(t.LastModified), s.tm(t.CrawledAt), kbID, t.URL); err != nil {
+			return fmt.Errorf("source touch %q: %w", t.URL, err)
+		}
+	}
+	if revived {
+		if err := bumpVersion(ctx, s, tx, kbID); err != nil {
+			return fmt.Errorf("source touch: %w", err)
+		}
+	}
+	return tx.Commit()
+}
+
+// SourceMarkFailure increments the failure count, marking the source stale
+// at threshold consecutive failures. Stale sources are kept, never deleted.
+func (s *DB) SourceMarkFailure(ctx context.Context, kbID int64, url string, threshold int) (bool, error) {
+	tx, err := s.dialect.BeginWrite(ctx, s.SQL)
+	if err != nil {
+		return false, fmt.Errorf("source mark failure: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	var stale bool
+	var fails int
+	err = tx.QueryRowContext(ctx, s.q(`UPDATE sources SET fail_count = fail_count + 1,
+		is_stale = (is_stale OR fail_count + 1 >= ?) WHERE kb_id = ? AND url = ? RETURNING is_stale, fail_count`), threshold, kbID, url).Scan(&stale, &fails)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, fmt.Errorf("source %q: %w", url, store.ErrNotFound)
+	}
+	if err != nil {
+		return false, fmt.Errorf("source mark failure: %w", err)
+	}
+	// Only becoming stale changes what searches see; a failure count does
+	// not, so it does not invalidate the loaded indexes.
+	if stale && fails == threshold {
+		if err := bumpVersion(ctx, s, tx, kbID); err != nil {
+			return false, fmt.Errorf("source mark failure: %w", err)
+		}
+	}
+	return stale, tx.Commit()
+}
