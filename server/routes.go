@@ -20,7 +20,9 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	methods := map[string][]string{}
 	var order []string
-	handle := func(method, path, scope string, h http.HandlerFunc) {
+	// route registers a plain handler; handle one that returns its error
+	// (written by s.errs).
+	route := func(method, path, scope string, h http.HandlerFunc) {
 		if _, ok := methods[path]; !ok {
 			order = append(order, path)
 		}
@@ -31,70 +33,73 @@ func (s *Server) routes() http.Handler {
 		}
 		mux.Handle(method+" "+path, s.metrics.instrument(method+" "+path, hh))
 	}
+	handle := func(method, path, scope string, h func(http.ResponseWriter, *http.Request) error) {
+		route(method, path, scope, s.errs(h))
+	}
 
-	handle("GET", "/healthz", "-", s.errs(s.healthz))
-	handle("GET", "/readyz", "-", s.errs(s.readyz))
-	handle("GET", "/openapi.json", "-", s.errs(s.openapi))
-	handle("GET", "/metrics", "", s.metrics.handler.ServeHTTP)
+	handle("GET", "/healthz", "-", s.healthz)
+	handle("GET", "/readyz", "-", s.readyz)
+	handle("GET", "/openapi.json", "-", s.openapi)
+	route("GET", "/metrics", "", s.metrics.handler.ServeHTTP)
 	ui := web.Handler().ServeHTTP // static files: no data, no token
-	handle("GET", "/{$}", "-", ui)
-	handle("GET", "/ui/", "-", ui)
+	route("GET", "/{$}", "-", ui)
+	route("GET", "/ui/", "-", ui)
 
 	// The Model Context Protocol (streamable HTTP): any valid token gets
 	// in; each tool checks the scope it takes.
 	mcpH := s.mcpHandler()
 	for _, m := range []string{"POST", "GET", "DELETE"} {
-		handle(m, "/mcp", "", mcpH)
+		route(m, "/mcp", "", mcpH)
 	}
 
-	handle("POST", "/v1/researches", ScopeResearch, s.errs(s.createResearch))
-	handle("GET", "/v1/researches", ScopeResearch, s.errs(s.listResearches))
-	handle("GET", "/v1/researches/{id}", ScopeResearch, s.errs(s.getResearch))
-	handle("POST", "/v1/researches/{id}/cancel", ScopeResearch, s.errs(s.cancelResearch))
-	handle("POST", "/v1/researches/{id}/resume", ScopeResearch, s.errs(s.resumeResearch))
-	handle("GET", "/v1/researches/{id}/report", ScopeResearch, s.errs(s.getReport))
-	handle("GET", "/v1/researches/{id}/check", ScopeResearch, s.errs(s.getCheck))
-	handle("GET", "/v1/researches/{id}/events", ScopeResearch, s.errs(s.events))
+	handle("POST", "/v1/researches", ScopeResearch, s.createResearch)
+	handle("GET", "/v1/researches", ScopeResearch, s.listResearches)
+	handle("GET", "/v1/researches/{id}", ScopeResearch, s.getResearch)
+	handle("POST", "/v1/researches/{id}/cancel", ScopeResearch, s.cancelResearch)
+	handle("POST", "/v1/researches/{id}/resume", ScopeResearch, s.resumeResearch)
+	handle("GET", "/v1/researches/{id}/report", ScopeResearch, s.getReport)
+	handle("GET", "/v1/researches/{id}/check", ScopeResearch, s.getCheck)
+	handle("GET", "/v1/researches/{id}/events", ScopeResearch, s.events)
 
-	handle("POST", "/v1/threads", ScopeResearch, s.errs(s.createThread))
-	handle("GET", "/v1/threads", ScopeResearch, s.errs(s.listThreads))
-	handle("GET", "/v1/threads/{id}", ScopeResearch, s.errs(s.getThread))
-	handle("POST", "/v1/threads/{id}/researches", ScopeResearch, s.errs(s.askThread))
-	handle("POST", "/v1/threads/{id}/close", ScopeResearch, s.errs(s.closeThread))
+	handle("POST", "/v1/threads", ScopeResearch, s.createThread)
+	handle("GET", "/v1/threads", ScopeResearch, s.listThreads)
+	handle("GET", "/v1/threads/{id}", ScopeResearch, s.getThread)
+	handle("POST", "/v1/threads/{id}/researches", ScopeResearch, s.askThread)
+	handle("POST", "/v1/threads/{id}/close", ScopeResearch, s.closeThread)
 
-	handle("POST", "/v1/knowledge-bases", ScopeKB, s.errs(s.createKB))
-	handle("GET", "/v1/knowledge-bases", ScopeKB, s.errs(s.listKBs))
-	handle("GET", "/v1/knowledge-bases/{name}", ScopeKB, s.errs(s.getKB))
-	handle("DELETE", "/v1/knowledge-bases/{name}", ScopeKB, s.errs(s.deleteKB))
-	handle("POST", "/v1/knowledge-bases/{name}/documents", ScopeKB, s.errs(s.uploadDocuments))
-	handle("GET", "/v1/knowledge-bases/{name}/ingests/{id}", ScopeKB, s.errs(s.getIngest))
-	handle("GET", "/v1/knowledge-bases/{name}/search", ScopeKB, s.errs(s.searchKB))
-	handle("GET", "/v1/knowledge-bases/{name}/sources", ScopeKB, s.errs(s.listSources))
-	handle("GET", "/v1/knowledge-bases/{name}/chunks", ScopeKB, s.errs(s.sourceChunks))
-	handle("POST", "/v1/knowledge-bases/{name}/crawls", ScopeKB, s.errs(s.startCrawl))
-	handle("GET", "/v1/knowledge-bases/{name}/crawls", ScopeKB, s.errs(s.crawlLogs))
-	handle("PUT", "/v1/knowledge-bases/{name}/schedule", ScopeKB, s.errs(s.putSchedule))
-	handle("GET", "/v1/knowledge-bases/{name}/schedule", ScopeKB, s.errs(s.getSchedule))
-	handle("DELETE", "/v1/knowledge-bases/{name}/schedule", ScopeKB, s.errs(s.deleteSchedule))
-	handle("POST", "/v1/knowledge-bases/{name}/ask", ScopeKB, s.errs(s.ask))
-	handle("POST", "/v1/sessions", ScopeKB, s.errs(s.createSession))
-	handle("GET", "/v1/sessions/{id}", ScopeKB, s.errs(s.getSession))
-	handle("DELETE", "/v1/sessions/{id}", ScopeKB, s.errs(s.deleteSession))
+	handle("POST", "/v1/knowledge-bases", ScopeKB, s.createKB)
+	handle("GET", "/v1/knowledge-bases", ScopeKB, s.listKBs)
+	handle("GET", "/v1/knowledge-bases/{name}", ScopeKB, s.getKB)
+	handle("DELETE", "/v1/knowledge-bases/{name}", ScopeKB, s.deleteKB)
+	handle("POST", "/v1/knowledge-bases/{name}/documents", ScopeKB, s.uploadDocuments)
+	handle("GET", "/v1/knowledge-bases/{name}/ingests/{id}", ScopeKB, s.getIngest)
+	handle("GET", "/v1/knowledge-bases/{name}/search", ScopeKB, s.searchKB)
+	handle("GET", "/v1/knowledge-bases/{name}/sources", ScopeKB, s.listSources)
+	handle("GET", "/v1/knowledge-bases/{name}/chunks", ScopeKB, s.sourceChunks)
+	handle("POST", "/v1/knowledge-bases/{name}/crawls", ScopeKB, s.startCrawl)
+	handle("GET", "/v1/knowledge-bases/{name}/crawls", ScopeKB, s.crawlLogs)
+	handle("PUT", "/v1/knowledge-bases/{name}/schedule", ScopeKB, s.putSchedule)
+	handle("GET", "/v1/knowledge-bases/{name}/schedule", ScopeKB, s.getSchedule)
+	handle("DELETE", "/v1/knowledge-bases/{name}/schedule", ScopeKB, s.deleteSchedule)
+	handle("POST", "/v1/knowledge-bases/{name}/ask", ScopeKB, s.ask)
+	handle("POST", "/v1/sessions", ScopeKB, s.createSession)
+	handle("GET", "/v1/sessions/{id}", ScopeKB, s.getSession)
+	handle("DELETE", "/v1/sessions/{id}", ScopeKB, s.deleteSession)
 
-	handle("POST", "/v1/pipelines", ScopeKB, s.errs(s.createPipeline))
-	handle("GET", "/v1/pipelines", ScopeKB, s.errs(s.listPipelines))
-	handle("GET", "/v1/pipelines/{id}", ScopeKB, s.errs(s.getPipeline))
-	handle("PATCH", "/v1/pipelines/{id}", ScopeKB, s.errs(s.updatePipeline))
-	handle("DELETE", "/v1/pipelines/{id}", ScopeKB, s.errs(s.deletePipeline))
-	handle("POST", "/v1/pipelines/{id}/retrieve", ScopeKB, s.errs(s.retrieve))
-	handle("POST", "/v1/pipelines/{id}/generate", ScopeKB, s.errs(s.generate))
-	handle("POST", "/v1/datasets", ScopeKB, s.errs(s.createDataset))
-	handle("GET", "/v1/datasets", ScopeKB, s.errs(s.listDatasets))
-	handle("GET", "/v1/datasets/{id}", ScopeKB, s.errs(s.getDataset))
-	handle("DELETE", "/v1/datasets/{id}", ScopeKB, s.errs(s.deleteDataset))
-	handle("POST", "/v1/evaluations", ScopeKB, s.errs(s.createEvaluation))
-	handle("GET", "/v1/evaluations", ScopeKB, s.errs(s.listEvaluations))
-	handle("GET", "/v1/evaluations/{id}", ScopeKB, s.errs(s.getEvaluation))
+	handle("POST", "/v1/pipelines", ScopeKB, s.createPipeline)
+	handle("GET", "/v1/pipelines", ScopeKB, s.listPipelines)
+	handle("GET", "/v1/pipelines/{id}", ScopeKB, s.getPipeline)
+	handle("PATCH", "/v1/pipelines/{id}", ScopeKB, s.updatePipeline)
+	handle("DELETE", "/v1/pipelines/{id}", ScopeKB, s.deletePipeline)
+	handle("POST", "/v1/pipelines/{id}/retrieve", ScopeKB, s.retrieve)
+	handle("POST", "/v1/pipelines/{id}/generate", ScopeKB, s.generate)
+	handle("POST", "/v1/datasets", ScopeKB, s.createDataset)
+	handle("GET", "/v1/datasets", ScopeKB, s.listDatasets)
+	handle("GET", "/v1/datasets/{id}", ScopeKB, s.getDataset)
+	handle("DELETE", "/v1/datasets/{id}", ScopeKB, s.deleteDataset)
+	handle("POST", "/v1/evaluations", ScopeKB, s.createEvaluation)
+	handle("GET", "/v1/evaluations", ScopeKB, s.listEvaluations)
+	handle("GET", "/v1/evaluations/{id}", ScopeKB, s.getEvaluation)
 
 	for _, path := range order {
 		allowed := methods[path]
