@@ -84,6 +84,7 @@ func HTMLWithType(data []byte, pageURL, contentType string) (Doc, error) {
 	}
 	keepInline(own)
 	if art, err := parser.ParseAndMutate(own, u); err == nil && art.Node != nil {
+		itemBlocks(art.Node)
 		var b strings.Builder
 		if art.RenderText(&b) == nil {
 			text = normalize(b.String())
@@ -100,6 +101,7 @@ func HTMLWithType(data []byte, pageURL, contentType string) (Doc, error) {
 	// Readability gives up on short or list-like pages; fall back to the body.
 	if len(text) < 200 {
 		gq.Find("script, style, noscript, template, svg, nav, header, footer").Remove()
+		gq.Find("a[href^='#']").FilterFunction(func(_ int, s *goquery.Selection) bool { return permalink(s.Nodes[0]) }).Remove()
 		body := blockText(gq.Find("body"))
 		if len(body) > len(text) {
 			text = body
@@ -127,7 +129,7 @@ func keepInline(n *html.Node) {
 	for c := n.FirstChild; c != nil; {
 		next := c.NextSibling
 		if c.Type == html.ElementNode {
-			if hidden(c) {
+			if hidden(c) || permalink(c) {
 				n.RemoveChild(c)
 				c = next
 				continue
@@ -143,6 +145,78 @@ func keepInline(n *html.Node) {
 				n.RemoveChild(c)
 			}
 		}
+		c = next
+	}
+}
+
+// permalinkMarks are the texts documentation generators give the link a
+// heading or entry carries to itself (Sphinx's ¶, Node.js's #).
+var permalinkMarks = map[string]bool{"#": true, "¶": true, "§": true, "🔗": true}
+
+// permalink reports a link to a place in its own page whose text is
+// only a permalink mark: "server.requestTimeout#" is a heading, and "#"
+// is not a word of it.
+func permalink(n *html.Node) bool {
+	if n.Data != "a" {
+		return false
+	}
+	href := ""
+	for _, a := range n.Attr {
+		if a.Key == "href" {
+			href = strings.TrimSpace(a.Val)
+		}
+	}
+	if !strings.HasPrefix(href, "#") {
+		return false
+	}
+	var text strings.Builder
+	var walk func(*html.Node)
+	walk = func(c *html.Node) {
+		if c.Type == html.TextNode {
+			text.WriteString(c.Data)
+		}
+		for gc := c.FirstChild; gc != nil; gc = gc.NextSibling {
+			walk(gc)
+		}
+	}
+	walk(n)
+	return permalinkMarks[strings.TrimSpace(text.String())]
+}
+
+// itemBlocks makes each list item, term and definition of a tree a
+// paragraph of its own: readability renders them a line each, and the
+// lines of one paragraph join as a wrapped sentence does, so an option
+// list ("timeout <number> Default: 0" then "maxBuffer <number> Largest
+// amount …") ran into one sentence. The inline content of an <li>, <dt>
+// or <dd> — each run of it between block children — is wrapped in a
+// <p>.
+func itemBlocks(n *html.Node) {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode {
+			itemBlocks(c)
+		}
+	}
+	if n.Type != html.ElementNode || n.Data != "li" && n.Data != "dt" && n.Data != "dd" {
+		return
+	}
+	var run *html.Node
+	for c := n.FirstChild; c != nil; {
+		next := c.NextSibling
+		if c.Type == html.ElementNode && isBlock(c.Data) || c.Type == html.CommentNode {
+			run = nil
+			c = next
+			continue
+		}
+		if run == nil {
+			if c.Type == html.TextNode && strings.TrimSpace(c.Data) == "" {
+				c = next
+				continue
+			}
+			run = &html.Node{Type: html.ElementNode, Data: "p"}
+			n.InsertBefore(run, c)
+		}
+		n.RemoveChild(c)
+		run.AppendChild(c)
 		c = next
 	}
 }

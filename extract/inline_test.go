@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -31,5 +32,49 @@ func TestMenuPathsStayInTheirSentence(t *testing.T) {
 	}
 	if strings.Contains(doc.Text, "환경 설정") {
 		t.Errorf("a hidden variant reached the text:\n%s", doc.Text)
+	}
+}
+
+// An option list's items are paragraphs of their own, and a heading's
+// permalink mark is not a word of it: "timeout <number> Default: 0" does
+// not run into the next option's description, and "requestTimeout#" is
+// "requestTimeout".
+func TestListItemsAreParagraphsWithoutPermalinks(t *testing.T) {
+	page := `<!DOCTYPE html><html><head><meta charset="utf-8"><title>Child process</title></head><body><div id="apicontent">
+<h3>child_process.exec(command[, options][, callback])<span><a class="mark" href="#child_processexeccommand-options-callback" id="x">#</a></span></h3>
+<p>Spawns a shell then executes the command within that shell, buffering any generated output. The command string passed to the exec function is processed directly by the shell.</p>
+<ul>
+<li><code>command</code> <a href="https://developer.mozilla.org/" class="type">&lt;string&gt;</a> The command to run, with space-separated arguments.</li>
+<li><code>options</code> <a href="https://developer.mozilla.org/" class="type">&lt;Object&gt;</a>
+<ul>
+<li><code>timeout</code> <a class="type">&lt;number&gt;</a> <strong>Default:</strong> <code>0</code></li>
+<li><code>maxBuffer</code> <a class="type">&lt;number&gt;</a> Largest amount of data in bytes allowed on stdout or
+stderr. If exceeded, the child process is terminated and any output is
+truncated. <strong>Default:</strong> <code>1024 * 1024</code>.</li>
+</ul>
+</li>
+</ul>
+<h2 class="section">Logging<a class="headerlink" href="#logging" title="Permalink to this headline">¶</a></h2>
+<p>A sentence long enough for readability to keep this page as an article and not fall back to the body of it.</p>
+<dl><dt>gc.auto</dt><dd>When there are approximately more than this many loose objects in the repository, git gc --auto will pack them. The default value is 6700.</dd></dl>
+</div></body></html>`
+	doc, err := HTML([]byte(page), "https://docs.example.org/child_process.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	paragraphs := strings.Split(doc.Text, "\n\n")
+	for _, want := range []string{
+		"timeout <number> Default: 0",
+		"maxBuffer <number> Largest amount of data in bytes allowed on stdout or stderr. If exceeded, the child process is terminated and any output is truncated. Default: 1024 * 1024.",
+		"child_process.exec(command[, options][, callback])",
+		"Logging",
+		"gc.auto",
+	} {
+		if !slices.Contains(paragraphs, want) {
+			t.Errorf("no paragraph %q in:\n%s", want, doc.Text)
+		}
+	}
+	if strings.ContainsAny(doc.Text, "#¶") {
+		t.Errorf("a permalink mark reached the text:\n%s", doc.Text)
 	}
 }

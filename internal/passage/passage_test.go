@@ -149,3 +149,19 @@ func FuzzSelect(f *testing.F) {
 		}
 	})
 }
+
+// A reference's type or placeholder in angle brackets is prose, not code;
+// markup is still code.
+func TestPlaceholdersAreProse(t *testing.T) {
+	for line, want := range map[string]bool{
+		"<number> Default: 300000":                    false,
+		"git commit [--amend] <file> records changes": false,
+		`<div class="note">`:                          true,
+		"<p>Hello</p>":                                true,
+		"if (a < b && c > d) { return; }":             true,
+	} {
+		if got := CodeLine(line); got != want {
+			t.Errorf("CodeLine(%q) = %v, want %v", line, got, want)
+		}
+	}
+}

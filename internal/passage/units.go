@@ -197,7 +197,10 @@ func command(l string) bool {
 const CodeSymbols = "{}[]<>=;|&*_~\\$#@^`"
 
 // Density counts a text's letters and its code symbols, braces twice.
+// The angle brackets of a placeholder or type ("<number>", "<file>"),
+// which a reference puts in its prose, are not counted.
 func Density(s string) (letters, symbols int) {
+	s = placeholderRE.ReplaceAllString(s, "$1")
 	for _, r := range s {
 		switch {
 		case unicode.IsLetter(r):
@@ -211,6 +214,9 @@ func Density(s string) (letters, symbols int) {
 	}
 	return letters, symbols
 }
+
+// placeholderRE is one word in angle brackets.
+var placeholderRE = regexp.MustCompile(`<(\pL[\pL\pN_-]*)>`)
 
 // ToolLabel matches a line of tool output ("error[E0596]:", "note:",
 // "warning:"): prose does not open with a lower-case label.
