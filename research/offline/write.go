@@ -1,0 +1,516 @@
+package offline
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/quarryhq/quarry/internal/passage"
+	"github.com/quarryhq/quarry/kb/analyze"
+	"github.com/quarryhq/quarry/llm"
+	"github.com/quarryhq/quarry/research"
+)
+
+// Write implements research.Engine: an executive summary that opens with
+// what answers the question — the best sentences of the pair of sources
+// that answer it together, or for a comparison each side quoted beside
+// the other — then the sentences that best match the question across the
+// sources chosen as evidence; then one section per sub-question whose
+// sources are among them. Only the sources evidence selection chose
+// (evidence.go) are cited. Every sentence is quoted verbatim and cites its
+// source (or the fact it is); headings and the labels of a comparison are
+// the only words of the engine's own.
+func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft, llm.Usage, error) {
+	w := &writer{in: in, rd: newReader(), used: map[string]bool{}, factIDs: map[string]string{}}
+	for _, f := range in.Facts {
+		w.factIDs[f.SourceID+"\x00"+f.Text] = f.ID
+	}
+	sqs := research.OrderedSubQuestions(in.SubQuestions)
+	read := research.ReadOrder(sqs, in.Sources)
+	w.ev = newEvidence(in.Question, read, in.Sources)
+	w.qf, w.kind = w.ev.focus, answerType(in.Question)
+	w.all = w.ev.order
+	if in.Evidence != nil {
+		// The runner's choice (the same ranking) stands.
+		w.all = in.Evidence
+	}
+	w.chosen = map[string]bool{}
+	for _, id := range w.all {
+		w.chosen[id] = true
+	}
+	d := &research.Draft{Title: in.Question}
+	if len(w.ev.missing) > 0 && len(w.all) == 0 {
+		d.Summary = fmt.Sprintf("None of the %d sources read mentions %s, so none of them answers the question; nothing is cited.", len(read), strings.Join(w.ev.missing, ", "))
+		return d, llm.Usage{}, nil
+	}
+	if refusal := answerable(in.Question, read, in.Sources); refusal != "" {
+		// Nothing read answers: the summary says so and cites nothing;
+		// the sections quote what the sources say near the question.
+		d.Summary = refusal
+	} else if d.Summary = w.summary(); d.Summary == "" {
+		d.Summary = "The sources searched returned nothing that matches the question."
+	}
+	for _, sq := range sqs {
+		body := w.section(sq)
+		if body == "" {
+			continue
+		}
+		heading := sq.Text
+		if sq.ParentID != "" {
+			heading = "Follow-up: " + sq.Text
+		}
+		d.Sections = append(d.Sections, research.Section{Heading: heading, Body: body})
+	}
+	return d, llm.Usage{}, nil
+}
+
+// answerable returns a refusal when the sources read do not answer the
+// question: the window that answers best (passage.Find) holds less of it
+// than passage.Weights.Answered, or what the question names is in none
+// of them. Empty when they answer.
+func answerable(question string, ids []string, sources map[string]*research.Source) string {
+	docs := make([]passage.Doc, 0, len(ids))
+	for _, id := range ids {
+		if s := sources[id]; s != nil {
+			docs = append(docs, passage.Doc{Title: s.Title, Body: s.Content})
+		}
+	}
+	if len(docs) == 0 {
+		return ""
+	}
+	found, missing := passage.Find(question, docs, 3)
+	conf := passage.Confidence(question, passage.Answers(found), missing)
+	if conf >= passage.Weights.Answered {
+		return ""
+	}
+	msg := fmt.Sprintf("The %d sources read do not answer the question: the passage that comes closest holds %.0f%% of what it asks", len(docs), conf*100)
+	if len(missing) > 0 {
+		msg += fmt.Sprintf(", and none of them names %s", strings.Join(missing, ", "))
+	}
+	return msg + ". Nothing is cited as an answer; the sections below quote what the sources say near it."
+}
+
+// relevantShare is how close to the best sentence's score a further
+// sentence must come to be quoted beyond the first of its source.
+const relevantShare = 0.34
+
+// writer assembles the offline report; used keeps a sentence from being
+// quoted twice.
+type writer struct {
+	in      research.WriteInput
+	rd      *reader
+	all     []string
+	used    map[string]bool
+	factIDs map[string]string
+	// qf is what the question is about (focus); kind is the kind of
+	// answer it asks for (answerType).
+	qf   map[string]bool
+	kind int
+	// ev ranks the sources read; chosen are those the report may cite.
+	ev     *evidence
+	chosen map[string]bool
+	// derived holds the two sources of a derived comparison sentence
+	// (the answer, computed), when the opening has one.
+	derived map[string]bool
+}
+
+// cite quotes a sentence with its marker: the fact it is, or its source.
+func (w *writer) cite(s scored) string {
+	if id, ok := w.factIDs[s.sourceID+"\x00"+s.text]; ok {
+		return s.text + " [cite:" + id + "]"
+	}
+	return s.text + " [cite:" + s.sourceID + "]"
+}
+
+// quotes collects quoted sentences up to a word target and cap.
+type quotes struct {
+	lines   []string
+	words   int
+	sources map[string]bool
+}
+
+func (p *quotes) add(w *writer, s scored, max int) bool {
+	n := len(strings.Fields(s.text))
+	if w.used[s.text] || len(p.lines) > 0 && p.words+n > max {
+		return false
+	}
+	w.used[s.text] = true
+	p.lines = append(p.lines, w.cite(s))
+	p.words += n
+	p.sources[s.sourceID] = true
+	return true
+}
+
+// ranked is every source's relevant sentences, best first, by a scorer;
+// keep filters them (nil keeps all that score above zero).
+func (w *writer) ranked(sc scorer, ids []string, keep func(scored) bool) [][]scored {
+	var out [][]scored
+	for _, id := range ids {
+		var ss []scored
+		for _, s := range sc.best(w.rd, w.in.Sources[id]) {
+			if s.score > 0 && (keep == nil || keep(s)) {
+				ss = append(ss, s)
+			}
+		}
+		if len(ss) > 0 {
+			out = append(out, ss)
+		}
+	}
+	return out
+}
+
+// fill quotes the k-th sentence of each source in turn (k = 0, 1, …),
+// best source first, until the quotes reach min words (and minSources
+// sources), never beyond max. A sentence beyond a source's first must
+// score within relevantShare of the best, and leave reserve sentences of
+// its source unquoted.
+func (w *writer) fill(p *quotes, ranked [][]scored, minWords, maxWords, minSources, reserve int, top float64, inOrder bool) {
+	for k := 0; ; k++ {
+		var round []scored
+		for _, ss := range ranked {
+			if k < len(ss) && (k == 0 || k < len(ss)-reserve && ss[k].score >= relevantShare*top) {
+				round = append(round, ss[k])
+			}
+		}
+		if len(round) == 0 {
+			return
+		}
+		if !inOrder {
+			sort.SliceStable(round, func(i, j int) bool { return round[i].score > round[j].score })
+		}
+		for _, s := range round {
+			if p.words >= minWords && len(p.sources) >= minSources {
+				return
+			}
+			p.add(w, s, maxWords)
+		}
+	}
+}
+
+// focus is what a text is about: the terms of the names it mentions, or
+// all its terms when it names nothing.
+func focus(text string) map[string]bool {
+	m := map[string]bool{}
+	for _, n := range names(text) {
+		analyze.TermsFunc(n, func(t string) { m[t] = true })
+	}
+	if len(m) == 0 {
+		return termSet(text)
+	}
+	return m
+}
+
+// mentions reports a sentence that has at least need of the terms.
+func mentions(s scored, terms map[string]bool, need int) bool {
+	n := 0
+	for t := range terms {
+		if s.terms[t] {
+			n++
+		}
+	}
+	return n >= need
+}
+
+// filter keeps the sentences keep accepts, dropping sources left with none.
+func filter(ranked [][]scored, keep func(scored) bool) [][]scored {
+	var out [][]scored
+	for _, ss := range ranked {
+		var kept []scored
+		for _, s := range ss {
+			if keep(s) {
+				kept = append(kept, s)
+			}
+		}
+		if len(kept) > 0 {
+			out = append(out, kept)
+		}
+	}
+	return out
+}
+
+func topScore(ranked [][]scored) float64 {
+	var top float64
+	for _, ss := range ranked {
+		top = max(top, ss[0].score)
+	}
+	return top
+}
+
+// summary opens with the answer (opening), then quotes the sentences
+// that best answer the question, one per chosen source first in the
+// evidence's order; beyond that it leaves each source a relevant sentence
+// for the sections.
+func (w *writer) summary() string {
+	open := w.opening()
+	// Each source chosen as evidence gives its best sentence, in the
+	// evidence's order (a second hop's may name nothing the question
+	// does: "Shainsky … born 12 December 1925"). Beyond that, a sentence
+	// that shares only generic words with the question ("composer",
+	// "born") is not evidence: it must name what the question is about.
+	var ranked [][]scored
+	for _, id := range w.all {
+		var ss []scored
+		d := w.ev.byID[id]
+		if d == nil {
+			continue // a ranker's id this engine did not read
+		}
+		if w.derived != nil && !w.derived[id] {
+			// The comparison is answered from its two sides' sources:
+			// the rest of the summary is theirs, not padding from pages
+			// that merely name a side (an opera, a film, a theatre).
+			continue
+		}
+		for i, s := range w.answerSentences(d, nil) {
+			if w.ev.comparison && w.ev.askedIn(s) == 0 && !hasAnswerType(w.kind, s.text, w.in.Question) {
+				// A comparison's summary holds what is compared ("born",
+				// a year), not whatever else its sides' pages say.
+				continue
+			}
+			if i == 0 || mentions(s, w.qf, 1) {
+				ss = append(ss, s)
+			}
+		}
+		if len(ss) > 0 {
+			ranked = append(ranked, ss)
+		}
+	}
+	p := &quotes{sources: map[string]bool{}, words: open.words}
+	w.fill(p, ranked, research.SummaryMinWords, research.SummaryMaxWords, 0, 1, topScore(ranked), true)
+	parts := open.lines
+	if rest := strings.Join(p.lines, " "); rest != "" {
+		parts = append(parts, rest)
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// opening is the summary's first lines: what answers the question. For a
+// comparison, each side's best sentence, labelled with its subject; else
+// the best sentence of each source of the best pair, the one holding more
+// of what the other lacks first. When the evidence does not cover what the
+// question names, it says so before the closest evidence.
+func (w *writer) opening() *quotes {
+	p := &quotes{sources: map[string]bool{}}
+	ev := w.ev
+	if ev == nil || ev.pair[0] == nil {
+		return p
+	}
+	if !ev.comparison {
+		// The window that answers (passage.Find: the best-matching
+		// sentence with the one of its paragraph holding the kind of
+		// answer asked for) opens, when it is prose of a cited source.
+		w.answerWindow(p)
+	}
+	if !ev.answered && len(p.lines) == 0 {
+		p.lines = append(p.lines, "The sources read do not fully answer the question; the closest evidence found:")
+	}
+	var best, next []scored
+	for i, d := range ev.pair {
+		if d == nil || !w.chosen[d.src.ID] {
+			continue // not cited: it bears on nothing the question asks
+		}
+		ss := w.answerSentences(d, ev.pair[1-i])
+		if len(ss) > 0 {
+			best = append(best, ss[0])
+		}
+		// A second sentence of the pair's source when it comes close, or
+		// else the one holding more of the relation asked about than its
+		// best ("His books, including …" beside "Edmunds is Professor of
+		// Finance").
+		if len(ss) > 1 && ss[1].score >= 0.5*ss[0].score {
+			next = append(next, ss[1])
+		} else if !ev.comparison && len(ss) > 1 {
+			for _, s := range ss[1:] {
+				if ev.askedIn(s) > ev.askedIn(ss[0]) {
+					next = append(next, s)
+					break
+				}
+			}
+		}
+	}
+	if !ev.comparison && len(best) == 2 && best[1].score > best[0].score {
+		best[0], best[1] = best[1], best[0]
+	}
+	lines := append(best, next...)
+	if !ev.comparison {
+		// What holds more of the relation asked about comes first.
+		sort.SliceStable(lines, func(i, j int) bool { return ev.askedIn(lines[i]) > ev.askedIn(lines[j]) })
+	}
+	if ev.comparison && len(best) == 2 && best[0].sourceID != best[1].sourceID {
+		labels := [2]string{w.label(best[0].sourceID), w.label(best[1].sourceID)}
+		if d := derivedOrder(w.in.Question, labels, [2]string{best[0].text, best[1].text}); d != "" {
+			// Computed from the two quotes it cites, and says so.
+			p.lines = append(p.lines, d+" [cite:"+best[0].sourceID+"] [cite:"+best[1].sourceID+"]")
+			w.derived = map[string]bool{best[0].sourceID: true, best[1].sourceID: true}
+		}
+	}
+	for _, s := range lines {
+		if w.used[s.text] {
+			continue
+		}
+		w.used[s.text] = true
+		line := w.cite(s)
+		if ev.comparison {
+			line = w.label(s.sourceID) + ": " + line
+		}
+		p.lines = append(p.lines, line)
+		p.words += len(strings.Fields(s.text))
+		p.sources[s.sourceID] = true
+	}
+	return p
+}
+
+// answerWindow adds the best answer window among the cited sources to p.
+func (w *writer) answerWindow(p *quotes) {
+	var ids []string
+	var docs []passage.Doc
+	for _, id := range w.all {
+		if s := w.in.Sources[id]; s != nil && w.chosen[id] {
+			ids = append(ids, id)
+			docs = append(docs, passage.Doc{Title: s.Title, Body: s.Content})
+		}
+	}
+	found, _ := passage.Find(w.in.Question, docs, 1)
+	if len(found) == 0 {
+		return
+	}
+	for _, text := range found[0].Sentences {
+		if !prose(text) || w.used[text] {
+			return
+		}
+	}
+	id := ids[found[0].Doc]
+	for _, text := range found[0].Sentences {
+		w.used[text] = true
+		p.lines = append(p.lines, w.cite(scored{text: text, terms: termSet(text), sourceID: id}))
+		p.words += len(strings.Fields(text))
+		p.sources[id] = true
+	}
+}
+
+// label names a side of a comparison: its source's title, and the
+// question's own name for it when the title does not hold it ("Caucete
+// earthquake (1977 San Juan earthquake)").
+func (w *writer) label(id string) string {
+	t := baseTitle(w.in.Sources[id].Title)
+	d := w.ev.byID[id]
+	if d == nil || d.side == "" || strings.Contains(phraseOf(t), " "+d.side+" ") {
+		return t
+	}
+	q := strings.ToLower(w.in.Question)
+	if i := strings.Index(q, d.side); i >= 0 && len(q) == len(w.in.Question) {
+		// The question's words as written.
+		return w.in.Question[i:i+len(d.side)] + " (" + t + ")"
+	}
+	return d.side + " (" + t + ")"
+}
+
+// askedIn is the weight of the terms of the relation asked about that a
+// sentence holds.
+func (ev *evidence) askedIn(s scored) float64 {
+	var v float64
+	for _, q := range ev.qterms {
+		if ev.asked[q.term] && s.terms[q.term] {
+			v += q.weight
+		}
+	}
+	return v
+}
+
+// answerTypeWeight favours a sentence holding the kind of answer the
+// question asks for (a year for "when", a place for "where").
+const answerTypeWeight = 0.15
+
+// askedBoost is the extra weight of the terms of the relation the
+// question asks about (asked): "administrative centre" in "… a comarca
+// whose administrative centre is which town?".
+const askedBoost = 1.0
+
+// answerSentences are a source's sentences, best first, by how well they
+// answer the question beside the other source of its pair: question terms
+// weighted by rarity, more for those the other source lacks, and more when
+// it names the other source's subject (the bridge), damped for long
+// sentences. Sentences that share nothing with the question are left out.
+func (w *writer) answerSentences(d, other *evDoc) []scored {
+	ev := w.ev
+	var out []scored
+	for i, st := range w.rd.sentences(d.src) {
+		var v float64
+		for _, q := range ev.qterms {
+			if !st.terms[q.term] {
+				continue
+			}
+			wt := q.weight
+			if ev.asked[q.term] {
+				wt *= 1 + askedBoost
+			}
+			if other != nil && other.terms[q.term] {
+				wt /= 2
+			}
+			v += wt
+		}
+		if ev.total > 0 {
+			v /= ev.total
+		}
+		if other != nil && other.base != "" && strings.Contains(phraseOf(st.text), other.base) {
+			v += 0.3
+		}
+		if i == 0 {
+			v += 0.1
+		}
+		if v > 0 && hasAnswerType(w.kind, st.text, w.in.Question) {
+			v += answerTypeWeight
+		}
+		v /= 1 + math.Log1p(float64(st.words)/30)
+		if v > 0 {
+			out = append(out, scored{text: st.text, terms: st.terms, sourceID: d.src.ID, score: v})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].score > out[j].score })
+	return out
+}
+
+// section quotes a sub-question's own sources first, then sentences of
+// other sources that name what the sub-question asks about.
+func (w *writer) section(sq research.SubQuestion) string {
+	sc := newScorer(w.in.Question, sq.Text)
+	var own []string
+	isOwn := map[string]bool{}
+	for _, id := range sq.SourceIDs {
+		if w.chosen[id] && !isOwn[id] {
+			isOwn[id] = true
+			own = append(own, id)
+		}
+	}
+	var others []string
+	for _, id := range w.all {
+		if !isOwn[id] {
+			others = append(others, id)
+		}
+	}
+	p := &quotes{sources: map[string]bool{}}
+	mine := w.ranked(sc, own, nil)
+	// First the best sentence of each of its own sources, whatever the
+	// target, as before any filling.
+	for _, ss := range mine {
+		for _, s := range ss {
+			if p.add(w, s, 1<<30) {
+				break
+			}
+		}
+	}
+	if len(p.lines) == 0 {
+		return ""
+	}
+	// Beyond each source's best sentence, a sentence must name what the
+	// question or the sub-question is about; another source's must name
+	// the sub-question's subject.
+	sf := focus(sq.Text)
+	onTopic := func(s scored) bool { return mentions(s, w.qf, 1) || mentions(s, sf, 1) }
+	about := func(s scored) bool { return mentions(s, sf, max(1, (len(sf)+1)/2)) }
+	maxWords := research.SectionMinWords * 3 / 2
+	w.fill(p, filter(mine, onTopic), research.SectionMinWords, maxWords, research.SectionMinSources, 0, 0, false)
+	w.fill(p, w.ranked(sc, others, about), research.SectionMinWords, maxWords, research.SectionMinSources, 0, topScore(mine), false)
+	return strings.Join(p.lines, " ")
+}
