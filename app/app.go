@@ -187,14 +187,55 @@ func (a *App) EmbedderFor(k *store.KB) (embed.Embedder, error) {
 	return nil, fmt.Errorf("knowledge base %q uses unknown embedder %q", k.Name, k.Embedder)
 }
 
-// Runner returns a research runner over the configured engine (the
-// offline engine standing in for a failing writer), the store, the
-// broker, and each research's own sources.
-func (a *App) Runner(ctx context.Context) (*research.Runner, error) {
+// RunnerOption sets what one client of the research runner adds to it.
+type RunnerOption func(*research.Runner)
+
+// WithSources runs researches over sources the caller opened (the CLI
+// opens them before it creates a research, so that a missing knowledge
+// base stops it before anything is stored), instead of opening each
+// research's own.
+func WithSources(sources []search.Source) RunnerOption {
+	return func(rn *research.Runner) { rn.Sources, rn.OpenSources = sources, nil }
+}
+
+// WithEvents hands every stored event to fn as well, in order (the CLI's
+// progress lines).
+func WithEvents(fn func(research.Event)) RunnerOption {
+	return func(rn *research.Runner) { rn.OnEvent = fn }
+}
+
+// Runner returns the research runner, assembled here once for every
+// client (the CLI, the server, the workers, the MCP server): the
+// configured engine with the offline engine standing in for a failing
+// writer and choosing the evidence, the store, the broker, and each
+// research's own sources.
+func (a *App) Runner(ctx context.Context) (*research.Runner, error) { return a.RunnerWith(ctx) }
+
+// RunnerWith is Runner with what one client adds to it.
+func (a *App) RunnerWith(ctx context.Context, opts ...RunnerOption) (*research.Runner, error) {
 	eng, err := a.Engine()
 	if err != nil {
 		return nil, errcode.Wrap(errcode.Invalid, err)
 	}
+	rn, err := a.Researches(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rn.Engine, rn.Fallback, rn.Ranker = eng, offline.Engine{}, offline.Engine{}
+	rn.OpenSources = func(ctx context.Context, specs []string) ([]search.Source, error) {
+		return a.OpenSources(ctx, specs)
+	}
+	for _, o := range opts {
+		o(rn)
+	}
+	return rn, nil
+}
+
+// Researches returns the research service for what needs no engine:
+// cancelling a research, listing, reading and closing threads. It runs
+// nothing (Runner does), so a broken model configuration does not stop a
+// cancel.
+func (a *App) Researches(ctx context.Context) (*research.Runner, error) {
 	st, err := a.Store(ctx)
 	if err != nil {
 		return nil, err
@@ -203,11 +244,7 @@ func (a *App) Runner(ctx context.Context) (*research.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &research.Runner{Engine: eng, Fallback: offline.Engine{}, Ranker: offline.Engine{}, Store: st, Logger: a.Logger, IdleAfter: idle,
-		Publish: a.Broker.Publish,
-		OpenSources: func(ctx context.Context, specs []string) ([]search.Source, error) {
-			return a.OpenSources(ctx, specs)
-		}}, nil
+	return &research.Runner{Store: st, Logger: a.Logger, IdleAfter: idle, Publish: a.Broker.Publish}, nil
 }
 
 // CurrentStore is the store Store opened (nil before it did).

@@ -94,7 +94,7 @@ func (a *App) Console(ctx context.Context) (*console.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &console.Service{Store: st, KBs: func(ctx context.Context, name string) (*kb.Service, embed.Embedder, error) {
+	return &console.Service{Store: st, Models: ConsoleModels(console.ProviderOptions{}), KBs: func(ctx context.Context, name string) (*kb.Service, embed.Embedder, error) {
 		return a.OpenKB(ctx, name, false)
 	}}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/quarryhq/quarry/console"
 	"github.com/quarryhq/quarry/errcode"
 	"github.com/quarryhq/quarry/internal/textclean"
 	"github.com/quarryhq/quarry/kb"
@@ -200,4 +201,20 @@ func (a *App) provider() (llm.Provider, error) {
 		return anthropic.New(anthropic.Config{BaseURL: c.LLMBaseURL, APIKey: key, Model: cmp.Or(model, defaultAnthropicModel)})
 	}
 	return nil, fmt.Errorf("llm: must be offline, openai[:MODEL] or anthropic[:MODEL], got %q", spec)
+}
+
+// ConsoleModels builds the client a console request's checked model
+// config describes: Anthropic's for claude, else an OpenAI-compatible one
+// (OpenAI, vLLM, Ollama) at the config's endpoint.
+func ConsoleModels(o console.ProviderOptions) func(console.ModelConfig) (llm.Provider, error) {
+	retries := o.MaxRetries
+	if retries == 0 {
+		retries = 2
+	}
+	return func(m console.ModelConfig) (llm.Provider, error) {
+		if m.Type == console.ModelClaude {
+			return anthropic.New(anthropic.Config{BaseURL: m.Endpoint, APIKey: m.APIKey, Model: m.ModelName, Timeout: o.Timeout, MaxRetries: retries, HTTPClient: o.HTTPClient})
+		}
+		return openai.New(openai.Config{BaseURL: m.ResolvedEndpoint(), APIKey: m.APIKey, Model: m.ModelName, Timeout: o.Timeout, MaxRetries: retries, HTTPClient: o.HTTPClient})
+	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/quarryhq/quarry/embed"
 	"github.com/quarryhq/quarry/errcode"
 	"github.com/quarryhq/quarry/kb"
+	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/session"
 	"github.com/quarryhq/quarry/store"
 )
@@ -105,8 +106,10 @@ type Service struct {
 	KBs   KBs
 	// Chats keeps console chats (nil: generate takes no chat_id).
 	Chats session.Store
-	// Providers tune the model clients generate builds.
-	Providers ProviderOptions
+	// Models builds the client of a generate request's checked model
+	// config; the app sets it (providers are constructed there only).
+	// Nil refuses generate.
+	Models func(ModelConfig) (llm.Provider, error)
 	// CheckEndpoint, when set, vets a request's model endpoint before it
 	// is called (the server's SSRF guard).
 	CheckEndpoint func(ctx context.Context, u *url.URL) error

@@ -18,6 +18,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/quarryhq/quarry/app"
 	"github.com/quarryhq/quarry/console"
 	"github.com/quarryhq/quarry/corpus"
 	"github.com/quarryhq/quarry/embed"
@@ -63,7 +64,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f.ingest(t)
-	f.c = &console.Service{Store: st, Chats: &session.Memory{}, KBs: func(context.Context, string) (*kb.Service, embed.Embedder, error) { return f.kb, f.emb, nil }}
+	f.c = &console.Service{Store: st, Chats: &session.Memory{}, Models: app.ConsoleModels(console.ProviderOptions{}), KBs: func(context.Context, string) (*kb.Service, embed.Embedder, error) { return f.kb, f.emb, nil }}
 	return f
 }
 
@@ -492,7 +493,7 @@ func ptr[T any](v T) *T { return &v }
 
 func TestGenerateFailures(t *testing.T) {
 	f := newFixture(t)
-	f.c.Providers = console.ProviderOptions{Timeout: 300 * time.Millisecond, MaxRetries: -1}
+	f.c.Models = app.ConsoleModels(console.ProviderOptions{Timeout: 300 * time.Millisecond, MaxRetries: -1})
 	if _, err := f.c.CreatePipeline(f.ctx, console.PipelineSpec{Name: "p", Type: console.TypeNormal, KB: "sci", Settings: console.Settings{Mode: "bm25", TopK: 3}}); err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,6 @@ import (
 	"github.com/quarryhq/quarry/errcode"
 	"github.com/quarryhq/quarry/internal/textclean"
 	"github.com/quarryhq/quarry/llm"
-	"github.com/quarryhq/quarry/llm/anthropic"
-	"github.com/quarryhq/quarry/llm/openai"
 	"github.com/quarryhq/quarry/qa"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/session"
@@ -139,7 +137,8 @@ func httpURL(s string) bool {
 
 func ptr[T any](v T) *T { return &v }
 
-// ProviderOptions tune the model clients Generate builds.
+// ProviderOptions tune the model clients Service.Models builds (app's
+// ConsoleModels).
 type ProviderOptions struct {
 	// Timeout bounds one model call (0: 2 minutes).
 	Timeout time.Duration
@@ -148,10 +147,10 @@ type ProviderOptions struct {
 	HTTPClient *http.Client
 }
 
-// endpoint is where a model config's calls go: its endpoint, or the
+// ResolvedEndpoint is where a model config's calls go: its endpoint, or the
 // local server its type defaults to (Ollama's, on loopback). Empty is the
 // hosted API's own public URL (OpenAI, Anthropic).
-func (m ModelConfig) endpoint() string {
+func (m ModelConfig) ResolvedEndpoint() string {
 	if m.Endpoint == "" && m.Type == ModelOllama {
 		return DefaultOllamaEndpoint
 	}
@@ -161,7 +160,7 @@ func (m ModelConfig) endpoint() string {
 // checkEndpoint vets where a request's model would be called, written
 // out or defaulted alike, with CheckEndpoint (the server's SSRF guard).
 func (s *Service) checkEndpoint(ctx context.Context, m ModelConfig) error {
-	e := m.endpoint()
+	e := m.ResolvedEndpoint()
 	if e == "" || s.CheckEndpoint == nil {
 		return nil
 	}
@@ -170,19 +169,6 @@ func (s *Service) checkEndpoint(ctx context.Context, m ModelConfig) error {
 		return invalid("model_config.endpoint", "must be an HTTP(S) URL")
 	}
 	return s.CheckEndpoint(ctx, u)
-}
-
-// NewProvider builds the model client a checked config describes.
-func NewProvider(m ModelConfig, o ProviderOptions) (llm.Provider, error) {
-	retries := o.MaxRetries
-	if retries == 0 {
-		retries = 2
-	}
-	switch m.Type {
-	case ModelClaude:
-		return anthropic.New(anthropic.Config{BaseURL: m.Endpoint, APIKey: m.APIKey, Model: m.ModelName, Timeout: o.Timeout, MaxRetries: retries, HTTPClient: o.HTTPClient})
-	}
-	return openai.New(openai.Config{BaseURL: m.endpoint(), APIKey: m.APIKey, Model: m.ModelName, Timeout: o.Timeout, MaxRetries: retries, HTTPClient: o.HTTPClient})
 }
 
 // GenerateRequest is a retrieval and a model's answer request, plus an optional chat.
@@ -281,7 +267,10 @@ func (s *Service) Generate(ctx context.Context, req GenerateRequest, onDelta fun
 		}
 		history = chat.Messages
 	}
-	p, err := NewProvider(req.Model, s.Providers)
+	if s.Models == nil {
+		return nil, errcode.New(errcode.Invalid, "model_config", "this console has no model clients")
+	}
+	p, err := s.Models(req.Model)
 	if err != nil {
 		return nil, invalid(field("endpoint"), err.Error())
 	}

@@ -290,6 +290,32 @@ func TestResearchValidation(t *testing.T) {
 	}
 }
 
+// A request validated once (NewRequest, as the CLI does before a long
+// ingest) is stored as validated, with its defaults; a request that was
+// not validated is refused.
+func TestCreateRequest(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rn := &research.Runner{Engine: offline.Engine{}, Store: openStore(t)}
+	if _, err := research.NewRequest("q", research.Options{}); err == nil {
+		t.Fatal("NewRequest without a source: no error")
+	}
+	req, err := research.NewRequest("  Who was Giuseppe Verdi?\x07 ", research.Options{Sources: []string{"web"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := rn.CreateRequest(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Question != "Who was Giuseppe Verdi?" || r.Options.Level != research.LevelStandard || r.Status != research.StatusPending {
+		t.Errorf("stored %q at level %q, status %s", r.Question, r.Options.Level, r.Status)
+	}
+	if _, err := rn.CreateRequest(ctx, research.Request{}); err == nil {
+		t.Error("a zero Request was stored")
+	}
+}
+
 func TestEffort(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -206,13 +206,43 @@ type Store interface {
 // ErrCanceled is the cause of a run stopped by Cancel.
 var ErrCanceled = errors.New("canceled on request")
 
+// Request is a question with its options, validated by NewRequest: what
+// CreateRequest stores. A caller that must check a request before other
+// work (the CLI before a long --docs ingest) validates it once, there.
+type Request struct {
+	question string
+	opts     Options
+	valid    bool
+}
+
+// NewRequest validates a question and its options (Validate) and fills
+// their defaults.
+func NewRequest(question string, opts Options) (Request, error) {
+	q, err := Validate(question, &opts)
+	if err != nil {
+		return Request{}, err
+	}
+	return Request{question: q, opts: opts, valid: true}, nil
+}
+
 // Create validates the question and options and stores a pending research,
 // returning it at once; Run runs it.
 func (rn *Runner) Create(ctx context.Context, question string, opts Options) (*Research, error) {
-	q, err := Validate(question, &opts)
+	req, err := NewRequest(question, opts)
 	if err != nil {
 		return nil, err
 	}
+	return rn.CreateRequest(ctx, req)
+}
+
+// CreateRequest stores a pending research for a request NewRequest
+// validated, returning it at once; Run runs it.
+func (rn *Runner) CreateRequest(ctx context.Context, req Request) (*Research, error) {
+	if !req.valid {
+		return nil, errors.New("create research: the request was not made by NewRequest")
+	}
+	q, opts := req.question, req.opts
+	var err error
 	now := rn.now()
 	r := &Research{ID: uuid.NewString(), Question: q, Status: StatusPending, Options: opts, Engine: rn.Engine.Name(), CreatedAt: now, UpdatedAt: now}
 	if r.ThreadID, r.History, err = rn.joinThread(ctx, opts.Thread, q, now); err != nil {

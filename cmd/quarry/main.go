@@ -24,6 +24,7 @@ import (
 	"github.com/quarryhq/quarry/internal/safe"
 	"github.com/quarryhq/quarry/internal/telemetry"
 	"github.com/quarryhq/quarry/kb"
+	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/store"
 )
 
@@ -150,6 +151,12 @@ func (a *cli) q() *app.App {
 }
 
 func (a *cli) openStore(ctx context.Context) (store.Store, error) { return a.q().Store(ctx) }
+
+// researches is the research service for what runs nothing: cancel and
+// threads.
+func (a *cli) researches(ctx context.Context) (*research.Runner, error) {
+	return a.q().Researches(ctx)
+}
 
 func (a *cli) service(ctx context.Context) (*kb.Service, error) { return a.q().KB(ctx) }
 

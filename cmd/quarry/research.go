@@ -17,7 +17,6 @@ import (
 	"github.com/quarryhq/quarry/app"
 	"github.com/quarryhq/quarry/internal/textclean"
 	"github.com/quarryhq/quarry/research"
-	"github.com/quarryhq/quarry/research/offline"
 	"github.com/quarryhq/quarry/research/pdf"
 	"github.com/quarryhq/quarry/search"
 	"github.com/quarryhq/quarry/store"
@@ -125,6 +124,7 @@ func (a *cli) runResearch(cmd *cobra.Command, f researchFlags, question string) 
 		return err
 	}
 	var stored *research.Research
+	var req research.Request
 	if f.resume != "" {
 		stored, err = research.Load(ctx, st, f.resume)
 		if err != nil {
@@ -134,14 +134,18 @@ func (a *cli) runResearch(cmd *cobra.Command, f researchFlags, question string) 
 		if stored.Engine != eng.Name() {
 			return usageError{fmt.Errorf("llm: research %s was started with %s; resume it with the same model (--llm)", stored.ID, stored.Engine)}
 		}
+		if f.detach {
+			return usageError{errors.New("detach: --resume runs here; to hand a research to the workers, it must be new")}
+		}
 	} else {
 		specs, err := researchSources(f)
 		if err != nil {
 			return err
 		}
 		opts.Sources = specs
-		// Check everything before a possibly long --docs ingest.
-		if _, err := research.Validate(question, &opts); err != nil {
+		// The request is validated here, once, before a possibly long
+		// --docs ingest.
+		if req, err = research.NewRequest(question, opts); err != nil {
 			return err
 		}
 		if err := a.q().IngestDocs(ctx, f.docs, a.stderr); err != nil {
@@ -153,38 +157,24 @@ func (a *cli) runResearch(cmd *cobra.Command, f researchFlags, question string) 
 		return err
 	}
 	if f.detach {
-		if stored != nil {
-			return usageError{errors.New("detach: --resume runs here; to hand a research to the workers, it must be new")}
-		}
-		rn := &research.Runner{Engine: eng, Store: st, Logger: a.logger}
-		r, err := rn.Create(ctx, question, opts)
-		if err != nil {
-			return err
-		}
-		q, err := a.q().Jobs(ctx, app.JobOptions{})
-		if err != nil {
-			return err
-		}
-		defer q.Close()
-		if err := q.EnqueueResearch(ctx, r.ID); err != nil {
-			return err
-		}
-		fmt.Fprintln(a.stdout, r.ID)
-		fmt.Fprintf(a.stderr, "quarry: research %s queued; a worker runs it (quarry worker); follow it with: quarry research watch %s\n", r.ID, r.ID)
-		return nil
+		return a.detachResearch(ctx, req)
 	}
 	if eng.Name() == "offline" {
 		fmt.Fprintln(a.stderr, "quarry: no language model configured: using the offline extractive engine (set ANTHROPIC_API_KEY, OPENAI_API_KEY / OPENAI_BASE_URL or QUARRY_LLM to use one)")
 	}
-	rn := &research.Runner{Engine: eng, Fallback: offline.Engine{}, Ranker: offline.Engine{}, Sources: sources, Store: st, Logger: a.logger}
+	ropts := []app.RunnerOption{app.WithSources(sources)}
 	if a.isTerminal() {
-		rn.OnEvent = progressPrinter(a.stderr)
+		ropts = append(ropts, app.WithEvents(progressPrinter(a.stderr)))
+	}
+	rn, err := a.q().RunnerWith(ctx, ropts...)
+	if err != nil {
+		return usageError{err}
 	}
 	var r *research.Research
 	if stored != nil {
 		r, err = rn.Resume(ctx, stored.ID)
 	} else {
-		r, err = rn.Create(ctx, question, opts)
+		r, err = rn.CreateRequest(ctx, req)
 		if err == nil {
 			fmt.Fprintf(a.stderr, "quarry: research %s started (watch it with: quarry research watch %s; stop it with: quarry research cancel %s)\n", r.ID, r.ID, r.ID)
 			r, err = rn.Run(ctx, r.ID)
@@ -202,6 +192,30 @@ func (a *cli) runResearch(cmd *cobra.Command, f researchFlags, question string) 
 		fmt.Fprintf(a.stderr, "quarry: thread %s; ask a follow-up in it with: quarry research \"…\" --thread %s\n", r.ThreadID, r.ThreadID)
 	}
 	return a.printResearch(ctx, r, f.format, f.out)
+}
+
+// detachResearch stores a new research and queues it for the workers,
+// printing its id.
+func (a *cli) detachResearch(ctx context.Context, req research.Request) error {
+	rn, err := a.q().Runner(ctx)
+	if err != nil {
+		return usageError{err}
+	}
+	r, err := rn.CreateRequest(ctx, req)
+	if err != nil {
+		return err
+	}
+	q, err := a.q().Jobs(ctx, app.JobOptions{})
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	if err := q.EnqueueResearch(ctx, r.ID); err != nil {
+		return err
+	}
+	fmt.Fprintln(a.stdout, r.ID)
+	fmt.Fprintf(a.stderr, "quarry: research %s queued; a worker runs it (quarry worker); follow it with: quarry research watch %s\n", r.ID, r.ID)
+	return nil
 }
 
 // researchSources turns --source and --docs into source specs; a --docs
@@ -520,11 +534,10 @@ func (a *cli) researchCancelCmd() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			st, err := a.openStore(ctx)
+			rn, err := a.researches(ctx)
 			if err != nil {
 				return err
 			}
-			rn := &research.Runner{Store: st, Logger: a.logger}
 			if err := rn.Cancel(ctx, args[0]); err != nil {
 				return err
 			}

@@ -19,17 +19,9 @@ func (a *cli) threadCmd() *cobra.Command {
 	return cmd
 }
 
-// threads opens the store behind a runner that only reads threads.
+// threads is the research service that reads and closes threads.
 func (a *cli) threads(cmd *cobra.Command) (*research.Runner, error) {
-	st, err := a.openStore(cmd.Context())
-	if err != nil {
-		return nil, err
-	}
-	idle, err := a.q().Config.ThreadIdleAfter()
-	if err != nil {
-		return nil, err
-	}
-	return &research.Runner{Store: st, Logger: a.logger, IdleAfter: idle}, nil
+	return a.researches(cmd.Context())
 }
 
 func (a *cli) threadListCmd() *cobra.Command {
