@@ -47,7 +47,8 @@ type reader struct {
 
 func newReader() *reader { return &reader{cache: map[string][]sent{}} }
 
-// sentences are a source's prose sentences. A sentence's terms include
+// sentences are a source's prose sentences (not its headings or lines
+// of code: a comment in a listing is no sentence). A sentence's terms include
 // those of the heading it sits under: under "gc.auto", "The default
 // value is 6700." is about gc.auto.
 func (rd *reader) sentences(src *research.Source) []sent {
@@ -57,7 +58,7 @@ func (rd *reader) sentences(src *research.Source) []sent {
 	us := passage.Units(src.Content)
 	var out []sent
 	for _, u := range us {
-		if u.Kind == passage.Heading || !prose(u.Text) {
+		if u.Kind != passage.Sentence || !prose(u.Text) {
 			continue
 		}
 		terms := termSet(u.Text)

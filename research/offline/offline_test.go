@@ -372,3 +372,19 @@ func FuzzQuestion(f *testing.F) {
 		}
 	})
 }
+
+// A listing's comment is a line of code, not a sentence a report quotes;
+// the prose around the listing is read.
+func TestListingCommentsAreNotSentences(t *testing.T) {
+	src := &research.Source{ID: "s1", Content: "Patterns in a .gitignore file ignore the files they match.\n\n" +
+		"# ignore objects and archives, anywhere in the tree.\n*.[oa]\n\n" +
+		"A line starting with # serves as a comment in the file itself."}
+	var got []string
+	for _, s := range newReader().sentences(src) {
+		got = append(got, s.text)
+	}
+	want := []string{"Patterns in a .gitignore file ignore the files they match.", "A line starting with # serves as a comment in the file itself."}
+	if !slices.Equal(got, want) {
+		t.Errorf("sentences = %q, want %q", got, want)
+	}
+}
