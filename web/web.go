@@ -1,6 +1,7 @@
 // Package web is Quarry's browser UI: a few static files (HTML, one
-// JavaScript module, one stylesheet) embedded in the binary and served by
-// quarry serve. The pages use only the public HTTP API under /v1 and its
+// stylesheet and JavaScript modules — dom, api, events, router, one per
+// page — that the browser loads as they are) embedded in the binary and
+// served by quarry serve. The pages use only the public HTTP API under /v1 and its
 // event streams, so anything the UI does a client can do too. There is
 // nothing to build: the files are the source.
 package web
