@@ -115,146 +115,178 @@ func Find(question string, docs []Doc, n int) ([]Answer, []string) {
 	if !Ablate["content"] {
 		content = Content(question)
 	}
-	qterms := unique(analyze.Terms(content))
-	kind := TypeOf(question)
-	qlower := strings.ToLower(question)
+	f := &finder{kind: TypeOf(question), qlower: strings.ToLower(question)}
+	f.read(docs)
+	missing := missingMarked(question, f.held())
+	f.weigh(question, content)
+	if f.total == 0 || len(f.all) == 0 {
+		return nil, missing
+	}
+	return f.byGain(f.windows(), n), missing
+}
 
-	units := make([][]Unit, len(docs))
-	own := make([][]map[string]bool, len(docs))
-	titles := make([]map[string]bool, len(docs))
-	var all []unitRef
-	df := map[string]int{}
+// finder holds what Find reads of the documents and the question.
+type finder struct {
+	kind   Type
+	qlower string
+
+	units  [][]Unit
+	own    [][]map[string]bool // each unit's terms
+	titles []map[string]bool
+	all    []unitRef // the units that can answer, in document order
+	df     map[string]int
+
+	words  []qword
+	weight map[string]float64 // per term, for the gain of an answer
+	total  float64
+	qterms []string
+}
+
+// qword is a word of the question: its terms and its weight.
+type qword struct {
+	terms []string
+	w     float64
+}
+
+// read splits the documents into units with their terms, and counts each
+// term's units (a unit counting the terms of its heading too).
+func (f *finder) read(docs []Doc) {
+	f.units = make([][]Unit, len(docs))
+	f.own = make([][]map[string]bool, len(docs))
+	f.titles = make([]map[string]bool, len(docs))
+	f.df = map[string]int{}
 	for d, doc := range docs {
-		units[d] = Units(doc.Body)
-		titles[d] = termSet(doc.Title)
-		own[d] = make([]map[string]bool, len(units[d]))
-		for i, u := range units[d] {
-			own[d][i] = termSet(u.Text)
+		f.units[d] = Units(doc.Body)
+		f.titles[d] = termSet(doc.Title)
+		f.own[d] = make([]map[string]bool, len(f.units[d]))
+		for i, u := range f.units[d] {
+			f.own[d][i] = termSet(u.Text)
 		}
-		for i, u := range units[d] {
+		for i, u := range f.units[d] {
 			if u.Kind == Heading {
 				continue
 			}
 			seen := map[string]bool{}
-			for t := range own[d][i] {
+			for t := range f.own[d][i] {
 				seen[t] = true
 			}
 			if u.Heading >= 0 {
-				for t := range own[d][u.Heading] {
+				for t := range f.own[d][u.Heading] {
 					seen[t] = true
 				}
 			}
 			for t := range seen {
-				df[t]++
+				f.df[t]++
 			}
-			all = append(all, unitRef{doc: d, unit: i, terms: own[d][i]})
+			f.all = append(f.all, unitRef{doc: d, unit: i, terms: f.own[d][i]})
 		}
 	}
-	held := make([]map[string]bool, len(docs))
-	for d := range docs {
-		held[d] = maps.Clone(titles[d])
-		for _, ts := range own[d] {
+}
+
+// held is each document's terms, its title's included.
+func (f *finder) held() []map[string]bool {
+	held := make([]map[string]bool, len(f.units))
+	for d := range f.units {
+		held[d] = maps.Clone(f.titles[d])
+		for _, ts := range f.own[d] {
 			maps.Copy(held[d], ts)
 		}
 	}
-	missing := missingMarked(question, held)
-	nUnits := float64(len(all))
-	// The question's words, each weighed by the rarity of its terms among
-	// the sentences read (a Korean word's terms are its syllable pairs):
-	// a word is held in the share of its terms a sentence holds, so a
-	// Korean word counts once, however many pairs it has. The sentence
-	// that asks weighs more than the scene set before it ("I keep making
-	// 'fixup!' commits. Which setting …?").
-	type qword struct {
-		terms []string
-		w     float64
-	}
-	var words []qword
-	weight := map[string]float64{} // per term, for the gain of an answer
-	var total float64
+	return held
+}
+
+// weigh reads the question's words, each weighed by the rarity of its
+// terms among the sentences read (a Korean word's terms are its syllable
+// pairs): a word is held in the share of its terms a sentence holds, so
+// a Korean word counts once, however many pairs it has. The sentence
+// that asks weighs more than the scene set before it ("I keep making
+// 'fixup!' commits. Which setting …?").
+func (f *finder) weigh(question, content string) {
+	nUnits := float64(len(f.all))
+	f.weight = map[string]float64{}
 	asking := termSet(Content(lastSentence(question)))
 	seenWord := map[string]bool{}
-	for _, f := range strings.Fields(content) {
-		ts := unique(analyze.Terms(f))
-		if len(ts) == 0 || seenWord[strings.Join(ts, " ")] || len(words) == maxQuestionWords {
+	for _, field := range strings.Fields(content) {
+		ts := unique(analyze.Terms(field))
+		if len(ts) == 0 || seenWord[strings.Join(ts, " ")] || len(f.words) == maxQuestionWords {
 			continue
 		}
 		seenWord[strings.Join(ts, " ")] = true
 		var w float64
 		scene := true
 		for _, t := range ts {
-			w += math.Log(1 + nUnits/float64(1+df[t]))
+			w += math.Log(1 + nUnits/float64(1+f.df[t]))
 			scene = scene && !asking[t]
 		}
 		w /= float64(len(ts))
 		if scene && !Ablate["asking"] {
 			w *= Weights.Scene
 		}
-		words = append(words, qword{ts, w})
+		f.words = append(f.words, qword{ts, w})
 		for _, t := range ts {
-			weight[t] = max(weight[t], w/float64(len(ts)))
+			f.weight[t] = max(f.weight[t], w/float64(len(ts)))
 		}
-		total += w
+		f.total += w
 	}
-	if total == 0 || len(all) == 0 {
-		return nil, missing
+	for t := range f.weight {
+		f.qterms = append(f.qterms, t)
 	}
-	qterms = qterms[:0]
-	for t := range weight {
-		qterms = append(qterms, t)
-	}
-	sort.Strings(qterms)
+	sort.Strings(f.qterms)
+}
 
-	// cover is the share of the question's weight a unit holds, with its
-	// heading, title and neighbours at their shares.
-	cover := func(d, i int, extra map[string]bool) float64 {
-		u := units[d][i]
-		var v float64
-		for _, qw := range words {
-			var h float64
-			for _, t := range qw.terms {
-				switch {
-				case own[d][i][t] || extra[t]:
-					h++
-				case !Ablate["heading"] && u.Heading >= 0 && own[d][u.Heading][t]:
-					h += Weights.Heading
-				case !Ablate["title"] && titles[d][t]:
-					h += Weights.Title
-				case !Ablate["neighbour"] && neighbourHolds(units[d], own[d], i, t):
-					h += Weights.Neighbour
-				}
+// cover is the share of the question's weight unit i of document d
+// holds, with the terms of extra, and its heading, title and neighbours
+// at their shares.
+func (f *finder) cover(d, i int, extra map[string]bool) float64 {
+	u := f.units[d][i]
+	var v float64
+	for _, qw := range f.words {
+		var h float64
+		for _, t := range qw.terms {
+			switch {
+			case f.own[d][i][t] || extra[t]:
+				h++
+			case !Ablate["heading"] && u.Heading >= 0 && f.own[d][u.Heading][t]:
+				h += Weights.Heading
+			case !Ablate["title"] && f.titles[d][t]:
+				h += Weights.Title
+			case !Ablate["neighbour"] && neighbourHolds(f.units[d], f.own[d], i, t):
+				h += Weights.Neighbour
 			}
-			v += qw.w * h / float64(len(qw.terms))
 		}
-		return v / total
+		v += qw.w * h / float64(len(qw.terms))
 	}
+	return v / f.total
+}
 
+// windows scores every unit's window and keeps each document's best.
+func (f *finder) windows() map[int]Answer {
 	best := map[int]Answer{}
-	for _, r := range all {
-		u := units[r.doc][r.unit]
-		if len(u.Text) > MaxSentence || u.Kind == Code && kind != HowTo {
+	for _, r := range f.all {
+		u := f.units[r.doc][r.unit]
+		if len(u.Text) > MaxSentence || u.Kind == Code && f.kind != HowTo {
 			continue // a line of code answers how to do something, nothing else
 		}
-		if cover(r.doc, r.unit, nil) == 0 {
+		if f.cover(r.doc, r.unit, nil) == 0 {
 			continue
 		}
 		// The window: the sentence, and the sentence of its paragraph
 		// that holds the kind of answer asked for when it does not; its
 		// coverage is theirs together.
-		fits := !Ablate["fit"] && fit(kind, u, qlower)
+		fits := !Ablate["fit"] && fit(f.kind, u, f.qlower)
 		win := []int{r.unit}
 		if !Ablate["window"] {
-			win = window(units[r.doc], r.unit, fits, kind, qlower)
+			win = window(f.units[r.doc], r.unit, fits, f.kind, f.qlower)
 		}
 		extra := map[string]bool{}
 		anyFit := fits
 		for _, j := range win {
-			for t := range own[r.doc][j] {
+			for t := range f.own[r.doc][j] {
 				extra[t] = true
 			}
-			anyFit = anyFit || j != r.unit && !Ablate["fit"] && fit(kind, units[r.doc][j], qlower)
+			anyFit = anyFit || j != r.unit && !Ablate["fit"] && fit(f.kind, f.units[r.doc][j], f.qlower)
 		}
-		cov := cover(r.doc, r.unit, extra)
+		cov := f.cover(r.doc, r.unit, extra)
 		// A longer window must hold more to win: a sentence that says it
 		// all is quoted alone.
 		score := cov - windowCost*float64(len(win)-1)
@@ -268,19 +300,28 @@ func Find(question string, docs []Doc, n int) ([]Answer, []string) {
 			continue
 		}
 		a := Answer{Doc: r.doc, Coverage: cov, Fits: anyFit, Score: score, held: map[string]bool{}}
-		for _, t := range qterms {
-			if extra[t] || own[r.doc][r.unit][t] {
+		for _, t := range f.qterms {
+			if extra[t] || f.own[r.doc][r.unit][t] {
 				a.held[t] = true
 			}
 		}
 		for _, j := range win {
-			a.Sentences = append(a.Sentences, units[r.doc][j].Text)
+			a.Sentences = append(a.Sentences, f.units[r.doc][j].Text)
 		}
 		if u.Heading >= 0 {
-			a.Heading = units[r.doc][u.Heading].Text
+			a.Heading = f.units[r.doc][u.Heading].Text
 		}
 		best[r.doc] = a
 	}
+	return best
+}
+
+// byGain orders the documents' best answers, at most n: the best first,
+// then each the one that adds most of the question's weight to those
+// before it (its Gain): the other side of a comparison, the second hop
+// of a question. The same words in two documents (a page and its source
+// text) are one answer.
+func (f *finder) byGain(best map[int]Answer, n int) []Answer {
 	out := make([]Answer, 0, len(best))
 	for _, a := range best {
 		out = append(out, a)
@@ -291,10 +332,6 @@ func Find(question string, docs []Doc, n int) ([]Answer, []string) {
 		}
 		return out[i].Doc < out[j].Doc
 	})
-	// The same words in two documents (a page and its source text) are
-	// one answer. After the best, each next answer is the one that adds
-	// most of the question's weight to those before it (its Gain): the
-	// other side of a comparison, the second hop of a question.
 	seen := map[string]bool{}
 	var rest []Answer
 	for _, a := range out {
@@ -312,10 +349,10 @@ func Find(question string, docs []Doc, n int) ([]Answer, []string) {
 			var g float64
 			for t := range a.held {
 				if !covered[t] {
-					g += weight[t]
+					g += f.weight[t]
 				}
 			}
-			if g /= total; len(kept) == 0 {
+			if g /= f.total; len(kept) == 0 {
 				g = 0 // the best comes first, whatever it adds
 			}
 			if g > gain+1e-9 {
@@ -333,7 +370,7 @@ func Find(question string, docs []Doc, n int) ([]Answer, []string) {
 		kept = append(kept, a)
 		rest = append(rest[:at], rest[at+1:]...)
 	}
-	return kept, missing
+	return kept
 }
 
 // window is the sentences quoted for unit i: it, what it introduces
