@@ -44,48 +44,19 @@ func Watch(ctx context.Context, st store.ResearchStore, id string, opt WatchOpti
 			poll = 5 * time.Second
 		}
 	}
-	var sub *broker.Sub
-	var live <-chan store.ResearchEvent
-	subscribe := func() {
-		if opt.Broker != nil {
-			sub = opt.Broker.Subscribe(id)
-			live = sub.C
-		}
-	}
+	w := &watcher{st: st, id: id, broker: opt.Broker, fn: fn, last: opt.After}
 	// Subscribe before reading the store, so nothing stored in between
 	// is missed; what both bring is skipped by its sequence number.
-	subscribe()
+	w.subscribe()
 	defer func() {
-		if sub != nil {
-			sub.Close()
+		if w.sub != nil {
+			w.sub.Close()
 		}
 	}()
-
-	last := opt.After
-	ended := false
-	deliver := func(e store.ResearchEvent) error {
-		if err := fn(e); err != nil {
-			return err
-		}
-		last, ended = e.Seq, terminal(e)
-		return nil
-	}
-	catchUp := func() error {
-		evs, err := st.ResearchEvents(ctx, id, last)
-		if err != nil {
-			return err
-		}
-		for _, e := range evs {
-			if err := deliver(e); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if err := catchUp(); err != nil {
+	if err := w.catchUp(ctx); err != nil {
 		return err
 	}
-	if last == opt.After && opt.After > 0 {
+	if w.last == opt.After && opt.After > 0 {
 		n, err := st.ResearchLastSeq(ctx, id)
 		if err != nil {
 			return err
@@ -94,44 +65,93 @@ func Watch(ctx context.Context, st store.ResearchStore, id string, opt WatchOpti
 			return &store.ValidationError{Field: "after", Rule: fmt.Sprintf("research %s has %d events so far; after must be at most that", id, n)}
 		}
 	}
-	if last == opt.After {
+	if w.last == opt.After {
 		// Nothing new: a research that has ended has nothing more to say.
 		switch rec.Status {
 		case StatusCompleted, StatusFailed, StatusCanceled:
 			return nil
 		}
 	}
+	return w.follow(ctx, poll)
+}
+
+// watcher delivers one research's events to one subscriber.
+type watcher struct {
+	st     store.ResearchStore
+	id     string
+	broker *broker.Broker
+	fn     func(store.ResearchEvent) error
+	sub    *broker.Sub
+	live   <-chan store.ResearchEvent
+	last   int64 // the last sequence number delivered
+	ended  bool
+}
+
+// subscribe joins the broker's stream of the research, when there is one.
+func (w *watcher) subscribe() {
+	if w.broker != nil {
+		w.sub = w.broker.Subscribe(w.id)
+		w.live = w.sub.C
+	}
+}
+
+func (w *watcher) deliver(e store.ResearchEvent) error {
+	if err := w.fn(e); err != nil {
+		return err
+	}
+	w.last, w.ended = e.Seq, terminal(e)
+	return nil
+}
+
+// catchUp delivers what the store holds after the last event delivered.
+func (w *watcher) catchUp(ctx context.Context) error {
+	evs, err := w.st.ResearchEvents(ctx, w.id, w.last)
+	if err != nil {
+		return err
+	}
+	for _, e := range evs {
+		if err := w.deliver(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// follow delivers new events as the broker brings them, reading the
+// store for what it did not bring (a gap, a rejoin) and every poll,
+// until the research ends.
+func (w *watcher) follow(ctx context.Context, poll time.Duration) error {
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
-	for !ended {
+	for !w.ended {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case e, ok := <-live:
+		case e, ok := <-w.live:
 			if !ok {
-				if errors.Is(sub.Err(), broker.ErrClosed) {
-					sub, live = nil, nil // the store alone from now on
+				if errors.Is(w.sub.Err(), broker.ErrClosed) {
+					w.sub, w.live = nil, nil // the store alone from now on
 				} else {
-					subscribe() // cut off for being slow: rejoin
+					w.subscribe() // cut off for being slow: rejoin
 				}
-				if err := catchUp(); err != nil {
+				if err := w.catchUp(ctx); err != nil {
 					return err
 				}
 				continue
 			}
 			switch {
-			case e.Seq <= last:
-			case e.Seq == last+1:
-				if err := deliver(e); err != nil {
+			case e.Seq <= w.last:
+			case e.Seq == w.last+1:
+				if err := w.deliver(e); err != nil {
 					return err
 				}
 			default: // the store has what came between
-				if err := catchUp(); err != nil {
+				if err := w.catchUp(ctx); err != nil {
 					return err
 				}
 			}
 		case <-tick.C:
-			if err := catchUp(); err != nil {
+			if err := w.catchUp(ctx); err != nil {
 				return err
 			}
 		}

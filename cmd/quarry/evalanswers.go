@@ -111,35 +111,7 @@ func (a *cli) evalResearchCmd() *cobra.Command {
 				t0 := time.Now()
 				rec.reset()
 				r, err := rn.Start(ctx, q.Question, research.Options{Sources: []string{"kb:" + f.kb}, Level: level})
-				var o eval.ResearchOutcome
-				switch {
-				case err != nil && r == nil:
-					o = eval.ResearchOutcome{ID: q.ID, Unanswerable: q.Unanswerable, Error: err.Error()}
-				case r.Report == nil:
-					o = eval.ResearchOutcome{ID: q.ID, Unanswerable: q.Unanswerable, Status: r.Status, Error: r.Error}
-				default:
-					refs := make([]string, len(r.Report.References))
-					for i, ref := range r.Report.References {
-						refs[i] = ref.URL
-					}
-					o = eval.ScoreResearch(q, r.Report.Summary, refs)
-					o.Status = r.Status
-					if r.Checks != nil {
-						o.Support = r.Checks.CitationSupportRate
-					}
-					o.Calls, o.Tokens = r.Usage.Calls, r.Usage.Total()
-				}
-				if r != nil {
-					read := make([]string, len(r.Sources))
-					for i, src := range r.Sources {
-						read[i] = src.URL
-					}
-					o.PageRead = q.PageRank(read) > 0
-					if rec != nil {
-						in := q.Holds(rec.text())
-						o.InContext = &in
-					}
-				}
+				o := researchOutcome(q, r, err, rec)
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
@@ -178,6 +150,41 @@ func (a *cli) evalResearchCmd() *cobra.Command {
 	f.bind(cmd)
 	cmd.Flags().StringVar(&level, "level", "quick", "quick, standard or comprehensive")
 	return cmd
+}
+
+// researchOutcome scores one research of an answer dataset; with a
+// model (rec), whether the answer string was in what it was shown.
+func researchOutcome(q eval.AnswerQuestion, r *research.Research, err error, rec *promptRecorder) eval.ResearchOutcome {
+	var o eval.ResearchOutcome
+	switch {
+	case err != nil && r == nil:
+		o = eval.ResearchOutcome{ID: q.ID, Unanswerable: q.Unanswerable, Error: err.Error()}
+	case r.Report == nil:
+		o = eval.ResearchOutcome{ID: q.ID, Unanswerable: q.Unanswerable, Status: r.Status, Error: r.Error}
+	default:
+		refs := make([]string, len(r.Report.References))
+		for i, ref := range r.Report.References {
+			refs[i] = ref.URL
+		}
+		o = eval.ScoreResearch(q, r.Report.Summary, refs)
+		o.Status = r.Status
+		if r.Checks != nil {
+			o.Support = r.Checks.CitationSupportRate
+		}
+		o.Calls, o.Tokens = r.Usage.Calls, r.Usage.Total()
+	}
+	if r != nil {
+		read := make([]string, len(r.Sources))
+		for i, src := range r.Sources {
+			read[i] = src.URL
+		}
+		o.PageRead = q.PageRank(read) > 0
+		if rec != nil {
+			in := q.Holds(rec.text())
+			o.InContext = &in
+		}
+	}
+	return o
 }
 
 func (a *cli) evalAskCmd() *cobra.Command {

@@ -87,6 +87,30 @@ QUARRY_LLM (or --llm) to use a model.`,
 	return cmd
 }
 
+// researchOptions reads a research's options from its flags: a level,
+// or breadth and depth (--depth N alone being the old single pass of
+// breadth N), budgets and a thread.
+func researchOptions(cmd *cobra.Command, f researchFlags) (research.Options, error) {
+	opts := research.Options{Level: f.level, Breadth: f.breadth, MaxTokens: f.maxTokens, Timeout: f.timeout, Confidence: f.confidence, Thread: f.thread}
+	if cmd.Flags().Changed("depth") {
+		opts.Depth, opts.DepthSet = f.depth, true
+		if !cmd.Flags().Changed("breadth") {
+			// --depth N alone is the old single pass of breadth N.
+			opts.Breadth, opts.Depth = f.depth, 0
+			if f.depth < 1 || f.depth > research.MaxBreadth {
+				return research.Options{}, usageError{fmt.Errorf("depth: given alone it is the breadth of a single pass and must be between 1 and %d, got %d", research.MaxBreadth, f.depth)}
+			}
+		}
+	}
+	if cmd.Flags().Changed("breadth") && (f.breadth < 1 || f.breadth > research.MaxBreadth) {
+		return research.Options{}, usageError{fmt.Errorf("breadth: must be between 1 and %d, got %d", research.MaxBreadth, f.breadth)}
+	}
+	if opts.Level != "" && (cmd.Flags().Changed("breadth") || cmd.Flags().Changed("depth")) {
+		return research.Options{}, usageError{errors.New("level: give either --level or --breadth/--depth, not both")}
+	}
+	return opts, nil
+}
+
 func (a *cli) runResearch(cmd *cobra.Command, f researchFlags, question string) error {
 	ctx := cmd.Context()
 	if err := checkFormat(f.format); err != nil {
@@ -98,22 +122,9 @@ func (a *cli) runResearch(cmd *cobra.Command, f researchFlags, question string) 
 	if err := checkOut(f.out); err != nil {
 		return err
 	}
-	opts := research.Options{Level: f.level, Breadth: f.breadth, MaxTokens: f.maxTokens, Timeout: f.timeout, Confidence: f.confidence, Thread: f.thread}
-	if cmd.Flags().Changed("depth") {
-		opts.Depth, opts.DepthSet = f.depth, true
-		if !cmd.Flags().Changed("breadth") {
-			// --depth N alone is the old single pass of breadth N.
-			opts.Breadth, opts.Depth = f.depth, 0
-			if f.depth < 1 || f.depth > research.MaxBreadth {
-				return usageError{fmt.Errorf("depth: given alone it is the breadth of a single pass and must be between 1 and %d, got %d", research.MaxBreadth, f.depth)}
-			}
-		}
-	}
-	if cmd.Flags().Changed("breadth") && (f.breadth < 1 || f.breadth > research.MaxBreadth) {
-		return usageError{fmt.Errorf("breadth: must be between 1 and %d, got %d", research.MaxBreadth, f.breadth)}
-	}
-	if opts.Level != "" && (cmd.Flags().Changed("breadth") || cmd.Flags().Changed("depth")) {
-		return usageError{errors.New("level: give either --level or --breadth/--depth, not both")}
+	opts, err := researchOptions(cmd, f)
+	if err != nil {
+		return err
 	}
 	eng, err := a.q().Engine()
 	if err != nil {
@@ -159,6 +170,13 @@ func (a *cli) runResearch(cmd *cobra.Command, f researchFlags, question string) 
 	if f.detach {
 		return a.detachResearch(ctx, req)
 	}
+	return a.researchHere(ctx, f, eng, stored, req, sources)
+}
+
+// researchHere runs a research in this process — the stored one resumed,
+// or the request created — with progress lines on a terminal, and prints
+// its report.
+func (a *cli) researchHere(ctx context.Context, f researchFlags, eng research.Engine, stored *research.Research, req research.Request, sources []search.Source) error {
 	if eng.Name() == "offline" {
 		fmt.Fprintln(a.stderr, "quarry: no language model configured: using the offline extractive engine (set ANTHROPIC_API_KEY, OPENAI_API_KEY / OPENAI_BASE_URL or QUARRY_LLM to use one)")
 	}
