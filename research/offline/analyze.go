@@ -122,9 +122,7 @@ func (Engine) Analyze(_ context.Context, in research.AnalyzeInput) (*research.An
 	}
 	covered := map[string]bool{}
 	var learnings []research.Learning
-	dirScore := map[string]float64{}
-	dirParent := map[string]string{}
-	var order []string
+	next := &leads{score: map[string]float64{}, parent: map[string]string{}}
 	used, total := 0, 0
 	var cred float64
 	for _, sq := range in.SubQuestions {
@@ -148,45 +146,14 @@ func (Engine) Analyze(_ context.Context, in research.AnalyzeInput) (*research.An
 					covered[t] = true
 				}
 			}
-			// Names the best sentences mention that neither the question
-			// nor a source already read covers are the next hop.
-			w := 1 / float64(1+rank)
-			for _, s := range sents[:min(3, len(sents))] {
-				for _, n := range names(s.text) {
-					if read[strings.ToLower(n)] || coveredBy(n, qKW) || !entity(n, s.text) {
-						continue
-					}
-					if _, ok := dirScore[n]; !ok {
-						order = append(order, n)
-						dirParent[n] = sq.ID
-					}
-					// A one-word name ("University") is a weaker lead
-					// than a full one ("University of Kansas").
-					nw := w
-					if !strings.Contains(n, " ") {
-						nw /= 2
-					}
-					dirScore[n] += nw * (s.score + 0.1)
-				}
-			}
+			next.add(sents, rank, sq.ID, read, qKW)
 		}
 	}
 	sort.SliceStable(learnings, func(i, j int) bool { return learnings[i].Score > learnings[j].Score })
 	if len(learnings) > research.MaxLearnings {
 		learnings = learnings[:research.MaxLearnings]
 	}
-	sort.SliceStable(order, func(i, j int) bool { return dirScore[order[i]] > dirScore[order[j]] })
-	var dirs []research.Direction
-	for _, n := range order {
-		if in.MaxDirections > 0 && len(dirs) == in.MaxDirections*2 {
-			break
-		}
-		queries := []string{n}
-		if rest := without(qKWs, n); len(rest) > 0 {
-			queries = append(queries, n+" "+strings.Join(first(rest, 2), " "))
-		}
-		dirs = append(dirs, research.Direction{Text: n, ParentID: dirParent[n], Queries: queries, Score: round2(dirScore[n])})
-	}
+	dirs := next.directions(in.MaxDirections, qKWs)
 	a := &research.Analysis{Learnings: learnings, Directions: dirs}
 	if len(qTerms) > 0 {
 		a.Confidence = round2(float64(len(covered)) / float64(len(qTerms)))
@@ -201,6 +168,57 @@ func (Engine) Analyze(_ context.Context, in research.AnalyzeInput) (*research.An
 		a.Quality = round2(cred / float64(used))
 	}
 	return a, llm.Usage{}, nil
+}
+
+// leads are the names the best sentences of the sources mention that
+// neither the question nor a source already read covers: the next hop,
+// each scored by the sentences that name it and the rank of their source.
+type leads struct {
+	score  map[string]float64
+	parent map[string]string // the sub-question whose sources named it
+	order  []string
+}
+
+// add scores the names of a source's best three sentences; rank is the
+// source's rank among the sub-question's.
+func (l *leads) add(sents []scored, rank int, subQuestion string, read, qKW map[string]bool) {
+	w := 1 / float64(1+rank)
+	for _, s := range sents[:min(3, len(sents))] {
+		for _, n := range names(s.text) {
+			if read[strings.ToLower(n)] || coveredBy(n, qKW) || !entity(n, s.text) {
+				continue
+			}
+			if _, ok := l.score[n]; !ok {
+				l.order = append(l.order, n)
+				l.parent[n] = subQuestion
+			}
+			// A one-word name ("University") is a weaker lead than a
+			// full one ("University of Kansas").
+			nw := w
+			if !strings.Contains(n, " ") {
+				nw /= 2
+			}
+			l.score[n] += nw * (s.score + 0.1)
+		}
+	}
+}
+
+// directions are the best leads, at most twice maxDirections (0: all),
+// each searched alone and with the question's first two other keywords.
+func (l *leads) directions(maxDirections int, qKWs []string) []research.Direction {
+	sort.SliceStable(l.order, func(i, j int) bool { return l.score[l.order[i]] > l.score[l.order[j]] })
+	var dirs []research.Direction
+	for _, n := range l.order {
+		if maxDirections > 0 && len(dirs) == maxDirections*2 {
+			break
+		}
+		queries := []string{n}
+		if rest := without(qKWs, n); len(rest) > 0 {
+			queries = append(queries, n+" "+strings.Join(first(rest, 2), " "))
+		}
+		dirs = append(dirs, research.Direction{Text: n, ParentID: l.parent[n], Queries: queries, Score: round2(l.score[n])})
+	}
+	return dirs
 }
 
 // months start dates, which are not entities to follow.
