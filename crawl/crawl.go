@@ -215,33 +215,8 @@ func (c *Crawler) run(ctx context.Context, kbName, start string, opt Options) (*
 		}
 		backoff *= 2
 	}
-	// Count failures once per run, on the pages the store knows and on
-	// the pending frontier.
-	markCtx := context.WithoutCancel(ctx)
-	for _, it := range st.failedNew {
-		dropped, perr := c.Store.CrawlPendingFail(markCtx, k.ID, it.url, it.depth, StaleAfter)
-		if perr != nil {
-			err = errors.Join(err, perr)
-			continue
-		}
-		if dropped {
-			c.logger().Warn("page never fetched after repeated failures; no longer tried", "url", it.url, "runs", StaleAfter)
-		}
-	}
-	for _, u := range st.leftPending {
-		if perr := c.Store.CrawlPendingDone(markCtx, k.ID, u); perr != nil {
-			err = errors.Join(err, perr)
-		}
-	}
-	for _, u := range st.failedKnown {
-		stale, merr := c.Store.SourceMarkFailure(markCtx, k.ID, u, StaleAfter)
-		if merr != nil && !errors.Is(merr, store.ErrNotFound) {
-			err = errors.Join(err, merr)
-			continue
-		}
-		if stale {
-			c.logger().Warn("page marked stale", "url", u)
-		}
+	if ferr := c.countFailures(context.WithoutCancel(ctx), k.ID, st); ferr != nil {
+		err = errors.Join(err, ferr)
 	}
 	fin := c.now()
 	log.Status = store.CrawlSuccess
@@ -254,13 +229,48 @@ func (c *Crawler) run(ctx context.Context, kbName, start string, opt Options) (*
 		"failed", st.failed, "disallowed", st.skipped, "err", err)
 	log.DurationSeconds = fin.Sub(began).Seconds()
 	log.FinishedAt = &fin
-	if uerr := c.Store.CrawlLogUpdate(markCtx, store.CrawlLogUpdateParams{
+	if uerr := c.Store.CrawlLogUpdate(context.WithoutCancel(ctx), store.CrawlLogUpdateParams{
 		ID: log.ID, Status: log.Status, PagesCrawled: log.PagesCrawled, PagesUpdated: log.PagesUpdated,
 		PagesFailed: log.PagesFailed, ErrorMessage: log.ErrorMessage, DurationSeconds: log.DurationSeconds, FinishedAt: &fin,
 	}); uerr != nil {
 		return log, errors.Join(err, fmt.Errorf("crawl: write log: %w", uerr))
 	}
 	return log, err
+}
+
+// countFailures counts a run's failures once, on the pages the store
+// knows (three in a row make a page stale) and on the pending frontier
+// (a page never fetched is dropped after as many runs); the pages of
+// the frontier fetched or refused for good leave it. It runs when the
+// crawl's context has ended too.
+func (c *Crawler) countFailures(ctx context.Context, kbID int64, st *stats) error {
+	var err error
+	for _, it := range st.failedNew {
+		dropped, perr := c.Store.CrawlPendingFail(ctx, kbID, it.url, it.depth, StaleAfter)
+		if perr != nil {
+			err = errors.Join(err, perr)
+			continue
+		}
+		if dropped {
+			c.logger().Warn("page never fetched after repeated failures; no longer tried", "url", it.url, "runs", StaleAfter)
+		}
+	}
+	for _, u := range st.leftPending {
+		if perr := c.Store.CrawlPendingDone(ctx, kbID, u); perr != nil {
+			err = errors.Join(err, perr)
+		}
+	}
+	for _, u := range st.failedKnown {
+		stale, merr := c.Store.SourceMarkFailure(ctx, kbID, u, StaleAfter)
+		if merr != nil && !errors.Is(merr, store.ErrNotFound) {
+			err = errors.Join(err, merr)
+			continue
+		}
+		if stale {
+			c.logger().Warn("page marked stale", "url", u)
+		}
+	}
+	return err
 }
 
 // Every runs Run now and then every interval until ctx ends; onRun sees
