@@ -156,36 +156,7 @@ func (s *Service) addDocuments(ctx context.Context, kb *store.KB, docs []Documen
 	for _, e := range existing {
 		known[e.URL] = e.ContentHash
 	}
-	var todo []todoDoc
-	var touches []store.SourceTouch
-	seen := map[string]string{}
-	for _, d := range docs {
-		// Untrusted text stays text: no terminal escapes, bidirectional
-		// overrides or invalid bytes are stored, so none is ever printed.
-		d.Title, d.Text = textclean.Line(d.Title), textclean.Text(d.Text)
-		d.Metadata = maps.Clone(d.Metadata) // the caller's map stays as it was
-		for k, v := range d.Metadata {
-			d.Metadata[k] = textclean.Line(v)
-		}
-		if first, dup := seen[d.URL]; dup {
-			rep.Failed = append(rep.Failed, Problem{Origin: d.Origin, Reason: fmt.Sprintf("duplicate source URL %s (first from %s)", d.URL, first)})
-			continue
-		}
-		seen[d.URL] = d.Origin
-		if err := store.CheckSourceURL(d.URL); err != nil {
-			rep.Failed = append(rep.Failed, Problem{Origin: d.Origin, Reason: fmt.Sprintf("%s (%q)", err, clipURL(d.URL))})
-			continue
-		}
-		hash := contentHash(d)
-		if h, ok := known[d.URL]; ok && h == hash {
-			rep.Unchanged++
-			if opt.Touch {
-				touches = append(touches, store.SourceTouch{URL: d.URL, ETag: d.ETag, LastModified: d.LastModified, CrawledAt: time.Now().UTC()})
-			}
-			continue
-		}
-		todo = append(todo, todoDoc{d, hash})
-	}
+	todo, touches := triage(docs, known, opt.Touch, rep)
 	if err := s.store.SourceTouch(ctx, kb.ID, touches); err != nil {
 		rep.Seconds = time.Since(start).Seconds()
 		return rep, fmt.Errorf("ingest: %w", err)
@@ -232,6 +203,42 @@ func (s *Service) addDocuments(ctx context.Context, kb *store.KB, docs []Documen
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// triage cleans each document's text and sorts the documents: those to
+// write, those unchanged since the store's copy (touched when touch is
+// set: a crawl saw them again), and those refused — a URL given twice or
+// not valid — into rep.
+func triage(docs []Document, known map[string]string, touch bool, rep *Report) (todo []todoDoc, touches []store.SourceTouch) {
+	seen := map[string]string{}
+	for _, d := range docs {
+		// Untrusted text stays text: no terminal escapes, bidirectional
+		// overrides or invalid bytes are stored, so none is ever printed.
+		d.Title, d.Text = textclean.Line(d.Title), textclean.Text(d.Text)
+		d.Metadata = maps.Clone(d.Metadata) // the caller's map stays as it was
+		for k, v := range d.Metadata {
+			d.Metadata[k] = textclean.Line(v)
+		}
+		if first, dup := seen[d.URL]; dup {
+			rep.Failed = append(rep.Failed, Problem{Origin: d.Origin, Reason: fmt.Sprintf("duplicate source URL %s (first from %s)", d.URL, first)})
+			continue
+		}
+		seen[d.URL] = d.Origin
+		if err := store.CheckSourceURL(d.URL); err != nil {
+			rep.Failed = append(rep.Failed, Problem{Origin: d.Origin, Reason: fmt.Sprintf("%s (%q)", err, clipURL(d.URL))})
+			continue
+		}
+		hash := contentHash(d)
+		if h, ok := known[d.URL]; ok && h == hash {
+			rep.Unchanged++
+			if touch {
+				touches = append(touches, store.SourceTouch{URL: d.URL, ETag: d.ETag, LastModified: d.LastModified, CrawledAt: time.Now().UTC()})
+			}
+			continue
+		}
+		todo = append(todo, todoDoc{d, hash})
+	}
+	return todo, touches
 }
 
 // writeError explains a failed write: a knowledge base removed meanwhile,
