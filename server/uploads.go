@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"mime/multipart"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -57,45 +58,9 @@ func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return badRequest("body", "is not a multipart body: "+err.Error())
 	}
-	names := map[string]string{} // temporary path → file name
-	var paths []string
-	var total int64
-	for {
-		part, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return uploadError(err)
-		}
-		if part.FormName() != "file" {
-			_ = part.Close()
-			return badRequest(part.FormName(), "is not a known part; send files as parts named \"file\"")
-		}
-		name := textclean.Line(filepath.Base(filepath.Clean("/" + part.FileName())))
-		if name == "" || name == "/" || name == "." {
-			return invalid("file", "every file part needs a file name")
-		}
-		if len(name) > maxFileName {
-			return invalid("file", fmt.Sprintf("a file name must be at most %d bytes, got %d", maxFileName, len(name)))
-		}
-		p := filepath.Join(dir, strconv.Itoa(len(paths)), name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			return err
-		}
-		f, err := os.Create(p)
-		if err != nil {
-			return err
-		}
-		n, err := io.Copy(f, part)
-		total += n
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return uploadError(err)
-		}
-		names[p], paths = name, append(paths, p)
+	paths, names, total, err := receiveFiles(mr, dir)
+	if err != nil {
+		return err
 	}
 	if len(paths) == 0 {
 		return invalid("file", "the upload holds no file; send one or more parts named \"file\"")
@@ -125,6 +90,51 @@ func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.writeJSON(w, http.StatusOK, rep)
 	return nil
+}
+
+// receiveFiles writes each part named "file" of an upload into its own
+// folder under dir: the paths, each path's file name (cleaned, without
+// folders) and the bytes received.
+func receiveFiles(mr *multipart.Reader, dir string) (paths []string, names map[string]string, total int64, err error) {
+	names = map[string]string{}
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, nil, 0, uploadError(err)
+		}
+		if part.FormName() != "file" {
+			_ = part.Close()
+			return nil, nil, 0, badRequest(part.FormName(), "is not a known part; send files as parts named \"file\"")
+		}
+		name := textclean.Line(filepath.Base(filepath.Clean("/" + part.FileName())))
+		if name == "" || name == "/" || name == "." {
+			return nil, nil, 0, invalid("file", "every file part needs a file name")
+		}
+		if len(name) > maxFileName {
+			return nil, nil, 0, invalid("file", fmt.Sprintf("a file name must be at most %d bytes, got %d", maxFileName, len(name)))
+		}
+		p := filepath.Join(dir, strconv.Itoa(len(paths)), name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return nil, nil, 0, err
+		}
+		f, err := os.Create(p)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		n, err := io.Copy(f, part)
+		total += n
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, nil, 0, uploadError(err)
+		}
+		names[p], paths = name, append(paths, p)
+	}
+	return paths, names, total, nil
 }
 
 // storeUpload keeps an upload's files in the store, records it running
