@@ -134,6 +134,9 @@ func (c *Config) Load(fs *pflag.FlagSet, env func(string) (string, bool)) error 
 	return errcode.Wrap(errcode.Invalid, c.load(fs, env))
 }
 
+// load reads every setting in one place, each from the file, the
+// environment and the flags in that order, so that their precedence is
+// seen at once; it stays one function.
 func (c *Config) load(fs *pflag.FlagSet, env func(string) (string, bool)) error {
 	if env == nil {
 		env = func(string) (string, bool) { return "", false }

@@ -28,6 +28,8 @@ func HTML(data []byte, pageURL string) (Doc, error) {
 // charset parameter (if any) takes precedence over the page's own meta tag.
 // Links are resolved against pageURL (or the page's <base href>) and kept
 // only when they are http or https.
+// One pass over the page — metadata, links, readability's text, the
+// body when readability gives up — so it stays one function.
 func HTMLWithType(data []byte, pageURL, contentType string) (Doc, error) {
 	if bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 {
 		return Doc{}, errors.New("content is binary (NUL bytes), not HTML")

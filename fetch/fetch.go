@@ -212,6 +212,9 @@ func (f *Fetcher) Get(ctx context.Context, req Request) (*Response, error) {
 // TracerName names the tracer of page fetches.
 const TracerName = "github.com/quarryhq/quarry/fetch"
 
+// get is one fetch in the order its checks must run — the URL, robots.txt,
+// politeness, the request, redirects through the guard, the size limit —
+// one function so that order is read in one place.
 func (f *Fetcher) get(ctx context.Context, req Request) (*Response, error) {
 	u, err := ParseURL(req.URL)
 	if err != nil {

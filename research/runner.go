@@ -73,7 +73,9 @@ const (
 
 // hold takes the research's lease, so that no other process runs it at
 // the same time, and renews it until release is called. The returned
-// context ends when the lease is lost.
+// context ends when the lease is lost. The claim, the takeover of a dead
+// holder's lease and the renewing goroutine share the owner and the
+// cancel, so they stay one function.
 func (rn *Runner) hold(ctx context.Context, id string) (context.Context, func(), error) {
 	owner := rn.Owner
 	if owner == "" {
@@ -309,6 +311,9 @@ func (rn *Runner) Work(ctx context.Context, id string) (*Research, error) {
 	return rn.run(ctx, id, true)
 }
 
+// run loads a research, takes its lease and runs it from its checkpoint
+// (Run and Work): each step of starting depends on the one before it, so
+// it stays one function.
 func (rn *Runner) run(ctx context.Context, id string, queued bool) (*Research, error) {
 	r, err := Load(ctx, rn.Store, id)
 	if err != nil {

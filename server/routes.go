@@ -15,7 +15,8 @@ import (
 
 // routes registers every route of the API. A path asked with a method it
 // does not have is a 405 and an unknown path a 404, both in the one error
-// shape.
+// shape. It is the API's route table, read top to bottom against the
+// OpenAPI document, so it stays one function.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	methods := map[string][]string{}

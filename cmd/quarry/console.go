@@ -153,6 +153,8 @@ func (a *cli) pipelineUpdateCmd() *cobra.Command {
 	return cmd
 }
 
+// datasetCmd is quarry dataset and its four subcommands, each a few lines
+// over the console service.
 func (a *cli) datasetCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "dataset", Short: "RAG console evaluation datasets: questions with golden chunks (create, list, show, rm)"}
 	var kbName, jsonl string

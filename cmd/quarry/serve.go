@@ -14,6 +14,8 @@ import (
 	"github.com/quarryhq/quarry/server"
 )
 
+// serveCmd is quarry serve: its flags, then the server started on the app;
+// the flag list makes it long.
 func (a *cli) serveCmd() *cobra.Command {
 	var opt server.Options
 	var addr, cors string

@@ -24,7 +24,8 @@ var leadingArticle = map[string]bool{"the": true, "a": true, "an": true, "this":
 // 1904 Tour de France", "the 188th Ohio Volunteer Infantry"). A name that
 // first appears late in the sentence is not its subject ("The team posted
 // a record … in the Conference"), so such a sentence has none. It returns
-// the key (lower case) and the display form.
+// the key (lower case) and the display form. One pass over the words,
+// each rule a case of it: it stays one function.
 func entity(s string) (string, string) {
 	var runs [][]string
 	var run []string
