@@ -11,10 +11,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/quarryhq/quarry/broker"
 	"github.com/quarryhq/quarry/embed"
 	"github.com/quarryhq/quarry/embed/openai"
 	"github.com/quarryhq/quarry/errcode"
+	"github.com/quarryhq/quarry/events"
 	"github.com/quarryhq/quarry/fetch"
 	"github.com/quarryhq/quarry/kb"
 	"github.com/quarryhq/quarry/research"
@@ -33,7 +33,7 @@ type App struct {
 	Logger *slog.Logger
 	// Broker hands the events of researches run by this App's runners to
 	// their watchers in this process.
-	Broker *broker.Broker
+	Broker *events.Broker
 
 	mu              sync.Mutex
 	resident        bool // SetResident
@@ -50,7 +50,7 @@ func New(cfg Config, logger *slog.Logger) *App {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &App{Config: cfg, Logger: logger, Broker: broker.New(0)}
+	return &App{Config: cfg, Logger: logger, Broker: events.NewBroker(0)}
 }
 
 // Close closes what was opened.

@@ -5,26 +5,22 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quarryhq/quarry/events"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/store"
 )
 
-// eventListener is a store that announces stored events across processes
-// (PostgreSQL's LISTEN/NOTIFY).
-type eventListener interface {
-	ListenEvents(ctx context.Context, fn func(researchID string)) error
-}
-
 // FollowEvents, on a store that announces stored events, publishes the
 // events other processes store into a.Broker as they are stored, for the
-// researches someone here watches; it returns when ctx ends. On a store
-// that does not, it returns at once (watchers read the store instead).
+// researches someone here watches (events.Follow); it returns when ctx
+// ends. On a store that does not, it returns at once (watchers read the
+// store instead).
 func (a *App) FollowEvents(ctx context.Context) error {
 	st, err := a.Store(ctx)
 	if err != nil {
 		return err
 	}
-	l, ok := st.(eventListener)
+	l, ok := st.(events.Listener)
 	if !ok {
 		return nil
 	}
@@ -36,32 +32,7 @@ func (a *App) FollowEvents(ctx context.Context) error {
 		a.following--
 		a.mu.Unlock()
 	}()
-	last := map[string]int64{}
-	return l.ListenEvents(ctx, func(id string) {
-		if a.Broker.Subscribers(id) == 0 {
-			delete(last, id)
-			return
-		}
-		if _, ok := last[id]; !ok {
-			// Watchers read the history from the store themselves: bring
-			// only what is new, never the whole log again.
-			n, err := st.ResearchLastSeq(ctx, id)
-			if err != nil {
-				a.Logger.Warn("follow events", "research", id, "err", err)
-				return
-			}
-			last[id] = max(0, n-1)
-		}
-		evs, err := st.ResearchEvents(ctx, id, last[id])
-		if err != nil {
-			a.Logger.Warn("follow events", "research", id, "err", err)
-			return
-		}
-		for _, e := range evs {
-			a.Broker.Publish(id, e)
-			last[id] = e.Seq
-		}
-	})
+	return events.Follow(ctx, st, l, a.Broker, a.Logger)
 }
 
 // Watch is research.Watch with what this App has: its broker for the
@@ -73,7 +44,7 @@ func (a *App) Watch(ctx context.Context, id string, after int64, fn func(store.R
 		return err
 	}
 	opt := research.WatchOptions{After: after, Broker: a.Broker, Poll: 250 * time.Millisecond}
-	if _, ok := st.(eventListener); ok {
+	if _, ok := st.(events.Listener); ok {
 		opt.Poll = 5 * time.Second // a safety net: notifications bring the events
 		a.mu.Lock()
 		following := a.following > 0

@@ -13,6 +13,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/quarryhq/quarry/events"
 	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/search"
 	"github.com/quarryhq/quarry/store"
@@ -28,7 +29,7 @@ type run struct {
 	mu      sync.Mutex
 	r       *Research
 	seq     int64
-	disp    *dispatcher
+	disp    *events.Dispatcher[Event]
 	sources []search.Source
 	started time.Time
 }
@@ -49,14 +50,14 @@ func (rn *Runner) newRun(r *Research, seq int64) *run {
 	if rn.Publish != nil {
 		publish = func(e store.ResearchEvent) { rn.Publish(r.ID, e) }
 	}
-	x.disp = newDispatcher(rn.Store, r.ID, publish, rn.OnEvent, x.logger)
+	x.disp = events.NewDispatcher(rn.Store, r.ID, record, publish, rn.OnEvent, x.logger)
 	return x
 }
 
 // finish stops the run's event delivery once everything queued is stored
 // and published; a store error fails the run if nothing else did.
 func (x *run) finish(r *Research, err error) (*Research, error) {
-	if derr := x.disp.close(); derr != nil && err == nil {
+	if derr := x.disp.Close(); derr != nil && err == nil {
 		err = fmt.Errorf("research %s: %w", x.r.ID, derr)
 	}
 	return r, err
@@ -67,7 +68,7 @@ func (x *run) finish(r *Research, err error) (*Research, error) {
 func (x *run) emit(e Event) {
 	x.mu.Lock()
 	x.stamp(&e)
-	x.disp.enqueue(e) // under mu: the queue is in sequence order
+	x.disp.Enqueue(e) // under mu: the queue is in sequence order
 	x.mu.Unlock()
 }
 
@@ -108,7 +109,7 @@ func (x *run) setStatus(status, stage string) {
 	x.r.Status, x.r.Stage = status, stage
 	x.mu.Unlock()
 	x.emit(Event{Type: EventStatus, Status: &StatusChange{Status: status, Stage: stage}})
-	_ = x.disp.flush() // a store error fails the next checkpoint
+	_ = x.disp.Flush() // a store error fails the next checkpoint
 }
 
 // checkpoint stores the research's state once the events before it are
@@ -131,9 +132,9 @@ func (x *run) checkpoint(ctx context.Context, announce ...Event) error {
 	// that announce it, in one transaction (it keeps going when ctx is
 	// cancelled): a process killed in between leaves neither, so the step
 	// is done and announced once. Under mu: in sequence order.
-	x.disp.put(rec, announce...)
+	x.disp.Put(rec, announce...)
 	x.mu.Unlock()
-	if err := x.disp.flush(); err != nil {
+	if err := x.disp.Flush(); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return nil
@@ -387,4 +388,13 @@ func sortedIDs(m map[string]*Source) []string {
 	}
 	sort.Slice(ids, func(i, j int) bool { return sourceNum(ids[i]) < sourceNum(ids[j]) })
 	return ids
+}
+
+// record is the stored form of an event.
+func record(e Event) (store.ResearchEvent, error) {
+	data, err := json.Marshal(e)
+	if err != nil {
+		return store.ResearchEvent{}, fmt.Errorf("event %d: %w", e.Seq, err)
+	}
+	return store.ResearchEvent{Seq: e.Seq, Type: e.Type, At: e.At, Data: data}, nil
 }

@@ -3,160 +3,30 @@ package research
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"time"
 
-	"github.com/quarryhq/quarry/broker"
+	"github.com/quarryhq/quarry/events"
 	"github.com/quarryhq/quarry/store"
 )
 
 // WatchOptions tune Watch.
-type WatchOptions struct {
-	// After skips the events up to this sequence number (0: all).
-	After int64
-	// Broker, when set, brings the events of researches running in this
-	// process as they are stored.
-	Broker *broker.Broker
-	// Poll is how often the store is read for events a broker did not
-	// bring (a research running in another process): default 250 ms
-	// without a broker, 5 s with one.
-	Poll time.Duration
-}
+type WatchOptions = events.WatchOptions
 
-// Watch calls fn with a research's events after opt.After: the stored ones
-// first, then the new ones as they are stored, each once and in sequence
-// order, until the research ends (completed, failed or canceled), fn
-// returns an error, or ctx ends. A subscriber the broker cut off for being
-// slow rejoins from its last event; nothing is lost or repeated.
+// Watch calls fn with a research's events after opt.After (events.Watch):
+// the stored ones first, then the new ones as they are stored, each once
+// and in sequence order, until the research ends (completed, failed or
+// canceled), fn returns an error, or ctx ends.
 func Watch(ctx context.Context, st store.ResearchStore, id string, opt WatchOptions, fn func(store.ResearchEvent) error) error {
-	if opt.After < 0 {
-		return &store.ValidationError{Field: "after", Rule: fmt.Sprintf("must not be negative, got %d", opt.After)}
-	}
-	rec, err := st.ResearchGet(ctx, id)
-	if err != nil {
-		return err
-	}
-	poll := opt.Poll
-	if poll <= 0 {
-		poll = 250 * time.Millisecond
-		if opt.Broker != nil {
-			poll = 5 * time.Second
-		}
-	}
-	w := &watcher{st: st, id: id, broker: opt.Broker, fn: fn, last: opt.After}
-	// Subscribe before reading the store, so nothing stored in between
-	// is missed; what both bring is skipped by its sequence number.
-	w.subscribe()
-	defer func() {
-		if w.sub != nil {
-			w.sub.Close()
-		}
-	}()
-	if err := w.catchUp(ctx); err != nil {
-		return err
-	}
-	if w.last == opt.After && opt.After > 0 {
-		n, err := st.ResearchLastSeq(ctx, id)
-		if err != nil {
-			return err
-		}
-		if opt.After > n {
-			return &store.ValidationError{Field: "after", Rule: fmt.Sprintf("research %s has %d events so far; after must be at most that", id, n)}
-		}
-	}
-	if w.last == opt.After {
-		// Nothing new: a research that has ended has nothing more to say.
-		switch rec.Status {
-		case StatusCompleted, StatusFailed, StatusCanceled:
-			return nil
-		}
-	}
-	return w.follow(ctx, poll)
+	opt.Ends, opt.Ended = terminal, ended
+	return events.Watch(ctx, st, id, opt, fn)
 }
 
-// watcher delivers one research's events to one subscriber.
-type watcher struct {
-	st     store.ResearchStore
-	id     string
-	broker *broker.Broker
-	fn     func(store.ResearchEvent) error
-	sub    *broker.Sub
-	live   <-chan store.ResearchEvent
-	last   int64 // the last sequence number delivered
-	ended  bool
-}
-
-// subscribe joins the broker's stream of the research, when there is one.
-func (w *watcher) subscribe() {
-	if w.broker != nil {
-		w.sub = w.broker.Subscribe(w.id)
-		w.live = w.sub.C
+// ended reports a status a research does not leave by itself.
+func ended(status string) bool {
+	switch status {
+	case StatusCompleted, StatusFailed, StatusCanceled:
+		return true
 	}
-}
-
-func (w *watcher) deliver(e store.ResearchEvent) error {
-	if err := w.fn(e); err != nil {
-		return err
-	}
-	w.last, w.ended = e.Seq, terminal(e)
-	return nil
-}
-
-// catchUp delivers what the store holds after the last event delivered.
-func (w *watcher) catchUp(ctx context.Context) error {
-	evs, err := w.st.ResearchEvents(ctx, w.id, w.last)
-	if err != nil {
-		return err
-	}
-	for _, e := range evs {
-		if err := w.deliver(e); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// follow delivers new events as the broker brings them, reading the
-// store for what it did not bring (a gap, a rejoin) and every poll,
-// until the research ends.
-func (w *watcher) follow(ctx context.Context, poll time.Duration) error {
-	tick := time.NewTicker(poll)
-	defer tick.Stop()
-	for !w.ended {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case e, ok := <-w.live:
-			if !ok {
-				if errors.Is(w.sub.Err(), broker.ErrClosed) {
-					w.sub, w.live = nil, nil // the store alone from now on
-				} else {
-					w.subscribe() // cut off for being slow: rejoin
-				}
-				if err := w.catchUp(ctx); err != nil {
-					return err
-				}
-				continue
-			}
-			switch {
-			case e.Seq <= w.last:
-			case e.Seq == w.last+1:
-				if err := w.deliver(e); err != nil {
-					return err
-				}
-			default: // the store has what came between
-				if err := w.catchUp(ctx); err != nil {
-					return err
-				}
-			}
-		case <-tick.C:
-			if err := w.catchUp(ctx); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return false
 }
 
 // terminal reports whether e ends a run: a status event to completed,

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quarryhq/quarry/broker"
 	"github.com/quarryhq/quarry/errcode"
+	"github.com/quarryhq/quarry/events"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/research/offline"
 	"github.com/quarryhq/quarry/search"
@@ -55,7 +55,7 @@ func checkRun(t *testing.T, name string, got []int64, from, to int64) {
 func TestWatch(t *testing.T) {
 	t.Parallel()
 	st := openStore(t)
-	b := broker.New(4) // small, so the slow watcher is cut off
+	b := events.NewBroker(4) // small, so the slow watcher is cut off
 	src := &fakeSource{name: "web", latency: 20 * time.Millisecond}
 	rn := &research.Runner{Engine: offline.Engine{}, Sources: []search.Source{src}, Store: st,
 		Publish: b.Publish}

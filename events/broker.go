@@ -1,8 +1,9 @@
-// Package broker hands each research's events, as they are stored, to the
-// subscribers in this process. Publishing never blocks: a subscriber that
-// falls a full buffer behind is cut off with ErrSlow and rejoins from the
-// last sequence number it saw (the store holds every event).
-package broker
+// Package events owns a research's events once the run has made them:
+// dispatch (stored in sequence order, checkpoints with them, and only then
+// published — Dispatcher), fan-out to the subscribers in this process
+// (Broker), replay and follow for a watcher (Watch), and the events other
+// processes store, brought to this process's broker (Follow).
+package events
 
 import (
 	"errors"
@@ -20,8 +21,11 @@ var ErrClosed = errors.New("broker closed")
 // DefaultBuffer is how many events a subscriber may lag behind.
 const DefaultBuffer = 256
 
-// Broker fans events out by topic (a research id). The zero value is not
-// usable; call New.
+// Broker fans events out by topic (a research id) to the subscribers in
+// this process, as they are stored. Publishing never blocks: a subscriber
+// that falls a full buffer behind is cut off with ErrSlow and rejoins
+// from the last sequence number it saw (the store holds every event). The
+// zero value is not usable; call NewBroker.
 type Broker struct {
 	buf    int
 	mu     sync.Mutex
@@ -29,9 +33,9 @@ type Broker struct {
 	closed bool
 }
 
-// New returns a broker whose subscribers may lag buf events (DefaultBuffer
-// when buf <= 0).
-func New(buf int) *Broker {
+// NewBroker returns a broker whose subscribers may lag buf events
+// (DefaultBuffer when buf <= 0).
+func NewBroker(buf int) *Broker {
 	if buf <= 0 {
 		buf = DefaultBuffer
 	}

@@ -1,4 +1,4 @@
-package broker
+package events
 
 import (
 	"errors"
@@ -19,7 +19,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func ev(seq int64) store.ResearchEvent { return store.ResearchEvent{Seq: seq, Type: "status"} }
 
 func TestOrderSlowAndClose(t *testing.T) {
-	b := New(3)
+	b := NewBroker(3)
 	fast, slow, other := b.Subscribe("r1"), b.Subscribe("r1"), b.Subscribe("r2")
 	var got []int64
 	var wg sync.WaitGroup
@@ -76,7 +76,7 @@ func BenchmarkFanOut1000(b *testing.B) {
 	var mu sync.Mutex
 	var perSub float64
 	for range b.N {
-		br := New(0)
+		br := NewBroker(0)
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)

@@ -1,8 +1,7 @@
-package research
+package events
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,21 +11,22 @@ import (
 	"github.com/quarryhq/quarry/store"
 )
 
-// dispatcher delivers one run's events: it stores them in sequence order
-// and only then publishes them and calls OnEvent, all from one goroutine,
-// so every subscriber sees each event once, in order, never concurrently,
-// and never an event the store does not hold. The research itself only
-// queues events and never waits for a subscriber.
-type dispatcher struct {
+// Dispatcher delivers one run's events of type E: it stores them in
+// sequence order and only then publishes them and hands them to onEvent,
+// all from one goroutine, so every subscriber sees each event once, in
+// order, never concurrently, and never an event the store does not hold.
+// The run itself only queues events and never waits for a subscriber.
+type Dispatcher[E any] struct {
 	st      store.ResearchStore
 	id      string
+	record  func(E) (store.ResearchEvent, error)
 	publish func(store.ResearchEvent)
-	onEvent func(Event)
+	onEvent func(E)
 	logger  *slog.Logger
 
 	mu        sync.Mutex
 	cond      *sync.Cond
-	queue     []Event
+	queue     []E
 	state     *store.Research // a checkpoint to write with the queued events
 	enqueued  int
 	delivered int
@@ -35,15 +35,18 @@ type dispatcher struct {
 	done      chan struct{}
 }
 
-func newDispatcher(st store.ResearchStore, id string, publish func(store.ResearchEvent), onEvent func(Event), logger *slog.Logger) *dispatcher {
-	d := &dispatcher{st: st, id: id, publish: publish, onEvent: onEvent, logger: logger, done: make(chan struct{})}
+// NewDispatcher starts the delivery of the events of research id: record
+// turns an event into the record stored, publish (when set) and onEvent
+// (when set) receive each once it is stored. Close stops it.
+func NewDispatcher[E any](st store.ResearchStore, id string, record func(E) (store.ResearchEvent, error), publish func(store.ResearchEvent), onEvent func(E), logger *slog.Logger) *Dispatcher[E] {
+	d := &Dispatcher[E]{st: st, id: id, record: record, publish: publish, onEvent: onEvent, logger: logger, done: make(chan struct{})}
 	d.cond = sync.NewCond(&d.mu)
 	go d.loop()
 	return d
 }
 
-// enqueue queues e for delivery; its Seq is already set.
-func (d *dispatcher) enqueue(e Event) {
+// Enqueue queues e for delivery; its sequence number is already set.
+func (d *Dispatcher[E]) Enqueue(e E) {
 	d.mu.Lock()
 	d.queue = append(d.queue, e)
 	d.enqueued++
@@ -51,9 +54,9 @@ func (d *dispatcher) enqueue(e Event) {
 	d.mu.Unlock()
 }
 
-// flush waits until every event queued so far is stored and delivered,
+// Flush waits until every event queued so far is stored and delivered,
 // and returns the first store error.
-func (d *dispatcher) flush() error {
+func (d *Dispatcher[E]) Flush() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	target := d.enqueued
@@ -63,11 +66,11 @@ func (d *dispatcher) flush() error {
 	return d.err
 }
 
-// put queues a checkpoint of the research's state, after the given
+// Put queues a checkpoint of the research's state, after the given
 // events, so that both are written in one transaction with the events
 // queued before them (a client that sees the events reads the state they
-// announce). flush waits for it.
-func (d *dispatcher) put(rec store.Research, events ...Event) {
+// announce). Flush waits for it.
+func (d *Dispatcher[E]) Put(rec store.Research, events ...E) {
 	d.mu.Lock()
 	d.queue = append(d.queue, events...)
 	d.state = &rec
@@ -76,9 +79,9 @@ func (d *dispatcher) put(rec store.Research, events ...Event) {
 	d.mu.Unlock()
 }
 
-// close delivers what is queued and stops the goroutine.
-func (d *dispatcher) close() error {
-	err := d.flush()
+// Close delivers what is queued and stops the goroutine.
+func (d *Dispatcher[E]) Close() error {
+	err := d.Flush()
 	d.mu.Lock()
 	d.closed = true
 	d.cond.Broadcast()
@@ -87,7 +90,7 @@ func (d *dispatcher) close() error {
 	return err
 }
 
-func (d *dispatcher) loop() {
+func (d *Dispatcher[E]) loop() {
 	defer close(d.done)
 	for {
 		d.mu.Lock()
@@ -114,14 +117,14 @@ func (d *dispatcher) loop() {
 	}
 }
 
-func (d *dispatcher) deliver(batch []Event, state *store.Research) error {
+func (d *Dispatcher[E]) deliver(batch []E, state *store.Research) error {
 	recs := make([]store.ResearchEvent, len(batch))
 	for i, e := range batch {
-		data, err := json.Marshal(e)
+		rec, err := d.record(e)
 		if err != nil {
-			return fmt.Errorf("event %d: %w", e.Seq, err)
+			return err
 		}
-		recs[i] = store.ResearchEvent{Seq: e.Seq, Type: e.Type, At: e.At, Data: data}
+		recs[i] = rec
 	}
 	// Events are kept even when the research was interrupted: they say
 	// what happened up to then. A database away (a restart, a failover)
@@ -129,11 +132,11 @@ func (d *dispatcher) deliver(batch []Event, state *store.Research) error {
 	ctx, cancel := context.WithTimeout(context.Background(), storeAway)
 	defer cancel()
 	if state != nil {
-		if err := retryTransient(ctx, d.logger, func() error { return d.st.ResearchSave(ctx, *state, recs) }); err != nil {
+		if err := RetryTransient(ctx, d.logger, func() error { return d.st.ResearchSave(ctx, *state, recs) }); err != nil {
 			d.logger.Error("checkpoint", "err", err)
 			return fmt.Errorf("store checkpoint: %w", err)
 		}
-	} else if err := retryTransient(ctx, d.logger, func() error { return d.st.ResearchAppendEvents(ctx, d.id, recs) }); err != nil {
+	} else if err := RetryTransient(ctx, d.logger, func() error { return d.st.ResearchAppendEvents(ctx, d.id, recs) }); err != nil {
 		d.logger.Error("store research events", "err", err)
 		return fmt.Errorf("store events: %w", err)
 	}
@@ -153,11 +156,11 @@ func (d *dispatcher) deliver(batch []Event, state *store.Research) error {
 // a minute or more is not a failure.
 const storeAway = 2 * time.Minute
 
-// retryTransient runs a store write again while the database connection
+// RetryTransient runs a store write again while the database connection
 // is lost (a restart, a dropped connection), backing off up to 2 s, until
 // ctx ends. A write refused as a duplicate after such a loss had committed
 // before the connection went: it is done.
-func retryTransient(ctx context.Context, logger *slog.Logger, write func() error) error {
+func RetryTransient(ctx context.Context, logger *slog.Logger, write func() error) error {
 	wait := 100 * time.Millisecond
 	lost := false
 	for {
