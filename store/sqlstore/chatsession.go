@@ -12,7 +12,7 @@ import (
 
 const chatCols = `id, language, created_at, last_activity, message_count, messages`
 
-func scanChat(sc interface{ Scan(...any) error }) (*store.ChatSession, error) {
+func scanChat(sc rowScanner) (*store.ChatSession, error) {
 	var c store.ChatSession
 	var created, active scanTime
 	var msgs string

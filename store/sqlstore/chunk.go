@@ -11,7 +11,7 @@ import (
 
 const chunkCols = `c.id, c.source_id, c.kb_id, c.chunk_index, c.text, c.token_count, c.language, c.embedding, c.terms, s.url, s.title, s.doc_id, s.is_stale`
 
-func scanChunk(sc interface{ Scan(...any) error }) (*store.IndexedChunk, error) {
+func scanChunk(sc rowScanner) (*store.IndexedChunk, error) {
 	var c store.IndexedChunk
 	var emb []byte
 	if err := sc.Scan(&c.ID, &c.SourceID, &c.KBID, &c.ChunkIndex, &c.Text, &c.TokenCount, &c.Language, &emb, &c.Terms, &c.SourceURL, &c.SourceTitle, &c.DocID, &c.IsStale); err != nil {

@@ -49,7 +49,7 @@ func (s *DB) DatasetCreate(ctx context.Context, d store.Dataset, qs []store.Data
 
 const datasetSelect = `SELECT d.id, d.name, d.description, d.kb_id, d.created_at, (SELECT COUNT(*) FROM eval_questions q WHERE q.dataset_id = d.id) FROM eval_datasets d`
 
-func scanDataset(sc interface{ Scan(...any) error }) (*store.Dataset, error) {
+func scanDataset(sc rowScanner) (*store.Dataset, error) {
 	var d store.Dataset
 	var created scanTime
 	if err := sc.Scan(&d.ID, &d.Name, &d.Description, &d.KBID, &created, &d.Questions); err != nil {
@@ -82,38 +82,12 @@ func (s *DB) DatasetGet(ctx context.Context, nameOrID string) (*store.Dataset, e
 
 // DatasetList lists datasets by name.
 func (s *DB) DatasetList(ctx context.Context) ([]store.Dataset, error) {
-	rows, err := s.SQL.QueryContext(ctx, datasetSelect+` ORDER BY d.name`)
-	if err != nil {
-		return nil, fmt.Errorf("dataset list: %w", err)
-	}
-	defer rows.Close()
-	out := []store.Dataset{}
-	for rows.Next() {
-		d, err := scanDataset(rows)
-		if err != nil {
-			return nil, fmt.Errorf("dataset list: %w", err)
-		}
-		out = append(out, *d)
-	}
-	return out, rows.Err()
+	return list(ctx, s.SQL, "dataset list", datasetSelect+` ORDER BY d.name`, nil, deref(scanDataset))
 }
 
 // DatasetQuestions returns a dataset's questions by query id.
 func (s *DB) DatasetQuestions(ctx context.Context, id int64) ([]store.DatasetQuestion, error) {
-	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT query_id, text, reference, golden FROM eval_questions WHERE dataset_id = ? ORDER BY query_id`), id)
-	if err != nil {
-		return nil, fmt.Errorf("dataset questions: %w", err)
-	}
-	defer rows.Close()
-	out := []store.DatasetQuestion{}
-	for rows.Next() {
-		q, err := scanQuestion(rows)
-		if err != nil {
-			return nil, fmt.Errorf("dataset questions: %w", err)
-		}
-		out = append(out, *q)
-	}
-	return out, rows.Err()
+	return list(ctx, s.SQL, "dataset questions", s.q(`SELECT query_id, text, reference, golden FROM eval_questions WHERE dataset_id = ? ORDER BY query_id`), []any{id}, deref(scanQuestion))
 }
 
 // DatasetQuestionByText finds a dataset's question by its text.
@@ -128,7 +102,7 @@ func (s *DB) DatasetQuestionByText(ctx context.Context, id int64, text string) (
 	return q, nil
 }
 
-func scanQuestion(sc interface{ Scan(...any) error }) (*store.DatasetQuestion, error) {
+func scanQuestion(sc rowScanner) (*store.DatasetQuestion, error) {
 	var q store.DatasetQuestion
 	var golden string
 	if err := sc.Scan(&q.QueryID, &q.Text, &q.Reference, &golden); err != nil {
@@ -163,7 +137,7 @@ func (s *DB) deleteRow(ctx context.Context, query, what string, id int64) error 
 const pipelineSelect = `SELECT p.id, p.name, p.pipeline_type, p.kb_id, p.dataset_id, p.settings, p.created_at, p.updated_at, k.name, COALESCE(d.name, '')
 	FROM pipelines p JOIN knowledge_bases k ON k.id = p.kb_id LEFT JOIN eval_datasets d ON d.id = p.dataset_id`
 
-func scanPipeline(sc interface{ Scan(...any) error }) (*store.Pipeline, error) {
+func scanPipeline(sc rowScanner) (*store.Pipeline, error) {
 	var p store.Pipeline
 	var ds sql.NullInt64
 	var settings string
@@ -214,20 +188,7 @@ func (s *DB) PipelineList(ctx context.Context, f store.PipelineFilter) ([]store.
 	if f.Type != "" {
 		query, args = query+` AND p.pipeline_type = ?`, append(args, f.Type)
 	}
-	rows, err := s.SQL.QueryContext(ctx, s.q(query+` ORDER BY p.name`), args...)
-	if err != nil {
-		return nil, fmt.Errorf("pipeline list: %w", err)
-	}
-	defer rows.Close()
-	out := []store.Pipeline{}
-	for rows.Next() {
-		p, err := scanPipeline(rows)
-		if err != nil {
-			return nil, fmt.Errorf("pipeline list: %w", err)
-		}
-		out = append(out, *p)
-	}
-	return out, rows.Err()
+	return list(ctx, s.SQL, "pipeline list", s.q(query+` ORDER BY p.name`), args, deref(scanPipeline))
 }
 
 // PipelineUpdate rewrites a pipeline's fields.
@@ -263,7 +224,7 @@ func (s *DB) EvalRunCreate(ctx context.Context, r store.EvalRun) (*store.EvalRun
 	return &r, nil
 }
 
-func scanEvalRun(sc interface{ Scan(...any) error }, withQuestions bool) (*store.EvalRun, error) {
+func scanEvalRun(sc rowScanner, withQuestions bool) (*store.EvalRun, error) {
 	var r store.EvalRun
 	var pid, did sql.NullInt64
 	var created scanTime

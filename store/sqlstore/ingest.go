@@ -23,7 +23,7 @@ func (s *DB) IngestPut(ctx context.Context, in store.Ingest) error {
 
 const ingestCols = `id, kb_name, owner, status, state, started_at, updated_at`
 
-func scanIngest(sc interface{ Scan(...any) error }) (store.Ingest, error) {
+func scanIngest(sc rowScanner) (store.Ingest, error) {
 	var in store.Ingest
 	var state string
 	var started, updated scanTime
@@ -46,20 +46,7 @@ func (s *DB) IngestGet(ctx context.Context, id string) (*store.Ingest, error) {
 
 // IngestRunning lists the uploads recorded as running, oldest first.
 func (s *DB) IngestRunning(ctx context.Context) ([]store.Ingest, error) {
-	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT `+ingestCols+` FROM ingests WHERE status = ? ORDER BY started_at, id`), store.IngestRunning)
-	if err != nil {
-		return nil, fmt.Errorf("ingests running: %w", err)
-	}
-	defer rows.Close()
-	var out []store.Ingest
-	for rows.Next() {
-		in, err := scanIngest(rows)
-		if err != nil {
-			return nil, fmt.Errorf("ingests running: %w", err)
-		}
-		out = append(out, in)
-	}
-	return out, rows.Err()
+	return list(ctx, s.SQL, "ingests running", s.q(`SELECT `+ingestCols+` FROM ingests WHERE status = ? ORDER BY started_at, id`), []any{store.IngestRunning}, scanIngest)
 }
 
 // IngestFilePut keeps one file of a background upload.

@@ -26,7 +26,7 @@ func (s *DB) KBCreate(ctx context.Context, p store.KBCreateParams) (*store.KB, e
 
 const kbCols = `id, name, description, embedder, dimension, version, created_at`
 
-func scanKB(sc interface{ Scan(...any) error }) (*store.KB, error) {
+func scanKB(sc rowScanner) (*store.KB, error) {
 	var kb store.KB
 	var ct scanTime
 	if err := sc.Scan(&kb.ID, &kb.Name, &kb.Description, &kb.Embedder, &kb.Dimension, &kb.Version, &ct); err != nil {
@@ -50,20 +50,7 @@ func (s *DB) KBGet(ctx context.Context, name string) (*store.KB, error) {
 
 // KBList lists knowledge bases by name.
 func (s *DB) KBList(ctx context.Context) ([]store.KB, error) {
-	rows, err := s.SQL.QueryContext(ctx, `SELECT `+kbCols+` FROM knowledge_bases ORDER BY name`)
-	if err != nil {
-		return nil, fmt.Errorf("kb list: %w", err)
-	}
-	defer rows.Close()
-	var out []store.KB
-	for rows.Next() {
-		kb, err := scanKB(rows)
-		if err != nil {
-			return nil, fmt.Errorf("kb list: %w", err)
-		}
-		out = append(out, *kb)
-	}
-	return out, rows.Err()
+	return list(ctx, s.SQL, "kb list", `SELECT `+kbCols+` FROM knowledge_bases ORDER BY name`, nil, deref(scanKB))
 }
 
 // KBDelete removes a knowledge base and everything in it.

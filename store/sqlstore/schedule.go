@@ -30,7 +30,7 @@ func (s *DB) SchedulePut(ctx context.Context, sc store.Schedule) error {
 const scheduleCols = `s.kb_id, k.name, s.url, s.every_ms, s.options, s.enabled, s.next_at, s.updated_at
 	FROM crawl_schedules s JOIN knowledge_bases k ON k.id = s.kb_id`
 
-func scanSchedule(sc interface{ Scan(...any) error }) (store.Schedule, error) {
+func scanSchedule(sc rowScanner) (store.Schedule, error) {
 	var out store.Schedule
 	var every int64
 	var opts string

@@ -13,7 +13,7 @@ import (
 
 const sourceCols = `id, kb_id, url, doc_id, title, content, language, last_modified, crawled_at, is_stale, metadata, content_hash, etag, fail_count`
 
-func scanSource(sc interface{ Scan(...any) error }) (*store.Source, error) {
+func scanSource(sc rowScanner) (*store.Source, error) {
 	var src store.Source
 	var lm, ca scanTime
 	var meta []byte
@@ -72,20 +72,7 @@ func (s *DB) SourceChunks(ctx context.Context, kbID int64, url string, offset, l
 
 // SourceList lists sources (content left empty) by URL.
 func (s *DB) SourceList(ctx context.Context, kbID int64) ([]store.Source, error) {
-	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT `+strings.Replace(sourceCols, "content,", "'' AS content,", 1)+` FROM sources WHERE kb_id = ? ORDER BY url`), kbID)
-	if err != nil {
-		return nil, fmt.Errorf("source list: %w", err)
-	}
-	defer rows.Close()
-	var out []store.Source
-	for rows.Next() {
-		src, err := scanSource(rows)
-		if err != nil {
-			return nil, fmt.Errorf("source list: %w", err)
-		}
-		out = append(out, *src)
-	}
-	return out, rows.Err()
+	return list(ctx, s.SQL, "source list", s.q(`SELECT `+strings.Replace(sourceCols, "content,", "'' AS content,", 1)+` FROM sources WHERE kb_id = ? ORDER BY url`), []any{kbID}, deref(scanSource))
 }
 
 // SourcePutBatch upserts sources and replaces their chunks in one transaction.

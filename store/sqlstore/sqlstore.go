@@ -185,3 +185,41 @@ func (st scanTime) ptr() *time.Time {
 func (s *DB) uniqueErr(err error) bool {
 	return s.dialect.IsUniqueViolation != nil && s.dialect.IsUniqueViolation(err)
 }
+
+// rowScanner is a row to scan: *sql.Row or *sql.Rows.
+type rowScanner = interface{ Scan(...any) error }
+
+// list runs a query and scans each of its rows with scan, in order: what
+// names the operation in its errors. It never returns a nil slice, so an
+// empty list is [] in JSON.
+func list[T any](ctx context.Context, db *sql.DB, what, query string, args []any, scan func(rowScanner) (T, error)) ([]T, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
+}
+
+// deref makes a scanner of pointers one of values, for list.
+func deref[T any](scan func(rowScanner) (*T, error)) func(rowScanner) (T, error) {
+	return func(r rowScanner) (T, error) {
+		p, err := scan(r)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return *p, nil
+	}
+}

@@ -25,7 +25,7 @@ func (s *DB) ThreadCreate(ctx context.Context, t store.Thread) error {
 
 const threadCols = `id, title, status, created_at, last_activity`
 
-func scanThread(sc interface{ Scan(...any) error }) (store.Thread, error) {
+func scanThread(sc rowScanner) (store.Thread, error) {
 	var t store.Thread
 	var created, active scanTime
 	err := sc.Scan(&t.ID, &t.Title, &t.Status, &created, &active)
@@ -50,20 +50,7 @@ func (s *DB) ThreadList(ctx context.Context, limit int) ([]store.Thread, error) 
 	if limit <= 0 {
 		limit = 50
 	}
-	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT `+threadCols+` FROM threads ORDER BY last_activity DESC, id LIMIT ?`), limit)
-	if err != nil {
-		return nil, fmt.Errorf("thread list: %w", err)
-	}
-	defer rows.Close()
-	out := []store.Thread{}
-	for rows.Next() {
-		t, err := scanThread(rows)
-		if err != nil {
-			return nil, fmt.Errorf("thread list: %w", err)
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return list(ctx, s.SQL, "thread list", s.q(`SELECT `+threadCols+` FROM threads ORDER BY last_activity DESC, id LIMIT ?`), []any{limit}, scanThread)
 }
 
 // ThreadTouch records activity.

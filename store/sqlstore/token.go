@@ -26,7 +26,7 @@ func (s *DB) TokenCreate(ctx context.Context, t store.Token) error {
 
 const tokenCols = `id, name, hash, scopes, created_at, revoked_at`
 
-func scanToken(sc interface{ Scan(...any) error }) (store.Token, error) {
+func scanToken(sc rowScanner) (store.Token, error) {
 	var t store.Token
 	var scopes string
 	var created, revoked scanTime
@@ -57,20 +57,7 @@ func (s *DB) TokenByHash(ctx context.Context, hash string) (*store.Token, error)
 
 // TokenList returns every token, oldest first.
 func (s *DB) TokenList(ctx context.Context) ([]store.Token, error) {
-	rows, err := s.SQL.QueryContext(ctx, `SELECT `+tokenCols+` FROM api_tokens ORDER BY created_at, id`)
-	if err != nil {
-		return nil, fmt.Errorf("token list: %w", err)
-	}
-	defer rows.Close()
-	out := []store.Token{}
-	for rows.Next() {
-		t, err := scanToken(rows)
-		if err != nil {
-			return nil, fmt.Errorf("token list: %w", err)
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return list(ctx, s.SQL, "token list", `SELECT `+tokenCols+` FROM api_tokens ORDER BY created_at, id`, nil, scanToken)
 }
 
 // TokenRevoke revokes a live token by name or id.
