@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,42 +17,12 @@ import (
 	"github.com/quarryhq/quarry/llm/llmtest"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/research/offline"
+	"github.com/quarryhq/quarry/research/researchtest"
 	"github.com/quarryhq/quarry/search"
 	"github.com/quarryhq/quarry/store"
-	"github.com/quarryhq/quarry/store/sqlite"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// source answers every query with two documents; while hold is set,
-// queries wait for it to be cleared or for ctx's end.
-type source struct {
-	hold    atomic.Bool
-	calls   atomic.Int64
-	entered chan struct{}
-	once    sync.Once
-}
-
-func (s *source) Name() string { return "web" }
-
-func (s *source) Search(ctx context.Context, q string, k int) ([]search.Result, error) {
-	s.calls.Add(1)
-	if s.entered != nil {
-		s.once.Do(func() { close(s.entered) })
-	}
-	for s.hold.Load() {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
-	slug := strings.ReplaceAll(q, " ", "-")
-	return []search.Result{
-		{URL: "https://ex.test/" + slug + "/1", Title: q, Content: q + " is documented here. It was founded in 1901.", Kind: "web", Credibility: 0.5},
-		{URL: "https://ex.test/" + slug + "/2", Title: q + " 2", Content: q + " has 40 members.", Kind: "web", Credibility: 0.5},
-	}, nil
-}
 
 const plan = `{"strategy":"s","sub_questions":[{"text":"alpha origins","priority":1,"queries":["alpha origins"]},{"text":"alpha uses","priority":2,"queries":["alpha uses"]}],"estimated_seconds":1}`
 
@@ -78,16 +47,6 @@ func model() (*llmtest.Fake, *sync.Map) {
 		}
 		return "", fmt.Errorf("unexpected %s", req.Schema.Name)
 	}}, plans
-}
-
-func open(t *testing.T) store.Store {
-	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "q.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
 }
 
 func runner(st store.Store, p llm.Provider, src search.Source) *research.Runner {
@@ -149,9 +108,9 @@ func waitAll(t *testing.T, st store.Store, ids []string, status string) {
 // TestTwoWorkersRunEachOnce: ten queued researches, two workers sharing
 // the store: all complete, each planned exactly once.
 func TestTwoWorkersRunEachOnce(t *testing.T) {
-	st := open(t)
+	st := researchtest.Store(t)
 	fake, plans := model()
-	src := &source{}
+	src := researchtest.NewSource("web")
 	var ids []string
 	creator := runner(st, fake, src)
 	for i := range 10 {
@@ -184,23 +143,23 @@ func TestTwoWorkersRunEachOnce(t *testing.T) {
 // processing, checkpointed and unleased; another worker finishes it
 // without planning it again.
 func TestShutdownHandsOver(t *testing.T) {
-	st := open(t)
+	st := researchtest.Store(t)
 	fake, plans := model()
-	src := &source{entered: make(chan struct{})}
-	src.hold.Store(true)
+	src := &researchtest.Source{SourceName: "web", Entered: make(chan struct{})}
+	src.Hold.Store(true)
 	r, err := runner(st, fake, src).Create(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: "quick"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	enqueue(t, st, r.ID)
 	stop1 := work(t, st, runner(st, fake, src), 1)
-	<-src.entered
+	<-src.Entered
 	stop1()
 	mid, _ := research.Load(context.Background(), st, r.ID)
 	if mid.Status != research.StatusProcessing || mid.Plan == nil {
 		t.Fatalf("after shutdown: %s, plan %v", mid.Status, mid.Plan != nil)
 	}
-	src.hold.Store(false)
+	src.Hold.Store(false)
 	stop2 := work(t, st, runner(st, fake, src), 1)
 	waitAll(t, st, []string{r.ID}, research.StatusCompleted)
 	stop2()
@@ -213,9 +172,9 @@ func TestShutdownHandsOver(t *testing.T) {
 // TestCrashedLeaseIsRescued: a research whose runner died (its lease, held
 // by a process on another host, ran out) is taken by a worker.
 func TestCrashedLeaseIsRescued(t *testing.T) {
-	st := open(t)
+	st := researchtest.Store(t)
 	fake, _ := model()
-	src := &source{}
+	src := researchtest.NewSource("web")
 	rn := runner(st, fake, src)
 	r, err := rn.Create(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: "quick"})
 	if err != nil {
@@ -233,9 +192,9 @@ func TestCrashedLeaseIsRescued(t *testing.T) {
 
 // TestQueuedCancel: a research canceled while it waited is not run.
 func TestQueuedCancel(t *testing.T) {
-	st := open(t)
+	st := researchtest.Store(t)
 	fake, plans := model()
-	rn := runner(st, fake, &source{})
+	rn := runner(st, fake, researchtest.NewSource("web"))
 	r, err := rn.Create(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: "quick"})
 	if err != nil {
 		t.Fatal(err)
@@ -279,9 +238,9 @@ func (p *panicky) Work(ctx context.Context, id string) (*research.Research, erro
 // after the last attempt, saying why; the worker's other researches
 // complete and the process lives.
 func TestPanicEveryAttempt(t *testing.T) {
-	st := open(t)
+	st := researchtest.Store(t)
 	fake, _ := model()
-	rn := runner(st, fake, &source{})
+	rn := runner(st, fake, researchtest.NewSource("web"))
 	var ids []string
 	for i := range 4 {
 		r, err := rn.Create(context.Background(), fmt.Sprintf("What is alpha number %d?", i), research.Options{Sources: []string{"web"}, Level: "quick"})

@@ -14,6 +14,7 @@ import (
 	"github.com/quarryhq/quarry/internal/testpg"
 	"github.com/quarryhq/quarry/jobs"
 	"github.com/quarryhq/quarry/research"
+	"github.com/quarryhq/quarry/research/researchtest"
 	"github.com/quarryhq/quarry/store/postgres"
 )
 
@@ -95,8 +96,8 @@ func TestDatabaseAway(t *testing.T) {
 	}
 	defer st.Close()
 	fake, plans := model()
-	src := &source{entered: make(chan struct{})}
-	src.hold.Store(true)
+	src := &researchtest.Source{SourceName: "web", Entered: make(chan struct{})}
+	src.Hold.Store(true)
 	creator := runner(st, fake, src)
 	var ids []string
 	for i := range 4 {
@@ -115,10 +116,10 @@ func TestDatabaseAway(t *testing.T) {
 	if err := q.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	<-src.entered
+	<-src.Entered
 	px.down.Store(true)
 	px.cut()
-	src.hold.Store(false)
+	src.Hold.Store(false)
 	time.Sleep(30 * time.Second)
 	px.down.Store(false)
 	completeAfter(t, st, ids, 90*time.Second, "after the database came back")

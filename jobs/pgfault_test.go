@@ -11,6 +11,7 @@ import (
 
 	"github.com/quarryhq/quarry/internal/testpg"
 	"github.com/quarryhq/quarry/research"
+	"github.com/quarryhq/quarry/research/researchtest"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/postgres"
 )
@@ -36,8 +37,8 @@ func TestPostgresConnectionsKilled(t *testing.T) {
 	}
 	defer st.Close()
 	fake, plans := model()
-	src := &source{entered: make(chan struct{})}
-	src.hold.Store(true)
+	src := &researchtest.Source{SourceName: "web", Entered: make(chan struct{})}
+	src.Hold.Store(true)
 	creator := runner(st, fake, src)
 	var ids []string
 	for i := range 4 {
@@ -50,7 +51,7 @@ func TestPostgresConnectionsKilled(t *testing.T) {
 	enqueue(t, st, ids...)
 	stop := work(t, st, runner(st, fake, src), 2)
 	defer stop()
-	<-src.entered
+	<-src.Entered
 
 	// Drop every connection the worker's store holds, from outside.
 	admin, err := sql.Open("pgx", strings.Split(dsn, "?")[0]+"?sslmode=disable")
@@ -65,7 +66,7 @@ func TestPostgresConnectionsKilled(t *testing.T) {
 	if killed == 0 {
 		t.Fatal("no connection of the worker's store was found to terminate")
 	}
-	src.hold.Store(false)
+	src.Hold.Store(false)
 
 	completeAfter(t, st, ids, 30*time.Second, "after the connections were dropped")
 	n := 0

@@ -13,6 +13,7 @@ import (
 	"github.com/quarryhq/quarry/internal/testpg"
 	"github.com/quarryhq/quarry/jobs"
 	"github.com/quarryhq/quarry/research"
+	"github.com/quarryhq/quarry/research/researchtest"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/postgres"
 )
@@ -58,7 +59,7 @@ func TestScheduleOncePerSlot(t *testing.T) {
 		every  time.Duration
 		window time.Duration
 	}{
-		{"sqlite", open, 2 * time.Second, 12 * time.Second},
+		{"sqlite", func(t *testing.T) store.Store { return researchtest.Store(t) }, 2 * time.Second, 12 * time.Second},
 		{"postgres", openPG, 5 * time.Second, 60 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/quarryhq/quarry/llm/llmtest"
 	"github.com/quarryhq/quarry/research"
+	"github.com/quarryhq/quarry/research/researchtest"
 	"github.com/quarryhq/quarry/search"
 )
 
@@ -22,12 +23,12 @@ func BenchmarkCriticalPath(b *testing.B) {
 	const llmLatency, searchLatency = 40 * time.Millisecond, 25 * time.Millisecond
 	for _, level := range []string{research.LevelQuick, research.LevelStandard, research.LevelComprehensive} {
 		b.Run(level, func(b *testing.B) {
-			st := openStore(b)
+			st := researchtest.Store(b)
 			var wall, critical time.Duration
 			var calls, in, out int
 			for range b.N {
-				fake := &llmtest.Fake{Model: "m", Latency: llmLatency, Reply: replyBySchema(analysis0, analysis0, analysis1)}
-				rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Sources: []search.Source{&fakeSource{name: "web", latency: searchLatency}}, Store: st, Concurrency: 8}
+				fake := &llmtest.Fake{Model: "m", Latency: llmLatency, Reply: researchtest.ReplyBySchema(researchtest.Analysis0, researchtest.Analysis0, researchtest.Analysis1)}
+				rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Sources: []search.Source{&researchtest.Source{SourceName: "web", Latency: searchLatency}}, Store: st, Concurrency: 8}
 				t0 := time.Now()
 				r, err := rn.Start(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: level})
 				if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/quarryhq/quarry/llm/llmtest"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/research/offline"
+	"github.com/quarryhq/quarry/research/researchtest"
 	"github.com/quarryhq/quarry/search"
 	"github.com/quarryhq/quarry/store"
 )
@@ -33,17 +34,17 @@ func (silentLLM) Chat(ctx context.Context, _ llm.Request, _ func(string)) (*llm.
 // and a resume with a working model finishes it.
 func TestPlanThatNeverComesFails(t *testing.T) {
 	t.Parallel()
-	st := openStore(t)
-	src := &fakeSource{name: "web"}
+	st := researchtest.Store(t)
+	src := &researchtest.Source{SourceName: "web"}
 	rn := &research.Runner{Engine: &research.LLMEngine{Provider: silentLLM{}}, Fallback: offline.Engine{}, Sources: []search.Source{src}, Store: st}
 	r, err := rn.Start(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: "quick", Timeout: time.Second})
 	if err == nil || !strings.Contains(err.Error(), "no plan within the time budget") || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want a failure naming the missing plan and the deadline", err)
 	}
-	if r.Status != research.StatusFailed || len(r.Sources) != 0 || src.calls.Load() != 0 || r.Report != nil {
-		t.Fatalf("status %s, %d sources, %d searches, report %v", r.Status, len(r.Sources), src.calls.Load(), r.Report != nil)
+	if r.Status != research.StatusFailed || len(r.Sources) != 0 || src.Calls() != 0 || r.Report != nil {
+		t.Fatalf("status %s, %d sources, %d searches, report %v", r.Status, len(r.Sources), src.Calls(), r.Report != nil)
 	}
-	fake := &llmtest.Fake{Reply: replyBySchema(analysis1)}
+	fake := &llmtest.Fake{Reply: researchtest.ReplyBySchema(researchtest.Analysis1)}
 	rn2 := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Fallback: offline.Engine{}, Sources: []search.Source{src}, Store: st}
 	r2, err := rn2.Resume(context.Background(), r.ID)
 	if err != nil || r2.Status != research.StatusCompleted || len(r2.Report.References) == 0 {
@@ -55,8 +56,8 @@ func TestPlanThatNeverComesFails(t *testing.T) {
 // a failure, not an empty report.
 func TestReadNothingBecauseSearchesFailedFails(t *testing.T) {
 	t.Parallel()
-	bad := &fakeSource{name: "bad", fail: true}
-	rn := &research.Runner{Engine: offline.Engine{}, Sources: []search.Source{bad}, Store: openStore(t)}
+	bad := &researchtest.Source{SourceName: "bad", Fail: true}
+	rn := &research.Runner{Engine: offline.Engine{}, Sources: []search.Source{bad}, Store: researchtest.Store(t)}
 	r, err := rn.Start(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: "quick"})
 	if err == nil || !strings.Contains(err.Error(), "connection refused") || r.Status != research.StatusFailed {
 		t.Fatalf("err = %v status %s", err, r.Status)
@@ -71,15 +72,15 @@ func TestAnalysisFailureDegrades(t *testing.T) {
 	fake := &llmtest.Fake{Reply: func(_ int, req llm.Request) (string, error) {
 		switch req.Schema.Name {
 		case "research_plan":
-			return planJSON, nil
+			return researchtest.PlanJSON, nil
 		case "research_report":
-			return reportJSON, nil
+			return researchtest.ReportJSON, nil
 		case "citation_judge":
-			return judgeAll(req, nil), nil
+			return researchtest.JudgeAll(req, nil), nil
 		}
 		return "", &llm.APIError{Provider: "fake", StatusCode: 500, Message: "internal error"}
 	}}
-	rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Fallback: offline.Engine{}, Sources: []search.Source{&fakeSource{name: "web"}}, Store: openStore(t)}
+	rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Fallback: offline.Engine{}, Sources: []search.Source{&researchtest.Source{SourceName: "web"}}, Store: researchtest.Store(t)}
 	r, err := rn.Start(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: "quick"})
 	if err != nil {
 		t.Fatal(err)
@@ -100,9 +101,9 @@ func TestWriterFallbackSaysWhatHappened(t *testing.T) {
 		if req.Schema.Name == "research_report" {
 			return "", &llm.APIError{Provider: "fake", StatusCode: 429, Message: "rate limited"}
 		}
-		return replyBySchema(analysis1)(i, req)
+		return researchtest.ReplyBySchema(researchtest.Analysis1)(i, req)
 	}}
-	rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Fallback: offline.Engine{}, Sources: []search.Source{&fakeSource{name: "web"}}, Store: openStore(t)}
+	rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Fallback: offline.Engine{}, Sources: []search.Source{&researchtest.Source{SourceName: "web"}}, Store: researchtest.Store(t)}
 	r, err := rn.Start(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: "quick"})
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +131,7 @@ func containsAny(ws []string, subs ...string) bool {
 // gateSource holds every search until open is closed, and says when the
 // first one started.
 type gateSource struct {
-	fakeSource
+	researchtest.Source
 	started chan struct{}
 	once    sync.Once
 	open    chan struct{}
@@ -143,7 +144,7 @@ func (g *gateSource) Search(ctx context.Context, q string, k int) ([]search.Resu
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	return g.fakeSource.Search(ctx, q, k)
+	return g.Source.Search(ctx, q, k)
 }
 
 // interrupted makes a failed, resumable research: cancelled once its
@@ -152,7 +153,7 @@ func interrupted(t *testing.T, st store.Store) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	rn := &research.Runner{Engine: &research.LLMEngine{Provider: &llmtest.Fake{Reply: replyBySchema(analysis1)}}, Sources: []search.Source{&fakeSource{name: "web", block: "origins"}}, Store: st, Concurrency: 2,
+	rn := &research.Runner{Engine: &research.LLMEngine{Provider: &llmtest.Fake{Reply: researchtest.ReplyBySchema(researchtest.Analysis1)}}, Sources: []search.Source{&researchtest.Source{SourceName: "web", Block: "origins"}}, Store: st, Concurrency: 2,
 		OnEvent: func(e research.Event) {
 			if e.Type == research.EventAgent && strings.HasPrefix(e.Agent.Result, "Q1: ") {
 				cancel()
@@ -169,10 +170,10 @@ func interrupted(t *testing.T, st store.Store) string {
 // before it spends a model call or a search.
 func TestTwoResumesAtOnce(t *testing.T) {
 	t.Parallel()
-	st := openStore(t)
+	st := researchtest.Store(t)
 	id := interrupted(t, st)
-	gate := &gateSource{fakeSource: fakeSource{name: "web"}, started: make(chan struct{}), open: make(chan struct{})}
-	first := &llmtest.Fake{Reply: replyBySchema(analysis1)}
+	gate := &gateSource{Source: researchtest.Source{SourceName: "web"}, started: make(chan struct{}), open: make(chan struct{})}
+	first := &llmtest.Fake{Reply: researchtest.ReplyBySchema(researchtest.Analysis1)}
 	rn1 := &research.Runner{Engine: &research.LLMEngine{Provider: first}, Sources: []search.Source{gate}, Store: st}
 	done := make(chan error, 1)
 	go func() {
@@ -183,16 +184,16 @@ func TestTwoResumesAtOnce(t *testing.T) {
 		done <- err
 	}()
 	<-gate.started
-	second := &llmtest.Fake{Reply: replyBySchema(analysis1)}
-	src2 := &fakeSource{name: "web"}
+	second := &llmtest.Fake{Reply: researchtest.ReplyBySchema(researchtest.Analysis1)}
+	src2 := &researchtest.Source{SourceName: "web"}
 	rn2 := &research.Runner{Engine: &research.LLMEngine{Provider: second}, Sources: []search.Source{src2}, Store: st}
 	_, err := rn2.Resume(context.Background(), id)
 	var le *store.LeaseError
 	if !errors.Is(err, store.ErrBusy) || !errors.As(err, &le) || !strings.Contains(err.Error(), "already running") {
 		t.Fatalf("second resume: err = %v, want already running", err)
 	}
-	if n := len(second.Requests()); n != 0 || src2.calls.Load() != 0 {
-		t.Fatalf("the refused resume spent %d model calls and %d searches", n, src2.calls.Load())
+	if n := len(second.Requests()); n != 0 || src2.Calls() != 0 {
+		t.Fatalf("the refused resume spent %d model calls and %d searches", n, src2.Calls())
 	}
 	close(gate.open)
 	if err := <-done; err != nil {
@@ -210,14 +211,14 @@ func TestTwoResumesAtOnce(t *testing.T) {
 // is gone and takes over at once. A live holder keeps it.
 func TestResumeAfterCrashTakesADeadHoldersLease(t *testing.T) {
 	t.Parallel()
-	st := openStore(t)
+	st := researchtest.Store(t)
 	id := interrupted(t, st)
 	host, _ := os.Hostname()
 	now := time.Now()
 	if err := st.ResearchClaim(context.Background(), id, fmt.Sprintf("%s:%d/dead0001", host, 1<<22+12345), now, now.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	rn := &research.Runner{Engine: &research.LLMEngine{Provider: &llmtest.Fake{Reply: replyBySchema(analysis1)}}, Sources: []search.Source{&fakeSource{name: "web"}}, Store: st}
+	rn := &research.Runner{Engine: &research.LLMEngine{Provider: &llmtest.Fake{Reply: researchtest.ReplyBySchema(researchtest.Analysis1)}}, Sources: []search.Source{&researchtest.Source{SourceName: "web"}}, Store: st}
 	if r, err := rn.Resume(context.Background(), id); err != nil || r.Status != research.StatusCompleted {
 		t.Fatalf("resume after a crash: %v", err)
 	}
@@ -239,11 +240,11 @@ func TestInterruptAtEachStage(t *testing.T) {
 	for _, stage := range []string{research.StagePlanning, research.StageExecuting, research.StageVerifying, research.StageSynthesizing} {
 		t.Run(stage, func(t *testing.T) {
 			t.Parallel()
-			st := openStore(t)
+			st := researchtest.Store(t)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			fake := &llmtest.Fake{Reply: replyBySchema(analysis1)}
-			rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Fallback: offline.Engine{}, Sources: []search.Source{&fakeSource{name: "web"}}, Store: st,
+			fake := &llmtest.Fake{Reply: researchtest.ReplyBySchema(researchtest.Analysis1)}
+			rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Fallback: offline.Engine{}, Sources: []search.Source{&researchtest.Source{SourceName: "web"}}, Store: st,
 				OnEvent: func(e research.Event) {
 					if e.Type == research.EventStatus && e.Status.Stage == stage {
 						cancel()

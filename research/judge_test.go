@@ -12,6 +12,7 @@ import (
 	"github.com/quarryhq/quarry/llm/llmtest"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/research/offline"
+	"github.com/quarryhq/quarry/research/researchtest"
 	"github.com/quarryhq/quarry/research/verify"
 	"github.com/quarryhq/quarry/search"
 )
@@ -36,11 +37,11 @@ func TestCitationJudgeCatchesWhatWordsMiss(t *testing.T) {
 		case "research_report":
 			return report, nil
 		case "citation_judge":
-			return judgeAll(req, func(p string) bool { return strings.Contains(p, " not ") }), nil
+			return researchtest.JudgeAll(req, func(p string) bool { return strings.Contains(p, " not ") }), nil
 		}
-		return replyBySchema(analysis1)(0, req)
+		return researchtest.ReplyBySchema(researchtest.Analysis1)(0, req)
 	}}
-	rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Sources: []search.Source{&fakeSource{name: "web"}}, Store: openStore(t)}
+	rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Sources: []search.Source{&researchtest.Source{SourceName: "web"}}, Store: researchtest.Store(t)}
 	r, err := rn.Start(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: research.LevelQuick})
 	if err != nil {
 		t.Fatal(err)
@@ -78,11 +79,11 @@ func TestCitationJudgeFailureKeepsLexicalCheck(t *testing.T) {
 	t.Parallel()
 	fake := &llmtest.Fake{Model: "m", Reply: func(_ int, req llm.Request) (string, error) {
 		if req.Schema.Name == "citation_judge" {
-			return proseNotJSON, nil
+			return researchtest.ProseNotJSON, nil
 		}
-		return replyBySchema(analysis1)(0, req)
+		return researchtest.ReplyBySchema(researchtest.Analysis1)(0, req)
 	}}
-	rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Fallback: offline.Engine{}, Sources: []search.Source{&fakeSource{name: "web"}}, Store: openStore(t)}
+	rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Fallback: offline.Engine{}, Sources: []search.Source{&researchtest.Source{SourceName: "web"}}, Store: researchtest.Store(t)}
 	r, err := rn.Start(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: research.LevelQuick})
 	if err != nil {
 		t.Fatal(err)
@@ -125,9 +126,9 @@ func TestModelFacts(t *testing.T) {
 		if req.Schema.Name == "research_analysis" {
 			return analysis(req), nil
 		}
-		return replyBySchema(analysis1)(0, req)
+		return researchtest.ReplyBySchema(researchtest.Analysis1)(0, req)
 	}}
-	rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Sources: []search.Source{&fakeSource{name: "web"}}, Store: openStore(t)}
+	rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Sources: []search.Source{&researchtest.Source{SourceName: "web"}}, Store: researchtest.Store(t)}
 	r, err := rn.Start(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: research.LevelQuick})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/quarryhq/quarry/llm/llmtest"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/research/offline"
+	"github.com/quarryhq/quarry/research/researchtest"
 	"github.com/quarryhq/quarry/search"
 )
 
@@ -38,8 +39,8 @@ func TestPlannerLimits(t *testing.T) {
 		}
 		return "", fmt.Errorf("unexpected %s", req.Schema.Name)
 	}}
-	src := &fakeSource{name: "web", latency: 50 * time.Millisecond}
-	rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Fallback: offline.Engine{}, Sources: []search.Source{src}, Store: openStore(t)}
+	src := &researchtest.Source{SourceName: "web", Latency: 50 * time.Millisecond}
+	rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Fallback: offline.Engine{}, Sources: []search.Source{src}, Store: researchtest.Store(t)}
 	r, err := rn.Create(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: research.LevelQuick})
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +52,7 @@ func TestPlannerLimits(t *testing.T) {
 	if len(done.SubQuestions) != 5 {
 		t.Fatalf("%d sub-questions, the level allows 5", len(done.SubQuestions))
 	}
-	if n := src.calls.Load(); n != 5*research.MaxQueriesPerSub {
+	if n := src.Calls(); n != 5*research.MaxQueriesPerSub {
 		t.Fatalf("%d searches, want %d (5 sub-questions × %d queries)", n, 5*research.MaxQueriesPerSub, research.MaxQueriesPerSub)
 	}
 	warned := strings.Join(done.Warnings, "\n")

@@ -9,6 +9,7 @@ import (
 	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/research/offline"
+	"github.com/quarryhq/quarry/research/researchtest"
 	"github.com/quarryhq/quarry/search"
 	"github.com/quarryhq/quarry/store"
 )
@@ -44,8 +45,8 @@ func (s textSource) Search(context.Context, string, int) ([]search.Result, error
 // completes.
 func TestPanicFailsOnlyItsResearch(t *testing.T) {
 	t.Parallel()
-	st := openStore(t)
-	rn := &research.Runner{Engine: panicWriter{}, Sources: []search.Source{&fakeSource{name: "web"}}, Store: st}
+	st := researchtest.Store(t)
+	rn := &research.Runner{Engine: panicWriter{}, Sources: []search.Source{&researchtest.Source{SourceName: "web"}}, Store: st}
 	r, err := rn.Start(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: "quick"})
 	if err == nil || !strings.Contains(err.Error(), "panic") || !strings.Contains(err.Error(), "slice bounds out of range") {
 		t.Fatalf("err = %v, want the panic's message", err)
@@ -58,7 +59,7 @@ func TestPanicFailsOnlyItsResearch(t *testing.T) {
 		t.Fatalf("stored: %v %+v", err, stored)
 	}
 
-	rn2 := &research.Runner{Engine: offline.Engine{}, Sources: []search.Source{panicSource{}, &fakeSource{name: "web"}}, Store: st}
+	rn2 := &research.Runner{Engine: offline.Engine{}, Sources: []search.Source{panicSource{}, &researchtest.Source{SourceName: "web"}}, Store: st}
 	r2, err := rn2.Start(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: "quick"})
 	if err != nil || r2.Status != research.StatusCompleted || !containsAny(r2.Warnings, "source exploded") {
 		t.Fatalf("a panicking source beside a working one: %v, status %s, warnings %q", err, r2.Status, r2.Warnings)
@@ -70,7 +71,7 @@ func TestPanicFailsOnlyItsResearch(t *testing.T) {
 // offline writer slice an empty list and crash-loop the server.
 func TestOfflineWriterSurvivesAFragment(t *testing.T) {
 	t.Parallel()
-	rn := &research.Runner{Engine: offline.Engine{}, Sources: []search.Source{textSource{"notes", "Paris is the capital of France. data)"}}, Store: openStore(t)}
+	rn := &research.Runner{Engine: offline.Engine{}, Sources: []search.Source{textSource{"notes", "Paris is the capital of France. data)"}}, Store: researchtest.Store(t)}
 	r, err := rn.Start(context.Background(), "What is the capital of France?", research.Options{Sources: []string{"kb:notes"}, Level: "quick"})
 	if err != nil || r.Status != research.StatusCompleted {
 		t.Fatalf("%v, status %s: %s", err, r.Status, r.Error)
@@ -82,8 +83,8 @@ func TestOfflineWriterSurvivesAFragment(t *testing.T) {
 // failed by the next worker after MaxAttempts, instead of run again.
 func TestAttemptsAreBounded(t *testing.T) {
 	t.Parallel()
-	st := openStore(t)
-	rn := &research.Runner{Engine: offline.Engine{}, Sources: []search.Source{&fakeSource{name: "web"}}, Store: st}
+	st := researchtest.Store(t)
+	rn := &research.Runner{Engine: offline.Engine{}, Sources: []search.Source{&researchtest.Source{SourceName: "web"}}, Store: st}
 	ctx := context.Background()
 	r, err := rn.Create(ctx, "What is alpha?", research.Options{Sources: []string{"web"}, Level: "quick"})
 	if err != nil {

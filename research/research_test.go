@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,129 +15,16 @@ import (
 	"github.com/quarryhq/quarry/llm/llmtest"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/research/offline"
+	"github.com/quarryhq/quarry/research/researchtest"
 	"github.com/quarryhq/quarry/search"
 	"github.com/quarryhq/quarry/store"
-	"github.com/quarryhq/quarry/store/sqlite"
 )
-
-// fakeSource answers every query with n documents named after it.
-type fakeSource struct {
-	name    string
-	latency time.Duration
-	fail    bool
-	// block, when set, makes queries containing it wait for ctx's end.
-	block string
-	// pad lengthens every document to about this many bytes.
-	pad   int
-	calls atomic.Int64
-	mu    sync.Mutex
-	seen  []string
-}
-
-func (f *fakeSource) Name() string { return f.name }
-
-func (f *fakeSource) Search(ctx context.Context, q string, k int) ([]search.Result, error) {
-	f.calls.Add(1)
-	f.mu.Lock()
-	f.seen = append(f.seen, q)
-	f.mu.Unlock()
-	if f.block != "" && strings.Contains(q, f.block) {
-		<-ctx.Done()
-		return nil, ctx.Err()
-	}
-	if f.latency > 0 {
-		select {
-		case <-time.After(f.latency):
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	if f.fail {
-		return nil, errors.New("connection refused")
-	}
-	var out []search.Result
-	for i := range min(k, 2) {
-		slug := strings.ReplaceAll(strings.ToLower(q), " ", "-")
-		out = append(out, search.Result{URL: fmt.Sprintf("https://%s.test/%s/%d", f.name, slug, i), Title: q + " " + fmt.Sprint(i),
-			Content: fmt.Sprintf("%s is documented here. Fact %d about %s: the value is %d.", q, i, q, 40+i) + strings.Repeat(" More detail follows here.", f.pad/26), Kind: "web", Credibility: 0.5})
-	}
-	return out, nil
-}
-
-func (f *fakeSource) queries() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.seen...)
-}
-
-func openStore(t testing.TB) store.Store {
-	t.Helper()
-	st, err := sqlite.Open(context.Background(), ":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
-
-const (
-	planJSON     = `{"strategy":"look it up","sub_questions":[{"text":"alpha origins","priority":2,"queries":["alpha origins"]},{"text":"alpha uses","priority":1,"queries":["alpha uses"]}],"estimated_seconds":30}`
-	analysis0    = `{"learnings":[{"text":"Alpha is documented.","source_ids":["S1"]},{"text":"Invented.","source_ids":["S99"]}],"directions":[{"text":"alpha history","parent_id":"Q1","queries":["alpha history"]}],"is_complete":false,"confidence":0.4,"relevance":0.8,"quality":0.5}`
-	analysis1    = `{"learnings":[{"text":"History known.","source_ids":["S5"]}],"directions":[],"is_complete":true,"confidence":0.9,"relevance":0.9,"quality":0.6}`
-	reportJSON   = `{"title":"Alpha","summary":"Alpha is documented [cite:S1]. A made-up claim [cite:S42]. The value is 40 per fact [cite:F1].","sections":[{"heading":"Uses","body":"The value is 40 [cite:S1,S3]. Alpha was first found on Mars in 1999 [cite:S1]."}]}`
-	proseNotJSON = "I think alpha is great, but I will not give JSON."
-)
-
-// replyBySchema answers each structured call by the schema it asks for.
-func replyBySchema(analyses ...string) func(int, llm.Request) (string, error) {
-	var mu sync.Mutex
-	n := 0
-	return func(_ int, req llm.Request) (string, error) {
-		switch req.Schema.Name {
-		case "research_plan":
-			return planJSON, nil
-		case "research_analysis":
-			mu.Lock()
-			defer mu.Unlock()
-			a := analyses[min(n, len(analyses)-1)]
-			n++
-			return a, nil
-		case "research_report":
-			return reportJSON, nil
-		case "citation_judge":
-			return judgeAll(req, nil), nil
-		}
-		return "", fmt.Errorf("unexpected schema %s", req.Schema.Name)
-	}
-}
-
-var judgePassage = regexp.MustCompile(`(?m)^Passage (P\d+): (.*)$`)
-
-// judgeAll answers a citation judge request: every passage supported
-// unless reject says otherwise.
-func judgeAll(req llm.Request, reject func(passage string) bool) string {
-	type verdict struct {
-		ID        string `json:"id"`
-		Supported bool   `json:"supported"`
-		Reason    string `json:"reason"`
-	}
-	var vs []verdict
-	for _, m := range judgePassage.FindAllStringSubmatch(req.Messages[0].Content, -1) {
-		v := verdict{ID: m[1], Supported: true}
-		if reject != nil && reject(m[2]) {
-			v.Supported, v.Reason = false, "the source says the opposite"
-		}
-		vs = append(vs, v)
-	}
-	out, _ := json.Marshal(map[string]any{"verdicts": vs})
-	return string(out)
-}
 
 func TestResearchWithLLM(t *testing.T) {
 	t.Parallel()
-	st := openStore(t)
-	fake := &llmtest.Fake{Model: "m", Reply: replyBySchema(analysis0, analysis1)}
-	src := &fakeSource{name: "web"}
+	st := researchtest.Store(t)
+	fake := &llmtest.Fake{Model: "m", Reply: researchtest.ReplyBySchema(researchtest.Analysis0, researchtest.Analysis1)}
+	src := &researchtest.Source{SourceName: "web"}
 	var events []research.Event
 	var mu sync.Mutex
 	rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Fallback: offline.Engine{}, Sources: []search.Source{src}, Store: st,
@@ -208,8 +94,8 @@ func TestResearchWithLLM(t *testing.T) {
 		t.Fatalf("usage: %+v", r.Usage)
 	}
 	// Every query was searched once.
-	if got := src.calls.Load(); got != 3 {
-		t.Fatalf("searches: %d (%v)", got, src.queries())
+	if got := src.Calls(); got != 3 {
+		t.Fatalf("searches: %d (%v)", got, src.Queries())
 	}
 	// Events: statuses through completed, agents, messages, sources.
 	types := map[string]int{}
@@ -261,7 +147,7 @@ func TestResearchWithLLM(t *testing.T) {
 
 func TestResearchValidation(t *testing.T) {
 	t.Parallel()
-	rn := &research.Runner{Engine: offline.Engine{}, Store: openStore(t)}
+	rn := &research.Runner{Engine: offline.Engine{}, Store: researchtest.Store(t)}
 	tests := []struct {
 		q     string
 		opts  research.Options
@@ -296,7 +182,7 @@ func TestResearchValidation(t *testing.T) {
 func TestCreateRequest(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	rn := &research.Runner{Engine: offline.Engine{}, Store: openStore(t)}
+	rn := &research.Runner{Engine: offline.Engine{}, Store: researchtest.Store(t)}
 	if _, err := research.NewRequest("q", research.Options{}); err == nil {
 		t.Fatal("NewRequest without a source: no error")
 	}
@@ -343,8 +229,8 @@ func TestEffort(t *testing.T) {
 
 func TestFailingSourceIsAWarning(t *testing.T) {
 	t.Parallel()
-	good, bad := &fakeSource{name: "good"}, &fakeSource{name: "bad", fail: true}
-	rn := &research.Runner{Engine: offline.Engine{}, Sources: []search.Source{bad, good}, Store: openStore(t)}
+	good, bad := &researchtest.Source{SourceName: "good"}, &researchtest.Source{SourceName: "bad", Fail: true}
+	rn := &research.Runner{Engine: offline.Engine{}, Sources: []search.Source{bad, good}, Store: researchtest.Store(t)}
 	r, err := rn.Start(context.Background(), "What is Alpha Centauri?", research.Options{Sources: []string{"web"}, Level: "quick"})
 	if err != nil {
 		t.Fatal(err)
@@ -359,14 +245,14 @@ func TestFailingSourceIsAWarning(t *testing.T) {
 
 func TestLLMProseFailsClearlyAndKeepsState(t *testing.T) {
 	t.Parallel()
-	st := openStore(t)
+	st := researchtest.Store(t)
 	fake := &llmtest.Fake{Reply: func(_ int, req llm.Request) (string, error) {
 		if req.Schema.Name == "research_plan" {
-			return planJSON, nil
+			return researchtest.PlanJSON, nil
 		}
-		return proseNotJSON, nil
+		return researchtest.ProseNotJSON, nil
 	}}
-	rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Sources: []search.Source{&fakeSource{name: "web"}}, Store: st}
+	rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Sources: []search.Source{&researchtest.Source{SourceName: "web"}}, Store: st}
 	r, err := rn.Start(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: "quick"})
 	var se *llm.StructuredError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "analyze round 0") {
@@ -387,12 +273,12 @@ func TestTokenBudgetIsNeverExceeded(t *testing.T) {
 			var n atomic.Int64
 			fake := &llmtest.Fake{Reply: func(i int, req llm.Request) (string, error) {
 				if req.Schema.Name != "research_analysis" {
-					return replyBySchema()(i, req)
+					return researchtest.ReplyBySchema()(i, req)
 				}
 				k := n.Add(1)
 				return fmt.Sprintf(`{"learnings":[{"text":"More.","source_ids":["S1"]}],"directions":[{"text":"d%d a","parent_id":"Q1","queries":["d%d a"]},{"text":"d%d b","parent_id":"Q1","queries":["d%d b"]}],"is_complete":false,"confidence":0.1,"relevance":0.5,"quality":0.5}`, k, k, k, k), nil
 			}}
-			rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Fallback: offline.Engine{}, Sources: []search.Source{&fakeSource{name: "web", pad: 4000}}, Store: openStore(t)}
+			rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Fallback: offline.Engine{}, Sources: []search.Source{&researchtest.Source{SourceName: "web", Pad: 4000}}, Store: researchtest.Store(t)}
 			r, err := rn.Start(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Breadth: 3, Depth: 5, DepthSet: true, MaxTokens: limit})
 			if err != nil {
 				t.Fatal(err)
@@ -422,12 +308,12 @@ func TestTimeBudgetWritesFromWhatWasFound(t *testing.T) {
 	// The model answers the plan, then hangs on analysis.
 	fake := &llmtest.Fake{Reply: func(_ int, req llm.Request) (string, error) {
 		if req.Schema.Name == "research_plan" {
-			return planJSON, nil
+			return researchtest.PlanJSON, nil
 		}
 		return "", errors.New("unreachable")
 	}}
 	hang := &hangingLLM{inner: fake}
-	rn := &research.Runner{Engine: &research.LLMEngine{Provider: hang}, Fallback: offline.Engine{}, Sources: []search.Source{&fakeSource{name: "web"}}, Store: openStore(t)}
+	rn := &research.Runner{Engine: &research.LLMEngine{Provider: hang}, Fallback: offline.Engine{}, Sources: []search.Source{&researchtest.Source{SourceName: "web"}}, Store: researchtest.Store(t)}
 	t0 := time.Now()
 	r, err := rn.Start(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: "quick", Timeout: 2 * time.Second})
 	if err != nil {
@@ -459,10 +345,10 @@ func (h *hangingLLM) Chat(ctx context.Context, req llm.Request, fn func(string))
 
 func TestResumeAfterInterrupt(t *testing.T) {
 	t.Parallel()
-	st := openStore(t)
-	src := &fakeSource{name: "web", block: "origins"}
+	st := researchtest.Store(t)
+	src := &researchtest.Source{SourceName: "web", Block: "origins"}
 	ctx, cancel := context.WithCancel(context.Background())
-	fake := &llmtest.Fake{Reply: replyBySchema(analysis1)}
+	fake := &llmtest.Fake{Reply: researchtest.ReplyBySchema(researchtest.Analysis1)}
 	rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Sources: []search.Source{src}, Store: st, Concurrency: 2,
 		OnEvent: func(e research.Event) {
 			// Interrupt once the first sub-question is done; the other
@@ -482,7 +368,7 @@ func TestResumeAfterInterrupt(t *testing.T) {
 	planCalls := len(fake.Requests())
 	// Resume with a source that no longer blocks: only the unfinished
 	// sub-question is searched, and the plan is not redone.
-	src2 := &fakeSource{name: "web"}
+	src2 := &researchtest.Source{SourceName: "web"}
 	rn2 := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Sources: []search.Source{src2}, Store: st}
 	r2, err := rn2.Resume(context.Background(), r.ID)
 	if err != nil {
@@ -491,7 +377,7 @@ func TestResumeAfterInterrupt(t *testing.T) {
 	if r2.Status != research.StatusCompleted || r2.Report == nil {
 		t.Fatalf("resumed: %s", r2.Status)
 	}
-	if q := src2.queries(); len(q) != 1 || q[0] != "alpha origins" {
+	if q := src2.Queries(); len(q) != 1 || q[0] != "alpha origins" {
 		t.Fatalf("resume searched %v, want only the unfinished sub-question", q)
 	}
 	for _, req := range fake.Requests()[planCalls:] {

@@ -12,6 +12,7 @@ import (
 	"github.com/quarryhq/quarry/llm/llmtest"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/research/offline"
+	"github.com/quarryhq/quarry/research/researchtest"
 	"github.com/quarryhq/quarry/search"
 	"github.com/quarryhq/quarry/store"
 )
@@ -22,11 +23,11 @@ import (
 func TestThreads(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := openStore(t)
+	st := researchtest.Store(t)
 	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	fake := &llmtest.Fake{Reply: replyBySchema(analysis1)}
-	rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Fallback: offline.Engine{}, Sources: []search.Source{&fakeSource{name: "web"}}, Store: st, Now: clock}
+	fake := &llmtest.Fake{Reply: researchtest.ReplyBySchema(researchtest.Analysis1)}
+	rn := &research.Runner{Engine: &research.LLMEngine{Provider: fake}, Fallback: offline.Engine{}, Sources: []search.Source{&researchtest.Source{SourceName: "web"}}, Store: st, Now: clock}
 	first, err := rn.Start(ctx, "What is alpha?", research.Options{Sources: []string{"web"}, Level: "quick"})
 	if err != nil {
 		t.Fatal(err)
@@ -90,8 +91,8 @@ func TestThreads(t *testing.T) {
 func TestOfflineFollowUp(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	src := &fakeSource{name: "web"}
-	rn := &research.Runner{Engine: offline.Engine{}, Sources: []search.Source{src}, Store: openStore(t)}
+	src := &researchtest.Source{SourceName: "web"}
+	rn := &research.Runner{Engine: offline.Engine{}, Sources: []search.Source{src}, Store: researchtest.Store(t)}
 	first, err := rn.Start(ctx, "Who was Giuseppe Verdi?", research.Options{Sources: []string{"web"}, Level: "quick"})
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +120,7 @@ func TestOfflineFollowUp(t *testing.T) {
 // as [] (clients iterate them without a null check).
 func TestPublicListsAreNeverNull(t *testing.T) {
 	t.Parallel()
-	rn := &research.Runner{Engine: offline.Engine{}, Store: openStore(t)}
+	rn := &research.Runner{Engine: offline.Engine{}, Store: researchtest.Store(t)}
 	r, err := rn.Create(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/quarryhq/quarry/llm/llmtest"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/research/offline"
+	"github.com/quarryhq/quarry/research/researchtest"
 	"github.com/quarryhq/quarry/search"
 )
 
@@ -23,9 +24,9 @@ func TestTraceTree(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer func() { _ = tp.Shutdown(context.Background()) }()
-	fake := &llmtest.Fake{Model: "m", Reply: replyBySchema(analysis0, analysis1)}
-	src := &fakeSource{name: "web"}
-	rn := &research.Runner{Engine: &research.LLMEngine{Provider: llm.Traced(fake, tp)}, Fallback: offline.Engine{}, Sources: []search.Source{src}, Store: openStore(t), Tracing: tp}
+	fake := &llmtest.Fake{Model: "m", Reply: researchtest.ReplyBySchema(researchtest.Analysis0, researchtest.Analysis1)}
+	src := &researchtest.Source{SourceName: "web"}
+	rn := &research.Runner{Engine: &research.LLMEngine{Provider: llm.Traced(fake, tp)}, Fallback: offline.Engine{}, Sources: []search.Source{src}, Store: researchtest.Store(t), Tracing: tp}
 	const question = "What is alpha?"
 	r, err := rn.Start(context.Background(), question, research.Options{Sources: []string{"web"}, Level: research.LevelQuick})
 	if err != nil || r.Status != research.StatusCompleted {
@@ -108,11 +109,11 @@ func BenchmarkTracing(b *testing.B) {
 				tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewInMemoryExporter()))
 				defer func() { _ = tp.Shutdown(context.Background()) }()
 			}
-			st := openStore(b)
+			st := researchtest.Store(b)
 			for b.Loop() {
-				fake := &llmtest.Fake{Model: "m", Reply: replyBySchema(analysis0, analysis1)}
+				fake := &llmtest.Fake{Model: "m", Reply: researchtest.ReplyBySchema(researchtest.Analysis0, researchtest.Analysis1)}
 				var p llm.Provider = fake
-				rn := &research.Runner{Engine: &research.LLMEngine{Provider: p}, Fallback: offline.Engine{}, Sources: []search.Source{&fakeSource{name: "web"}}, Store: st}
+				rn := &research.Runner{Engine: &research.LLMEngine{Provider: p}, Fallback: offline.Engine{}, Sources: []search.Source{&researchtest.Source{SourceName: "web"}}, Store: st}
 				if on {
 					rn.Engine = &research.LLMEngine{Provider: llm.Traced(fake, tp)}
 					rn.Tracing = tp

@@ -12,6 +12,7 @@ import (
 	"github.com/quarryhq/quarry/events"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/research/offline"
+	"github.com/quarryhq/quarry/research/researchtest"
 	"github.com/quarryhq/quarry/search"
 	"github.com/quarryhq/quarry/store"
 )
@@ -54,9 +55,9 @@ func checkRun(t *testing.T, name string, got []int64, from, to int64) {
 // order, with no gap.
 func TestWatch(t *testing.T) {
 	t.Parallel()
-	st := openStore(t)
+	st := researchtest.Store(t)
 	b := events.NewBroker(4) // small, so the slow watcher is cut off
-	src := &fakeSource{name: "web", latency: 20 * time.Millisecond}
+	src := &researchtest.Source{SourceName: "web", Latency: 20 * time.Millisecond}
 	rn := &research.Runner{Engine: offline.Engine{}, Sources: []search.Source{src}, Store: st,
 		Publish: b.Publish}
 	r, err := rn.Create(context.Background(), "What is alpha and what is beta?", research.Options{Sources: []string{"web"}, Level: "standard"})
@@ -160,8 +161,8 @@ func TestWatch(t *testing.T) {
 // finished research cannot be canceled.
 func TestCancel(t *testing.T) {
 	t.Parallel()
-	st := openStore(t)
-	src := &fakeSource{name: "web", block: "origins"} // blocks until canceled
+	st := researchtest.Store(t)
+	src := &researchtest.Source{SourceName: "web", Block: "origins"} // blocks until canceled
 	rn := &research.Runner{Engine: offline.Engine{}, Sources: []search.Source{src}, Store: st}
 	r, err := rn.Create(context.Background(), "What are alpha origins?", research.Options{Sources: []string{"web"}, Level: "quick"})
 	if err != nil {
@@ -170,7 +171,7 @@ func TestCancel(t *testing.T) {
 	// Another runner, as in another process, asks for the cancel.
 	other := &research.Runner{Engine: offline.Engine{}, Store: st}
 	go func() {
-		for src.calls.Load() == 0 {
+		for src.Calls() == 0 {
 			time.Sleep(5 * time.Millisecond)
 		}
 		if err := other.Cancel(context.Background(), r.ID); err != nil {
@@ -189,7 +190,7 @@ func TestCancel(t *testing.T) {
 	if stored.Status != research.StatusCanceled || stored.Plan == nil {
 		t.Fatalf("stored: %s, plan %v", stored.Status, stored.Plan != nil)
 	}
-	rn.Sources = []search.Source{&fakeSource{name: "web"}}
+	rn.Sources = []search.Source{&researchtest.Source{SourceName: "web"}}
 	done, err := rn.Run(context.Background(), r.ID)
 	if err != nil || done.Status != research.StatusCompleted {
 		t.Fatalf("run after cancel: %v", err)
@@ -208,7 +209,7 @@ func TestCancel(t *testing.T) {
 // it still processing.
 func TestFinalEventWithState(t *testing.T) {
 	t.Parallel()
-	st := openStore(t)
+	st := researchtest.Store(t)
 	var mu sync.Mutex
 	var seen []string
 	publish := func(id string, e store.ResearchEvent) {
@@ -224,7 +225,7 @@ func TestFinalEventWithState(t *testing.T) {
 		}
 		seen = append(seen, r.Status)
 	}
-	src := &fakeSource{name: "web", latency: time.Millisecond}
+	src := &researchtest.Source{SourceName: "web", Latency: time.Millisecond}
 	rn := &research.Runner{Engine: offline.Engine{}, Sources: []search.Source{src}, Store: st, Publish: publish}
 	for _, q := range []string{"What is alpha?", "What is beta?", "What is gamma?"} {
 		r, err := rn.Create(context.Background(), q, research.Options{Sources: []string{"web"}, Level: "quick"})
