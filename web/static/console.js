@@ -1,6 +1,6 @@
 // The Console page: retrieve, generate and evaluate with RAG pipelines.
 import { api, APIError, authHeaders } from './api.js';
-import { errorBox, field, fmt, h, main } from './dom.js';
+import { errorBox, field, fmt, h, main, table } from './dom.js';
 import { readEvents } from './events.js';
 
 const seedRules = {
@@ -100,42 +100,24 @@ export async function consolePage() {
 }
 
 function chunkTable(chunks) {
-  return h(
-    'div',
-    { class: 'table-wrap', tabindex: 0 },
+  return table(
+    ['#', 'Score', 'Source', 'Golden', 'Content'],
     h(
-      'table',
+      'tbody',
       {},
-      h(
-        'thead',
-        {},
+      chunks.map((c, i) =>
         h(
           'tr',
           {},
-          h('th', {}, '#'),
-          h('th', {}, 'Score'),
-          h('th', {}, 'Source'),
-          h('th', {}, 'Golden'),
-          h('th', {}, 'Content'),
-        ),
-      ),
-      h(
-        'tbody',
-        {},
-        chunks.map((c, i) =>
+          h('td', {}, i + 1),
+          h('td', {}, fmt(c.score)),
+          h('td', {}, c.datasource_id),
           h(
-            'tr',
+            'td',
             {},
-            h('td', {}, i + 1),
-            h('td', {}, fmt(c.score)),
-            h('td', {}, c.datasource_id),
-            h(
-              'td',
-              {},
-              c.is_golden === undefined ? '—' : c.is_golden ? h('span', { class: 'golden' }, 'golden') : 'no',
-            ),
-            h('td', {}, c.content.slice(0, 400)),
+            c.is_golden === undefined ? '—' : c.is_golden ? h('span', { class: 'golden' }, 'golden') : 'no',
           ),
+          h('td', {}, c.content.slice(0, 400)),
         ),
       ),
     ),
@@ -413,37 +395,22 @@ function evaluateTab(pipelines, datasets) {
           out.replaceChildren(
             h('p', {}, `${c.dataset}, k=${c.k}, ${c.runs[0].overall.queries} questions`),
             chart(metrics, c.runs, c.k),
-            h(
-              'div',
-              { class: 'table-wrap', tabindex: 0 },
+            table(
+              ['Metric', ...c.runs.map((r) => r.pipeline)],
               h(
-                'table',
+                'tbody',
                 {},
-                h(
-                  'thead',
-                  {},
+                metrics.map(([label, key]) =>
                   h(
                     'tr',
                     {},
-                    h('th', {}, 'Metric'),
-                    c.runs.map((r) => h('th', {}, r.pipeline)),
-                  ),
-                ),
-                h(
-                  'tbody',
-                  {},
-                  metrics.map(([label, key]) =>
-                    h(
-                      'tr',
-                      {},
-                      h('th', { scope: 'row' }, `${label}@${c.k}`),
-                      c.runs.map((r) =>
-                        h(
-                          'td',
-                          {},
-                          h('div', { class: 'bar', 'data-w': r.overall[key] }),
-                          fmt(r.overall[key], 4),
-                        ),
+                    h('th', { scope: 'row' }, `${label}@${c.k}`),
+                    c.runs.map((r) =>
+                      h(
+                        'td',
+                        {},
+                        h('div', { class: 'bar', 'data-w': r.overall[key] }),
+                        fmt(r.overall[key], 4),
                       ),
                     ),
                   ),

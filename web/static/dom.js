@@ -56,3 +56,14 @@ export function errorBox(e) {
 export function statusBadge(s) {
   return h('span', { class: `status ${s}` }, s);
 }
+
+// table is a table that scrolls on its own on a narrow screen: a header
+// row of headings (text, or <th> elements) over body (a <tbody>).
+export function table(headings, body) {
+  const head = h(
+    'tr',
+    {},
+    headings.map((c) => (c instanceof Node ? c : h('th', {}, c))),
+  );
+  return h('div', { class: 'table-wrap', tabindex: 0 }, h('table', {}, h('thead', {}, head), body));
+}

@@ -1,6 +1,6 @@
 // The Knowledge page: knowledge bases, their files, crawls and sources.
 import { api } from './api.js';
-import { errorBox, field, fmt, h, main, statusBadge } from './dom.js';
+import { errorBox, field, fmt, h, main, statusBadge, table } from './dom.js';
 import { onLeave } from './router.js';
 
 export async function knowledgePage(args) {
@@ -30,13 +30,8 @@ export async function knowledgePage(args) {
     );
   const refreshKBs = async () => showKBs((await api('GET', '/v1/knowledge-bases')).items || []);
   showKBs(kbs);
-  const head = h(
-    'thead',
-    {},
-    h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Sources'), h('th', {}, 'Chunks'), h('th', {}, 'Stale')),
-  );
   main.append(
-    h('div', { class: 'table-wrap', tabindex: 0 }, h('table', {}, head, kbBody)),
+    table(['Name', 'Sources', 'Chunks', 'Stale'], kbBody),
     h(
       'form',
       {
@@ -255,24 +250,7 @@ async function kbDetail(name, refreshKBs = async () => {}) {
       h('button', { type: 'button', id: 'kb-schedule-off', onclick: removeSchedule }, 'Remove schedule'),
     ),
     schedInfo,
-    h(
-      'div',
-      { class: 'table-wrap', tabindex: 0 },
-      h(
-        'table',
-        {},
-        h(
-          'thead',
-          {},
-          h(
-            'tr',
-            {},
-            ['URL', 'Status', 'Crawled', 'Updated', 'Failed', 'Error'].map((c) => h('th', {}, c)),
-          ),
-        ),
-        logs,
-      ),
-    ),
+    table(['URL', 'Status', 'Crawled', 'Updated', 'Failed', 'Error'], logs),
   );
   const staleOnly = h('input', { id: 'kb-stale-only', type: 'checkbox' });
   const srcBody = h('tbody');
@@ -357,24 +335,7 @@ async function kbDetail(name, refreshKBs = async () => {}) {
     h('h2', {}, 'Sources'),
     h('label', { class: 'check' }, staleOnly, 'Stale pages only'),
     srcTotal,
-    h(
-      'div',
-      { class: 'table-wrap', tabindex: 0 },
-      h(
-        'table',
-        {},
-        h(
-          'thead',
-          {},
-          h(
-            'tr',
-            {},
-            ['Source', 'Language', 'State', 'Read', 'Chunks'].map((c) => h('th', {}, c)),
-          ),
-        ),
-        srcBody,
-      ),
-    ),
+    table(['Source', 'Language', 'State', 'Read', 'Chunks'], srcBody),
     chunkPanel,
   );
   main.append(

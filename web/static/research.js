@@ -1,7 +1,7 @@
 // The Research page: start a research, follow it live, read its report,
 // ask a follow-up in its thread.
 import { api, authHeaders } from './api.js';
-import { errorBox, field, fmt, h, main, showBanner, statusBadge } from './dom.js';
+import { errorBox, field, fmt, h, main, showBanner, statusBadge, table } from './dom.js';
 import { follow } from './events.js';
 import { onLeave, route } from './router.js';
 
@@ -102,20 +102,7 @@ export async function researchPage(args) {
     h('div', { class: 'row' }, h('button', { class: 'primary', type: 'submit' }, 'Start research')),
   );
   const list = h('tbody');
-  main.append(
-    form,
-    h('h2', {}, 'Recent researches'),
-    h(
-      'div',
-      { class: 'table-wrap', tabindex: 0 },
-      h(
-        'table',
-        {},
-        h('thead', {}, h('tr', {}, h('th', {}, 'Question'), h('th', {}, 'Status'), h('th', {}, 'Created'))),
-        list,
-      ),
-    ),
-  );
+  main.append(form, h('h2', {}, 'Recent researches'), table(['Question', 'Status', 'Created'], list));
   const refresh = async () => {
     const rs = (await api('GET', '/v1/researches?limit=20')).items || [];
     list.replaceChildren(
@@ -132,23 +119,7 @@ export async function researchPage(args) {
     if (!rs.length) list.append(h('tr', {}, h('td', { colspan: 3, class: 'muted' }, 'No researches yet.')));
   };
   const threads = h('tbody');
-  main.append(
-    h('h2', {}, 'Threads'),
-    h(
-      'div',
-      { class: 'table-wrap', tabindex: 0 },
-      h(
-        'table',
-        {},
-        h(
-          'thead',
-          {},
-          h('tr', {}, h('th', {}, 'Thread'), h('th', {}, 'Status'), h('th', {}, 'Last activity')),
-        ),
-        threads,
-      ),
-    ),
-  );
+  main.append(h('h2', {}, 'Threads'), table(['Thread', 'Status', 'Last activity'], threads));
   const refreshThreads = async () => {
     const ts = (await api('GET', '/v1/threads?limit=20')).items || [];
     threads.replaceChildren(
