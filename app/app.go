@@ -232,9 +232,9 @@ func (a *App) RunnerWith(ctx context.Context, opts ...RunnerOption) (*research.R
 }
 
 // Researches returns the research service for what needs no engine:
-// cancelling a research, listing, reading and closing threads. It runs
-// nothing (Runner does), so a broken model configuration does not stop a
-// cancel.
+// cancelling a research (one still pending is ended canceled without
+// running), listing, reading and closing threads; Runner runs researches.
+// A broken model configuration does not stop a cancel.
 func (a *App) Researches(ctx context.Context) (*research.Runner, error) {
 	st, err := a.Store(ctx)
 	if err != nil {

@@ -204,7 +204,7 @@ func itemBlocks(n *html.Node) {
 	var run *html.Node
 	for c := n.FirstChild; c != nil; {
 		next := c.NextSibling
-		if c.Type == html.ElementNode && isBlock(c.Data) || c.Type == html.CommentNode {
+		if c.Type == html.ElementNode && (isBlock(c.Data) || itemBreaks[c.Data]) || c.Type == html.CommentNode {
 			run = nil
 			c = next
 			continue
@@ -222,6 +222,11 @@ func itemBlocks(n *html.Node) {
 		c = next
 	}
 }
+
+// itemBreaks are the elements, besides isBlock's, that end the run of an
+// item's inline content before them: a definition list or a figure
+// inside a list item is not a word of its sentence.
+var itemBreaks = map[string]bool{"dl": true, "figure": true, "figcaption": true, "details": true, "summary": true, "nav": true, "aside": true, "header": true, "footer": true, "form": true, "fieldset": true, "hr": true}
 
 func hidden(n *html.Node) bool {
 	for _, a := range n.Attr {

@@ -57,6 +57,7 @@ truncated. <strong>Default:</strong> <code>1024 * 1024</code>.</li>
 <h2 class="section">Logging<a class="headerlink" href="#logging" title="Permalink to this headline">¶</a></h2>
 <p>A sentence long enough for readability to keep this page as an article and not fall back to the body of it.</p>
 <dl><dt>gc.auto</dt><dd>When there are approximately more than this many loose objects in the repository, git gc --auto will pack them. The default value is 6700.</dd></dl>
+<ul><li>Options of the watcher:<dl><dt>interval</dt><dd>How often the folder is read. Default: 5007.</dd></dl> and nothing else runs between reads.</li></ul>
 </div></body></html>`
 	doc, err := HTML([]byte(page), "https://docs.example.org/child_process.html")
 	if err != nil {
@@ -69,6 +70,9 @@ truncated. <strong>Default:</strong> <code>1024 * 1024</code>.</li>
 		"child_process.exec(command[, options][, callback])",
 		"Logging",
 		"gc.auto",
+		"Options of the watcher:",
+		"How often the folder is read. Default: 5007.",
+		"and nothing else runs between reads.",
 	} {
 		if !slices.Contains(paragraphs, want) {
 			t.Errorf("no paragraph %q in:\n%s", want, doc.Text)

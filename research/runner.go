@@ -227,6 +227,12 @@ func NewRequest(question string, opts Options) (Request, error) {
 	return Request{question: q, opts: opts, valid: true}, nil
 }
 
+// Question is the request's question, cleaned.
+func (r Request) Question() string { return r.question }
+
+// Options are the request's options with their defaults.
+func (r Request) Options() Options { return r.opts }
+
 // Create validates the question and options and stores a pending research,
 // returning it at once; Run runs it.
 func (rn *Runner) Create(ctx context.Context, question string, opts Options) (*Research, error) {

@@ -8,7 +8,8 @@ import (
 	"github.com/quarryhq/quarry/store"
 )
 
-// WatchOptions tune Watch.
+// WatchOptions tune Watch; Watch sets their Ends and Ended itself (a
+// research ends with a status event to completed, failed or canceled).
 type WatchOptions = events.WatchOptions
 
 // Watch calls fn with a research's events after opt.After (events.Watch):

@@ -49,11 +49,11 @@ func researchLinks(id string) map[string]string {
 }
 
 // options turns a request into validated research options.
-func (s *Server) options(ctx context.Context, req researchRequest) (string, research.Options, error) {
+func (s *Server) options(ctx context.Context, req researchRequest) (research.Request, error) {
 	opts := research.Options{Level: req.Level, MaxTokens: req.MaxTokens, Confidence: req.Confidence, Thread: req.ThreadID}
 	if req.Breadth != nil {
 		if *req.Breadth < 1 || *req.Breadth > research.MaxBreadth {
-			return "", opts, invalid("breadth", fmt.Sprintf("must be between 1 and %d, got %d", research.MaxBreadth, *req.Breadth))
+			return research.Request{}, invalid("breadth", fmt.Sprintf("must be between 1 and %d, got %d", research.MaxBreadth, *req.Breadth))
 		}
 		opts.Breadth = *req.Breadth
 	}
@@ -61,35 +61,35 @@ func (s *Server) options(ctx context.Context, req researchRequest) (string, rese
 		opts.Depth, opts.DepthSet = *req.Depth, true
 	}
 	if opts.Level != "" && (req.Breadth != nil || req.Depth != nil) {
-		return "", opts, invalid("level", "give either level or breadth/depth, not both")
+		return research.Request{}, invalid("level", "give either level or breadth/depth, not both")
 	}
 	if req.Timeout != "" {
 		d, err := time.ParseDuration(req.Timeout)
 		if err != nil {
-			return "", opts, invalid("timeout", fmt.Sprintf("must be a duration such as \"90s\" or \"5m\", got %q", req.Timeout))
+			return research.Request{}, invalid("timeout", fmt.Sprintf("must be a duration such as \"90s\" or \"5m\", got %q", req.Timeout))
 		}
 		opts.Timeout = d
 	}
 	parsed, err := search.ParseSpecs(strings.Join(req.Sources, ","))
 	if err != nil {
-		return "", opts, invalid("sources", strings.TrimPrefix(err.Error(), "source: "))
+		return research.Request{}, invalid("sources", strings.TrimPrefix(err.Error(), "source: "))
 	}
 	for _, p := range parsed {
 		opts.Sources = append(opts.Sources, p.String())
 	}
-	q, err := research.Validate(req.Question, &opts)
+	rq, err := research.NewRequest(req.Question, opts)
 	if err != nil {
-		return "", opts, err
+		return research.Request{}, err
 	}
 	// Open the sources now, so a missing knowledge base or an
 	// unconfigured search API is this request's error, not the run's.
-	if _, err := s.app.OpenSources(ctx, opts.Sources); err != nil {
+	if _, err := s.app.OpenSources(ctx, rq.Options().Sources); err != nil {
 		if errcode.Of(err) == errcode.Invalid {
-			return "", opts, invalid("sources", err.Error())
+			return research.Request{}, invalid("sources", err.Error())
 		}
-		return "", opts, err
+		return research.Request{}, err
 	}
-	return q, opts, nil
+	return rq, nil
 }
 
 func (s *Server) createResearch(w http.ResponseWriter, r *http.Request) error {
@@ -103,10 +103,11 @@ func (s *Server) createResearch(w http.ResponseWriter, r *http.Request) error {
 // startResearch creates a research for the caller and queues it.
 func (s *Server) startResearch(w http.ResponseWriter, r *http.Request, req researchRequest) error {
 	ctx := r.Context()
-	q, opts, err := s.options(ctx, req)
+	rq, err := s.options(ctx, req)
 	if err != nil {
 		return err
 	}
+	opts := rq.Options()
 	p := principalOf(ctx)
 	if opts.Thread != "" {
 		// A follow-up is given the thread's earlier answers: asking in a
@@ -135,7 +136,7 @@ func (s *Server) startResearch(w http.ResponseWriter, r *http.Request, req resea
 			s.unreserve(p) // a failure or a recovered panic gives the place back
 		}
 	}()
-	res, err := s.runner.Create(ctx, q, opts)
+	res, err := s.runner.CreateRequest(ctx, rq)
 	if err != nil {
 		return err
 	}

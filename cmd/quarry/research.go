@@ -186,7 +186,7 @@ func (a *cli) researchHere(ctx context.Context, f researchFlags, eng research.En
 	}
 	rn, err := a.q().RunnerWith(ctx, ropts...)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	var r *research.Research
 	if stored != nil {
@@ -217,7 +217,7 @@ func (a *cli) researchHere(ctx context.Context, f researchFlags, eng research.En
 func (a *cli) detachResearch(ctx context.Context, req research.Request) error {
 	rn, err := a.q().Runner(ctx)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	r, err := rn.CreateRequest(ctx, req)
 	if err != nil {

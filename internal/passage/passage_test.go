@@ -159,6 +159,9 @@ func TestPlaceholdersAreProse(t *testing.T) {
 		`<div class="note">`:                          true,
 		"<p>Hello</p>":                                true,
 		"if (a < b && c > d) { return; }":             true,
+		"List<String> names":                          true,
+		"Option<T>":                                   true,
+		"<div>":                                       true,
 	} {
 		if got := CodeLine(line); got != want {
 			t.Errorf("CodeLine(%q) = %v, want %v", line, got, want)

@@ -197,10 +197,14 @@ func command(l string) bool {
 const CodeSymbols = "{}[]<>=;|&*_~\\$#@^`"
 
 // Density counts a text's letters and its code symbols, braces twice.
-// The angle brackets of a placeholder or type ("<number>", "<file>"),
-// which a reference puts in its prose, are not counted.
+// The angle brackets of a placeholder or type standing as a word of its
+// own ("<number> Default: 0", "git add <file>"), which a reference puts
+// in its prose, are not counted; those of a generic type ("List<String>")
+// and of a line that is one tag ("<div>") are.
 func Density(s string) (letters, symbols int) {
-	s = placeholderRE.ReplaceAllString(s, "$1")
+	if t := strings.TrimSpace(s); strings.Contains(t, "<") && !(strings.Count(t, "<") == 1 && strings.HasPrefix(t, "<") && strings.HasSuffix(t, ">")) {
+		s = placeholderRE.ReplaceAllString(s, "$1$2$3")
+	}
 	for _, r := range s {
 		switch {
 		case unicode.IsLetter(r):
@@ -215,8 +219,9 @@ func Density(s string) (letters, symbols int) {
 	return letters, symbols
 }
 
-// placeholderRE is one word in angle brackets.
-var placeholderRE = regexp.MustCompile(`<(\pL[\pL\pN_-]*)>`)
+// placeholderRE is one word in angle brackets standing as a word: at the
+// start or after a space, and before a space, the end or punctuation.
+var placeholderRE = regexp.MustCompile(`(^|\s)<(\pL[\pL\pN_-]*)>(\s|$|[.,;:)\]])`)
 
 // ToolLabel matches a line of tool output ("error[E0596]:", "note:",
 // "warning:"): prose does not open with a lower-case label.

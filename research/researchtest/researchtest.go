@@ -37,7 +37,7 @@ func Store(t testing.TB) store.Store {
 // Source answers every query with two documents named after it, each
 // stating a fact with a number.
 type Source struct {
-	// Name is the source's name (search.Source).
+	// SourceName is the source's name (its Name, search.Source's).
 	SourceName string
 	// Latency delays every answer.
 	Latency time.Duration
