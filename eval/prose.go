@@ -13,7 +13,8 @@ import (
 // heading or navigation line (no sentence end and no verb-bearing length:
 // "Next topic", "Table of Contents"), a fragment of under three words, or
 // code (a line whose characters are mostly symbols, or a prompt or
-// listing: ">>> x", "$ git …", "a = b;"). A reader of an executive summary
+// listing: ">>> x", "$ git …", "a = b;"), or a reStructuredText directive
+// (".. note:: …"). A reader of an executive summary
 // expects sentences; these are what extraction let through. Citations
 // and the quotes around a quoted sentence are not counted, nor a fenced
 // code block: that is code presented as code.
@@ -43,8 +44,16 @@ var (
 // codeStarts open lines of a terminal session or an interpreter.
 var codeStarts = []string{">>> ", "$ ", "# ", "% ", "C:\\>", "... "}
 
+// directiveRE opens reStructuredText's explicit markup (".. note::", ".. module::
+// name", a comment ".. XXX"): markup of a documentation source, not a
+// sentence of it; "..." is an ellipsis.
+var directiveRE = regexp.MustCompile(`^\.\. [^.\s]`)
+
 func isProse(s string) bool {
 	s = strings.Trim(s, " \"'“”‘’")
+	if directiveRE.MatchString(s) {
+		return false
+	}
 	for _, p := range codeStarts {
 		if strings.HasPrefix(s, p) {
 			return false

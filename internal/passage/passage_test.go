@@ -162,6 +162,9 @@ func TestPlaceholdersAreProse(t *testing.T) {
 		"List<String> names":                          true,
 		"Option<T>":                                   true,
 		"<div>":                                       true,
+		".. note:: It is strongly advised that you do not log to the root logger.": true,
+		".. module:: logging.config":                true,
+		"... and so on, as before, for every file.": false,
 	} {
 		if got := CodeLine(line); got != want {
 			t.Errorf("CodeLine(%q) = %v, want %v", line, got, want)

@@ -142,10 +142,14 @@ func blocks(text string) []block {
 	return out
 }
 
-// CodeLine reports a trimmed, non-empty line that reads as code or a
-// terminal session: it opens or closes a block, ends a statement or opens
-// a call, starts with a shell prompt, or is dense with code symbols.
+// CodeLine reports a trimmed, non-empty line that reads as code, markup
+// or a terminal session: it opens or closes a block, ends a statement or
+// opens a call, starts with a shell prompt or a reStructuredText
+// directive, or is dense with code symbols.
 func CodeLine(l string) bool {
+	if directiveRE.MatchString(l) {
+		return true // ".. note::": a reStructuredText source's markup
+	}
 	if strings.HasPrefix(l, "$ ") || strings.HasPrefix(l, "//") || strings.HasPrefix(l, "--") || ToolLabel.MatchString(l) || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "-->") || strings.HasPrefix(l, "> ") && strings.ContainsAny(l, "$=(") {
 		return true
 	}
@@ -218,6 +222,11 @@ func Density(s string) (letters, symbols int) {
 	}
 	return letters, symbols
 }
+
+// directiveRE opens reStructuredText's explicit markup: a directive
+// (".. note::", ".. module:: logging.config"), a comment (".. XXX"), a
+// target or a footnote — never "...", an ellipsis.
+var directiveRE = regexp.MustCompile(`^\.\. [^.\s]`)
 
 // placeholderRE is one word in angle brackets standing as a word: at the
 // start or after a space, and before a space, the end or punctuation.
