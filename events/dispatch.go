@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quarryhq/quarry/internal/safe"
 	"github.com/quarryhq/quarry/store"
 )
 
@@ -103,7 +104,12 @@ func (d *Dispatcher[E]) loop() {
 		if len(batch) == 0 && state == nil && closed {
 			return
 		}
-		err := d.deliver(batch, state)
+		// A panic in a subscriber (a caller's OnEvent) fails this run's
+		// delivery — the next checkpoint reports it — not the process.
+		err := safe.Call(func() error { return d.deliver(batch, state) })
+		if stack := safe.Stack(err); stack != nil {
+			d.logger.Error("event delivery panicked", "research", d.id, "err", err, "stack", string(stack))
+		}
 		d.mu.Lock()
 		d.delivered += len(batch)
 		if state != nil {

@@ -33,20 +33,11 @@ func (s *DB) ChunkScan(ctx context.Context, kbID int64, fn func(store.IndexedChu
 // ChunkStates lists the KB's chunk ids in order with their source's
 // staleness.
 func (s *DB) ChunkStates(ctx context.Context, kbID int64) ([]store.ChunkState, error) {
-	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT c.id, s.is_stale FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ? AND s.content_hash <> '' ORDER BY c.id`), kbID)
-	if err != nil {
-		return nil, fmt.Errorf("chunk states: %w", err)
-	}
-	defer rows.Close()
-	out := []store.ChunkState{}
-	for rows.Next() {
+	return list(ctx, s.SQL, "chunk states", s.q(`SELECT c.id, s.is_stale FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ? AND s.content_hash <> '' ORDER BY c.id`), []any{kbID}, func(r rowScanner) (store.ChunkState, error) {
 		var c store.ChunkState
-		if err := rows.Scan(&c.ID, &c.IsStale); err != nil {
-			return nil, fmt.Errorf("chunk states: %w", err)
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+		err := r.Scan(&c.ID, &c.IsStale)
+		return c, err
+	})
 }
 
 // ChunkScanAfter scans the chunks whose id is over afterID, in id order.

@@ -269,18 +269,11 @@ func (s *DB) EvalRunList(ctx context.Context, pipelineID *int64, limit int) ([]s
 	if pipelineID != nil {
 		query, args = query+` WHERE pipeline_id = ?`, append(args, *pipelineID)
 	}
-	rows, err := s.SQL.QueryContext(ctx, s.q(query+` ORDER BY id DESC LIMIT ?`), append(args, limit)...)
-	if err != nil {
-		return nil, fmt.Errorf("eval run list: %w", err)
-	}
-	defer rows.Close()
-	out := []store.EvalRun{}
-	for rows.Next() {
-		r, err := scanEvalRun(rows, false)
+	return list(ctx, s.SQL, "eval run list", s.q(query+` ORDER BY id DESC LIMIT ?`), append(args, limit), func(r rowScanner) (store.EvalRun, error) {
+		run, err := scanEvalRun(r, false)
 		if err != nil {
-			return nil, fmt.Errorf("eval run list: %w", err)
+			return store.EvalRun{}, err
 		}
-		out = append(out, *r)
-	}
-	return out, rows.Err()
+		return *run, nil
+	})
 }

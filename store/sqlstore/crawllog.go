@@ -43,23 +43,14 @@ func (s *DB) CrawlLogList(ctx context.Context, kbID int64, limit int) ([]store.C
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT id, kb_id, url, status, pages_crawled, pages_updated, pages_failed, error_message, duration_seconds, started_at, finished_at
-		FROM crawl_logs WHERE kb_id = ? ORDER BY started_at DESC, id DESC LIMIT ?`), kbID, limit)
-	if err != nil {
-		return nil, fmt.Errorf("crawl log list: %w", err)
-	}
-	defer rows.Close()
-	var out []store.CrawlLog
-	for rows.Next() {
+	return list(ctx, s.SQL, "crawl log list", s.q(`SELECT id, kb_id, url, status, pages_crawled, pages_updated, pages_failed, error_message, duration_seconds, started_at, finished_at
+		FROM crawl_logs WHERE kb_id = ? ORDER BY started_at DESC, id DESC LIMIT ?`), []any{kbID, limit}, func(r rowScanner) (store.CrawlLog, error) {
 		var l store.CrawlLog
 		var st, ft scanTime
-		if err := rows.Scan(&l.ID, &l.KBID, &l.URL, &l.Status, &l.PagesCrawled, &l.PagesUpdated, &l.PagesFailed, &l.ErrorMessage, &l.DurationSeconds, &st, &ft); err != nil {
-			return nil, fmt.Errorf("crawl log list: %w", err)
-		}
+		err := r.Scan(&l.ID, &l.KBID, &l.URL, &l.Status, &l.PagesCrawled, &l.PagesUpdated, &l.PagesFailed, &l.ErrorMessage, &l.DurationSeconds, &st, &ft)
 		l.StartedAt, l.FinishedAt = st.T, ft.ptr()
-		out = append(out, l)
-	}
-	return out, rows.Err()
+		return l, err
+	})
 }
 
 // CrawlLogPurge deletes logs started before olderThan (90 days).
@@ -74,20 +65,11 @@ func (s *DB) CrawlLogPurge(ctx context.Context, olderThan time.Time) (int, error
 
 // CrawlPendingList returns the pages found but not fetched yet.
 func (s *DB) CrawlPendingList(ctx context.Context, kbID int64) ([]store.PendingPage, error) {
-	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT url, depth, fail_count FROM crawl_pending WHERE kb_id = ? ORDER BY url`), kbID)
-	if err != nil {
-		return nil, fmt.Errorf("crawl pending: %w", err)
-	}
-	defer rows.Close()
-	var out []store.PendingPage
-	for rows.Next() {
+	return list(ctx, s.SQL, "crawl pending", s.q(`SELECT url, depth, fail_count FROM crawl_pending WHERE kb_id = ? ORDER BY url`), []any{kbID}, func(r rowScanner) (store.PendingPage, error) {
 		var p store.PendingPage
-		if err := rows.Scan(&p.URL, &p.Depth, &p.FailCount); err != nil {
-			return nil, fmt.Errorf("crawl pending: %w", err)
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+		err := r.Scan(&p.URL, &p.Depth, &p.FailCount)
+		return p, err
+	})
 }
 
 // CrawlPendingFail counts a failed run for a page not fetched yet.

@@ -60,22 +60,13 @@ func (s *DB) IngestFilePut(ctx context.Context, f store.IngestFile) error {
 
 // IngestFiles returns an upload's files in order.
 func (s *DB) IngestFiles(ctx context.Context, ingestID string) ([]store.IngestFile, error) {
-	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT seq, name, data, created_at FROM ingest_files WHERE ingest_id = ? ORDER BY seq`), ingestID)
-	if err != nil {
-		return nil, fmt.Errorf("ingest files %s: %w", ingestID, err)
-	}
-	defer rows.Close()
-	var out []store.IngestFile
-	for rows.Next() {
+	return list(ctx, s.SQL, "ingest files "+ingestID, s.q(`SELECT seq, name, data, created_at FROM ingest_files WHERE ingest_id = ? ORDER BY seq`), []any{ingestID}, func(r rowScanner) (store.IngestFile, error) {
 		f := store.IngestFile{IngestID: ingestID}
 		var at scanTime
-		if err := rows.Scan(&f.Seq, &f.Name, &f.Data, &at); err != nil {
-			return nil, fmt.Errorf("ingest files %s: %w", ingestID, err)
-		}
+		err := r.Scan(&f.Seq, &f.Name, &f.Data, &at)
 		f.CreatedAt = at.T
-		out = append(out, f)
-	}
-	return out, rows.Err()
+		return f, err
+	})
 }
 
 // IngestFilesDelete drops an upload's files.

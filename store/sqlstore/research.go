@@ -104,43 +104,25 @@ func (s *DB) ResearchCounts(ctx context.Context) (map[string]int, error) {
 }
 
 func (s *DB) researchRows(ctx context.Context, query string, args ...any) ([]store.Research, error) {
-	rows, err := s.SQL.QueryContext(ctx, s.q(query), args...)
-	if err != nil {
-		return nil, fmt.Errorf("research list: %w", err)
-	}
-	defer rows.Close()
-	out := []store.Research{}
-	for rows.Next() {
+	return list(ctx, s.SQL, "research list", s.q(query), args, func(sc rowScanner) (store.Research, error) {
 		var r store.Research
 		var created, updated scanTime
-		if err := rows.Scan(&r.ID, &r.Question, &r.Status, &created, &updated, &r.ThreadID); err != nil {
-			return nil, fmt.Errorf("research list: %w", err)
-		}
+		err := sc.Scan(&r.ID, &r.Question, &r.Status, &created, &updated, &r.ThreadID)
 		r.CreatedAt, r.UpdatedAt = created.T, updated.T
-		out = append(out, r)
-	}
-	return out, rows.Err()
+		return r, err
+	})
 }
 
 // ResearchEvents returns a research's events after seq.
 func (s *DB) ResearchEvents(ctx context.Context, id string, afterSeq int64) ([]store.ResearchEvent, error) {
-	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT seq, type, at, data FROM research_events WHERE research_id = ? AND seq > ? ORDER BY seq`), id, afterSeq)
-	if err != nil {
-		return nil, fmt.Errorf("research events %q: %w", id, err)
-	}
-	defer rows.Close()
-	var out []store.ResearchEvent
-	for rows.Next() {
+	return list(ctx, s.SQL, fmt.Sprintf("research events %q", id), s.q(`SELECT seq, type, at, data FROM research_events WHERE research_id = ? AND seq > ? ORDER BY seq`), []any{id, afterSeq}, func(r rowScanner) (store.ResearchEvent, error) {
 		var e store.ResearchEvent
 		var at scanTime
 		var data string
-		if err := rows.Scan(&e.Seq, &e.Type, &at, &data); err != nil {
-			return nil, fmt.Errorf("research events %q: %w", id, err)
-		}
+		err := r.Scan(&e.Seq, &e.Type, &at, &data)
 		e.At, e.Data = at.T, []byte(data)
-		out = append(out, e)
-	}
-	return out, rows.Err()
+		return e, err
+	})
 }
 
 // ResearchClaim takes or extends a research's lease.
@@ -251,22 +233,13 @@ func (s *DB) ResearchRunnable(ctx context.Context, now time.Time, limit int) ([]
 	if limit <= 0 {
 		limit = 10
 	}
-	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT id FROM researches
+	return list(ctx, s.SQL, "research runnable", s.q(`SELECT id FROM researches
 		WHERE status IN ('pending', 'processing') AND (lease_until IS NULL OR lease_until < ?)
-		ORDER BY created_at, id LIMIT ?`), s.tm(now), limit)
-	if err != nil {
-		return nil, fmt.Errorf("research runnable: %w", err)
-	}
-	defer rows.Close()
-	ids := []string{}
-	for rows.Next() {
+		ORDER BY created_at, id LIMIT ?`), []any{s.tm(now), limit}, func(r rowScanner) (string, error) {
 		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("research runnable: %w", err)
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+		err := r.Scan(&id)
+		return id, err
+	})
 }
 
 // ResearchLastSeq returns the last event's sequence number, 0 if none.

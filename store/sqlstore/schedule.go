@@ -64,21 +64,8 @@ func (s *DB) ScheduleDelete(ctx context.Context, kbID int64) error {
 
 // ScheduleDue lists the enabled schedules due at now.
 func (s *DB) ScheduleDue(ctx context.Context, now time.Time, limit int) ([]store.Schedule, error) {
-	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT `+scheduleCols+`
-		WHERE s.enabled = ? AND s.next_at <= ? ORDER BY s.next_at LIMIT ?`), true, s.tm(now), limit)
-	if err != nil {
-		return nil, fmt.Errorf("schedules due: %w", err)
-	}
-	defer rows.Close()
-	var out []store.Schedule
-	for rows.Next() {
-		sc, err := scanSchedule(rows)
-		if err != nil {
-			return nil, fmt.Errorf("schedules due: %w", err)
-		}
-		out = append(out, sc)
-	}
-	return out, rows.Err()
+	return list(ctx, s.SQL, "schedules due", s.q(`SELECT `+scheduleCols+`
+		WHERE s.enabled = ? AND s.next_at <= ? ORDER BY s.next_at LIMIT ?`), []any{true, s.tm(now), limit}, scanSchedule)
 }
 
 // ScheduleAdvance moves next_at from from to to if nobody did first.

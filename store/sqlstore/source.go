@@ -54,20 +54,15 @@ func (s *DB) SourceChunks(ctx context.Context, kbID int64, url string, offset, l
 	if err != nil {
 		return nil, 0, fmt.Errorf("source chunks: %w", err)
 	}
-	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT id, source_id, kb_id, chunk_index, text, token_count, language FROM chunks WHERE source_id = ? ORDER BY chunk_index LIMIT ? OFFSET ?`), srcID, limit, offset)
-	if err != nil {
-		return nil, 0, fmt.Errorf("source chunks: %w", err)
-	}
-	defer rows.Close()
-	out := []store.Chunk{}
-	for rows.Next() {
+	out, err := list(ctx, s.SQL, "source chunks", s.q(`SELECT id, source_id, kb_id, chunk_index, text, token_count, language FROM chunks WHERE source_id = ? ORDER BY chunk_index LIMIT ? OFFSET ?`), []any{srcID, limit, offset}, func(r rowScanner) (store.Chunk, error) {
 		var c store.Chunk
-		if err := rows.Scan(&c.ID, &c.SourceID, &c.KBID, &c.ChunkIndex, &c.Text, &c.TokenCount, &c.Language); err != nil {
-			return nil, 0, fmt.Errorf("source chunks: %w", err)
-		}
-		out = append(out, c)
+		err := r.Scan(&c.ID, &c.SourceID, &c.KBID, &c.ChunkIndex, &c.Text, &c.TokenCount, &c.Language)
+		return c, err
+	})
+	if err != nil {
+		return nil, 0, err
 	}
-	return out, total, rows.Err()
+	return out, total, nil
 }
 
 // SourceList lists sources (content left empty) by URL.
