@@ -1,8 +1,9 @@
 // Package anthropic is an llm.Provider for Claude through the Anthropic
-// Messages API. It only translates between llm's types and the wire format;
-// retries, retry-after and per-attempt timeouts are left to the official SDK
-// (github.com/anthropics/anthropic-sdk-go). Structured output is a forced
-// tool call whose input is the JSON reply.
+// Messages API. It speaks the one endpoint Quarry calls, POST /v1/messages,
+// plain or streamed as server-sent events, with the retries, retry-after
+// and per-attempt timeout of llm/internal/provider; its tests hold it to
+// the wire format. Structured output is a forced tool call whose input is
+// the JSON reply.
 package anthropic
 
 import (
@@ -13,9 +14,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-
-	sdk "github.com/anthropics/anthropic-sdk-go"
-	"github.com/anthropics/anthropic-sdk-go/option"
 
 	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/llm/internal/provider"
@@ -37,12 +35,12 @@ type Config struct {
 	// Model is the model id, e.g. "claude-sonnet-4-5".
 	Model string
 	// MaxRetries is how often a 408, 409, 429, 5xx (529 overloaded
-	// included), timed-out attempt or connection failure is retried,
-	// honouring retry-after (0 = DefaultMaxRetries; negative = never).
+	// included) or connection failure is retried, honouring retry-after
+	// (0 = DefaultMaxRetries; negative = never).
 	MaxRetries int
 	// Timeout bounds one attempt, from sending the request to reading the
 	// last byte of the reply, streamed or not (0 = DefaultTimeout; negative
-	// = none, the caller's ctx decides).
+	// = none, the caller's ctx decides). A timed-out attempt is not retried.
 	Timeout time.Duration
 	// HTTPClient, when set, sends the requests (proxies, custom TLS).
 	HTTPClient *http.Client
@@ -51,16 +49,20 @@ type Config struct {
 // Client is an llm.Provider for one Claude model. It is safe for concurrent
 // use.
 type Client struct {
-	model    string
-	apiKey   string
-	timeout  time.Duration
-	messages sdk.MessageService
+	model  string
+	apiKey string
+	conn   provider.Conn
+	http   *http.Client
 }
 
 var _ llm.Provider = (*Client)(nil)
 
+// apiVersion is the Messages API version the client speaks.
+const apiVersion = "2023-06-01"
+
 // New validates cfg, applies its defaults and returns a Client. It does not
-// contact the server.
+// contact the server, and reads nothing from the environment (no
+// ANTHROPIC_API_KEY, base URL or custom headers behind the caller's back).
 func New(cfg Config) (*Client, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("anthropic: model is required")
@@ -72,26 +74,7 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-
-	// WithoutEnvironmentDefaults: only cmd/ reads the environment, so the
-	// SDK must not pick up ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, profiles
-	// or custom headers behind the caller's back.
-	opts := []option.RequestOption{
-		option.WithoutEnvironmentDefaults(),
-		option.WithBaseURL(conn.BaseURL),
-		option.WithAPIKey(cfg.APIKey),
-		option.WithMaxRetries(conn.Retries),
-	}
-	if conn.Timeout > 0 {
-		// Also spares Messages.New its refusal of large max_tokens without
-		// streaming, which only applies when no timeout is set.
-		opts = append(opts, option.WithRequestTimeout(conn.Timeout))
-	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	}
-	client := sdk.NewClient(opts...)
-	return &Client{model: cfg.Model, apiKey: cfg.APIKey, timeout: conn.Timeout, messages: client.Messages}, nil
+	return &Client{model: cfg.Model, apiKey: cfg.APIKey, conn: conn, http: cfg.HTTPClient}, nil
 }
 
 // Name implements llm.Provider.
@@ -103,32 +86,44 @@ func (c *Client) Name() string { return "anthropic:" + c.model }
 // A reply with no text returns the Response (its usage was still spent)
 // together with an error wrapping llm.ErrEmptyReply.
 func (c *Client) Chat(ctx context.Context, req llm.Request, onDelta func(string)) (*llm.Response, error) {
-	params, err := c.params(req)
+	body, err := c.body(req, onDelta != nil)
 	if err != nil {
 		return nil, err
 	}
-	var msg *sdk.Message
+	header := http.Header{
+		"X-Api-Key":         {c.apiKey},
+		"Anthropic-Version": {apiVersion},
+		"Accept":            {"application/json"},
+	}
+	if onDelta != nil {
+		header.Set("Accept", "text/event-stream")
+	}
 	var tried provider.Attempts
-	observe := option.WithMiddleware(tried.Observe)
+	httpResp, err := c.conn.Post(ctx, c.http, c.conn.BaseURL+"/v1/messages", header, body, &tried)
+	if err != nil {
+		return nil, c.wrapErr(ctx, err, &tried)
+	}
+	defer httpResp.Body.Close()
+	var msg *reply
 	if onDelta == nil {
-		msg, err = c.messages.New(ctx, params, observe)
+		msg, err = readMessage(httpResp)
 	} else {
-		msg, err = c.stream(ctx, params, req.Schema != nil, onDelta, observe)
+		msg, err = readStream(httpResp, req.Schema != nil, onDelta)
 	}
 	if err != nil {
 		return nil, c.wrapErr(ctx, err, &tried)
 	}
 	u := msg.Usage
 	resp := &llm.Response{
-		Text:       replyText(msg, req.Schema),
-		Model:      string(msg.Model),
-		StopReason: string(msg.StopReason),
+		Text:       msg.text(req.Schema),
+		Model:      msg.Model,
+		StopReason: msg.StopReason,
 		Usage: llm.Usage{
 			Calls: 1,
 			// input_tokens leaves out tokens read from or written to the
 			// prompt cache; they were still part of the prompt.
-			InputTokens:  int(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens),
-			OutputTokens: int(u.OutputTokens),
+			InputTokens:  u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
+			OutputTokens: u.OutputTokens,
 		},
 	}
 	if resp.Text == "" {
@@ -137,111 +132,140 @@ func (c *Client) Chat(ctx context.Context, req llm.Request, onDelta func(string)
 	return resp, nil
 }
 
-func (c *Client) params(req llm.Request) (sdk.MessageNewParams, error) {
-	p := sdk.MessageNewParams{Model: sdk.Model(c.model), MaxTokens: provider.MaxTokens(req)}
+// textBlock is a content block of a request.
+type textBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type message struct {
+	Role    string      `json:"role"`
+	Content []textBlock `json:"content"`
+}
+
+type tool struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	InputSchema map[string]any `json:"input_schema"`
+}
+
+type toolChoice struct {
+	Type string `json:"type"`
+	Name string `json:"name"`
+}
+
+// request is the body of POST /v1/messages, with only the fields Quarry
+// sends.
+type request struct {
+	Model       string      `json:"model"`
+	MaxTokens   int64       `json:"max_tokens"`
+	System      []textBlock `json:"system,omitempty"`
+	Messages    []message   `json:"messages"`
+	Temperature *float64    `json:"temperature,omitempty"`
+	TopP        *float64    `json:"top_p,omitempty"`
+	Tools       []tool      `json:"tools,omitempty"`
+	ToolChoice  *toolChoice `json:"tool_choice,omitempty"`
+	Stream      bool        `json:"stream,omitempty"`
+}
+
+func (c *Client) body(req llm.Request, stream bool) ([]byte, error) {
+	r := request{Model: c.model, MaxTokens: provider.MaxTokens(req), Temperature: req.Temperature, TopP: req.TopP, Stream: stream}
 	if req.System != "" {
-		p.System = []sdk.TextBlockParam{{Text: req.System}}
+		r.System = []textBlock{{Type: "text", Text: req.System}}
 	}
 	ms, err := provider.Messages("anthropic", req.Messages,
-		func(t string) sdk.MessageParam { return sdk.NewUserMessage(sdk.NewTextBlock(t)) },
-		func(t string) sdk.MessageParam { return sdk.NewAssistantMessage(sdk.NewTextBlock(t)) })
+		func(t string) message {
+			return message{Role: llm.RoleUser, Content: []textBlock{{Type: "text", Text: t}}}
+		},
+		func(t string) message {
+			return message{Role: llm.RoleAssistant, Content: []textBlock{{Type: "text", Text: t}}}
+		})
 	if err != nil {
-		return p, err
-	}
-	p.Messages = ms
-	if req.Temperature != nil {
-		p.Temperature = sdk.Float(*req.Temperature)
-	}
-	if req.TopP != nil {
-		p.TopP = sdk.Float(*req.TopP)
-	}
-	if req.Schema != nil {
-		schema, err := inputSchema(req.Schema.JSON)
-		if err != nil {
-			return p, fmt.Errorf("anthropic: schema %s: %w", req.Schema.Name, err)
-		}
-		name := provider.SchemaName(req.Schema)
-		p.Tools = []sdk.ToolUnionParam{{OfTool: &sdk.ToolParam{
-			Name:        name,
-			Description: sdk.String("Give the answer as this tool's input, which must match its JSON schema."),
-			InputSchema: schema,
-		}}}
-		p.ToolChoice = sdk.ToolChoiceParamOfTool(name)
-	}
-	return p, nil
-}
-
-// inputSchema carries a JSON Schema object into the SDK's input_schema,
-// which models type, properties and required as fields and the rest as
-// extra fields. Tool inputs are always objects.
-func inputSchema(m map[string]any) (sdk.ToolInputSchemaParam, error) {
-	var s sdk.ToolInputSchemaParam
-	if t, ok := m["type"]; ok && t != "object" {
-		return s, fmt.Errorf("type %v: a tool input schema must be an object", t)
-	}
-	s.Properties = m["properties"]
-	switch req := m["required"].(type) {
-	case nil:
-	case []string:
-		s.Required = req
-	case []any:
-		for _, r := range req {
-			name, ok := r.(string)
-			if !ok {
-				return s, fmt.Errorf("required: %v is not a property name", r)
-			}
-			s.Required = append(s.Required, name)
-		}
-	default:
-		return s, fmt.Errorf("required: %T is not a list", req)
-	}
-	for k, v := range m {
-		if k == "type" || k == "properties" || k == "required" {
-			continue
-		}
-		if s.ExtraFields == nil {
-			s.ExtraFields = map[string]any{}
-		}
-		s.ExtraFields[k] = v
-	}
-	return s, nil
-}
-
-func (c *Client) stream(ctx context.Context, params sdk.MessageNewParams, schema bool, onDelta func(string), opts ...option.RequestOption) (*sdk.Message, error) {
-	s := c.messages.NewStreaming(ctx, params, opts...)
-	defer s.Close()
-	var msg sdk.Message
-	for s.Next() {
-		ev := s.Current()
-		if err := msg.Accumulate(ev); err != nil {
-			return nil, fmt.Errorf("stream: %w", err)
-		}
-		if ev.Type != "content_block_delta" {
-			continue
-		}
-		switch {
-		case ev.Delta.Type == "text_delta" && ev.Delta.Text != "":
-			onDelta(ev.Delta.Text)
-		case ev.Delta.Type == "input_json_delta" && schema && ev.Delta.PartialJSON != "":
-			onDelta(ev.Delta.PartialJSON)
-		}
-	}
-	if err := s.Err(); err != nil {
 		return nil, err
 	}
-	return &msg, nil
+	r.Messages = ms
+	if req.Schema != nil {
+		if err := checkInputSchema(req.Schema.JSON); err != nil {
+			return nil, fmt.Errorf("anthropic: schema %s: %w", req.Schema.Name, err)
+		}
+		name := provider.SchemaName(req.Schema)
+		r.Tools = []tool{{
+			Name:        name,
+			Description: "Give the answer as this tool's input, which must match its JSON schema.",
+			InputSchema: req.Schema.JSON,
+		}}
+		r.ToolChoice = &toolChoice{Type: "tool", Name: name}
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("anthropic: request: %w", err)
+	}
+	return b, nil
 }
 
-// replyText is the text of msg or, when a schema was asked for, the input
-// of the forced tool call. A model that answered in text anyway gets its
-// text returned, for llm.Structured to repair.
-func replyText(msg *sdk.Message, schema *llm.Schema) string {
+// checkInputSchema refuses a schema the API would: tool inputs are always
+// objects, and required lists property names.
+func checkInputSchema(m map[string]any) error {
+	if t, ok := m["type"]; ok && t != "object" {
+		return fmt.Errorf("type %v: a tool input schema must be an object", t)
+	}
+	switch req := m["required"].(type) {
+	case nil, []string:
+	case []any:
+		for _, r := range req {
+			if _, ok := r.(string); !ok {
+				return fmt.Errorf("required: %v is not a property name", r)
+			}
+		}
+	default:
+		return fmt.Errorf("required: %T is not a list", req)
+	}
+	return nil
+}
+
+// usage is a reply's token count.
+type usage struct {
+	InputTokens              int `json:"input_tokens"`
+	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+	OutputTokens             int `json:"output_tokens"`
+}
+
+// block is a content block of a reply: text, or a tool call whose input
+// is the structured reply.
+type block struct {
+	Type  string          `json:"type"`
+	Text  string          `json:"text"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+	// partial gathers a streamed tool call's input_json_delta pieces.
+	partial strings.Builder
+}
+
+// reply is a Message object, with only the fields Quarry reads.
+type reply struct {
+	Model      string   `json:"model"`
+	Content    []*block `json:"content"`
+	StopReason string   `json:"stop_reason"`
+	Usage      usage    `json:"usage"`
+}
+
+// text is the reply's text or, when a schema was asked for, the input of
+// the forced tool call. A model that answered in text anyway gets its text
+// returned, for llm.Structured to repair.
+func (m *reply) text(schema *llm.Schema) string {
 	var text strings.Builder
-	for _, b := range msg.Content {
+	for _, b := range m.Content {
 		switch b.Type {
 		case "tool_use":
-			if schema != nil && b.Name == provider.SchemaName(schema) && len(b.Input) > 0 {
-				return string(b.Input)
+			input := string(b.Input)
+			if b.partial.Len() > 0 {
+				// Streamed: the pieces are the input, whether or not the
+				// block's stop event came.
+				input = b.partial.String()
+			}
+			if schema != nil && b.Name == provider.SchemaName(schema) && input != "" {
+				return input
 			}
 		case "text":
 			text.WriteString(b.Text)
@@ -250,30 +274,134 @@ func replyText(msg *sdk.Message, schema *llm.Schema) string {
 	return text.String()
 }
 
-// wrapErr turns an SDK error into an *llm.APIError when the API answered
-// with an error, and otherwise keeps ctx's error visible to errors.Is.
+func readMessage(r *http.Response) (*reply, error) {
+	var m reply
+	if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+		return nil, fmt.Errorf("reading the reply: %w", err)
+	}
+	return &m, nil
+}
+
+// event is one event of a streamed reply, with only the fields Quarry
+// reads: message_start carries the message (model, input usage),
+// content_block_start a block, content_block_delta a piece of text or of
+// tool input, message_delta the stop reason and output usage, error an
+// error that came after the 200.
+type event struct {
+	Type         string `json:"type"`
+	Message      *reply `json:"message"`
+	Index        int    `json:"index"`
+	ContentBlock *block `json:"content_block"`
+	Delta        struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage *usage          `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+// streamError is an error event of a stream that began with 200.
+type streamError struct{ body []byte }
+
+func (e *streamError) Error() string { return "stream: " + string(e.body) }
+
+// readStream gathers a streamed reply into the Message it describes,
+// passing text deltas (and, when schema, tool input pieces) to onDelta.
+func readStream(r *http.Response, schema bool, onDelta func(string)) (*reply, error) {
+	msg := &reply{}
+	errStop := errors.New("stop")
+	err := provider.Events(r.Body, func(ev provider.Event) error {
+		var e event
+		if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
+			return fmt.Errorf("stream: event %.80q: %w", ev.Data, err)
+		}
+		switch e.Type {
+		case "message_start":
+			if e.Message != nil {
+				msg.Model, msg.Usage = e.Message.Model, e.Message.Usage
+			}
+		case "content_block_start":
+			if e.ContentBlock == nil || e.Index != len(msg.Content) {
+				return fmt.Errorf("stream: content block %d out of order", e.Index)
+			}
+			msg.Content = append(msg.Content, e.ContentBlock)
+		case "content_block_delta":
+			if e.Index < 0 || e.Index >= len(msg.Content) {
+				return fmt.Errorf("stream: delta for unknown content block %d", e.Index)
+			}
+			b := msg.Content[e.Index]
+			switch {
+			case e.Delta.Type == "text_delta" && b.Type == "text":
+				b.Text += e.Delta.Text
+				if e.Delta.Text != "" {
+					onDelta(e.Delta.Text)
+				}
+			case e.Delta.Type == "input_json_delta" && b.Type == "tool_use":
+				b.partial.WriteString(e.Delta.PartialJSON)
+				if schema && e.Delta.PartialJSON != "" {
+					onDelta(e.Delta.PartialJSON)
+				}
+			case e.Delta.Type == "text_delta" || e.Delta.Type == "input_json_delta":
+				return fmt.Errorf("stream: %s for a %s block", e.Delta.Type, b.Type)
+			}
+		case "message_delta":
+			if e.Delta.StopReason != "" {
+				msg.StopReason = e.Delta.StopReason
+			}
+			if e.Usage != nil {
+				// message_delta's counts are cumulative; input counts
+				// appear here only when they changed.
+				msg.Usage.OutputTokens = e.Usage.OutputTokens
+				if e.Usage.InputTokens > 0 {
+					msg.Usage.InputTokens = e.Usage.InputTokens
+				}
+			}
+		case "message_stop":
+			return errStop
+		case "error":
+			return &streamError{body: []byte(ev.Data)}
+		}
+		return nil
+	})
+	if err != nil && err != errStop {
+		return nil, err
+	}
+	return msg, nil
+}
+
+// wrapErr turns an error answer, or an error event, into an
+// *llm.APIError, and otherwise keeps ctx's error visible to errors.Is.
 func (c *Client) wrapErr(ctx context.Context, err error, tried *provider.Attempts) error {
-	err, done := provider.ContextErr(ctx, err, "anthropic: messages", c.timeout, tried)
+	err, done := provider.ContextErr(ctx, err, "anthropic: messages", c.conn.Timeout, tried)
 	if done {
 		return err
 	}
-	var apiErr *sdk.Error
-	if errors.As(err, &apiErr) {
-		typ, msg := errorBody(apiErr.RawJSON())
-		status := apiErr.StatusCode
-		if s, ok := streamErrorStatus[typ]; ok && status < 400 {
-			// An error event in a stream that began with 200.
-			status = s
-		}
-		if msg == "" {
-			msg = http.StatusText(status)
-		}
-		if typ != "" {
-			msg = typ + ": " + msg
-		}
-		return &llm.APIError{Provider: "anthropic", StatusCode: status, Message: c.redact(msg)}
+	var se *provider.StatusError
+	var streamErr *streamError
+	var status int
+	var raw []byte
+	switch {
+	case errors.As(err, &se):
+		status, raw = se.StatusCode, se.Body
+	case errors.As(err, &streamErr):
+		raw = streamErr.body
+	default:
+		return fmt.Errorf("anthropic: messages: %w", err)
 	}
-	return fmt.Errorf("anthropic: messages: %w", err)
+	typ, msg := errorBody(string(raw))
+	if s, ok := streamErrorStatus[typ]; ok && status < 400 {
+		// An error event in a stream that began with 200.
+		status = s
+	}
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	if typ != "" {
+		msg = typ + ": " + msg
+	}
+	return &llm.APIError{Provider: "anthropic", StatusCode: status, Message: c.redact(msg)}
 }
 
 // streamErrorStatus maps the error types of the API's error events to the

@@ -1,8 +1,9 @@
 // Package openai is an llm.Provider for the OpenAI Chat Completions API and
 // every server that speaks it: vLLM, Ollama, llama.cpp server, LM Studio and
-// hosted OpenAI-compatible gateways. It only translates between llm's types
-// and the wire format; retries, Retry-After and per-attempt timeouts are left
-// to the official SDK (github.com/openai/openai-go/v3).
+// hosted OpenAI-compatible gateways. It speaks the one endpoint Quarry
+// calls, POST /chat/completions, plain or streamed as server-sent events,
+// with the retries, Retry-After and per-attempt timeout of
+// llm/internal/provider; its tests hold it to the wire format.
 package openai
 
 import (
@@ -11,16 +12,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
-
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/ssestream"
-	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/llm/internal/provider"
@@ -57,19 +52,20 @@ type Config struct {
 // Client is an llm.Provider for one model on one OpenAI-compatible server.
 // It is safe for concurrent use.
 type Client struct {
-	model   string
-	apiKey  string
-	timeout time.Duration
+	model  string
+	apiKey string
+	conn   provider.Conn
+	http   *http.Client
 	// maxCompletionTokens selects the "max_completion_tokens" field over
 	// "max_tokens"; see tokenLimitField.
 	maxCompletionTokens bool
-	chat                sdk.ChatCompletionService
 }
 
 var _ llm.Provider = (*Client)(nil)
 
 // New validates cfg, applies its defaults and returns a Client. It does not
-// contact the server.
+// contact the server, and reads nothing from the environment: a local
+// server must never receive a key meant for api.openai.com.
 func New(cfg Config) (*Client, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("openai: model is required")
@@ -78,26 +74,12 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-
-	// The service is built directly rather than through sdk.NewClient,
-	// which would read OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_ORG_ID and
-	// friends from the environment: only cmd/ reads the environment, and a
-	// local server must never receive a key meant for api.openai.com.
-	opts := []option.RequestOption{
-		option.WithBaseURL(conn.BaseURL),
-		option.WithAPIKey(cfg.APIKey),
-		option.WithMaxRetries(conn.Retries),
-		option.WithRequestTimeout(conn.Timeout),
-	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	}
 	return &Client{
 		model:               cfg.Model,
 		apiKey:              cfg.APIKey,
-		timeout:             conn.Timeout,
+		conn:                conn,
+		http:                cfg.HTTPClient,
 		maxCompletionTokens: tokenLimitField(conn.URL) == "max_completion_tokens",
-		chat:                sdk.NewChatCompletionService(opts...),
 	}, nil
 }
 
@@ -122,18 +104,31 @@ func (c *Client) Name() string { return "openai:" + c.model }
 // with no text returns the Response (its usage was still spent) together
 // with an error wrapping llm.ErrEmptyReply.
 func (c *Client) Chat(ctx context.Context, req llm.Request, onDelta func(string)) (*llm.Response, error) {
-	params, err := c.params(req)
+	body, err := c.body(req, onDelta != nil)
 	if err != nil {
 		return nil, err
 	}
+	header := http.Header{"Accept": {"application/json"}}
+	if onDelta != nil {
+		header.Set("Accept", "text/event-stream")
+	}
+	if c.apiKey != "" {
+		header.Set("Authorization", "Bearer "+c.apiKey)
+	}
+	var tried provider.Attempts
+	httpResp, err := c.conn.Post(ctx, c.http, c.conn.BaseURL+"/chat/completions", header, body, &tried)
+	if err != nil {
+		return nil, c.wrapErr(ctx, err, &tried)
+	}
+	defer httpResp.Body.Close()
 	var resp *llm.Response
 	if onDelta == nil {
-		resp, err = c.complete(ctx, params)
+		resp, err = readCompletion(httpResp)
 	} else {
-		resp, err = c.stream(ctx, params, onDelta)
+		resp, err = readStream(httpResp, onDelta)
 	}
 	if err != nil {
-		return nil, err
+		return nil, c.wrapErr(ctx, err, &tried)
 	}
 	if resp.Text == "" {
 		return resp, fmt.Errorf("openai: %w (finish_reason %q)", llm.ErrEmptyReply, resp.StopReason)
@@ -141,165 +136,212 @@ func (c *Client) Chat(ctx context.Context, req llm.Request, onDelta func(string)
 	return resp, nil
 }
 
-func (c *Client) params(req llm.Request) (sdk.ChatCompletionNewParams, error) {
-	p := sdk.ChatCompletionNewParams{Model: shared.ChatModel(c.model)}
+// message is one turn as the API takes it.
+type message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// request is the body of POST /chat/completions, with only the fields
+// Quarry sends.
+type request struct {
+	Model               string          `json:"model"`
+	Messages            []message       `json:"messages"`
+	MaxTokens           int64           `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int64           `json:"max_completion_tokens,omitempty"`
+	Temperature         *float64        `json:"temperature,omitempty"`
+	TopP                *float64        `json:"top_p,omitempty"`
+	ResponseFormat      *responseFormat `json:"response_format,omitempty"`
+	Stream              bool            `json:"stream,omitempty"`
+	StreamOptions       *streamOptions  `json:"stream_options,omitempty"`
+}
+
+type responseFormat struct {
+	Type       string     `json:"type"`
+	JSONSchema jsonSchema `json:"json_schema"`
+}
+
+type jsonSchema struct {
+	Name   string         `json:"name"`
+	Schema map[string]any `json:"schema"`
+	Strict bool           `json:"strict"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+func (c *Client) body(req llm.Request, stream bool) ([]byte, error) {
+	r := request{Model: c.model, Temperature: req.Temperature, TopP: req.TopP}
 	if req.System != "" {
-		p.Messages = append(p.Messages, sdk.SystemMessage(req.System))
+		r.Messages = append(r.Messages, message{Role: "system", Content: req.System})
 	}
 	ms, err := provider.Messages("openai", req.Messages,
-		func(t string) sdk.ChatCompletionMessageParamUnion { return sdk.UserMessage(t) },
-		func(t string) sdk.ChatCompletionMessageParamUnion { return sdk.AssistantMessage(t) })
+		func(t string) message { return message{Role: llm.RoleUser, Content: t} },
+		func(t string) message { return message{Role: llm.RoleAssistant, Content: t} })
 	if err != nil {
-		return p, err
+		return nil, err
 	}
-	p.Messages = append(p.Messages, ms...)
-	maxTokens := provider.MaxTokens(req)
+	r.Messages = append(r.Messages, ms...)
 	if c.maxCompletionTokens {
-		p.MaxCompletionTokens = sdk.Int(maxTokens)
+		r.MaxCompletionTokens = provider.MaxTokens(req)
 	} else {
-		p.MaxTokens = sdk.Int(maxTokens)
-	}
-	if req.Temperature != nil {
-		p.Temperature = sdk.Float(*req.Temperature)
-	}
-	if req.TopP != nil {
-		p.TopP = sdk.Float(*req.TopP)
+		r.MaxTokens = provider.MaxTokens(req)
 	}
 	if req.Schema != nil {
-		name := provider.SchemaName(req.Schema)
 		// strict stays false: strict mode demands every property be
 		// required and additionalProperties false, which llm.SchemaFor does
 		// not promise, and local servers treat the schema as a grammar anyway.
-		p.ResponseFormat = sdk.ChatCompletionNewParamsResponseFormatUnion{
-			OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
-				JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
-					Name:   name,
-					Schema: req.Schema.JSON,
-					Strict: sdk.Bool(false),
-				},
-			},
-		}
+		r.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: jsonSchema{
+			Name:   provider.SchemaName(req.Schema),
+			Schema: req.Schema.JSON,
+		}}
 	}
-	return p, nil
+	if stream {
+		r.Stream = true
+		r.StreamOptions = &streamOptions{IncludeUsage: true}
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("openai: request: %w", err)
+	}
+	return b, nil
 }
 
-func (c *Client) complete(ctx context.Context, params sdk.ChatCompletionNewParams) (*llm.Response, error) {
-	var raw *http.Response
-	var tried provider.Attempts
-	cc, err := c.chat.New(ctx, params, option.WithResponseInto(&raw), option.WithMiddleware(tried.Observe))
-	if err != nil {
-		return nil, c.wrapErr(ctx, err, raw, &tried)
+// usage is the token count of a reply.
+type usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+func (u usage) llm() llm.Usage {
+	return llm.Usage{Calls: 1, InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
+}
+
+// completion is a reply, with only the fields Quarry reads.
+type completion struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Index   int `json:"index"`
+		Message struct {
+			Content *string `json:"content"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage usage `json:"usage"`
+}
+
+func readCompletion(r *http.Response) (*llm.Response, error) {
+	var cc completion
+	if err := json.NewDecoder(r.Body).Decode(&cc); err != nil {
+		return nil, fmt.Errorf("reading the reply: %w", err)
 	}
-	resp := &llm.Response{
-		Model: cc.Model,
-		Usage: llm.Usage{
-			Calls:        1,
-			InputTokens:  int(cc.Usage.PromptTokens),
-			OutputTokens: int(cc.Usage.CompletionTokens),
-		},
-	}
-	if len(cc.Choices) > 0 {
-		resp.Text = cc.Choices[0].Message.Content
-		resp.StopReason = cc.Choices[0].FinishReason
+	resp := &llm.Response{Model: cc.Model, Usage: cc.Usage.llm()}
+	for _, ch := range cc.Choices {
+		if ch.Index != 0 {
+			continue
+		}
+		if ch.Message.Content != nil {
+			resp.Text = *ch.Message.Content
+		}
+		resp.StopReason = ch.FinishReason
 	}
 	return resp, nil
 }
 
-func (c *Client) stream(ctx context.Context, params sdk.ChatCompletionNewParams, onDelta func(string)) (*llm.Response, error) {
-	params.StreamOptions = sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}
-	var raw *http.Response
-	var tried provider.Attempts
-	s := c.chat.NewStreaming(ctx, params, option.WithResponseInto(&raw), option.WithMiddleware(tried.Observe))
-	defer s.Close()
+// chunk is one event of a streamed reply. An error event carries Error
+// instead (OpenAI and vLLM send one when generation fails after the 200).
+type chunk struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Content string `json:"content"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *usage          `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
 
-	var acc sdk.ChatCompletionAccumulator
-	var usage sdk.CompletionUsage
-	firstID := ""
-	for s.Next() {
-		chunk := s.Current()
-		// OpenAI keeps one id per stream; compatible servers (llama.cpp,
-		// some vLLM and Ollama builds) vary it per chunk, which the SDK's
-		// accumulator refuses. The chunks are one reply either way.
-		if firstID == "" {
-			firstID = chunk.ID
+// streamError is an error event of a stream that began with 200.
+type streamError struct{ message string }
+
+func (e *streamError) Error() string { return "stream: " + e.message }
+
+// readStream reads a streamed reply. Chunks' ids are not compared: OpenAI
+// keeps one per stream, compatible servers (llama.cpp, some vLLM and
+// Ollama builds) vary it per chunk, and the chunks are one reply either
+// way. OpenAI reports usage once, in the last chunk; some compatible
+// servers repeat a running total on every chunk, so the last report wins.
+func readStream(r *http.Response, onDelta func(string)) (*llm.Response, error) {
+	resp := &llm.Response{Usage: llm.Usage{Calls: 1}}
+	var text strings.Builder
+	errDone := errors.New("done")
+	err := provider.Events(r.Body, func(ev provider.Event) error {
+		if ev.Data == "[DONE]" {
+			return errDone
 		}
-		chunk.ID = firstID
-		if !acc.AddChunk(chunk) {
-			return nil, fmt.Errorf("openai: stream: chunk %q could not be accumulated", chunk.ID)
+		var ch chunk
+		if err := json.Unmarshal([]byte(ev.Data), &ch); err != nil {
+			return fmt.Errorf("stream: event %.80q: %w", ev.Data, err)
 		}
-		for _, ch := range chunk.Choices {
-			if ch.Index == 0 && ch.Delta.Content != "" {
-				onDelta(ch.Delta.Content)
+		if len(ch.Error) > 0 && string(ch.Error) != "null" {
+			return &streamError{message: bodyMessage(0, append(append([]byte(`{"error":`), ch.Error...), '}'))}
+		}
+		if resp.Model == "" {
+			resp.Model = ch.Model
+		}
+		for _, c := range ch.Choices {
+			if c.Index != 0 {
+				continue
+			}
+			if c.Delta.Content != "" {
+				text.WriteString(c.Delta.Content)
+				onDelta(c.Delta.Content)
+			}
+			if c.FinishReason != nil && *c.FinishReason != "" {
+				resp.StopReason = *c.FinishReason
 			}
 		}
-		// The accumulator adds every chunk's usage; OpenAI reports it once,
-		// in the last chunk, but some compatible servers repeat a running
-		// total on every chunk, so the last report wins here.
-		if chunk.JSON.Usage.Valid() {
-			usage = chunk.Usage
+		if ch.Usage != nil {
+			resp.Usage = ch.Usage.llm()
 		}
+		return nil
+	})
+	if err != nil && err != errDone {
+		return nil, err
 	}
-	if err := s.Err(); err != nil {
-		return nil, c.wrapErr(ctx, err, raw, &tried)
-	}
-	resp := &llm.Response{
-		Model: acc.Model,
-		Usage: llm.Usage{
-			Calls:        1,
-			InputTokens:  int(usage.PromptTokens),
-			OutputTokens: int(usage.CompletionTokens),
-		},
-	}
-	if len(acc.Choices) > 0 {
-		resp.Text = acc.Choices[0].Message.Content
-		resp.StopReason = acc.Choices[0].FinishReason
-	}
+	resp.Text = text.String()
 	return resp, nil
 }
 
-// wrapErr turns an SDK error into an *llm.APIError when the server answered
-// with an error status, and otherwise keeps ctx's error visible to
-// errors.Is. raw is the last HTTP response, if any: it gives the status when
-// a server's error body is not OpenAI-shaped.
-func (c *Client) wrapErr(ctx context.Context, err error, raw *http.Response, tried *provider.Attempts) error {
-	err, done := provider.ContextErr(ctx, err, "openai: chat", c.timeout, tried)
+// wrapErr turns an error answer into an *llm.APIError, and otherwise keeps
+// ctx's error visible to errors.Is.
+func (c *Client) wrapErr(ctx context.Context, err error, tried *provider.Attempts) error {
+	err, done := provider.ContextErr(ctx, err, "openai: chat", c.conn.Timeout, tried)
 	if done {
 		return err
 	}
-	var apiErr *sdk.Error
-	var streamErr *ssestream.StreamError
+	var se *provider.StatusError
+	var streamErr *streamError
 	switch {
-	case errors.As(err, &apiErr):
-		msg := apiErr.Message
-		if msg == "" {
-			msg = bodyMessage(apiErr.Response)
-		}
-		return &llm.APIError{Provider: "openai", StatusCode: apiErr.StatusCode, Message: c.redact(msg)}
-	case raw != nil && raw.StatusCode >= 400:
-		// The SDK could not decode an error body that is not OpenAI-shaped,
-		// e.g. Ollama's {"error": "…"}.
-		return &llm.APIError{Provider: "openai", StatusCode: raw.StatusCode, Message: c.redact(bodyMessage(raw))}
+	case errors.As(err, &se):
+		return &llm.APIError{Provider: "openai", StatusCode: se.StatusCode, Message: c.redact(bodyMessage(se.StatusCode, se.Body))}
 	case errors.As(err, &streamErr):
 		// An error event after a 200: the status is long gone.
-		return fmt.Errorf("openai: stream: %s", c.redact(streamErr.Message))
+		return fmt.Errorf("openai: %s", c.redact(streamErr.Error()))
 	}
 	return fmt.Errorf("openai: chat: %w", err)
 }
 
-// bodyMessage is the most readable part of an error body: error.message,
-// error (a string), message or detail, or else the body itself. The SDK
-// leaves the body it read in res.Body.
-func bodyMessage(res *http.Response) string {
-	if res == nil {
-		return ""
-	}
-	fallback := http.StatusText(res.StatusCode)
-	if res.Body == nil {
-		return fallback
-	}
-	b, err := io.ReadAll(io.LimitReader(res.Body, 8<<10))
-	if err != nil || len(bytes.TrimSpace(b)) == 0 {
-		return fallback
+// bodyMessage is the most readable part of an error body: error.message
+// (OpenAI, vLLM), error as a string (Ollama), message or detail, or else
+// the body itself, or the status text when the body is empty.
+func bodyMessage(status int, b []byte) string {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return http.StatusText(status)
 	}
 	var body struct {
 		Error   json.RawMessage `json:"error"`
@@ -307,7 +349,7 @@ func bodyMessage(res *http.Response) string {
 		Detail  any             `json:"detail"`
 	}
 	if json.Unmarshal(b, &body) != nil {
-		return string(bytes.TrimSpace(b))
+		return string(b)
 	}
 	var nested struct {
 		Message string `json:"message"`
@@ -323,7 +365,7 @@ func bodyMessage(res *http.Response) string {
 	case body.Detail != nil:
 		return fmt.Sprint(body.Detail)
 	}
-	return string(bytes.TrimSpace(b))
+	return string(b)
 }
 
 func (c *Client) redact(s string) string { return provider.Redact(s, c.apiKey) }

@@ -1,6 +1,8 @@
-// Package provider holds what the LLM provider adapters share: resolving a
-// client's connection settings, keeping a caller's context error visible
-// through SDK errors, and scrubbing the API key from what servers echo.
+// Package provider holds what the LLM provider clients share: resolving a
+// client's connection settings, sending a request with retries and a
+// per-attempt timeout, reading a server-sent event stream, keeping a
+// caller's context error visible, and scrubbing the API key from what
+// servers echo.
 package provider
 
 import (
@@ -57,9 +59,9 @@ func orDefault[T int | time.Duration](v, def T) T {
 	return v
 }
 
-// Attempts records how the server answered each attempt of one call (the
-// SDKs retry on their own), so a call that ran out of time can say why:
-// rate limited, failing, or silent. Observe is an SDK middleware.
+// Attempts records how the server answered each attempt of one call, so a
+// call that ran out of time can say why: rate limited, failing, or silent.
+// A nil *Attempts records nothing.
 type Attempts struct {
 	mu         sync.Mutex
 	n          int
@@ -67,9 +69,11 @@ type Attempts struct {
 	retryAfter string
 }
 
-// Observe passes req on and notes the answer.
-func (a *Attempts) Observe(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
-	resp, err := next(req)
+// note records one attempt's answer, nil when none came.
+func (a *Attempts) note(resp *http.Response) {
+	if a == nil {
+		return
+	}
 	a.mu.Lock()
 	a.n++
 	a.status, a.retryAfter = 0, ""
@@ -77,7 +81,6 @@ func (a *Attempts) Observe(req *http.Request, next func(*http.Request) (*http.Re
 		a.status, a.retryAfter = resp.StatusCode, resp.Header.Get("Retry-After")
 	}
 	a.mu.Unlock()
-	return resp, err
 }
 
 // String describes the attempts: "2 attempts; the last was answered HTTP
@@ -105,8 +108,8 @@ func (a *Attempts) String() string {
 	return n + fmt.Sprintf("; the last was answered HTTP %d %s", a.status, http.StatusText(a.status))
 }
 
-// ContextErr keeps ctx's error visible to errors.Is when the SDK wrapped
-// it away, says what the server did before ctx ended (from tried, which may
+// ContextErr keeps ctx's error visible to errors.Is when a transport error
+// wrapped it away, says what the server did before ctx ended (from tried, which may
 // be nil), and names a per-attempt timeout (the caller's ctx still alive)
 // as such. done reports that the returned error is final.
 func ContextErr(ctx context.Context, err error, op string, timeout time.Duration, tried *Attempts) (_ error, done bool) {
@@ -141,7 +144,7 @@ func MaxTokens(req llm.Request) int64 {
 	return int64(req.MaxTokens)
 }
 
-// Messages converts the conversation with the SDK's constructors, refusing
+// Messages converts the conversation with the wire format's constructors, refusing
 // roles it does not know.
 func Messages[T any](name string, ms []llm.Message, user, assistant func(string) T) ([]T, error) {
 	out := make([]T, 0, len(ms))
