@@ -17,6 +17,7 @@ import (
 	"github.com/quarryhq/quarry/events"
 	"github.com/quarryhq/quarry/fetch"
 	"github.com/quarryhq/quarry/kb"
+	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/research/offline"
 	"github.com/quarryhq/quarry/search"
@@ -43,6 +44,14 @@ type App struct {
 	following       int // FollowEvents calls running
 	sessions        session.Store
 	redis           *redis.Client
+	model           *builtModel // Provider, built once
+}
+
+// builtModel is the configured model client, or why it could not be
+// built; a nil provider is the offline engine.
+type builtModel struct {
+	provider llm.Provider
+	err      error
 }
 
 // New returns an App; nothing is opened yet.

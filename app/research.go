@@ -164,14 +164,23 @@ func (a *App) Engine() (research.Engine, error) {
 	return &research.LLMEngine{Provider: p}, nil
 }
 
-// Provider builds the configured language model, nil for offline. Every
-// call is traced (llm.Traced; a no-op unless tracing is set up).
+// Provider returns the configured language model, nil for offline,
+// built once per App. Every call is traced (llm.Traced; a no-op unless
+// tracing is set up).
 func (a *App) Provider() (llm.Provider, error) {
-	p, err := a.provider()
-	if err != nil || p == nil {
-		return nil, err
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.model == nil {
+		p, err := a.provider()
+		switch {
+		case err != nil:
+			p = nil
+		case p != nil:
+			p = llm.Traced(p, nil)
+		}
+		a.model = &builtModel{provider: p, err: err}
 	}
-	return llm.Traced(p, nil), nil
+	return a.model.provider, a.model.err
 }
 
 func (a *App) provider() (llm.Provider, error) {
