@@ -9,9 +9,11 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -80,6 +82,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		Dollar:            true,
 		IsUniqueViolation: isUnique,
 		InsertChunks:      s.insertChunks,
+		NativeVector:      s.nativeVector,
 		AfterEventsInsert: notifyEvents,
 	})
 	if err := s.Migrate(ctx, migrations, "migrations"); err != nil {
@@ -153,6 +156,34 @@ func (s *Store) KBDelete(ctx context.Context, name string) error {
 	return nil
 }
 
+// nativeVector reads a chunk's embedding from its pgvector column when
+// pgvector is there: with it, each embedding is stored once, there (rows
+// written before keep their BYTEA copy too, which is read first).
+func (s *Store) nativeVector() (string, func([]byte) ([]float32, error)) {
+	if !s.pgvector {
+		return "", nil
+	}
+	return "vector_send(c.embedding_vec)", decodePGVector
+}
+
+// decodePGVector reads pgvector's binary form (vector_send): the
+// dimension and a reserved word as big-endian 16-bit integers, then each
+// component as a big-endian float32.
+func decodePGVector(b []byte) ([]float32, error) {
+	if len(b) < 4 {
+		return nil, fmt.Errorf("pgvector: %d bytes, want at least 4", len(b))
+	}
+	dim := int(binary.BigEndian.Uint16(b))
+	if len(b) != 4+4*dim {
+		return nil, fmt.Errorf("pgvector: %d bytes for %d dimensions", len(b), dim)
+	}
+	v := make([]float32, dim)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.BigEndian.Uint32(b[4+4*i:]))
+	}
+	return v, nil
+}
+
 func vectorLiteral(v []float32) string {
 	var b strings.Builder
 	b.Grow(len(v) * 10)
@@ -171,9 +202,9 @@ func vectorLiteral(v []float32) string {
 // each).
 const chunkBatch = 200
 
-// insertChunks writes a source's chunks chunkBatch rows to a statement,
-// each with its pgvector column when pgvector is there: a round trip per
-// batch, not two per chunk.
+// insertChunks writes a source's chunks chunkBatch rows to a statement:
+// a round trip per batch, not two per chunk. With pgvector, the embedding
+// goes to the vector column only.
 func (s *Store) insertChunks(ctx context.Context, tx *sql.Tx, kbID, sourceID int64, chunks []store.Chunk) error {
 	cols, width := `source_id, kb_id, chunk_index, text, token_count, language, embedding, terms`, 8
 	if s.pgvector {
@@ -200,14 +231,15 @@ func (s *Store) insertChunks(ctx context.Context, tx *sql.Tx, kbID, sourceID int
 				b.WriteString("::vector")
 			}
 			b.WriteByte(')')
-			args = append(args, sourceID, kbID, c.ChunkIndex, c.Text, c.TokenCount, sqlstore.OrUnd(c.Language), store.EncodeVector(c.Embedding), c.Terms)
 			if width == 9 {
 				var vec any
 				if c.Embedding != nil {
 					vec = vectorLiteral(c.Embedding)
 				}
-				args = append(args, vec)
+				args = append(args, sourceID, kbID, c.ChunkIndex, c.Text, c.TokenCount, sqlstore.OrUnd(c.Language), nil, c.Terms, vec)
+				continue
 			}
+			args = append(args, sourceID, kbID, c.ChunkIndex, c.Text, c.TokenCount, sqlstore.OrUnd(c.Language), store.EncodeVector(c.Embedding), c.Terms)
 		}
 		if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {
 			return fmt.Errorf("chunks %d-%d: %w", batch[0].ChunkIndex, batch[len(batch)-1].ChunkIndex, err)

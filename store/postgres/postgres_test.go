@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/quarryhq/quarry/internal/testpg"
@@ -36,4 +37,40 @@ func TestPGVector(t *testing.T) {
 		}
 		storetest.ExerciseVector(t, s)
 	})
+}
+
+// TestEmbeddingStoredOnce: with pgvector, a chunk's embedding is written
+// to the vector column only, and read back from it whole.
+func TestEmbeddingStoredOnce(t *testing.T) {
+	s := openPG(t, "QUARRY_TEST_PGVECTOR_URL", 1)
+	if !s.HasPGVector() {
+		t.Fatal("QUARRY_TEST_PGVECTOR_URL server has no pgvector")
+	}
+	ctx := context.Background()
+	kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: "once", Embedder: "hash", Dimension: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float32{0.25, -1.5, 3e-7}
+	_, err = s.SourcePutBatch(ctx, kb.ID, []store.SourcePut{{
+		Source: store.Source{URL: "https://once.test/", Title: "once", Content: "x", ContentHash: "h"},
+		Chunks: []store.Chunk{{ChunkIndex: 0, Text: "x", TokenCount: 1, Embedding: want, Terms: "x"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bytea, vec int
+	if err := s.SQL.QueryRowContext(ctx, `SELECT count(embedding), count(embedding_vec) FROM chunks WHERE kb_id = $1`, kb.ID).Scan(&bytea, &vec); err != nil {
+		t.Fatal(err)
+	}
+	if bytea != 0 || vec != 1 {
+		t.Errorf("embeddings stored: %d in BYTEA, %d in the vector column; want 0 and 1", bytea, vec)
+	}
+	var got []float32
+	if err := s.ChunkScan(ctx, kb.ID, func(c store.IndexedChunk) error { got = c.Embedding; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("embedding read back = %v, want %v", got, want)
+	}
 }

@@ -9,17 +9,33 @@ import (
 	"github.com/quarryhq/quarry/store"
 )
 
-const chunkCols = `c.id, c.source_id, c.kb_id, c.chunk_index, c.text, c.token_count, c.language, c.embedding, c.terms, s.url, s.title, s.doc_id, s.is_stale`
+// chunkCols are the columns scanChunk reads: the embedding twice, as
+// stored in the embedding column and, when the dialect has one, in its
+// native vector column.
+func (s *DB) chunkCols() string {
+	native := "NULL"
+	if s.dialect.NativeVector != nil {
+		if expr, _ := s.dialect.NativeVector(); expr != "" {
+			native = expr
+		}
+	}
+	return `c.id, c.source_id, c.kb_id, c.chunk_index, c.text, c.token_count, c.language, c.embedding, ` + native + `, c.terms, s.url, s.title, s.doc_id, s.is_stale`
+}
 
-func scanChunk(sc rowScanner) (*store.IndexedChunk, error) {
+func (s *DB) scanChunk(sc rowScanner) (*store.IndexedChunk, error) {
 	var c store.IndexedChunk
-	var emb []byte
-	if err := sc.Scan(&c.ID, &c.SourceID, &c.KBID, &c.ChunkIndex, &c.Text, &c.TokenCount, &c.Language, &emb, &c.Terms, &c.SourceURL, &c.SourceTitle, &c.DocID, &c.IsStale); err != nil {
+	var emb, native []byte
+	if err := sc.Scan(&c.ID, &c.SourceID, &c.KBID, &c.ChunkIndex, &c.Text, &c.TokenCount, &c.Language, &emb, &native, &c.Terms, &c.SourceURL, &c.SourceTitle, &c.DocID, &c.IsStale); err != nil {
 		return nil, err
 	}
-	v, err := store.DecodeVector(emb)
+	decode := store.DecodeVector
+	if len(emb) == 0 && len(native) > 0 && s.dialect.NativeVector != nil {
+		_, decode = s.dialect.NativeVector()
+		emb = native
+	}
+	v, err := decode(emb)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("chunk %d embedding: %w", c.ID, err)
 	}
 	c.Embedding = v
 	return &c, nil
@@ -42,13 +58,13 @@ func (s *DB) ChunkStates(ctx context.Context, kbID int64) ([]store.ChunkState, e
 
 // ChunkScanAfter scans the chunks whose id is over afterID, in id order.
 func (s *DB) ChunkScanAfter(ctx context.Context, kbID, afterID int64, fn func(store.IndexedChunk) error) error {
-	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT `+chunkCols+` FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ? AND c.id > ? AND s.content_hash <> '' ORDER BY c.id`), kbID, afterID)
+	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT `+s.chunkCols()+` FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ? AND c.id > ? AND s.content_hash <> '' ORDER BY c.id`), kbID, afterID)
 	if err != nil {
 		return fmt.Errorf("chunk scan: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		c, err := scanChunk(rows)
+		c, err := s.scanChunk(rows)
 		if err != nil {
 			return fmt.Errorf("chunk scan: %w", err)
 		}
@@ -61,7 +77,7 @@ func (s *DB) ChunkScanAfter(ctx context.Context, kbID, afterID int64, fn func(st
 
 // ChunkGet returns one chunk with its source fields.
 func (s *DB) ChunkGet(ctx context.Context, id int64) (*store.IndexedChunk, error) {
-	c, err := scanChunk(s.SQL.QueryRowContext(ctx, s.q(`SELECT `+chunkCols+` FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.id = ?`), id))
+	c, err := s.scanChunk(s.SQL.QueryRowContext(ctx, s.q(`SELECT `+s.chunkCols()+` FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.id = ?`), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("chunk %d: %w", id, store.ErrNotFound)
 	}

@@ -31,6 +31,12 @@ type Dialect struct {
 	// at a time (PostgreSQL: multi-row inserts, pgvector's column with
 	// them).
 	InsertChunks func(ctx context.Context, tx *sql.Tx, kbID, sourceID int64, chunks []store.Chunk) error
+	// NativeVector, when set and returning an expression, is where chunks
+	// whose embedding column is empty keep their embedding instead: the
+	// SQL expression over chunks c that reads it as bytes, and how to
+	// decode them (PostgreSQL with pgvector stores each embedding once, in
+	// its vector column).
+	NativeVector func() (expr string, decode func([]byte) ([]float32, error))
 	// AfterEventsInsert runs in the transaction that stored a research's
 	// events (PostgreSQL: NOTIFY, so watchers in other processes wake).
 	AfterEventsInsert func(ctx context.Context, tx *sql.Tx, researchID string) error
