@@ -184,7 +184,7 @@ func (s *Service) loadIndex(ctx context.Context, kb *store.KB, v int64) (*memInd
 	// in memory.
 	vs, ok := s.store.(store.VectorSearcher)
 	m.native = ok && s.nativeVectors(vs)
-	if err := s.store.ChunkScan(ctx, kb.ID, m.add); err != nil {
+	if err := s.scanAfter(ctx, kb.ID, 0, m.native, m.add); err != nil {
 		return nil, fmt.Errorf("load index for %q: %w", kb.Name, err)
 	}
 	s.mu.Lock()
@@ -194,6 +194,19 @@ func (s *Service) loadIndex(ctx context.Context, kb *store.KB, v int64) (*memInd
 	s.mu.Unlock()
 	s.logger.Debug("kb index loaded", "kb", kb.Name, "chunks", len(m.chunks), "version", v)
 	return m, nil
+}
+
+// scanAfter scans a knowledge base's chunks whose id is over afterID,
+// without their embeddings when the store searches vectors itself
+// (native) and can leave them out.
+func (s *Service) scanAfter(ctx context.Context, kbID, afterID int64, native bool, fn func(store.IndexedChunk) error) error {
+	if ts, ok := s.store.(store.TextScanner); ok && native {
+		return ts.ChunkScanTextAfter(ctx, kbID, afterID, fn)
+	}
+	if afterID == 0 {
+		return s.store.ChunkScan(ctx, kbID, fn)
+	}
+	return s.store.ChunkScanAfter(ctx, kbID, afterID, fn)
 }
 
 // add appends a chunk to the index (the caller holds mu for writing, or
@@ -240,7 +253,7 @@ func (s *Service) catchUp(ctx context.Context, kb *store.KB, m *memIndex, v int6
 		}
 	}
 	var fresh []store.IndexedChunk
-	if err := s.store.ChunkScanAfter(ctx, kb.ID, after, func(c store.IndexedChunk) error {
+	if err := s.scanAfter(ctx, kb.ID, after, m.native, func(c store.IndexedChunk) error {
 		if _, ok := m.pos[c.ID]; !ok {
 			fresh = append(fresh, c)
 		}

@@ -366,6 +366,13 @@ type VectorSearcher interface {
 	ChunkVectorSearch(ctx context.Context, q VectorQuery) ([]VectorHit, error)
 }
 
+// TextScanner is implemented by backends that can scan chunks without
+// their embeddings (the vectors), for a process whose vector searches run
+// in the store: ChunkScanAfter with Embedding left nil.
+type TextScanner interface {
+	ChunkScanTextAfter(ctx context.Context, kbID, afterID int64, fn func(IndexedChunk) error) error
+}
+
 // ValidationError names the field and the rule it broke.
 type ValidationError struct {
 	Field string

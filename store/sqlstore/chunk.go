@@ -9,17 +9,21 @@ import (
 	"github.com/quarryhq/quarry/store"
 )
 
+var _ store.TextScanner = (*DB)(nil)
+
 // chunkCols are the columns scanChunk reads: the embedding twice, as
 // stored in the embedding column and, when the dialect has one, in its
-// native vector column.
-func (s *DB) chunkCols() string {
-	native := "NULL"
-	if s.dialect.NativeVector != nil {
+// native vector column; without embeddings, both are NULL.
+func (s *DB) chunkCols(embeddings bool) string {
+	stored, native := "c.embedding", "NULL"
+	if !embeddings {
+		stored = "NULL"
+	} else if s.dialect.NativeVector != nil {
 		if expr, _ := s.dialect.NativeVector(); expr != "" {
 			native = expr
 		}
 	}
-	return `c.id, c.source_id, c.kb_id, c.chunk_index, c.text, c.token_count, c.language, c.embedding, ` + native + `, c.terms, s.url, s.title, s.doc_id, s.is_stale`
+	return `c.id, c.source_id, c.kb_id, c.chunk_index, c.text, c.token_count, c.language, ` + stored + `, ` + native + `, c.terms, s.url, s.title, s.doc_id, s.is_stale`
 }
 
 func (s *DB) scanChunk(sc rowScanner) (*store.IndexedChunk, error) {
@@ -58,7 +62,16 @@ func (s *DB) ChunkStates(ctx context.Context, kbID int64) ([]store.ChunkState, e
 
 // ChunkScanAfter scans the chunks whose id is over afterID, in id order.
 func (s *DB) ChunkScanAfter(ctx context.Context, kbID, afterID int64, fn func(store.IndexedChunk) error) error {
-	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT `+s.chunkCols()+` FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ? AND c.id > ? AND s.content_hash <> '' ORDER BY c.id`), kbID, afterID)
+	return s.chunkScanAfter(ctx, kbID, afterID, true, fn)
+}
+
+// ChunkScanTextAfter is ChunkScanAfter without the embeddings.
+func (s *DB) ChunkScanTextAfter(ctx context.Context, kbID, afterID int64, fn func(store.IndexedChunk) error) error {
+	return s.chunkScanAfter(ctx, kbID, afterID, false, fn)
+}
+
+func (s *DB) chunkScanAfter(ctx context.Context, kbID, afterID int64, embeddings bool, fn func(store.IndexedChunk) error) error {
+	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT `+s.chunkCols(embeddings)+` FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ? AND c.id > ? AND s.content_hash <> '' ORDER BY c.id`), kbID, afterID)
 	if err != nil {
 		return fmt.Errorf("chunk scan: %w", err)
 	}
@@ -77,7 +90,7 @@ func (s *DB) ChunkScanAfter(ctx context.Context, kbID, afterID int64, fn func(st
 
 // ChunkGet returns one chunk with its source fields.
 func (s *DB) ChunkGet(ctx context.Context, id int64) (*store.IndexedChunk, error) {
-	c, err := s.scanChunk(s.SQL.QueryRowContext(ctx, s.q(`SELECT `+s.chunkCols()+` FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.id = ?`), id))
+	c, err := s.scanChunk(s.SQL.QueryRowContext(ctx, s.q(`SELECT `+s.chunkCols(true)+` FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.id = ?`), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("chunk %d: %w", id, store.ErrNotFound)
 	}

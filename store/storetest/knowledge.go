@@ -118,6 +118,15 @@ func sourcesAndChunks(t *testing.T, open Opener) {
 	if len(after) != 2 || after[0] != scanned[3].ID || after[1] != scanned[4].ID {
 		t.Fatalf("scan after %d: %v", scanned[2].ID, after)
 	}
+	if ts, ok := s.(store.TextScanner); ok {
+		var text []store.IndexedChunk
+		if err := ts.ChunkScanTextAfter(ctx, kb.ID, scanned[0].ID, func(c store.IndexedChunk) error { text = append(text, c); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if len(text) != 4 || text[0].ID != scanned[1].ID || text[0].Embedding != nil || text[0].Terms != scanned[1].Terms || text[0].SourceURL != scanned[1].SourceURL {
+			t.Fatalf("scan without embeddings after %d: %+v", scanned[0].ID, text)
+		}
+	}
 	states, err := s.ChunkStates(ctx, kb.ID)
 	if err != nil || len(states) != 5 || states[0].ID != scanned[0].ID || states[4].ID != scanned[4].ID || states[0].IsStale {
 		t.Fatalf("chunk states: %+v %v", states, err)
