@@ -169,3 +169,7 @@ func (t *Top) Push(h Hit) { t.t.push(h) }
 
 // Sorted returns the hits kept, best first.
 func (t *Top) Sorted() []Hit { return t.t.sorted() }
+
+// Floor is the lowest score kept once k hits are, else -Inf: a hit must
+// beat it to be kept.
+func (t *Top) Floor() float64 { return t.t.floor() }

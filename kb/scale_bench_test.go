@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,10 +25,12 @@ import (
 // BenchmarkScale builds a knowledge base of QUARRY_BENCH_DOCS generated
 // documents (internal/corpusgen: about a chunk each; default 20,000) and
 // reports, on SQLite and (with QUARRY_TEST_POSTGRES_URL) PostgreSQL:
-// ingest chunks/s; a one-shot search in the store (a fresh service that
+// ingest chunks/s and the database's size; a one-shot search in the store (a fresh service that
 // loads nothing, as a CLI command) p50/p99 for bm25, vector and hybrid;
 // and a resident service's first search (it loads the knowledge base),
-// the Go heap that holds it and its warm p50/p99. Queries are SciFact's
+// the Go heap that holds it and its warm p50/p99; and how long a document
+// added through another service (a replica) takes to be found through the
+// resident one, the add included. Queries are SciFact's
 // training claims. It needs ../shared/data.
 //
 //	QUARRY_BENCH_DOCS=100000 go test ./kb -run '^$' -bench Scale -benchtime 1x -timeout 60m
@@ -69,7 +72,16 @@ func BenchmarkScale(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer st.Close()
-			scale(b, st, corpus, queries, nil)
+			b.Logf("pgvector: %v", st.HasPGVector())
+			scale(b, st, corpus, queries, func() int64 {
+				var n int64
+				err := st.SQL.QueryRow(`SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c
+					JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'm')`).Scan(&n)
+				if err != nil {
+					b.Fatal(err)
+				}
+				return n
+			})
 		})
 	}
 }
@@ -126,7 +138,37 @@ func scale(b *testing.B, st store.Store, corpus string, queries []string, size f
 			b.ReportMetric(p50, "resident-"+mode+"-p50-ms")
 			b.ReportMetric(p99, "resident-"+mode+"-p99-ms")
 		}
+		b.ReportMetric(writeVisible(b, st, res), "write-visible-ms")
 	}
+}
+
+// writeVisible adds a document through one service (a replica) and
+// returns how long until a search through res, another replica whose
+// index is loaded, finds it.
+func writeVisible(b *testing.B, st store.Store, res *kb.Service) float64 {
+	ctx := context.Background()
+	emb := embed.Hash{}
+	writer := kb.New(st, nil)
+	p := filepath.Join(b.TempDir(), "late.md")
+	if err := os.WriteFile(p, []byte("# Late\n\nThe zyxwvutsrq arrived after everything else was written.\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	t0 := time.Now()
+	if _, err := writer.AddPaths(ctx, "scale", []string{p}, kb.AddOptions{Embedder: emb}); err != nil {
+		b.Fatal(err)
+	}
+	for time.Since(t0) < time.Minute {
+		hits, err := res.Search(ctx, "scale", emb, kb.Query{Text: "zyxwvutsrq", K: 1, Mode: kb.ModeBM25})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(hits) > 0 && strings.Contains(hits[0].Text, "zyxwvutsrq") {
+			return float64(time.Since(t0).Microseconds()) / 1000
+		}
+		time.Sleep(time.Millisecond)
+	}
+	b.Fatal("a document added through one replica was not searchable through another within a minute")
+	return 0
 }
 
 func latencies(b *testing.B, queries []string, fn func(string) error) (p50, p99 float64) {

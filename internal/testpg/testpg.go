@@ -37,6 +37,12 @@ func Schema(t testing.TB, envVar string) string {
 	}
 	db.SetMaxOpenConns(1)
 	ctx := context.Background()
+	// Where the server has pgvector, install it once in public, as a
+	// shared server's administrator would: created by the first test in its
+	// own schema, it would go when that schema is dropped, under the feet
+	// of the tests running beside it. A server without it, or a race with
+	// another test creating it, is no failure here.
+	_, _ = db.ExecContext(ctx, `CREATE EXTENSION IF NOT EXISTS vector SCHEMA public`)
 	if _, err := db.ExecContext(ctx, `CREATE SCHEMA `+schema); err != nil {
 		_ = db.Close()
 		t.Fatalf("create schema: %v", err)

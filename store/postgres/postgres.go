@@ -97,9 +97,17 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 // HasPGVector reports whether native vector search is available.
 func (s *Store) HasPGVector() bool { return s.pgvector }
 
+// enableVector uses pgvector where its type is visible on the search
+// path, creating the extension when it is not installed yet.
 func (s *Store) enableVector(ctx context.Context) bool {
-	if _, err := s.SQL.ExecContext(ctx, `CREATE EXTENSION IF NOT EXISTS vector`); err != nil {
+	var visible bool
+	if err := s.SQL.QueryRowContext(ctx, `SELECT to_regtype('vector') IS NOT NULL`).Scan(&visible); err != nil {
 		return false
+	}
+	if !visible {
+		if _, err := s.SQL.ExecContext(ctx, `CREATE EXTENSION IF NOT EXISTS vector`); err != nil {
+			return false
+		}
 	}
 	if _, err := s.SQL.ExecContext(ctx, `ALTER TABLE chunks ADD COLUMN IF NOT EXISTS embedding_vec vector`); err != nil {
 		return false
@@ -202,10 +210,11 @@ func vectorLiteral(v []float32) string {
 // each).
 const chunkBatch = 200
 
-// insertChunks writes a source's chunks chunkBatch rows to a statement:
-// a round trip per batch, not two per chunk. With pgvector, the embedding
+// insertChunks writes chunks of one or more sources chunkBatch rows to a
+// statement: a round trip, and one run of the statement triggers, per
+// batch, not per chunk or per source. With pgvector, the embedding
 // goes to the vector column only.
-func (s *Store) insertChunks(ctx context.Context, tx *sql.Tx, kbID, sourceID int64, chunks []store.Chunk) error {
+func (s *Store) insertChunks(ctx context.Context, tx *sql.Tx, kbID int64, chunks []store.Chunk) error {
 	cols, width := `source_id, kb_id, chunk_index, text, token_count, language, embedding, terms`, 8
 	if s.pgvector {
 		cols, width = cols+`, embedding_vec`, 9
@@ -236,13 +245,13 @@ func (s *Store) insertChunks(ctx context.Context, tx *sql.Tx, kbID, sourceID int
 				if c.Embedding != nil {
 					vec = vectorLiteral(c.Embedding)
 				}
-				args = append(args, sourceID, kbID, c.ChunkIndex, c.Text, c.TokenCount, sqlstore.OrUnd(c.Language), nil, c.Terms, vec)
+				args = append(args, c.SourceID, kbID, c.ChunkIndex, c.Text, c.TokenCount, sqlstore.OrUnd(c.Language), nil, c.Terms, vec)
 				continue
 			}
-			args = append(args, sourceID, kbID, c.ChunkIndex, c.Text, c.TokenCount, sqlstore.OrUnd(c.Language), store.EncodeVector(c.Embedding), c.Terms)
+			args = append(args, c.SourceID, kbID, c.ChunkIndex, c.Text, c.TokenCount, sqlstore.OrUnd(c.Language), store.EncodeVector(c.Embedding), c.Terms)
 		}
 		if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {
-			return fmt.Errorf("chunks %d-%d: %w", batch[0].ChunkIndex, batch[len(batch)-1].ChunkIndex, err)
+			return fmt.Errorf("chunks of sources %d-%d: %w", batch[0].SourceID, batch[len(batch)-1].SourceID, err)
 		}
 	}
 	return nil

@@ -1,8 +1,10 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,64 +25,144 @@ func tsQuery(terms []string) string {
 }
 
 // ChunkTermSearch ranks a knowledge base's chunks by Okapi BM25 with
-// Lucene's idf over that knowledge base, computed in SQL: the GIN index
-// finds the chunks holding a term, each term's frequency is its positions
-// in the chunk's tsvector and its length the chunk's term count.
+// Lucene's idf over that knowledge base, exactly as the in-memory index
+// does, reading only the chunks that can still make the top K (MaxScore):
+//
+//   - each query term's document frequency comes from kb_term_df;
+//   - terms are taken rarest first; for each, the chunks holding it and
+//     none of the rarer ones are read through the GIN index and scored
+//     exactly from their stored terms;
+//   - once K chunks are scored and the K-th best beats the most a chunk
+//     holding only the terms not yet taken could score (each term's idf
+//     times k1+1, BM25's ceiling), no chunk left unread can enter the top
+//     K, and the common terms' chunks are never read.
+//
+// A query of common words only reads more; one rare word reads few.
 func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store.VectorHit, error) {
 	terms, n, total, ok, err := s.TermStats(ctx, &q)
 	if !ok || err != nil {
 		return nil, err
 	}
-	// Each term's document frequency in the knowledge base, and its idf.
-	rows, err := s.SQL.QueryContext(ctx, `SELECT t, (SELECT count(*) FROM chunks WHERE kb_id = $1 AND terms_tsv @@ to_tsquery('simple', quote_literal(t)))
-		FROM unnest($2::text[]) AS t`, q.KBID, "{"+arrayItems(terms)+"}")
-	if err != nil {
-		return nil, fmt.Errorf("chunk term search: %w", err)
+	held, err := s.termIDFs(ctx, q.KBID, n, terms)
+	if err != nil || len(held) == 0 {
+		return nil, err
 	}
-	var held []string
-	var idfs []string
-	for rows.Next() {
-		var t string
-		var df int64
-		if err := rows.Scan(&t, &df); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("chunk term search: %w", err)
-		}
-		if df > 0 {
-			held = append(held, t)
-			idfs = append(idfs, strconv.FormatFloat(index.IDF(n, df), 'g', -1, 64))
-		}
+	// ceiling[i] is the most a chunk holding none of held[:i] can score.
+	ceiling := make([]float64, len(held)+1)
+	for i := len(held) - 1; i >= 0; i-- {
+		ceiling[i] = ceiling[i+1] + held[i].idf*(q.K1+1)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("chunk term search: %w", err)
+	idf := make(map[string]float64, len(held))
+	for _, t := range held {
+		idf[t.term] = t.idf
 	}
-	if len(held) == 0 {
-		return nil, nil
-	}
+	avg := float64(total) / float64(n)
 	where, fargs := sqlstore.FilterSQL(q.Filter)
-	args := append([]any{q.KBID, tsQuery(held), "{" + arrayItems(held) + "}", "{" + strings.Join(idfs, ",") + "}", q.K1, q.B, float64(total) / float64(n)}, fargs...)
-	args = append(args, q.K)
-	query := `SELECT c.id, sum(w.idf * cardinality(u.positions) * ($5::float8 + 1) / (cardinality(u.positions) + $5::float8 * (1 - $6::float8 + $6::float8 * c.term_count / $7::float8))) AS score
-		FROM chunks c JOIN sources s ON s.id = c.source_id
-		CROSS JOIN LATERAL unnest(c.terms_tsv) AS u
-		JOIN unnest($3::text[], $4::float8[]) AS w(term, idf) ON w.term = u.lexeme
-		WHERE c.kb_id = $1 AND c.terms_tsv @@ to_tsquery('simple', $2)` + where + `
-		GROUP BY c.id ORDER BY score DESC, c.id LIMIT ?`
-	rows, err = s.SQL.QueryContext(ctx, numberFrom(query, 8), args...)
+	query := numberFrom(`SELECT c.id, c.terms FROM chunks c JOIN sources s ON s.id = c.source_id
+		WHERE c.kb_id = ? AND c.terms_tsv @@ to_tsquery('simple', ?)`+where, 1)
+	top := index.NewTop(q.K)
+	for i, t := range held {
+		// The chunks holding this term and none of the rarer ones, which
+		// were read before.
+		tsq := tsQuery([]string{t.term})
+		if i > 0 {
+			tsq += " & !(" + tsQuery(termsOf(held[:i])) + ")"
+		}
+		if err := s.scoreChunks(ctx, query, append([]any{q.KBID, tsq}, fargs...), q, held, idf, avg, top); err != nil {
+			return nil, err
+		}
+		if top.Floor() >= ceiling[i+1] {
+			break
+		}
+	}
+	hits := top.Sorted()
+	out := make([]store.VectorHit, len(hits))
+	for i, h := range hits {
+		out[i] = store.VectorHit{ChunkID: int64(h.Doc), Score: h.Score}
+	}
+	return out, nil
+}
+
+// termIDF is a query term the knowledge base holds, with its idf.
+type termIDF struct {
+	term string
+	idf  float64
+}
+
+// termIDFs returns the terms the knowledge base holds with their idf,
+// rarest first.
+func (s *Store) termIDFs(ctx context.Context, kbID, n int64, terms []string) ([]termIDF, error) {
+	rows, err := s.SQL.QueryContext(ctx, `SELECT term, df FROM kb_term_df WHERE kb_id = $1 AND term = ANY($2::text[]) AND df > 0`, kbID, "{"+arrayItems(terms)+"}")
 	if err != nil {
 		return nil, fmt.Errorf("chunk term search: %w", err)
 	}
 	defer rows.Close()
-	var out []store.VectorHit
+	var out []termIDF
 	for rows.Next() {
-		var h store.VectorHit
-		if err := rows.Scan(&h.ChunkID, &h.Score); err != nil {
+		var t string
+		var df int64
+		if err := rows.Scan(&t, &df); err != nil {
 			return nil, fmt.Errorf("chunk term search: %w", err)
 		}
-		out = append(out, h)
+		out = append(out, termIDF{term: t, idf: index.IDF(n, df)})
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("chunk term search: %w", err)
+	}
+	slices.SortFunc(out, func(a, b termIDF) int {
+		if c := cmp.Compare(b.idf, a.idf); c != 0 {
+			return c
+		}
+		return strings.Compare(a.term, b.term)
+	})
+	return out, nil
+}
+
+func termsOf(ts []termIDF) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.term
+	}
+	return out
+}
+
+// scoreChunks scores the chunks query selects (id and stored terms) by
+// BM25 over the held terms (in their order, so that equal chunks score
+// equal) and offers them to top.
+func (s *Store) scoreChunks(ctx context.Context, query string, args []any, q store.TermQuery, held []termIDF, idf map[string]float64, avg float64, top *index.Top) error {
+	rows, err := s.SQL.QueryContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("chunk term search: %w", err)
+	}
+	defer rows.Close()
+	tf := make(map[string]int, len(idf))
+	for rows.Next() {
+		var id int64
+		var text string
+		if err := rows.Scan(&id, &text); err != nil {
+			return fmt.Errorf("chunk term search: %w", err)
+		}
+		clear(tf)
+		length := 0
+		for f := range strings.FieldsSeq(text) {
+			length++
+			if _, ok := idf[f]; ok {
+				tf[f]++
+			}
+		}
+		norm := q.K1 * (1 - q.B + q.B*float64(length)/avg)
+		var score float64
+		for _, t := range held {
+			if c := float64(tf[t.term]); c > 0 {
+				score += t.idf * c * (q.K1 + 1) / (c + norm)
+			}
+		}
+		top.Push(index.Hit{Doc: int(id), Score: score})
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("chunk term search: %w", err)
+	}
+	return nil
 }
 
 // arrayItems writes terms as the items of a PostgreSQL array literal.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/quarryhq/quarry/store"
@@ -84,6 +85,11 @@ func (s *DB) SourcePutBatch(ctx context.Context, kbID int64, puts []store.Source
 		return nil, fmt.Errorf("source put: %w", err)
 	}
 	ids := make([]int64, len(puts))
+	// Chunks are replaced after the sources are written: one DELETE and
+	// the inserts for the whole batch.
+	var replaced []int64
+	var chunks []store.Chunk
+	owner := map[int64]int{} // a replaced source's put
 	for i, p := range puts {
 		src := p.Source
 		if err := validateSource(src); err != nil {
@@ -111,12 +117,31 @@ func (s *DB) SourcePutBatch(ctx context.Context, kbID int64, puts []store.Source
 		if p.Chunks == nil {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM chunks WHERE source_id = ?`), ids[i]); err != nil {
-			return nil, fmt.Errorf("source put %q: replace chunks: %w", src.URL, err)
+		if last, ok := owner[ids[i]]; ok {
+			// The same source twice in one batch: the later chunks
+			// replace the earlier ones, as they would one put at a time.
+			chunks = slices.DeleteFunc(chunks, func(c store.Chunk) bool { return c.SourceID == ids[last] })
+		} else {
+			replaced = append(replaced, ids[i])
 		}
-		if err := s.insertChunks(ctx, tx, kbID, ids[i], p.Chunks); err != nil {
-			return nil, fmt.Errorf("source put %q: %w", src.URL, err)
+		owner[ids[i]] = i
+		for _, c := range p.Chunks {
+			c.SourceID = ids[i]
+			chunks = append(chunks, c)
 		}
+	}
+	if len(replaced) > 0 {
+		marks := strings.TrimSuffix(strings.Repeat("?,", len(replaced)), ",")
+		args := make([]any, len(replaced))
+		for i, id := range replaced {
+			args[i] = id
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM chunks WHERE source_id IN (`+marks+`)`), args...); err != nil {
+			return nil, fmt.Errorf("source put: replace chunks: %w", err)
+		}
+	}
+	if err := s.insertChunks(ctx, tx, kbID, chunks); err != nil {
+		return nil, fmt.Errorf("source put: %w", err)
 	}
 	if err := bumpVersion(ctx, s, tx, kbID); err != nil {
 		return nil, fmt.Errorf("source put: %w", err)
@@ -127,19 +152,23 @@ func (s *DB) SourcePutBatch(ctx context.Context, kbID int64, puts []store.Source
 	return ids, nil
 }
 
-func (s *DB) insertChunks(ctx context.Context, tx *sql.Tx, kbID, sourceID int64, chunks []store.Chunk) error {
+// insertChunks writes chunks, each of the source its SourceID names.
+func (s *DB) insertChunks(ctx context.Context, tx *sql.Tx, kbID int64, chunks []store.Chunk) error {
+	if len(chunks) == 0 {
+		return nil
+	}
 	if s.dialect.InsertChunks != nil {
-		return s.dialect.InsertChunks(ctx, tx, kbID, sourceID, chunks)
+		return s.dialect.InsertChunks(ctx, tx, kbID, chunks)
 	}
 	for _, c := range chunks {
 		var cid int64
 		err := tx.QueryRowContext(ctx, s.q(`INSERT INTO chunks (source_id, kb_id, chunk_index, text, token_count, language, embedding, terms)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
-			sourceID, kbID, c.ChunkIndex, c.Text, c.TokenCount, orUnd(c.Language), store.EncodeVector(c.Embedding), c.Terms).Scan(&cid)
+			c.SourceID, kbID, c.ChunkIndex, c.Text, c.TokenCount, orUnd(c.Language), store.EncodeVector(c.Embedding), c.Terms).Scan(&cid)
 		if err != nil {
-			return fmt.Errorf("chunk %d: %w", c.ChunkIndex, err)
+			return fmt.Errorf("source %d chunk %d: %w", c.SourceID, c.ChunkIndex, err)
 		}
-		c.KBID, c.SourceID = kbID, sourceID
+		c.KBID = kbID
 		if s.dialect.AfterChunkInsert != nil && c.Embedding != nil {
 			if err := s.dialect.AfterChunkInsert(ctx, tx, cid, c); err != nil {
 				return fmt.Errorf("chunk %d vector: %w", c.ChunkIndex, err)
@@ -168,7 +197,12 @@ func (s *DB) SourceAppendChunks(ctx context.Context, kbID int64, p store.SourceA
 	if err != nil {
 		return fmt.Errorf("source append chunks: %w", err)
 	}
-	if err := s.insertChunks(ctx, tx, kbID, p.SourceID, p.Chunks); err != nil {
+	chunks := make([]store.Chunk, len(p.Chunks))
+	for i, c := range p.Chunks {
+		c.SourceID = p.SourceID
+		chunks[i] = c
+	}
+	if err := s.insertChunks(ctx, tx, kbID, chunks); err != nil {
 		return fmt.Errorf("source append chunks: source %d: %w", p.SourceID, err)
 	}
 	if p.Final {

@@ -27,10 +27,11 @@ type Dialect struct {
 	// AfterChunkInsert runs in the chunk-writing transaction after each
 	// chunk's row is written (SQLite's vector codes).
 	AfterChunkInsert func(ctx context.Context, tx *sql.Tx, chunkID int64, c store.Chunk) error
-	// InsertChunks, when set, writes a source's chunks in place of a row
-	// at a time (PostgreSQL: multi-row inserts, pgvector's column with
-	// them).
-	InsertChunks func(ctx context.Context, tx *sql.Tx, kbID, sourceID int64, chunks []store.Chunk) error
+	// InsertChunks, when set, writes the chunks of several sources (each
+	// chunk's SourceID set) in place of a row at a time (PostgreSQL:
+	// multi-row inserts across sources, pgvector's column with them, so
+	// statement triggers run once per batch, not once per source).
+	InsertChunks func(ctx context.Context, tx *sql.Tx, kbID int64, chunks []store.Chunk) error
 	// NativeVector, when set and returning an expression, is where chunks
 	// whose embedding column is empty keep their embedding instead: the
 	// SQL expression over chunks c that reads it as bytes, and how to

@@ -17,6 +17,7 @@ func ExerciseKnowledgeBases(t *testing.T, open Opener) {
 	t.Run("KBLifecycle", func(t *testing.T) { kbLifecycle(t, open) })
 	t.Run("SourcesAndChunks", func(t *testing.T) { sourcesAndChunks(t, open) })
 	t.Run("AppendChunks", func(t *testing.T) { appendChunks(t, open) })
+	t.Run("SameSourceTwiceInABatch", func(t *testing.T) { sameSourceTwice(t, open) })
 	t.Run("StaleAfterThreeFailures", func(t *testing.T) { staleAfterThreeFailures(t, open) })
 	t.Run("CrawlLogs", func(t *testing.T) { crawlLogs(t, open) })
 	t.Run("CrawlPending", func(t *testing.T) { crawlPending(t, open) })
@@ -192,6 +193,30 @@ func sourcesAndChunks(t *testing.T, open Opener) {
 // appendChunks: a document too large for one transaction: the source first, with no
 // chunks and an empty content hash, then its chunks batch by batch, the
 // last batch setting the hash and validators.
+// sameSourceTwice: a batch that puts one URL twice ends with the later
+// put's chunks, as two puts one after the other would.
+func sameSourceTwice(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	kb := mustKB(t, s, "twice")
+	first, later := chunks(3, 4), chunks(2, 4)
+	later[1].Text = "the later text"
+	if _, err := s.SourcePutBatch(ctx, kb.ID, []store.SourcePut{
+		{Source: src("file:///t.md", "T", "one", nil), Chunks: first},
+		{Source: src("file:///u.md", "U", "u", nil), Chunks: chunks(1, 4)},
+		{Source: src("file:///t.md", "T", "two", nil), Chunks: later},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got, total, err := s.SourceChunks(ctx, kb.ID, "file:///t.md", 0, 10)
+	if err != nil || total != 2 || len(got) != 2 || got[1].Text != "the later text" {
+		t.Fatalf("chunks of a source put twice: %d %+v %v", total, got, err)
+	}
+	if st, err := s.KBStats(ctx, kb.ID); err != nil || st.Sources != 2 || st.Chunks != 3 {
+		t.Fatalf("stats: %+v %v", st, err)
+	}
+}
+
 func appendChunks(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := open(t)

@@ -1,0 +1,91 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/quarryhq/quarry/index"
+	"github.com/quarryhq/quarry/store"
+)
+
+// TestTermSearchExact: the search in the database, which reads only the
+// chunks that can still make the top K, ranks exactly as the in-memory
+// index that scores every chunk: same chunks, same order, same scores, for
+// queries of rare words, common words and both, and after chunks are
+// deleted (the document frequencies follow).
+func TestTermSearchExact(t *testing.T) {
+	s := openPG(t, "QUARRY_TEST_POSTGRES_URL", 0)
+	ctx := context.Background()
+	kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: "exact", Embedder: "hash", Dimension: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Words drawn with a heavy skew: w0 is in most chunks, w299 in few.
+	rng := rand.New(rand.NewPCG(7, 11))
+	word := func() string { return fmt.Sprintf("w%d", int(math.Pow(rng.Float64(), 3)*300)) }
+	var puts []store.SourcePut
+	for i := range 600 {
+		var terms []string
+		for range 5 + rng.IntN(80) {
+			terms = append(terms, word())
+		}
+		puts = append(puts, store.SourcePut{
+			Source: store.Source{URL: fmt.Sprintf("https://exact.test/%d", i), Title: "t", Content: "c", ContentHash: fmt.Sprint(i)},
+			Chunks: []store.Chunk{{ChunkIndex: 0, Text: "t", TokenCount: len(terms), Terms: strings.Join(terms, " ")}},
+		})
+	}
+	if _, err := s.SourcePutBatch(ctx, kb.ID, puts[:400]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SourcePutBatch(ctx, kb.ID, puts[400:]); err != nil {
+		t.Fatal(err)
+	}
+	queries := [][]string{{"w299"}, {"w0"}, {"w0", "w1", "w2"}, {"w250", "w0"}, {"w0", "w1", "w2", "w3", "w4", "w5", "w6", "w7"}, {"nowhere"}, {"nowhere", "w120"}}
+	for range 60 {
+		var q []string
+		for range 1 + rng.IntN(8) {
+			q = append(q, word())
+		}
+		queries = append(queries, q)
+	}
+	compare := func(stage string) {
+		t.Helper()
+		bm := index.NewBM25(1.2, 0.75)
+		var ids []int64
+		if err := s.ChunkScan(ctx, kb.ID, func(c store.IndexedChunk) error {
+			bm.Add(len(ids), strings.Fields(c.Terms))
+			ids = append(ids, c.ID)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range queries {
+			for _, k := range []int{1, 10, 50} {
+				want := bm.Search(q, k, nil)
+				got, err := s.ChunkTermSearch(ctx, store.TermQuery{KBID: kb.ID, Terms: q, K: k, Filter: store.ChunkFilter{IncludeStale: true}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != len(want) {
+					t.Fatalf("%s: %v k=%d: %d hits, want %d", stage, q, k, len(got), len(want))
+				}
+				for i := range want {
+					if got[i].ChunkID != ids[want[i].Doc] || math.Abs(got[i].Score-want[i].Score) > 1e-9 {
+						t.Fatalf("%s: %v k=%d: hit %d = chunk %d (%.12f), want chunk %d (%.12f)", stage, q, k, i, got[i].ChunkID, got[i].Score, ids[want[i].Doc], want[i].Score)
+					}
+				}
+			}
+		}
+	}
+	compare("written")
+	for i := range 150 {
+		if err := s.SourceDelete(ctx, kb.ID, fmt.Sprintf("https://exact.test/%d", i*4)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compare("after deletes")
+}
