@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry/embed"
+	"github.com/quarryhq/quarry/index"
 	"github.com/quarryhq/quarry/internal/corpusgen"
 	"github.com/quarryhq/quarry/internal/testpg"
 	"github.com/quarryhq/quarry/kb"
@@ -139,6 +140,10 @@ func scale(b *testing.B, st store.Store, corpus string, queries []string, size f
 			b.ReportMetric(p99, "resident-"+mode+"-p99-ms")
 		}
 		b.ReportMetric(writeVisible(b, st, res), "write-visible-ms")
+		if pg, ok := st.(*postgres.Store); ok && pg.HasPGVector() {
+			vs := store.VectorSearcher(pg)
+			b.ReportMetric(vectorRecall(b, st, vs, queries), "vector-recall@10")
+		}
 	}
 }
 
@@ -211,4 +216,49 @@ func dirSize(dir string) int64 {
 		}
 	}
 	return n
+}
+
+// vectorRecall is the share of the exact 10 nearest chunks (by cosine,
+// every embedding compared) that the store's native vector search returns,
+// over the queries' embeddings.
+func vectorRecall(b *testing.B, st store.Store, vs store.VectorSearcher, queries []string) float64 {
+	ctx := context.Background()
+	kbRow, err := st.KBGet(ctx, "scale")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ids []int64
+	var vecs [][]float32
+	if err := st.ChunkScan(ctx, kbRow.ID, func(c store.IndexedChunk) error {
+		ids, vecs = append(ids, c.ID), append(vecs, c.Embedding)
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	qvs, err := embed.Hash{}.Embed(ctx, queries)
+	if err != nil {
+		b.Fatal(err)
+	}
+	found, total := 0, 0
+	for _, qv := range qvs {
+		top := index.NewTop(10)
+		for i, v := range vecs {
+			top.Push(index.Hit{Doc: i, Score: index.Cosine(qv, v)})
+		}
+		exact := map[int64]bool{}
+		for _, h := range top.Sorted() {
+			exact[ids[h.Doc]] = true
+		}
+		hits, err := vs.ChunkVectorSearch(ctx, store.VectorQuery{KBID: kbRow.ID, Dimension: len(qv), Vector: qv, K: 10, Filter: store.ChunkFilter{IncludeStale: true}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, h := range hits {
+			if exact[h.ChunkID] {
+				found++
+			}
+		}
+		total += len(exact)
+	}
+	return float64(found) / float64(total)
 }
