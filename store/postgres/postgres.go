@@ -240,15 +240,17 @@ func (s *Store) insertChunks(ctx context.Context, tx *sql.Tx, kbID int64, chunks
 				b.WriteString("::vector")
 			}
 			b.WriteByte(')')
-			if width == 9 {
-				var vec any
-				if c.Embedding != nil {
-					vec = vectorLiteral(c.Embedding)
-				}
-				args = append(args, c.SourceID, kbID, c.ChunkIndex, c.Text, c.TokenCount, sqlstore.OrUnd(c.Language), nil, c.Terms, vec)
-				continue
+			var stored, vec any // the embedding, in one column or the other
+			switch {
+			case width == 8:
+				stored = store.EncodeVector(c.Embedding)
+			case c.Embedding != nil:
+				vec = vectorLiteral(c.Embedding)
 			}
-			args = append(args, c.SourceID, kbID, c.ChunkIndex, c.Text, c.TokenCount, sqlstore.OrUnd(c.Language), store.EncodeVector(c.Embedding), c.Terms)
+			args = append(args, c.SourceID, kbID, c.ChunkIndex, c.Text, c.TokenCount, sqlstore.OrUnd(c.Language), stored, c.Terms)
+			if width == 9 {
+				args = append(args, vec)
+			}
 		}
 		if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {
 			return fmt.Errorf("chunks of sources %d-%d: %w", batch[0].SourceID, batch[len(batch)-1].SourceID, err)

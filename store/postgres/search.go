@@ -52,11 +52,11 @@ func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store
 	for i := len(held) - 1; i >= 0; i-- {
 		ceiling[i] = ceiling[i+1] + held[i].idf*(q.K1+1)
 	}
-	idf := make(map[string]float64, len(held))
-	for _, t := range held {
-		idf[t.term] = t.idf
+	idfs := make([]float64, len(held))
+	for i, t := range held {
+		idfs[i] = t.idf
 	}
-	avg := float64(total) / float64(n)
+	scorer := sqlstore.NewTermScorer(q, float64(total)/float64(n), termsOf(held), idfs)
 	where, fargs := sqlstore.FilterSQL(q.Filter)
 	query := numberFrom(`SELECT c.id, c.terms FROM chunks c JOIN sources s ON s.id = c.source_id
 		WHERE c.kb_id = ? AND c.terms_tsv @@ to_tsquery('simple', ?)`+where, 1)
@@ -68,7 +68,7 @@ func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store
 		if i > 0 {
 			tsq += " & !(" + tsQuery(termsOf(held[:i])) + ")"
 		}
-		if err := s.scoreChunks(ctx, query, append([]any{q.KBID, tsq}, fargs...), q, held, idf, avg, top); err != nil {
+		if err := s.scoreChunks(ctx, query, append([]any{q.KBID, tsq}, fargs...), scorer, top); err != nil {
 			return nil, err
 		}
 		if top.Floor() >= ceiling[i+1] {
@@ -126,38 +126,21 @@ func termsOf(ts []termIDF) []string {
 	return out
 }
 
-// scoreChunks scores the chunks query selects (id and stored terms) by
-// BM25 over the held terms (in their order, so that equal chunks score
-// equal) and offers them to top.
-func (s *Store) scoreChunks(ctx context.Context, query string, args []any, q store.TermQuery, held []termIDF, idf map[string]float64, avg float64, top *index.Top) error {
+// scoreChunks scores the chunks query selects (id and stored terms) and
+// offers them to top.
+func (s *Store) scoreChunks(ctx context.Context, query string, args []any, scorer *sqlstore.TermScorer, top *index.Top) error {
 	rows, err := s.SQL.QueryContext(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("chunk term search: %w", err)
 	}
 	defer rows.Close()
-	tf := make(map[string]int, len(idf))
 	for rows.Next() {
 		var id int64
 		var text string
 		if err := rows.Scan(&id, &text); err != nil {
 			return fmt.Errorf("chunk term search: %w", err)
 		}
-		clear(tf)
-		length := 0
-		for f := range strings.FieldsSeq(text) {
-			length++
-			if _, ok := idf[f]; ok {
-				tf[f]++
-			}
-		}
-		norm := q.K1 * (1 - q.B + q.B*float64(length)/avg)
-		var score float64
-		for _, t := range held {
-			if c := float64(tf[t.term]); c > 0 {
-				score += t.idf * c * (q.K1 + 1) / (c + norm)
-			}
-		}
-		top.Push(index.Hit{Doc: int(id), Score: score})
+		top.Push(index.Hit{Doc: int(id), Score: scorer.Score(text)})
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("chunk term search: %w", err)

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -45,16 +44,18 @@ func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store
 	if !ok || err != nil {
 		return nil, err
 	}
-	idf := make(map[string]float64, len(terms))
+	var held []string
+	var idf []float64
 	for _, t := range terms {
 		var df int64
 		if err := s.SQL.QueryRowContext(ctx, `SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?`, matchExpr(q.KBID, []string{t})).Scan(&df); err != nil {
 			return nil, fmt.Errorf("chunk term search: %w", err)
 		}
 		if df > 0 {
-			idf[t] = math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+			held, idf = append(held, t), append(idf, index.IDF(n, df))
 		}
 	}
+	scorer := sqlstore.NewTermScorer(q, float64(total)/float64(n), held, idf)
 	where, args := sqlstore.FilterSQL(q.Filter)
 	query := `SELECT c.id, c.terms FROM chunk_fts
 		JOIN chunks c ON c.id = chunk_fts.rowid JOIN sources s ON s.id = c.source_id
@@ -65,7 +66,6 @@ func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store
 		return nil, fmt.Errorf("chunk term search: %w", err)
 	}
 	defer rows.Close()
-	avg := float64(total) / float64(n)
 	var out []store.VectorHit
 	for rows.Next() {
 		var id int64
@@ -73,19 +73,7 @@ func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store
 		if err := rows.Scan(&id, &text); err != nil {
 			return nil, fmt.Errorf("chunk term search: %w", err)
 		}
-		fields := strings.Fields(text)
-		tf := map[string]int{}
-		for _, f := range fields {
-			if _, ok := idf[f]; ok {
-				tf[f]++
-			}
-		}
-		norm := q.K1 * (1 - q.B + q.B*float64(len(fields))/avg)
-		var score float64
-		for t, c := range tf {
-			score += idf[t] * float64(c) * (q.K1 + 1) / (float64(c) + norm)
-		}
-		out = append(out, store.VectorHit{ChunkID: id, Score: score})
+		out = append(out, store.VectorHit{ChunkID: id, Score: scorer.Score(text)})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("chunk term search: %w", err)

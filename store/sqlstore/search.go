@@ -144,3 +144,45 @@ func (s *DB) NearestExact(ctx context.Context, q store.VectorQuery, query string
 	}
 	return out, nil
 }
+
+// TermScorer scores a chunk's stored terms by Okapi BM25 over a query's
+// terms, with the formula of the in-memory index (index.BM25), so a store
+// that ranks chunks itself gives the same scores. It keeps a buffer: one
+// per query, not shared.
+type TermScorer struct {
+	k1, b, avg float64
+	idf        []float64      // of each query term held
+	pos        map[string]int // a term's place in idf
+	tf         []int
+}
+
+// NewTermScorer scores over terms, each with its idf, in the knowledge
+// base that q searches, whose chunks have avgLen terms on average; the
+// terms are summed in the order given.
+func NewTermScorer(q store.TermQuery, avgLen float64, terms []string, idf []float64) *TermScorer {
+	s := &TermScorer{k1: q.K1, b: q.B, avg: avgLen, idf: idf, pos: make(map[string]int, len(terms)), tf: make([]int, len(terms))}
+	for i, t := range terms {
+		s.pos[t] = i
+	}
+	return s
+}
+
+// Score is the BM25 score of a chunk whose stored terms are stored.
+func (s *TermScorer) Score(stored string) float64 {
+	clear(s.tf)
+	length := 0
+	for f := range strings.FieldsSeq(stored) {
+		length++
+		if i, ok := s.pos[f]; ok {
+			s.tf[i]++
+		}
+	}
+	norm := s.k1 * (1 - s.b + s.b*float64(length)/s.avg)
+	var score float64
+	for i, c := range s.tf {
+		if c > 0 {
+			score += s.idf[i] * float64(c) * (s.k1 + 1) / (float64(c) + norm)
+		}
+	}
+	return score
+}
