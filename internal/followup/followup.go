@@ -8,58 +8,13 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/quarryhq/quarry/internal/textseg"
 )
 
-// questionWords open questions and are capitalised for that alone.
-var questionWords = map[string]bool{"who": true, "whom": true, "whose": true, "what": true, "which": true, "when": true, "where": true, "why": true, "how": true,
-	"is": true, "are": true, "was": true, "were": true, "do": true, "does": true, "did": true, "in": true, "on": true, "at": true, "the": true, "a": true, "an": true,
-	"can": true, "could": true, "has": true, "have": true, "had": true, "and": true, "of": true, "for": true, "to": true, "from": true, "by": true,
-	// Requests open with a verb, capitalised for that alone.
-	"describe": true, "tell": true, "explain": true, "list": true, "give": true, "show": true, "compare": true, "summarize": true,
-	"summarise": true, "define": true, "name": true, "find": true}
-
-// connectors may stand inside a name ("Bank of England", "Leonardo da
-// Vinci").
-var connectors = map[string]bool{"of": true, "the": true, "de": true, "da": true, "di": true, "von": true, "van": true, "la": true, "le": true, "del": true}
-
-// Names are the runs of capitalised words (connectors allowed inside) and
-// the numbers of a question, as written.
-func Names(q string) []string {
-	words := strings.FieldsFunc(q, func(r rune) bool {
-		return unicode.IsSpace(r) || strings.ContainsRune(",?!;:\"()“”", r)
-	})
-	var out []string
-	var run []string
-	flush := func() {
-		for len(run) > 0 && connectors[strings.ToLower(run[len(run)-1])] {
-			run = run[:len(run)-1]
-		}
-		if len(run) > 0 {
-			out = append(out, strings.Join(run, " "))
-		}
-		run = nil
-	}
-	for i, w := range words {
-		w = strings.Trim(w, ".'’")
-		r, _ := utf8.DecodeRuneInString(w)
-		lower := strings.ToLower(w)
-		switch {
-		case w == "":
-		case unicode.IsDigit(r):
-			flush()
-			run = []string{w}
-			flush()
-		case unicode.IsUpper(r) && !(i == 0 && questionWords[lower]) && !pronouns[lower]:
-			run = append(run, w)
-		case len(run) > 0 && connectors[lower]:
-			run = append(run, w)
-		default:
-			flush()
-		}
-	}
-	flush()
-	return out
-}
+// Names are the names of a question and its numbers, as written
+// (textseg.NamesAndNumbers).
+func Names(q string) []string { return textseg.NamesAndNumbers(q) }
 
 // pronouns point back at what a conversation was about; possessives take
 // the subject with "'s".

@@ -1,7 +1,9 @@
-// Package textseg splits text into sentences for Quarry's extractive
-// parts (the offline research engine, fact extraction, Q&A answers),
-// keeping byte offsets so a quoted passage can be pointed at in its
-// source.
+// Package textseg reads the pieces of text Quarry's extractive parts (the
+// offline research engine, fact extraction, Q&A answers, follow-up
+// questions) work with: sentences, keeping byte offsets so a quoted
+// passage can be pointed at in its source; words; and names, with the one
+// list of connectors that stand inside names and the one list of words
+// capitalised only for opening a sentence.
 package textseg
 
 import (

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/quarryhq/quarry/internal/passage"
+	"github.com/quarryhq/quarry/internal/textseg"
 	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/research"
 )
@@ -231,7 +232,7 @@ var months = map[string]bool{"January": true, "February": true, "March": true, "
 // something. Quoted titles always are.
 func entity(name, sentence string) bool {
 	ws := strings.Fields(name)
-	if months[ws[0]] || isNumber(ws[0]) {
+	if months[ws[0]] || textseg.Number(ws[0]) {
 		return false
 	}
 	if len(ws) > 1 || strings.Contains(sentence, `"`+name+`"`) || strings.Contains(sentence, "“"+name+"”") {

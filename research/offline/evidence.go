@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/quarryhq/quarry/internal/passage"
+	"github.com/quarryhq/quarry/internal/textseg"
 	"github.com/quarryhq/quarry/research"
 )
 
@@ -127,7 +128,7 @@ func namedIn(ws []string, base string) bool {
 				match = false
 				break
 			}
-			if !connectors[b] && nameWord(w) {
+			if !textseg.Connector(b) && nameWord(w) {
 				named = true
 			}
 		}
@@ -136,7 +137,7 @@ func namedIn(ws []string, base string) bool {
 		}
 	}
 	for _, w := range ws {
-		if capitalised(w) {
+		if textseg.Capitalised(w) {
 			anyCaps = true
 			break
 		}
@@ -146,7 +147,7 @@ func namedIn(ws []string, base string) bool {
 
 // nameWord reports a word that makes a phrase a name: capitalised or a
 // number.
-func nameWord(w string) bool { return capitalised(w) || isNumber(w) }
+func nameWord(w string) bool { return textseg.Capitalised(w) || textseg.Number(w) }
 
 // phraseOf lower-cases text into its words joined by single spaces, padded
 // with a space on each side for whole-phrase tests.
@@ -197,7 +198,7 @@ func newEvidence(question string, ids []string, sources map[string]*research.Sou
 			}
 		}
 		for _, w := range d.words {
-			if capitalised(w) {
+			if textseg.Capitalised(w) {
 				d.caps[strings.ToLower(w)] = true
 			}
 		}
@@ -253,7 +254,7 @@ func link(a, b *evDoc) float64 {
 		return 1
 	}
 	for _, w := range strings.Fields(b.base) {
-		if len(w) > 3 && !connectors[w] {
+		if len(w) > 3 && !textseg.Connector(w) {
 			if a.caps[w] {
 				return 0.5
 			}

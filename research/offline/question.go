@@ -7,6 +7,7 @@ import (
 
 	"github.com/kljensen/snowball/english"
 
+	"github.com/quarryhq/quarry/internal/textseg"
 	"github.com/quarryhq/quarry/kb/analyze"
 )
 
@@ -179,7 +180,7 @@ func asked(question string) map[string]bool {
 	}
 	take := func(from, step int) {
 		for i, n := from, 0; i >= 0 && i < len(toks) && n < askedWindow && !clauseEnds[toks[i]]; i += step {
-			if english.IsStopWord(toks[i]) || i > 0 && capitalised(written[i]) {
+			if english.IsStopWord(toks[i]) || i > 0 && textseg.Capitalised(written[i]) {
 				continue // a name says which thing, not what is asked of it
 			}
 			n++

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/quarryhq/quarry/internal/textseg"
 )
 
 var comparison = regexp.MustCompile(`(?i)\b(more|less|fewer|larger|smaller|higher|lower|greater|first|last|before|after|than|most|least|largest|smallest|highest|lowest|oldest|newest|earliest|latest|increase[ds]?|decrease[ds]?)\b`)
@@ -31,7 +33,7 @@ func entity(s string) (string, string) {
 	var run []string
 	starts := []int{}
 	flush := func() {
-		for len(run) > 0 && nameJoiner[run[len(run)-1]] {
+		for len(run) > 0 && textseg.Connector(run[len(run)-1]) {
 			run = run[:len(run)-1]
 		}
 		if len(run) > 0 {
@@ -74,7 +76,7 @@ func entity(s string) (string, string) {
 				starts = append(starts, start)
 			}
 			run = append(run, w)
-		case len(run) > 0 && nameJoiner[w]:
+		case len(run) > 0 && textseg.Connector(w):
 			run = append(run, w)
 		default:
 			flush()
@@ -146,10 +148,6 @@ func opening(ws []string) bool {
 }
 
 var finiteVerb = map[string]bool{"is": true, "was": true, "are": true, "were": true, "has": true, "had": true, "have": true, "will": true, "would": true, "can": true, "could": true, "does": true, "did": true, "may": true, "might": true, "shall": true, "should": true, "must": true}
-
-// nameJoiner are lower-case words inside names ("University of Kansas",
-// "Chien Français Blanc et Noir").
-var nameJoiner = map[string]bool{"of": true, "de": true, "von": true, "van": true, "et": true, "di": true, "du": true, "del": true, "da": true, "des": true, "la": true, "le": true}
 
 // pronoun are the words that, starting a sentence, leave its subject unnamed.
 var pronoun = map[string]bool{"it": true, "he": true, "she": true, "they": true, "we": true, "i": true, "you": true, "there": true, "this": true, "these": true, "those": true, "such": true}
