@@ -47,10 +47,14 @@ func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store
 	if err != nil || len(held) == 0 {
 		return nil, err
 	}
-	// ceiling[i] is the most a chunk holding none of held[:i] can score.
+	// bound[i] is more than term i adds to any chunk's score (its tf
+	// part is under k1+1); ceiling[i] is the most a chunk holding none of
+	// held[:i] can score.
+	bound := make([]float64, len(held))
 	ceiling := make([]float64, len(held)+1)
 	for i := len(held) - 1; i >= 0; i-- {
-		ceiling[i] = ceiling[i+1] + held[i].idf*(q.K1+1)
+		bound[i] = held[i].idf * (q.K1 + 1)
+		ceiling[i] = ceiling[i+1] + bound[i]
 	}
 	idfs := make([]float64, len(held))
 	for i, t := range held {
@@ -68,6 +72,16 @@ func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store
 		if i > 0 {
 			tsq += " & !(" + tsQuery(termsOf(held[:i])) + ")"
 		}
+		// A chunk scores less than the bounds of the terms it holds add
+		// up to: once the K-th best is known, only chunks holding this
+		// term with enough of the later ones can enter.
+		if need := top.Floor() - bound[i]; need > 0 {
+			more, ok := enough(held[i+1:], bound[i+1:], need)
+			if !ok {
+				break // none can
+			}
+			tsq += " & (" + more + ")"
+		}
 		if err := s.scoreChunks(ctx, query, append([]any{q.KBID, tsq}, fargs...), scorer, top); err != nil {
 			return nil, err
 		}
@@ -81,6 +95,65 @@ func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store
 		out[i] = store.VectorHit{ChunkID: int64(h.Doc), Score: h.Score}
 	}
 	return out, nil
+}
+
+// maxLeaves bounds the terms an enough query names; past it, or over more
+// than maxEnoughTerms terms, the query is the looser "any of the terms".
+const (
+	maxLeaves      = 64
+	maxEnoughTerms = 16
+)
+
+// enough returns a tsquery matching the chunks that hold a set of terms
+// whose bounds add up to need or more (a chunk that reaches the K-th best
+// score may still win its tie), and false when no set does. Terms come
+// rarest (highest bound) first; each set is matched once, by its first
+// term j: t_j alone when its bound is enough, else t_j and enough of the
+// terms after it. A looser query is never wrong, as it only narrows what
+// is read and scored exactly.
+func enough(terms []termIDF, bound []float64, need float64) (string, bool) {
+	var total float64
+	for _, b := range bound {
+		total += b
+	}
+	if total < need {
+		return "", false
+	}
+	if len(terms) > maxEnoughTerms {
+		return tsQuery(termsOf(terms)), true
+	}
+	q, leaves := enoughSets(terms, bound, need, total)
+	if leaves > maxLeaves {
+		return tsQuery(termsOf(terms)), true
+	}
+	return q, q != ""
+}
+
+// enoughSets is enough's query, and how many terms it names; rest is the
+// sum of bound.
+func enoughSets(terms []termIDF, bound []float64, need, rest float64) (string, int) {
+	var parts []string
+	leaves := 0
+	for j := range terms {
+		if rest < need || leaves > maxLeaves {
+			break // neither the terms from j on nor later sets reach need
+		}
+		rest -= bound[j]
+		leaf := tsQuery([]string{terms[j].term})
+		if bound[j] >= need {
+			parts = append(parts, leaf)
+			leaves++
+			continue
+		}
+		if sub, n := enoughSets(terms[j+1:], bound[j+1:], need-bound[j], rest); sub != "" {
+			parts = append(parts, leaf+" & ("+sub+")")
+			leaves += 1 + n
+		}
+	}
+	if len(parts) == 0 {
+		return "", 0
+	}
+	return "(" + strings.Join(parts, ") | (") + ")", leaves
 }
 
 // termIDF is a query term the knowledge base holds, with its idf.

@@ -38,6 +38,23 @@ func TestTermSearchExact(t *testing.T) {
 			Chunks: []store.Chunk{{ChunkIndex: 0, Text: "t", TokenCount: len(terms), Terms: strings.Join(terms, " ")}},
 		})
 	}
+	// Chunks of a few words, each said many times: their scores come
+	// close to the bounds the search prunes with (a term's tf part nears
+	// k1+1), so a bound taken too tight loses them.
+	for i := range 120 {
+		var terms []string
+		for range 1 + rng.IntN(3) {
+			w := fmt.Sprintf("w%d", rng.IntN(300))
+			for range 20 + rng.IntN(40) {
+				terms = append(terms, w)
+			}
+		}
+		puts = append(puts, store.SourcePut{
+			Source: store.Source{URL: fmt.Sprintf("https://exact.test/r%d", i), Title: "t", Content: "c", ContentHash: fmt.Sprint("r", i)},
+			Chunks: []store.Chunk{{ChunkIndex: 0, Text: "t", TokenCount: len(terms), Terms: strings.Join(terms, " ")}},
+		})
+	}
+	rng.Shuffle(len(puts), func(i, j int) { puts[i], puts[j] = puts[j], puts[i] })
 	if _, err := s.SourcePutBatch(ctx, kb.ID, puts[:400]); err != nil {
 		t.Fatal(err)
 	}
@@ -49,6 +66,16 @@ func TestTermSearchExact(t *testing.T) {
 		var q []string
 		for range 1 + rng.IntN(8) {
 			q = append(q, word())
+		}
+		queries = append(queries, q)
+	}
+	// Queries of rare and common words together, whose first terms fill
+	// the top K so that later, commoner terms are read only in chunks
+	// that hold enough of the others too.
+	for range 60 {
+		q := []string{fmt.Sprintf("w%d", 150+rng.IntN(150))}
+		for range 2 + rng.IntN(6) {
+			q = append(q, fmt.Sprintf("w%d", rng.IntN(40)))
 		}
 		queries = append(queries, q)
 	}
@@ -64,7 +91,7 @@ func TestTermSearchExact(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, q := range queries {
-			for _, k := range []int{1, 10, 50} {
+			for _, k := range []int{1, 3, 10, 50} {
 				want := bm.Search(q, k, nil)
 				got, err := s.ChunkTermSearch(ctx, store.TermQuery{KBID: kb.ID, Terms: q, K: k, Filter: store.ChunkFilter{IncludeStale: true}})
 				if err != nil {
