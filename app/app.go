@@ -37,7 +37,7 @@ type App struct {
 	Broker *events.Broker
 
 	mu              sync.Mutex
-	resident        bool // SetResident
+	longLived       bool // SetLongLived
 	store           store.Store
 	kb              *kb.Service // one per process, so loaded indexes are shared
 	researchFetcher *fetch.Fetcher
@@ -103,19 +103,41 @@ func (a *App) Store(ctx context.Context) (store.Store, error) {
 	return a.store, nil
 }
 
-// SetResident keeps each knowledge base searched in memory, for a
-// long-lived process (quarry serve, worker, mcp, a batch evaluation): its
-// first search loads it, later ones are faster. Off (the default), a store
-// that can search itself (SQLite, PostgreSQL) is searched where it is, loading
-// nothing: a one-shot command answers without reading a whole knowledge
-// base. It applies to a service already made, too.
-func (a *App) SetResident(on bool) {
+// SetLongLived marks a long-lived process (quarry serve, worker, mcp, a
+// batch evaluation): it searches where Config.Search says, keeping each
+// knowledge base in memory after its first search when that is "memory"
+// (the default on SQLite, where warm searches are faster) and searching
+// in the database when it is "database" (the default on PostgreSQL: a
+// replica then holds no per-chunk state and sees every write at once).
+// Off (the default), a store that can search itself (SQLite, PostgreSQL)
+// is searched where it is, loading nothing: a one-shot command answers
+// without reading a whole knowledge base. It applies to a service already
+// made, too.
+func (a *App) SetLongLived(on bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.resident = on
+	a.longLived = on
 	if a.kb != nil {
-		a.kb.SetInStore(!on)
+		a.kb.SetInStore(!a.resident())
 	}
+}
+
+// Resident reports whether this process keeps knowledge bases it searches
+// in memory.
+func (a *App) Resident() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.resident()
+}
+
+func (a *App) resident() bool {
+	switch a.Config.Search {
+	case SearchMemory:
+		return a.longLived
+	case SearchDatabase:
+		return false
+	}
+	return a.longLived && a.Config.DatabaseURL == ""
 }
 
 // KB returns the knowledge-base service.
@@ -128,7 +150,7 @@ func (a *App) KB(ctx context.Context) (*kb.Service, error) {
 	defer a.mu.Unlock()
 	if a.kb == nil {
 		a.kb = kb.New(st, a.Logger)
-		a.kb.SetInStore(!a.resident)
+		a.kb.SetInStore(!a.resident())
 	}
 	return a.kb, nil
 }

@@ -23,7 +23,7 @@ func BenchmarkWorkerThroughput(b *testing.B) {
 	dir := b.TempDir()
 	a := app.New(app.Config{DataDir: dir, Embedder: "hash"}, nil)
 	defer a.Close()
-	a.SetResident(true) // as quarry worker and quarry serve are
+	a.SetLongLived(true) // as quarry worker and quarry serve are
 	if err := a.IngestDocs(ctx, []string{wiki}, nopWriter{}); err != nil {
 		b.Fatal(err)
 	}

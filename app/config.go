@@ -56,6 +56,12 @@ type Config struct {
 	// ThreadIdle is how long a thread stays active without activity
 	// before it shows as idle (a duration; default 10m).
 	ThreadIdle string `yaml:"thread_idle"`
+	// Search is where a long-lived process (serve, worker, mcp) searches
+	// a knowledge base: "database" (in the store, loading nothing),
+	// "memory" (loaded on its first search, kept warm) or "auto" (empty:
+	// database on PostgreSQL, memory on SQLite). One-shot commands always
+	// search in the database.
+	Search string `yaml:"search"`
 
 	// AllowPrivate lifts the fetcher's SSRF guard (loopback, private,
 	// link-local and metadata addresses).
@@ -99,6 +105,7 @@ func (c *Config) settings() []setting {
 		{"llm", "QUARRY_LLM", "llm", "language model: offline, openai[:MODEL] or anthropic[:MODEL] (default: from ANTHROPIC_API_KEY / OPENAI_API_KEY / OPENAI_BASE_URL, else offline)", &c.LLM},
 		{"llm-base-url", "QUARRY_LLM_BASE_URL", "llm_base_url", "base URL of the LLM API (OpenAI-compatible: up to /v1)", &c.LLMBaseURL},
 		{"thread-idle", "QUARRY_THREAD_IDLE", "thread_idle", "how long a thread stays active without activity before it is idle (a duration, default 10m)", &c.ThreadIdle},
+		{"search", "QUARRY_SEARCH", "search", "where serve, worker and mcp search knowledge bases: database (nothing loaded; replicas hold no per-chunk state), memory (each knowledge base loaded on first use) or auto (default: database on PostgreSQL, memory on SQLite)", &c.Search},
 		{"allow-private", "QUARRY_ALLOW_PRIVATE", "allow_private", "allow fetching loopback, private, link-local and cloud-metadata addresses (off: the SSRF guard refuses them)", &c.AllowPrivate},
 		{"web-search", "QUARRY_WEB_SEARCH", "web_search", "web search API for --source web: google, searxng or brave (default: the first configured)", &c.WebSearch},
 		{"google-cx", "QUARRY_GOOGLE_CX", "google_cx", "Google Programmable Search engine id (with QUARRY_GOOGLE_API_KEY)", &c.GoogleCX},
@@ -204,6 +211,11 @@ func (c *Config) load(fs *pflag.FlagSet, env func(string) (string, bool)) error 
 	if _, err := c.ThreadIdleAfter(); err != nil {
 		return err
 	}
+	switch c.Search = strings.ToLower(strings.TrimSpace(c.Search)); c.Search {
+	case "", SearchAuto, SearchDatabase, SearchMemory:
+	default:
+		return errcode.New(errcode.Invalid, "search", fmt.Sprintf("must be auto, database or memory, got %q", c.Search))
+	}
 	c.embedderSet = fileEmbedder || getenv("QUARRY_EMBEDDER") != "" || fs.Changed("embedder")
 	c.EmbedAPIKey = firstEnv("QUARRY_EMBED_API_KEY", "OPENAI_API_KEY")
 	c.OpenAIBaseURL = getenv("OPENAI_BASE_URL")
@@ -285,6 +297,13 @@ func configKeys() []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// Where long-lived processes search (Config.Search).
+const (
+	SearchAuto     = "auto"
+	SearchDatabase = "database"
+	SearchMemory   = "memory"
+)
 
 // ThreadIdleAfter is ThreadIdle as a duration (0: the default).
 func (c *Config) ThreadIdleAfter() (time.Duration, error) {

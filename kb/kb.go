@@ -43,6 +43,13 @@ type Service struct {
 // loaded: what a long-lived process wants. It may change at any time.
 func (s *Service) SetInStore(on bool) { s.inStore.Store(on) }
 
+// Loaded is how many knowledge bases this service holds in memory.
+func (s *Service) Loaded() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.indexes)
+}
+
 // New returns a service over st.
 func New(st store.Store, logger *slog.Logger) *Service {
 	if logger == nil {

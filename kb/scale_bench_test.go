@@ -31,7 +31,7 @@ import (
 // and a resident service's first search (it loads the knowledge base),
 // the Go heap that holds it and its warm p50/p99; and how long a document
 // added through another service (a replica) takes to be found through the
-// resident one, the add included. Queries are SciFact's
+// resident one, and through one searching in the store, the add included. Queries are SciFact's
 // training claims. It needs ../shared/data.
 //
 //	QUARRY_BENCH_DOCS=100000 go test ./kb -run '^$' -bench Scale -benchtime 1x -timeout 60m
@@ -117,6 +117,10 @@ func scale(b *testing.B, st store.Store, corpus string, queries []string, size f
 				b.ReportMetric(p50, "instore-"+mode+"-p50-ms")
 				b.ReportMetric(p99, "instore-"+mode+"-p99-ms")
 			}
+			// A replica that searches in the database (--search database).
+			replica := kb.New(st, nil)
+			replica.SetInStore(true)
+			b.ReportMetric(writeVisible(b, st, replica, "qzxwvutsrq"), "instore-write-visible-ms")
 		}
 		res := kb.New(st, nil)
 		runtime.GC()
@@ -139,7 +143,7 @@ func scale(b *testing.B, st store.Store, corpus string, queries []string, size f
 			b.ReportMetric(p50, "resident-"+mode+"-p50-ms")
 			b.ReportMetric(p99, "resident-"+mode+"-p99-ms")
 		}
-		b.ReportMetric(writeVisible(b, st, res), "write-visible-ms")
+		b.ReportMetric(writeVisible(b, st, res, "zyxwvutsrq"), "write-visible-ms")
 		if pg, ok := st.(*postgres.Store); ok && pg.HasPGVector() {
 			vs := store.VectorSearcher(pg)
 			b.ReportMetric(vectorRecall(b, st, vs, queries), "vector-recall@10")
@@ -148,14 +152,14 @@ func scale(b *testing.B, st store.Store, corpus string, queries []string, size f
 }
 
 // writeVisible adds a document through one service (a replica) and
-// returns how long until a search through res, another replica whose
-// index is loaded, finds it.
-func writeVisible(b *testing.B, st store.Store, res *kb.Service) float64 {
+// returns how long until a search through res, another replica (its
+// index loaded, or searching in the database), finds it.
+func writeVisible(b *testing.B, st store.Store, res *kb.Service, word string) float64 {
 	ctx := context.Background()
 	emb := embed.Hash{}
 	writer := kb.New(st, nil)
-	p := filepath.Join(b.TempDir(), "late.md")
-	if err := os.WriteFile(p, []byte("# Late\n\nThe zyxwvutsrq arrived after everything else was written.\n"), 0o644); err != nil {
+	p := filepath.Join(b.TempDir(), word+".md")
+	if err := os.WriteFile(p, []byte("# Late\n\nThe "+word+" arrived after everything else was written.\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	t0 := time.Now()
@@ -163,11 +167,11 @@ func writeVisible(b *testing.B, st store.Store, res *kb.Service) float64 {
 		b.Fatal(err)
 	}
 	for time.Since(t0) < time.Minute {
-		hits, err := res.Search(ctx, "scale", emb, kb.Query{Text: "zyxwvutsrq", K: 1, Mode: kb.ModeBM25})
+		hits, err := res.Search(ctx, "scale", emb, kb.Query{Text: word, K: 1, Mode: kb.ModeBM25})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(hits) > 0 && strings.Contains(hits[0].Text, "zyxwvutsrq") {
+		if len(hits) > 0 && strings.Contains(hits[0].Text, word) {
 			return float64(time.Since(t0).Microseconds()) / 1000
 		}
 		time.Sleep(time.Millisecond)

@@ -147,8 +147,9 @@ func New(ctx context.Context, a *app.App, opt Options, logger *slog.Logger) (*Se
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	// A server lives long: each knowledge base it searches stays loaded.
-	a.SetResident(true)
+	// A server lives long: it searches where --search says (memory on
+	// SQLite, the database on PostgreSQL, by default).
+	a.SetLongLived(true)
 	st, err := a.Store(ctx)
 	if err != nil {
 		return nil, err

@@ -22,7 +22,7 @@ func (a *cli) evalCmd() *cobra.Command {
 	for _, c := range batch {
 		run := c.RunE
 		c.RunE = func(cmd *cobra.Command, args []string) error {
-			a.q().SetResident(true)
+			a.q().SetLongLived(true)
 			return run(cmd, args)
 		}
 	}

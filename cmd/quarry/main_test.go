@@ -147,6 +147,16 @@ func TestConfigPrecedence(t *testing.T) {
 	if err := (&app.Config{}).Load(fs, lookup); err == nil || !strings.Contains(err.Error(), "embedder: must be hash or openai") {
 		t.Fatalf("bad embedder: %v", err)
 	}
+	delete(env, "QUARRY_EMBEDDER")
+	env["QUARRY_SEARCH"] = "Database"
+	c := &app.Config{}
+	if err := c.Load(fs, lookup); err != nil || c.Search != app.SearchDatabase {
+		t.Fatalf("QUARRY_SEARCH=Database: %v, search %q", err, c.Search)
+	}
+	env["QUARRY_SEARCH"] = "disk"
+	if err := (&app.Config{}).Load(fs, lookup); err == nil || !strings.Contains(err.Error(), "search: must be auto, database or memory") {
+		t.Fatalf("bad search: %v", err)
+	}
 }
 
 // TestRealEnvironmentIsNotRead: keys in the test process's environment

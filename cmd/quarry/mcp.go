@@ -24,7 +24,7 @@ same store, models and sources as every other command (--data-dir,
 		Example: `  {"mcpServers": {"quarry": {"command": "quarry", "args": ["mcp", "--data-dir", "/home/me/.local/share/quarry"]}}}`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a.q().SetResident(true) // long-lived: knowledge bases stay loaded
+			a.q().SetLongLived(true) // long-lived: searches where --search says
 			s := mcpserver.New(a.q(), versionLine(), a.logger)
 			t := &mcp.IOTransport{Reader: mcpserver.ValidLines(a.stdin, a.logger), Writer: nopWriteCloser{a.stdout}}
 			if err := s.Run(cmd.Context(), t); err != nil && !errors.Is(err, io.EOF) && cmd.Context().Err() == nil {

@@ -33,7 +33,7 @@ and on PostgreSQL (--database-url; workers anywhere).`,
 			if rescue != 0 && rescue < time.Second {
 				return usageError{fmt.Errorf("rescue-after: must be at least 1s, got %s", rescue)}
 			}
-			a.q().SetResident(true) // long-lived: knowledge bases stay loaded
+			a.q().SetLongLived(true) // long-lived: searches where --search says
 			rn, err := a.q().Runner(ctx)
 			if err != nil {
 				return err
