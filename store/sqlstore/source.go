@@ -84,36 +84,16 @@ func (s *DB) SourcePutBatch(ctx context.Context, kbID int64, puts []store.Source
 	if err := s.kbExists(ctx, tx, kbID); err != nil {
 		return nil, fmt.Errorf("source put: %w", err)
 	}
-	ids := make([]int64, len(puts))
+	ids, err := s.upsertSources(ctx, tx, kbID, puts)
+	if err != nil {
+		return nil, err
+	}
 	// Chunks are replaced after the sources are written: one DELETE and
 	// the inserts for the whole batch.
 	var replaced []int64
 	var chunks []store.Chunk
 	owner := map[int64]int{} // a replaced source's put
 	for i, p := range puts {
-		src := p.Source
-		if err := validateSource(src); err != nil {
-			return nil, fmt.Errorf("source put %q: %w", src.URL, err)
-		}
-		meta, err := json.Marshal(src.Metadata)
-		if err != nil {
-			return nil, fmt.Errorf("source put %q: %w", src.URL, err)
-		}
-		if src.Metadata == nil {
-			meta = []byte("{}")
-		}
-		err = tx.QueryRowContext(ctx, s.q(`INSERT INTO sources (kb_id, url, doc_id, title, content, language, last_modified, crawled_at, is_stale, metadata, content_hash, etag, fail_count)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (kb_id, url) DO UPDATE SET doc_id = excluded.doc_id, title = excluded.title, content = excluded.content,
-				language = excluded.language, last_modified = excluded.last_modified, crawled_at = excluded.crawled_at,
-				is_stale = excluded.is_stale, metadata = excluded.metadata, content_hash = excluded.content_hash,
-				etag = excluded.etag, fail_count = excluded.fail_count
-			RETURNING id`),
-			kbID, src.URL, src.DocID, src.Title, src.Content, orUnd(src.Language), s.tmp(src.LastModified), s.tm(src.CrawledAt),
-			src.IsStale, string(meta), src.ContentHash, src.ETag, src.FailCount).Scan(&ids[i])
-		if err != nil {
-			return nil, fmt.Errorf("source put %q: %w", src.URL, err)
-		}
 		if p.Chunks == nil {
 			continue
 		}
@@ -148,6 +128,85 @@ func (s *DB) SourcePutBatch(ctx context.Context, kbID int64, puts []store.Source
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("source put: commit: %w", err)
+	}
+	return ids, nil
+}
+
+// sourceRows is how many sources one INSERT writes: 13 parameters each,
+// under SQLite's 32,766 and PostgreSQL's 65,535.
+const sourceRows = 500
+
+// upsertSources writes the sources of puts, many to a statement, and
+// returns each put's source id. The same URL twice in a batch is one
+// source, written as the later put has it, as one put after the other
+// would leave it.
+func (s *DB) upsertSources(ctx context.Context, tx *sql.Tx, kbID int64, puts []store.SourcePut) ([]int64, error) {
+	last := map[string]int{} // URL → its last put
+	var order []int          // the puts written, each URL once
+	for i, p := range puts {
+		if err := validateSource(p.Source); err != nil {
+			return nil, fmt.Errorf("source put %q: %w", p.Source.URL, err)
+		}
+		if _, ok := last[p.Source.URL]; !ok {
+			order = append(order, i)
+		}
+		last[p.Source.URL] = i
+	}
+	byURL := make(map[string]int64, len(order))
+	for len(order) > 0 {
+		batch := order[:min(len(order), sourceRows)]
+		order = order[len(batch):]
+		var b strings.Builder
+		b.WriteString(`INSERT INTO sources (kb_id, url, doc_id, title, content, language, last_modified, crawled_at, is_stale, metadata, content_hash, etag, fail_count) VALUES `)
+		args := make([]any, 0, 13*len(batch))
+		for k, first := range batch {
+			src := puts[last[puts[first].Source.URL]].Source
+			meta := []byte("{}")
+			if src.Metadata != nil {
+				var err error
+				if meta, err = json.Marshal(src.Metadata); err != nil {
+					return nil, fmt.Errorf("source put %q: %w", src.URL, err)
+				}
+			}
+			if k > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+			args = append(args, kbID, src.URL, src.DocID, src.Title, src.Content, orUnd(src.Language), s.tmp(src.LastModified), s.tm(src.CrawledAt),
+				src.IsStale, string(meta), src.ContentHash, src.ETag, src.FailCount)
+		}
+		b.WriteString(` ON CONFLICT (kb_id, url) DO UPDATE SET doc_id = excluded.doc_id, title = excluded.title, content = excluded.content,
+				language = excluded.language, last_modified = excluded.last_modified, crawled_at = excluded.crawled_at,
+				is_stale = excluded.is_stale, metadata = excluded.metadata, content_hash = excluded.content_hash,
+				etag = excluded.etag, fail_count = excluded.fail_count
+			RETURNING id, url`)
+		rows, err := tx.QueryContext(ctx, s.q(b.String()), args...)
+		if err != nil {
+			return nil, fmt.Errorf("source put %q…: %w", puts[batch[0]].Source.URL, err)
+		}
+		for rows.Next() {
+			var id int64
+			var url string
+			if err := rows.Scan(&id, &url); err != nil {
+				_ = rows.Close()
+				return nil, fmt.Errorf("source put: %w", err)
+			}
+			byURL[url] = id
+		}
+		if err := rows.Close(); err != nil {
+			return nil, fmt.Errorf("source put: %w", err)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("source put: %w", err)
+		}
+	}
+	ids := make([]int64, len(puts))
+	for i, p := range puts {
+		id, ok := byURL[p.Source.URL]
+		if !ok {
+			return nil, fmt.Errorf("source put %q: no id returned", p.Source.URL)
+		}
+		ids[i] = id
 	}
 	return ids, nil
 }

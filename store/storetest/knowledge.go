@@ -201,19 +201,45 @@ func sameSourceTwice(t *testing.T, open Opener) {
 	kb := mustKB(t, s, "twice")
 	first, later := chunks(3, 4), chunks(2, 4)
 	later[1].Text = "the later text"
-	if _, err := s.SourcePutBatch(ctx, kb.ID, []store.SourcePut{
+	ids, err := s.SourcePutBatch(ctx, kb.ID, []store.SourcePut{
 		{Source: src("file:///t.md", "T", "one", nil), Chunks: first},
 		{Source: src("file:///u.md", "U", "u", nil), Chunks: chunks(1, 4)},
 		{Source: src("file:///t.md", "T", "two", nil), Chunks: later},
-	}); err != nil {
+	})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if len(ids) != 3 || ids[0] != ids[2] || ids[0] == ids[1] {
+		t.Fatalf("ids %v: want one id for the URL put twice, another for the other", ids)
 	}
 	got, total, err := s.SourceChunks(ctx, kb.ID, "file:///t.md", 0, 10)
 	if err != nil || total != 2 || len(got) != 2 || got[1].Text != "the later text" {
 		t.Fatalf("chunks of a source put twice: %d %+v %v", total, got, err)
 	}
+	if sg, err := s.SourceGet(ctx, kb.ID, "file:///t.md"); err != nil || sg.Content != "two" || sg.ID != ids[0] {
+		t.Fatalf("the source put twice is %+v (%v), want the later content", sg, err)
+	}
 	if st, err := s.KBStats(ctx, kb.ID); err != nil || st.Sources != 2 || st.Chunks != 3 {
 		t.Fatalf("stats: %+v %v", st, err)
+	}
+	// More sources than one statement writes: each put gets its own
+	// source's id, in order.
+	var many []store.SourcePut
+	for i := range 1234 {
+		many = append(many, store.SourcePut{Source: src(fmt.Sprintf("file:///many/%d.md", i), "M", fmt.Sprint("content ", i), nil), Chunks: chunks(1, 4)})
+	}
+	ids, err = s.SourcePutBatch(ctx, kb.ID, many)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, 499, 500, 1233} {
+		sg, err := s.SourceGet(ctx, kb.ID, many[i].Source.URL)
+		if err != nil || sg.ID != ids[i] || sg.Content != fmt.Sprint("content ", i) {
+			t.Fatalf("put %d: id %d, source %+v (%v)", i, ids[i], sg, err)
+		}
+	}
+	if st, err := s.KBStats(ctx, kb.ID); err != nil || st.Sources != 2+1234 || st.Chunks != 3+1234 {
+		t.Fatalf("stats after many: %+v %v", st, err)
 	}
 }
 
