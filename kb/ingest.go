@@ -201,6 +201,15 @@ func (s *Service) addDocuments(ctx context.Context, kb *store.KB, docs []Documen
 			opt.Progress(Progress{Done: min(len(todo), i+opt.BatchSize), Total: len(todo)})
 		}
 	}
+	if vi, ok := s.store.(store.VectorIndexer); ok {
+		// A knowledge base's first chunks, all written: its vector index
+		// is built over them at once (and after an ingest that failed
+		// before it could).
+		if err := vi.EnsureVectorIndex(ctx, kb); err != nil {
+			rep.Seconds = time.Since(start).Seconds()
+			return rep, fmt.Errorf("ingest: %w", err)
+		}
+	}
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
 }

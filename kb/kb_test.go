@@ -97,6 +97,14 @@ func TestIngestAndSearch(t *testing.T) {
 		if rep.Added != 5 || rep.Unchanged != 0 || len(rep.Failed) != 5 {
 			t.Fatalf("report: %+v", rep)
 		}
+		if pg, ok := st.(*postgres.Store); ok && pg.HasPGVector() {
+			// The ingest built the knowledge base's HNSW index over its
+			// first chunks.
+			var indexed bool
+			if err := pg.SQL.QueryRowContext(ctx, `SELECT count(*) = 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname LIKE 'chunks_vec_kb%'`).Scan(&indexed); err != nil || !indexed {
+				t.Fatalf("no HNSW index after the first ingest (%v)", err)
+			}
+		}
 		reasons := ""
 		for _, p := range rep.Failed {
 			reasons += p.Origin + ": " + p.Reason + "\n"

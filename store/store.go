@@ -366,6 +366,16 @@ type VectorSearcher interface {
 	ChunkVectorSearch(ctx context.Context, q VectorQuery) ([]VectorHit, error)
 }
 
+// VectorIndexer is implemented by backends whose native vector index is
+// built once a knowledge base's first chunks are written rather than
+// grown one insert at a time (pgvector's HNSW: a build of 10,000 chunks
+// takes a tenth of what inserting them into the index does). The index
+// of a knowledge base with no index yet is built by EnsureVectorIndex;
+// until then its vectors are searched exactly.
+type VectorIndexer interface {
+	EnsureVectorIndex(ctx context.Context, kb *KB) error
+}
+
 // TextScanner is implemented by backends that can scan chunks without
 // their embeddings (the vectors), for a process whose vector searches run
 // in the store: ChunkScanAfter with Embedding left nil.

@@ -131,20 +131,63 @@ func redactErr(err error) error {
 	return err
 }
 
-// KBCreate creates the knowledge base and, with pgvector, its HNSW index.
+// KBCreate creates the knowledge base. Its HNSW index, with pgvector, is
+// built by EnsureVectorIndex once its first chunks are written.
 func (s *Store) KBCreate(ctx context.Context, p store.KBCreateParams) (*store.KB, error) {
-	kb, err := s.DB.KBCreate(ctx, p)
-	if err != nil || !s.pgvector || kb.Dimension <= 0 {
-		return kb, err
+	return s.DB.KBCreate(ctx, p)
+}
+
+// Memory for an HNSW build: what its graph needs, in bytes per chunk
+// beyond the vector, and the most it is given (the build goes on, slower,
+// past it).
+const (
+	hnswBytesPerChunk = 600
+	hnswMaxMemoryMB   = 1024
+)
+
+// EnsureVectorIndex builds the knowledge base's HNSW index (m=16,
+// ef_construction=64) when it has none and holds chunks, with the memory
+// its chunks need, up to 1 GB: a build of the chunks written is many times
+// faster than inserting each into a growing index. Without pgvector it
+// does nothing.
+func (s *Store) EnsureVectorIndex(ctx context.Context, kb *store.KB) error {
+	if !s.pgvector || kb.Dimension <= 0 {
+		return nil
 	}
-	id := strconv.FormatInt(kb.ID, 10)
-	dim := strconv.Itoa(kb.Dimension)
-	stmt := `CREATE INDEX IF NOT EXISTS chunks_vec_kb` + id + ` ON chunks USING hnsw ((embedding_vec::vector(` + dim + `)) vector_cosine_ops)
+	kbID := kb.ID
+	id := strconv.FormatInt(kbID, 10)
+	var exists bool
+	if err := s.SQL.QueryRowContext(ctx, `SELECT to_regclass('chunks_vec_kb' || $1) IS NOT NULL`, id).Scan(&exists); err != nil {
+		return fmt.Errorf("vector index of kb %d: %w", kbID, err)
+	}
+	if exists {
+		return nil
+	}
+	var n int64
+	if err := s.SQL.QueryRowContext(ctx, `SELECT count(*) FROM chunks WHERE kb_id = $1`, kbID).Scan(&n); err != nil {
+		return fmt.Errorf("vector index of kb %d: %w", kbID, err)
+	}
+	if n == 0 {
+		return nil // built over the first chunks written, not grown by them
+	}
+	mem := min(hnswMaxMemoryMB, max(64, n*int64(kb.Dimension*4+hnswBytesPerChunk)>>20+1))
+	tx, err := s.SQL.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("vector index of kb %d: %w", kbID, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, `SELECT set_config('maintenance_work_mem', $1, true)`, strconv.FormatInt(mem, 10)+"MB"); err != nil {
+		return fmt.Errorf("vector index of kb %d: %w", kbID, err)
+	}
+	stmt := `CREATE INDEX IF NOT EXISTS chunks_vec_kb` + id + ` ON chunks USING hnsw ((embedding_vec::vector(` + strconv.Itoa(kb.Dimension) + `)) vector_cosine_ops)
 		WITH (m = 16, ef_construction = 64) WHERE kb_id = ` + id
-	if _, err := s.SQL.ExecContext(ctx, stmt); err != nil {
-		return nil, fmt.Errorf("kb create %q: hnsw index: %w", p.Name, err)
+	if _, err := tx.ExecContext(ctx, stmt); err != nil {
+		return fmt.Errorf("vector index of kb %d: %w", kbID, err)
 	}
-	return kb, nil
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("vector index of kb %d: %w", kbID, err)
+	}
+	return nil
 }
 
 // KBDelete drops the knowledge base and its HNSW index.

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -72,5 +73,65 @@ func TestEmbeddingStoredOnce(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("embedding read back = %v, want %v", got, want)
+	}
+}
+
+// TestVectorIndexBuiltOnce: with pgvector, a knowledge base's HNSW index
+// is not there while its first chunks are written (its vectors are
+// searched exactly meanwhile), is built by EnsureVectorIndex over them,
+// and is built once.
+func TestVectorIndexBuiltOnce(t *testing.T) {
+	s := openPG(t, "QUARRY_TEST_PGVECTOR_URL", 1)
+	if !s.HasPGVector() {
+		t.Fatal("QUARRY_TEST_PGVECTOR_URL server has no pgvector")
+	}
+	ctx := context.Background()
+	kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: "later", Embedder: "hash", Dimension: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	indexed := func() bool {
+		t.Helper()
+		var ok bool
+		if err := s.SQL.QueryRowContext(ctx, `SELECT to_regclass('chunks_vec_kb' || $1::text) IS NOT NULL`, kb.ID).Scan(&ok); err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if err := s.EnsureVectorIndex(ctx, kb); err != nil || indexed() {
+		t.Fatalf("an empty knowledge base got an index (%v): it would grow one insert at a time", err)
+	}
+	var puts []store.SourcePut
+	for i, v := range [][]float32{{1, 0}, {0.8, 0.2}, {0, 1}} {
+		puts = append(puts, store.SourcePut{
+			Source: store.Source{URL: fmt.Sprintf("https://later.test/%d", i), Title: "t", Content: "c", ContentHash: fmt.Sprint(i)},
+			Chunks: []store.Chunk{{ChunkIndex: 0, Text: "t", TokenCount: 1, Embedding: v, Terms: "t"}},
+		})
+	}
+	if _, err := s.SourcePutBatch(ctx, kb.ID, puts); err != nil {
+		t.Fatal(err)
+	}
+	search := func() []store.VectorHit {
+		t.Helper()
+		hits, err := s.ChunkVectorSearch(ctx, store.VectorQuery{KBID: kb.ID, Dimension: 2, Vector: []float32{1, 0.1}, K: 2, Filter: store.ChunkFilter{IncludeStale: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hits
+	}
+	before := search()
+	if indexed() || len(before) != 2 {
+		t.Fatalf("before the build: indexed %v, hits %+v", indexed(), before)
+	}
+	for range 2 {
+		if err := s.EnsureVectorIndex(ctx, kb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !indexed() {
+		t.Fatal("no index after EnsureVectorIndex")
+	}
+	if after := search(); !slices.Equal(after, before) {
+		t.Fatalf("hits through the index %+v, exactly %+v", after, before)
 	}
 }
