@@ -172,22 +172,24 @@ func (s *Service) addDocuments(ctx context.Context, kb *store.KB, docs []Documen
 			rep.Tokens += c.TokenCount
 		}
 	}
-	for i := 0; i < len(todo); i += opt.BatchSize {
-		batch := todo[i:min(len(todo), i+opt.BatchSize)]
-		puts, long, probs, err := s.prepare(ctx, kb, batch, opt)
-		if err != nil {
+	// The next batch is chunked and embedded while this one is written:
+	// the store's work and Quarry's own overlap.
+	batches, stop := s.prepareAhead(ctx, kb, todo, opt)
+	defer stop()
+	for b := range batches {
+		if b.err != nil {
 			rep.Seconds = time.Since(start).Seconds()
-			return rep, err
+			return rep, b.err
 		}
-		rep.Failed = append(rep.Failed, probs...)
-		if _, err := s.store.SourcePutBatch(ctx, kb.ID, puts); err != nil {
+		rep.Failed = append(rep.Failed, b.probs...)
+		if _, err := s.store.SourcePutBatch(ctx, kb.ID, b.puts); err != nil {
 			rep.Seconds = time.Since(start).Seconds()
-			return rep, s.writeError(ctx, kb, rep, batch[0].Origin, err)
+			return rep, s.writeError(ctx, kb, rep, b.docs[0].Origin, err)
 		}
-		for _, p := range puts {
+		for _, p := range b.puts {
 			count(p.Source.URL, p.Chunks)
 		}
-		for _, d := range long {
+		for _, d := range b.long {
 			chunks, tokens, err := s.addLong(ctx, kb, d.src, opt)
 			if err != nil {
 				rep.Seconds = time.Since(start).Seconds()
@@ -198,8 +200,12 @@ func (s *Service) addDocuments(ctx context.Context, kb *store.KB, docs []Documen
 			rep.Tokens += tokens
 		}
 		if opt.Progress != nil {
-			opt.Progress(Progress{Done: min(len(todo), i+opt.BatchSize), Total: len(todo)})
+			opt.Progress(Progress{Done: b.done, Total: len(todo)})
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		rep.Seconds = time.Since(start).Seconds()
+		return rep, err
 	}
 	if vi, ok := s.store.(store.VectorIndexer); ok {
 		// A knowledge base's first chunks, all written: its vector index
@@ -212,6 +218,49 @@ func (s *Service) addDocuments(ctx context.Context, kb *store.KB, docs []Documen
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// preparedBatch is a batch of documents chunked, analysed and embedded,
+// ready to write: done is how many of the ingest's documents it ends at.
+type preparedBatch struct {
+	docs  []todoDoc
+	puts  []store.SourcePut
+	long  []longDoc
+	probs []Problem
+	done  int
+	err   error
+}
+
+// prepareAhead prepares todo's batches in order, one ahead of the batch
+// being written. The channel closes after the last batch, after a batch
+// that failed, or when ctx ends; stop ends the preparing and waits for
+// it. A panic in it is that batch's error.
+func (s *Service) prepareAhead(ctx context.Context, kb *store.KB, todo []todoDoc, opt AddOptions) (<-chan preparedBatch, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	out := make(chan preparedBatch, 1)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(out)
+		for i := 0; i < len(todo); i += opt.BatchSize {
+			b := preparedBatch{docs: todo[i:min(len(todo), i+opt.BatchSize)], done: min(len(todo), i+opt.BatchSize)}
+			b.err = safe.Call(func() (err error) {
+				b.puts, b.long, b.probs, err = s.prepare(ctx, kb, b.docs, opt)
+				return err
+			})
+			select {
+			case out <- b:
+			case <-ctx.Done():
+				return
+			}
+			if b.err != nil {
+				return
+			}
+		}
+	})
+	return out, func() {
+		cancel()
+		wg.Wait()
+	}
 }
 
 // triage cleans each document's text and sorts the documents: those to

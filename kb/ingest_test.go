@@ -233,3 +233,39 @@ func (r *removingEmbedder) Embed(ctx context.Context, texts []string) ([][]float
 	}
 	return r.Hash.Embed(ctx, texts)
 }
+
+// TestIngestStopsAtAFailedBatch: batches are prepared one ahead of the
+// one being written; when the embedder fails on the third batch, the two
+// before it are written and kept, nothing after it is, the error is the
+// embedder's, and no preparing goroutine is left behind (goleak).
+func TestIngestStopsAtAFailedBatch(t *testing.T) {
+	backends(t, func(t *testing.T, st store.Store) {
+		ctx := context.Background()
+		svc := kb.New(st, nil)
+		base, err := svc.Create(ctx, "batches", "", embed.Hash{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var docs []kb.Document
+		for i := range 50 {
+			docs = append(docs, kb.Document{URL: fmt.Sprintf("kb://batches/%d", i), Title: "d", Text: fmt.Sprintf("Document %d says something about topic %d.", i, i%7)})
+		}
+		bad := &failingEmbedder{failOn: 3}
+		rep, err := svc.AddDocuments(ctx, base, docs, kb.AddOptions{Embedder: bad, BatchSize: 10})
+		if err == nil || !strings.Contains(err.Error(), "embedding service unavailable") {
+			t.Fatalf("err = %v, want the embedder's", err)
+		}
+		if rep.Added != 20 {
+			t.Fatalf("added %d, want the 20 of the two batches before the failure", rep.Added)
+		}
+		if s, err := st.KBStats(ctx, base.ID); err != nil || s.Sources != 20 {
+			t.Fatalf("stored %+v (%v), want 20 sources", s, err)
+		}
+		// Cancelled from the start: nothing is written, the context's error.
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := svc.AddDocuments(cctx, base, docs, kb.AddOptions{Embedder: embed.Hash{}, BatchSize: 10}); !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled ingest: %v", err)
+		}
+	})
+}
