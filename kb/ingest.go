@@ -148,13 +148,15 @@ func (s *Service) addDocuments(ctx context.Context, kb *store.KB, docs []Documen
 	if opt.ChunkBatch <= 0 {
 		opt.ChunkBatch = 256
 	}
-	existing, err := s.store.SourceList(ctx, kb.ID)
+	// What the store holds of these documents, not of the whole
+	// knowledge base: an upload of one file reads one row.
+	urls := make([]string, len(docs))
+	for i, d := range docs {
+		urls[i] = d.URL
+	}
+	known, err := s.store.SourceHashes(ctx, kb.ID, urls)
 	if err != nil {
 		return rep, err
-	}
-	known := make(map[string]string, len(existing))
-	for _, e := range existing {
-		known[e.URL] = e.ContentHash
 	}
 	todo, touches := triage(docs, known, opt.Touch, rep)
 	if err := s.store.SourceTouch(ctx, kb.ID, touches); err != nil {

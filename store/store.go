@@ -244,6 +244,9 @@ type KBStore interface {
 	SourceGet(ctx context.Context, kbID int64, url string) (*Source, error)
 	// SourceList lists a KB's sources without their content.
 	SourceList(ctx context.Context, kbID int64) ([]Source, error)
+	// SourceHashes returns the content hash of each of urls the KB holds
+	// a source for: what an ingest compares, reading only its own sources.
+	SourceHashes(ctx context.Context, kbID int64, urls []string) (map[string]string, error)
 	// SourceChunks lists up to limit of a source's chunks in order from
 	// offset, without embeddings, and how many it has in all; ErrNotFound
 	// if the KB has no source with this URL.

@@ -71,6 +71,41 @@ func (s *DB) SourceList(ctx context.Context, kbID int64) ([]store.Source, error)
 	return list(ctx, s.SQL, "source list", s.q(`SELECT `+strings.Replace(sourceCols, "content,", "'' AS content,", 1)+` FROM sources WHERE kb_id = ? ORDER BY url`), []any{kbID}, deref(scanSource))
 }
 
+// SourceHashes returns the content hash of each of urls the knowledge
+// base has a source for, sourceRows URLs to a query.
+func (s *DB) SourceHashes(ctx context.Context, kbID int64, urls []string) (map[string]string, error) {
+	out := make(map[string]string)
+	for len(urls) > 0 {
+		batch := urls[:min(len(urls), sourceRows)]
+		urls = urls[len(batch):]
+		args := make([]any, 0, len(batch)+1)
+		args = append(args, kbID)
+		for _, u := range batch {
+			args = append(args, u)
+		}
+		marks := strings.TrimSuffix(strings.Repeat("?,", len(batch)), ",")
+		rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT url, content_hash FROM sources WHERE kb_id = ? AND url IN (`+marks+`)`), args...)
+		if err != nil {
+			return nil, fmt.Errorf("source hashes: %w", err)
+		}
+		for rows.Next() {
+			var u, h string
+			if err := rows.Scan(&u, &h); err != nil {
+				_ = rows.Close()
+				return nil, fmt.Errorf("source hashes: %w", err)
+			}
+			out[u] = h
+		}
+		if err := rows.Close(); err != nil {
+			return nil, fmt.Errorf("source hashes: %w", err)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("source hashes: %w", err)
+		}
+	}
+	return out, nil
+}
+
 // SourcePutBatch upserts sources and replaces their chunks in one transaction.
 func (s *DB) SourcePutBatch(ctx context.Context, kbID int64, puts []store.SourcePut) ([]int64, error) {
 	if len(puts) == 0 {

@@ -241,6 +241,18 @@ func sameSourceTwice(t *testing.T, open Opener) {
 	if st, err := s.KBStats(ctx, kb.ID); err != nil || st.Sources != 2+1234 || st.Chunks != 3+1234 {
 		t.Fatalf("stats after many: %+v %v", st, err)
 	}
+	// The hashes an ingest compares, of the URLs it asks for only.
+	urls := []string{"file:///t.md", "file:///nowhere.md"}
+	for _, p := range many {
+		urls = append(urls, p.Source.URL)
+	}
+	hashes, err := s.SourceHashes(ctx, kb.ID, urls)
+	if err != nil || len(hashes) != 1+1234 || hashes["file:///t.md"] != src("file:///t.md", "T", "two", nil).ContentHash || hashes[many[700].Source.URL] != many[700].Source.ContentHash {
+		t.Fatalf("source hashes: %d of them, %v", len(hashes), err)
+	}
+	if _, ok := hashes["file:///u.md"]; ok {
+		t.Fatal("source hashes: a URL not asked for")
+	}
 }
 
 func appendChunks(t *testing.T, open Opener) {
