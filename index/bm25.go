@@ -5,8 +5,11 @@
 package index
 
 import (
+	"cmp"
 	"container/heap"
 	"math"
+	"slices"
+	"strings"
 )
 
 // Hit is a document id with its score, higher is better.
@@ -60,8 +63,8 @@ func (x *BM25) Add(doc int, terms []string) {
 func (x *BM25) Len() int { return len(x.lens) }
 
 // Search scores documents containing any query term (terms OR-ed; a term
-// repeated in the query counts once) and returns the top k that pass keep
-// (nil keeps all).
+// repeated in the query counts once; of a long query, its MaxQueryTerms
+// rarest terms) and returns the top k that pass keep (nil keeps all).
 func (x *BM25) Search(terms []string, k int, keep func(doc int) bool) []Hit {
 	n := len(x.lens)
 	if n == 0 || k <= 0 {
@@ -69,16 +72,17 @@ func (x *BM25) Search(terms []string, k int, keep func(doc int) bool) []Hit {
 	}
 	avg := float64(x.total) / float64(n)
 	scores := make(map[int32]float64)
+	var held []string
 	seen := map[string]bool{}
 	for _, t := range terms {
-		if seen[t] {
-			continue
+		if !seen[t] && len(x.postings[t]) > 0 {
+			held = append(held, t)
 		}
 		seen[t] = true
+	}
+	held = Rarest(held, func(t string) int64 { return int64(len(x.postings[t])) })
+	for _, t := range held {
 		ps := x.postings[t]
-		if len(ps) == 0 {
-			continue
-		}
 		idf := math.Log(1 + (float64(n)-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
 		for _, p := range ps {
 			tf := float64(p.tf)
@@ -94,6 +98,25 @@ func (x *BM25) Search(terms []string, k int, keep func(doc int) bool) []Hit {
 		top.push(Hit{int(d), s})
 	}
 	return top.sorted()
+}
+
+// MaxQueryTerms bounds the terms a query is scored by: its rarest ones,
+// which tell documents apart; the commoner ones of a long query (a pasted
+// page) add little to a ranking and much to the work of one in a
+// database.
+const MaxQueryTerms = 32
+
+// Rarest returns at most MaxQueryTerms of terms (distinct, each held by
+// some document), the rarest by df, ties by term, rarest first.
+func Rarest(terms []string, df func(string) int64) []string {
+	out := slices.Clone(terms)
+	slices.SortStableFunc(out, func(a, b string) int {
+		if c := cmp.Compare(df(a), df(b)); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	return out[:min(len(out), MaxQueryTerms)]
 }
 
 // topK keeps the k best hits in a min-heap.

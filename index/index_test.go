@@ -1,6 +1,7 @@
 package index
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -160,5 +161,42 @@ func TestShortQueryRecall(t *testing.T) {
 	}
 	if rec := float64(hit) / float64(total); rec < 0.9 {
 		t.Fatalf("recall@10 of short queries = %.3f, want >= 0.9", rec)
+	}
+}
+
+// TestLongQueryScoresItsRarestTerms: a query of more than MaxQueryTerms
+// distinct terms ranks as its MaxQueryTerms rarest alone; a repeated term
+// or one no document holds does not take a place among them.
+func TestLongQueryScoresItsRarestTerms(t *testing.T) {
+	t.Parallel()
+	x := NewBM25(1.2, 0.75)
+	for d := range 200 {
+		var terms []string
+		for w := range 60 {
+			if d%(w+1) == 0 { // w0 in every document, w59 in few
+				terms = append(terms, fmt.Sprintf("w%d", w))
+			}
+		}
+		x.Add(d, terms)
+	}
+	var q []string
+	for w := range 60 {
+		q = append(q, fmt.Sprintf("w%d", w), "nowhere", fmt.Sprintf("w%d", w))
+	}
+	var rarest []string
+	for w := 59; w >= 60-32; w-- {
+		rarest = append(rarest, fmt.Sprintf("w%d", w))
+	}
+	got, want := x.Search(q, 20, nil), x.Search(rarest, 20, nil)
+	if !slices.Equal(got, want) {
+		t.Fatalf("long query: %v\nits 32 rarest terms: %v", got, want)
+	}
+	// w0, in every document, is not among them: not every document
+	// matches.
+	if n := len(x.Search(q, 200, nil)); n == 200 {
+		t.Fatalf("%d of 200 documents match: the commoner terms were scored", n)
+	}
+	if all := x.Search([]string{"w0", "w1"}, 200, nil); len(all) != 200 {
+		t.Fatalf("a short query lost terms: %d hits", len(all))
 	}
 }

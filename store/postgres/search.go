@@ -47,6 +47,7 @@ func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store
 	if err != nil || len(held) == 0 {
 		return nil, err
 	}
+	held = held[:min(len(held), index.MaxQueryTerms)] // rarest first, as index.Rarest
 	// bound[i] is more than term i adds to any chunk's score (its tf
 	// part is under k1+1); ceiling[i] is the most a chunk holding none of
 	// held[:i] can score.

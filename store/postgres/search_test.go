@@ -69,6 +69,13 @@ func TestTermSearchExact(t *testing.T) {
 		}
 		queries = append(queries, q)
 	}
+	// A query longer than index.MaxQueryTerms (a pasted page): both
+	// sides score its rarest terms.
+	var long []string
+	for i := range 90 {
+		long = append(long, fmt.Sprintf("w%d", (i*37)%300))
+	}
+	queries = append(queries, long)
 	// Queries of rare and common words together, whose first terms fill
 	// the top K so that later, commoner terms are read only in chunks
 	// that hold enough of the others too.

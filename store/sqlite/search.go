@@ -45,22 +45,30 @@ func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store
 		return nil, err
 	}
 	var held []string
-	var idf []float64
+	dfs := map[string]int64{}
 	for _, t := range terms {
 		var df int64
 		if err := s.SQL.QueryRowContext(ctx, `SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?`, matchExpr(q.KBID, []string{t})).Scan(&df); err != nil {
 			return nil, fmt.Errorf("chunk term search: %w", err)
 		}
 		if df > 0 {
-			held, idf = append(held, t), append(idf, index.IDF(n, df))
+			held, dfs[t] = append(held, t), df
 		}
+	}
+	held = index.Rarest(held, func(t string) int64 { return dfs[t] })
+	if len(held) == 0 {
+		return nil, nil
+	}
+	idf := make([]float64, len(held))
+	for i, t := range held {
+		idf[i] = index.IDF(n, dfs[t])
 	}
 	scorer := sqlstore.NewTermScorer(q, float64(total)/float64(n), held, idf)
 	where, args := sqlstore.FilterSQL(q.Filter)
 	query := `SELECT c.id, c.terms FROM chunk_fts
 		JOIN chunks c ON c.id = chunk_fts.rowid JOIN sources s ON s.id = c.source_id
 		WHERE chunk_fts MATCH ? AND c.kb_id = ?` + where + ` ORDER BY bm25(chunk_fts) LIMIT ?`
-	args = append(append([]any{matchExpr(q.KBID, terms), q.KBID}, args...), max(candidates, 4*q.K))
+	args = append(append([]any{matchExpr(q.KBID, held), q.KBID}, args...), max(candidates, 4*q.K))
 	rows, err := s.SQL.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("chunk term search: %w", err)
