@@ -151,7 +151,7 @@ func nameWord(w string) bool { return textseg.Capitalised(w) || textseg.Number(w
 
 // phraseOf lower-cases text into its words joined by single spaces, padded
 // with a space on each side for whole-phrase tests.
-func phraseOf(text string) string { return phraseOfWords(words(text)) }
+func phraseOf(text string) string { return phraseOfWords(textseg.Words(text)) }
 
 // phraseOfWords is phraseOf of text already split into words.
 func phraseOfWords(ws []string) string {
@@ -169,7 +169,7 @@ func baseTitle(t string) string {
 func newEvidence(question string, ids []string, sources map[string]*research.Source) *evidence {
 	qp := phraseOf(question)
 	qTerms := termSet(question)
-	qwords := words(question)
+	qwords := textseg.Words(question)
 	qsides := sides(question)
 	ev := &evidence{byID: map[string]*evDoc{}, asked: asked(question), focus: focus(question)}
 	for _, id := range ids {
@@ -177,7 +177,7 @@ func newEvidence(question string, ids []string, sources map[string]*research.Sou
 		if s == nil {
 			continue
 		}
-		d := &evDoc{src: s, terms: termSet(s.Title + " " + s.Content), words: words(s.Content), caps: map[string]bool{}}
+		d := &evDoc{src: s, terms: termSet(s.Title + " " + s.Content), words: textseg.Words(s.Content), caps: map[string]bool{}}
 		d.phrase = phraseOfWords(d.words)
 		if b := strings.TrimSpace(phraseOf(baseTitle(s.Title))); len(b) > 3 {
 			d.base = " " + b + " "

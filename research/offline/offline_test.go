@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quarryhq/quarry/internal/textseg"
 	"github.com/quarryhq/quarry/research"
 )
 
@@ -276,7 +277,7 @@ func TestNamedIn(t *testing.T) {
 		{"The film was released in 1938 by the University of Kansas.", "university of kansas", true},
 		{"which composer was born first, dvořák or verdi?", "verdi", true}, // typed in lower case
 	} {
-		if got := namedIn(words(tc.text), tc.base); got != tc.want {
+		if got := namedIn(textseg.Words(tc.text), tc.base); got != tc.want {
 			t.Errorf("namedIn(%q, %q) = %v, want %v", tc.text, tc.base, got, tc.want)
 		}
 	}

@@ -93,8 +93,8 @@ func sides(question string) []string {
 	if i := strings.LastIndexAny(left, ",;:"); i >= 0 {
 		left = left[i+1:]
 	}
-	rw := trimArticles(words(right))
-	lw := trimArticles(words(left))
+	rw := trimArticles(textseg.Words(right))
+	lw := trimArticles(textseg.Words(left))
 	if len(lw) > maxSideWords {
 		lw = trimArticles(lw[len(lw)-maxSideWords:])
 	}
@@ -123,7 +123,7 @@ func subject(text string) []string {
 	if len(ss) == 0 {
 		return nil
 	}
-	ws := words(ss[0])
+	ws := textseg.Words(ss[0])
 	for i, w := range ws {
 		switch strings.ToLower(w) {
 		case "is", "was", "are", "were", "took", "has", "had", "became", "refers":

@@ -38,7 +38,7 @@ func termSet(text string) map[string]bool {
 func keywords(text string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, w := range words(text) {
+	for _, w := range textseg.Words(text) {
 		lw := strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(w), "'s"), "’s")
 		if english.IsStopWord(lw) || lw == "whose" || seen[lw] || utf8.RuneCountInString(lw) < 2 && !isCJKWord(lw) {
 			continue
@@ -53,9 +53,6 @@ func isCJKWord(w string) bool {
 	r, _ := utf8.DecodeRuneInString(w)
 	return unicode.Is(unicode.Hangul, r) || unicode.Is(unicode.Han, r)
 }
-
-// words splits text into words (textseg.Words).
-func words(text string) []string { return textseg.Words(text) }
 
 // names returns the names in text (textseg.Names: "Giuseppe Verdi",
 // "University of Kansas") of three runes or more, and quoted titles first.

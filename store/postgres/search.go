@@ -1,10 +1,8 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -47,7 +45,6 @@ func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store
 	if err != nil || len(held) == 0 {
 		return nil, err
 	}
-	held = held[:min(len(held), index.MaxQueryTerms)] // rarest first, as index.Rarest
 	// bound[i] is more than term i adds to any chunk's score (its tf
 	// part is under k1+1); ceiling[i] is the most a chunk holding none of
 	// held[:i] can score.
@@ -63,8 +60,8 @@ func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store
 	}
 	scorer := sqlstore.NewTermScorer(q, float64(total)/float64(n), termsOf(held), idfs)
 	where, fargs := sqlstore.FilterSQL(q.Filter)
-	query := numberFrom(`SELECT c.id, c.terms FROM chunks c JOIN sources s ON s.id = c.source_id
-		WHERE c.kb_id = ? AND c.terms_tsv @@ to_tsquery('simple', ?)`+where, 1)
+	query := s.Rebind(`SELECT c.id, c.terms FROM chunks c JOIN sources s ON s.id = c.source_id
+		WHERE c.kb_id = ? AND c.terms_tsv @@ to_tsquery('simple', ?)` + where)
 	top := index.NewTop(q.K)
 	for i, t := range held {
 		// The chunks holding this term and none of the rarer ones, which
@@ -163,32 +160,34 @@ type termIDF struct {
 	idf  float64
 }
 
-// termIDFs returns the terms the knowledge base holds with their idf,
-// rarest first.
+// termIDFs returns the terms the knowledge base holds with their idf: the
+// index.MaxQueryTerms rarest, rarest first, as the in-memory index takes
+// them (index.Rarest).
 func (s *Store) termIDFs(ctx context.Context, kbID, n int64, terms []string) ([]termIDF, error) {
 	rows, err := s.SQL.QueryContext(ctx, `SELECT term, df FROM kb_term_df WHERE kb_id = $1 AND term = ANY($2::text[]) AND df > 0`, kbID, "{"+arrayItems(terms)+"}")
 	if err != nil {
 		return nil, fmt.Errorf("chunk term search: %w", err)
 	}
 	defer rows.Close()
-	var out []termIDF
+	df := map[string]int64{}
+	var held []string
 	for rows.Next() {
 		var t string
-		var df int64
-		if err := rows.Scan(&t, &df); err != nil {
+		var d int64
+		if err := rows.Scan(&t, &d); err != nil {
 			return nil, fmt.Errorf("chunk term search: %w", err)
 		}
-		out = append(out, termIDF{term: t, idf: index.IDF(n, df)})
+		df[t] = d
+		held = append(held, t)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("chunk term search: %w", err)
 	}
-	slices.SortFunc(out, func(a, b termIDF) int {
-		if c := cmp.Compare(b.idf, a.idf); c != 0 {
-			return c
-		}
-		return strings.Compare(a.term, b.term)
-	})
+	held = index.Rarest(held, func(t string) int64 { return df[t] })
+	out := make([]termIDF, len(held))
+	for i, t := range held {
+		out[i] = termIDF{term: t, idf: index.IDF(n, df[t])}
+	}
 	return out, nil
 }
 
@@ -256,5 +255,5 @@ func (s *Store) ChunkNearest(ctx context.Context, q store.VectorQuery) ([]store.
 		return s.ChunkVectorSearch(ctx, q)
 	}
 	where, fargs := sqlstore.FilterSQL(q.Filter)
-	return s.NearestExact(ctx, q, numberFrom(`SELECT c.id, c.embedding FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ?`+where, 1), append([]any{q.KBID}, fargs...)...)
+	return s.NearestExact(ctx, q, s.Rebind(`SELECT c.id, c.embedding FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ?`+where), append([]any{q.KBID}, fargs...)...)
 }

@@ -71,6 +71,12 @@ func (s *DB) SourceList(ctx context.Context, kbID int64) ([]store.Source, error)
 	return list(ctx, s.SQL, "source list", s.q(`SELECT `+strings.Replace(sourceCols, "content,", "'' AS content,", 1)+` FROM sources WHERE kb_id = ? ORDER BY url`), []any{kbID}, deref(scanSource))
 }
 
+// byURL is a value of a source's row, with its URL.
+type byURL[V any] struct {
+	url   string
+	value V
+}
+
 // SourceHashes returns the content hash of each of urls the knowledge
 // base has a source for, sourceRows URLs to a query.
 func (s *DB) SourceHashes(ctx context.Context, kbID int64, urls []string) (map[string]string, error) {
@@ -84,23 +90,15 @@ func (s *DB) SourceHashes(ctx context.Context, kbID int64, urls []string) (map[s
 			args = append(args, u)
 		}
 		marks := strings.TrimSuffix(strings.Repeat("?,", len(batch)), ",")
-		rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT url, content_hash FROM sources WHERE kb_id = ? AND url IN (`+marks+`)`), args...)
+		rows, err := list(ctx, s.SQL, "source hashes", s.q(`SELECT url, content_hash FROM sources WHERE kb_id = ? AND url IN (`+marks+`)`), args, func(r rowScanner) (byURL[string], error) {
+			var p byURL[string]
+			return p, r.Scan(&p.url, &p.value)
+		})
 		if err != nil {
-			return nil, fmt.Errorf("source hashes: %w", err)
+			return nil, err
 		}
-		for rows.Next() {
-			var u, h string
-			if err := rows.Scan(&u, &h); err != nil {
-				_ = rows.Close()
-				return nil, fmt.Errorf("source hashes: %w", err)
-			}
-			out[u] = h
-		}
-		if err := rows.Close(); err != nil {
-			return nil, fmt.Errorf("source hashes: %w", err)
-		}
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("source hashes: %w", err)
+		for _, p := range rows {
+			out[p.url] = p.value
 		}
 	}
 	return out, nil
@@ -187,7 +185,7 @@ func (s *DB) upsertSources(ctx context.Context, tx *sql.Tx, kbID int64, puts []s
 		}
 		last[p.Source.URL] = i
 	}
-	byURL := make(map[string]int64, len(order))
+	idOf := make(map[string]int64, len(order))
 	for len(order) > 0 {
 		batch := order[:min(len(order), sourceRows)]
 		order = order[len(batch):]
@@ -215,29 +213,20 @@ func (s *DB) upsertSources(ctx context.Context, tx *sql.Tx, kbID int64, puts []s
 				is_stale = excluded.is_stale, metadata = excluded.metadata, content_hash = excluded.content_hash,
 				etag = excluded.etag, fail_count = excluded.fail_count
 			RETURNING id, url`)
-		rows, err := tx.QueryContext(ctx, s.q(b.String()), args...)
+		rows, err := list(ctx, tx, fmt.Sprintf("source put %q…", puts[batch[0]].Source.URL), s.q(b.String()), args, func(r rowScanner) (byURL[int64], error) {
+			var p byURL[int64]
+			return p, r.Scan(&p.value, &p.url)
+		})
 		if err != nil {
-			return nil, fmt.Errorf("source put %q…: %w", puts[batch[0]].Source.URL, err)
+			return nil, err
 		}
-		for rows.Next() {
-			var id int64
-			var url string
-			if err := rows.Scan(&id, &url); err != nil {
-				_ = rows.Close()
-				return nil, fmt.Errorf("source put: %w", err)
-			}
-			byURL[url] = id
-		}
-		if err := rows.Close(); err != nil {
-			return nil, fmt.Errorf("source put: %w", err)
-		}
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("source put: %w", err)
+		for _, p := range rows {
+			idOf[p.url] = p.value
 		}
 	}
 	ids := make([]int64, len(puts))
 	for i, p := range puts {
-		id, ok := byURL[p.Source.URL]
+		id, ok := idOf[p.Source.URL]
 		if !ok {
 			return nil, fmt.Errorf("source put %q: no id returned", p.Source.URL)
 		}

@@ -193,13 +193,18 @@ func (s *DB) uniqueErr(err error) bool {
 	return s.dialect.IsUniqueViolation != nil && s.dialect.IsUniqueViolation(err)
 }
 
+// querier runs queries: *sql.DB or *sql.Tx.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
 // rowScanner is a row to scan: *sql.Row or *sql.Rows.
 type rowScanner = interface{ Scan(...any) error }
 
 // list runs a query and scans each of its rows with scan, in order: what
 // names the operation in its errors. It never returns a nil slice, so an
 // empty list is [] in JSON.
-func list[T any](ctx context.Context, db *sql.DB, what, query string, args []any, scan func(rowScanner) (T, error)) ([]T, error) {
+func list[T any](ctx context.Context, db querier, what, query string, args []any, scan func(rowScanner) (T, error)) ([]T, error) {
 	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
