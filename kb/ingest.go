@@ -209,11 +209,11 @@ func (s *Service) addDocuments(ctx context.Context, kb *store.KB, docs []Documen
 		rep.Seconds = time.Since(start).Seconds()
 		return rep, err
 	}
-	if vi, ok := s.store.(store.VectorIndexer); ok {
-		// A knowledge base's first chunks, all written: its vector index
-		// is built over them at once (and after an ingest that failed
-		// before it could).
-		if err := vi.EnsureVectorIndex(ctx, kb); err != nil {
+	if t, ok := s.store.(store.Tuner); ok {
+		// The chunks all written: a new knowledge base's vector index is
+		// built over them at once (and after an ingest that failed
+		// before it could), statistics refreshed after a large ingest.
+		if err := t.AfterIngest(ctx, kb, rep.Chunks); err != nil {
 			rep.Seconds = time.Since(start).Seconds()
 			return rep, fmt.Errorf("ingest: %w", err)
 		}

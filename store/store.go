@@ -369,14 +369,16 @@ type VectorSearcher interface {
 	ChunkVectorSearch(ctx context.Context, q VectorQuery) ([]VectorHit, error)
 }
 
-// VectorIndexer is implemented by backends whose native vector index is
-// built once a knowledge base's first chunks are written rather than
-// grown one insert at a time (pgvector's HNSW: a build of 10,000 chunks
-// takes a tenth of what inserting them into the index does). The index
-// of a knowledge base with no index yet is built by EnsureVectorIndex;
-// until then its vectors are searched exactly.
-type VectorIndexer interface {
-	EnsureVectorIndex(ctx context.Context, kb *KB) error
+// Tuner is implemented by backends that bring a knowledge base's indexes
+// up to date once an ingest has written its chunks rather than at each
+// insert. PostgreSQL builds a knowledge base's first HNSW index over them
+// at once (a build of 10,000 chunks takes a tenth of what inserting them
+// into the index does; until then its vectors are searched exactly) and,
+// after an ingest of many chunks, refreshes the planner's statistics and
+// merges the text index's pending entries, without which the next
+// searches plan for an empty table and scan the pending list.
+type Tuner interface {
+	AfterIngest(ctx context.Context, kb *KB, written int) error
 }
 
 // TextScanner is implemented by backends that can scan chunks without

@@ -145,6 +145,33 @@ const (
 	hnswMaxMemoryMB   = 1024
 )
 
+// refreshChunks is how many chunks an ingest writes before AfterIngest
+// refreshes the tables' statistics and the text index's pending list.
+const refreshChunks = 1000
+
+// AfterIngest builds a new knowledge base's vector index once an ingest
+// has written its chunks (EnsureVectorIndex) and, when the ingest wrote
+// refreshChunks or more, analyses the chunks and sources tables and merges
+// the pending entries of the chunks' text index into it. Without that, a
+// knowledge base's searches after a large ingest ran at half speed until
+// autovacuum came by: the planner, taking the tables for empty, read the
+// whole knowledge base's id index for every term, and each query scanned
+// the GIN index's pending list (100,171 chunks: BM25 p50 92 → 42 ms).
+func (s *Store) AfterIngest(ctx context.Context, kb *store.KB, written int) error {
+	if err := s.EnsureVectorIndex(ctx, kb); err != nil {
+		return err
+	}
+	if written < refreshChunks {
+		return nil
+	}
+	for _, stmt := range []string{`ANALYZE chunks`, `ANALYZE sources`, `SELECT gin_clean_pending_list('chunks_terms'::regclass)`} {
+		if _, err := s.SQL.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("statistics of kb %d: %s: %w", kb.ID, stmt, err)
+		}
+	}
+	return nil
+}
+
 // EnsureVectorIndex builds the knowledge base's HNSW index (m=16,
 // ef_construction=64) when it has none and holds chunks, with the memory
 // its chunks need, up to 1 GB: a build of the chunks written is many times

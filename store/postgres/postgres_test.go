@@ -135,3 +135,46 @@ func TestVectorIndexBuiltOnce(t *testing.T) {
 		t.Fatalf("hits through the index %+v, exactly %+v", after, before)
 	}
 }
+
+// TestAfterIngestRefreshesStatistics: a large ingest leaves the tables
+// analysed (the planner otherwise takes them for empty and reads the
+// whole knowledge base's id index for every search term); a small one
+// leaves that to autovacuum.
+func TestAfterIngestRefreshesStatistics(t *testing.T) {
+	s := openPG(t, "QUARRY_TEST_POSTGRES_URL", 0)
+	ctx := context.Background()
+	kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: "stats", Embedder: "hash", Dimension: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var puts []store.SourcePut
+	for i := range 3 {
+		puts = append(puts, store.SourcePut{
+			Source: store.Source{URL: fmt.Sprintf("https://stats.test/%d", i), Title: "t", Content: "c", ContentHash: fmt.Sprint(i)},
+			Chunks: []store.Chunk{{ChunkIndex: 0, Text: "t", TokenCount: 1, Embedding: []float32{1, 0}, Terms: "t"}},
+		})
+	}
+	if _, err := s.SourcePutBatch(ctx, kb.ID, puts); err != nil {
+		t.Fatal(err)
+	}
+	analysed := func(table string) bool {
+		t.Helper()
+		var ok bool
+		if err := s.SQL.QueryRowContext(ctx, `SELECT last_analyze IS NOT NULL FROM pg_stat_user_tables WHERE relid = $1::regclass`, table).Scan(&ok); err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if err := s.AfterIngest(ctx, kb, 3); err != nil {
+		t.Fatal(err)
+	}
+	if analysed("chunks") {
+		t.Fatal("3 chunks written: chunks analysed, every small ingest would pay for it")
+	}
+	if err := s.AfterIngest(ctx, kb, 1000); err != nil {
+		t.Fatal(err)
+	}
+	if !analysed("chunks") || !analysed("sources") {
+		t.Fatalf("after a large ingest: chunks analysed %v, sources %v", analysed("chunks"), analysed("sources"))
+	}
+}
