@@ -13,6 +13,7 @@ import (
 
 	"github.com/quarryhq/quarry/embed"
 	"github.com/quarryhq/quarry/index"
+	"github.com/quarryhq/quarry/internal/safe"
 	"github.com/quarryhq/quarry/kb/analyze"
 	"github.com/quarryhq/quarry/store"
 )
@@ -335,7 +336,7 @@ func (s *Service) Search(ctx context.Context, kbName string, emb embed.Embedder,
 			(q.Language == "" || c.Language == q.Language) &&
 			(q.Source == "" || strings.HasPrefix(c.SourceURL, q.Source))
 	}
-	depth := max(q.K, 100)
+	depth := listDepth(q)
 	var bm, vec []index.Hit
 	if q.Mode != ModeVector {
 		bm = m.bm25.Search(analyze.Terms(q.Text), depth, keep)
@@ -364,30 +365,42 @@ func (s *Service) Search(ctx context.Context, kbName string, emb embed.Embedder,
 // fused as in memory. Hits are numbered by chunk id.
 func (s *Service) searchInStore(ctx context.Context, ts store.TermSearcher, kb *store.KB, emb embed.Embedder, q Query) ([]Result, error) {
 	f := store.ChunkFilter{Language: q.Language, SourcePrefix: q.Source, IncludeStale: q.IncludeStale}
-	depth := max(q.K, 100)
+	depth := listDepth(q)
 	var bm, vec []index.Hit
-	if q.Mode != ModeVector {
+	terms := func() error {
 		hits, err := ts.ChunkTermSearch(ctx, store.TermQuery{KBID: kb.ID, Terms: analyze.Terms(q.Text), K: depth, Filter: f, K1: BM25K1, B: BM25B})
-		if err != nil {
-			return nil, err
-		}
 		for _, h := range hits {
 			bm = append(bm, index.Hit{Doc: int(h.ChunkID), Score: h.Score})
 		}
+		return err
 	}
-	if q.Mode != ModeBM25 {
+	vectors := func() error {
 		qv, err := embedQuery(ctx, emb, q.Text)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		embed.Normalize(qv)
 		hits, err := ts.ChunkNearest(ctx, store.VectorQuery{KBID: kb.ID, Dimension: kb.Dimension, Vector: qv, K: depth, Filter: f})
-		if err != nil {
-			return nil, err
-		}
 		for _, h := range hits {
 			vec = append(vec, index.Hit{Doc: int(h.ChunkID), Score: h.Score})
 		}
+		return err
+	}
+	var err error
+	switch q.Mode {
+	case ModeBM25:
+		err = terms()
+	case ModeVector:
+		err = vectors()
+	default:
+		// Both lists at once: each is a query the database works on
+		// while the other waits for its rows.
+		done := make(chan error, 1)
+		go func() { done <- safe.Call(vectors) }()
+		err = errors.Join(safe.Call(terms), <-done)
+	}
+	if err != nil {
+		return nil, err
 	}
 	hits := combine(bm, vec, q)
 	ids := make([]int64, len(hits))
@@ -411,6 +424,18 @@ func (s *Service) searchInStore(ctx context.Context, ts store.TermSearcher, kb *
 		out = append(out, Result{ChunkID: c.ID, SourceURL: c.SourceURL, Title: c.SourceTitle, DocID: c.DocID, ChunkIndex: c.ChunkIndex, Language: c.Language, Score: h.Score, Text: c.Text})
 	}
 	return out, nil
+}
+
+// listDepth is how many hits each ranked list holds: at least 100 for a
+// fusion (a chunk ranked low in both lists can still make the top K) and
+// for vectors (the approximate index searches as wide as it is asked:
+// fewer would lower its recall), the K asked for when BM25, which is
+// exact, is the answer (its pruning then stops at the K-th best score).
+func listDepth(q Query) int {
+	if q.Mode == ModeBM25 {
+		return q.K
+	}
+	return max(q.K, 100)
 }
 
 // vectorSearch uses the store's native index when it has one (pgvector),

@@ -59,9 +59,10 @@ func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store
 		idfs[i] = t.idf
 	}
 	scorer := sqlstore.NewTermScorer(q, float64(total)/float64(n), termsOf(held), idfs)
-	where, fargs := sqlstore.FilterSQL(q.Filter)
-	query := s.Rebind(`SELECT c.id, c.terms FROM chunks c JOIN sources s ON s.id = c.source_id
-		WHERE c.kb_id = ? AND c.terms_tsv @@ to_tsquery('simple', ?)` + where)
+	query, fargs, hidden, err := s.termQuery(ctx, q)
+	if err != nil {
+		return nil, err
+	}
 	top := index.NewTop(q.K)
 	for i, t := range held {
 		// The chunks holding this term and none of the rarer ones, which
@@ -80,7 +81,7 @@ func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store
 			}
 			tsq += " & (" + more + ")"
 		}
-		if err := s.scoreChunks(ctx, query, append([]any{q.KBID, tsq}, fargs...), scorer, top); err != nil {
+		if err := s.scoreChunks(ctx, query, append([]any{q.KBID, tsq}, fargs...), hidden, scorer, top); err != nil {
 			return nil, err
 		}
 		if top.Floor() >= ceiling[i+1] {
@@ -199,19 +200,86 @@ func termsOf(ts []termIDF) []string {
 	return out
 }
 
-// scoreChunks scores the chunks query selects (id and stored terms) and
-// offers them to top.
-func (s *Store) scoreChunks(ctx context.Context, query string, args []any, scorer *sqlstore.TermScorer, top *index.Top) error {
+// maxHidden is the most hidden sources a term search drops itself; past
+// it, its queries join each chunk to its source.
+const maxHidden = 10000
+
+// termQuery is the query a term search reads chunks with (id, source id,
+// stored terms; its arguments after the knowledge base and the tsquery),
+// and the sources whose chunks it must drop. A chunk is searched when its
+// source is written in full and, unless stale ones are asked for, not
+// stale; those few sources are read through their partial index and their
+// chunks dropped as they come, so the common case joins no chunk to its
+// source (that join was half of a term query's time in the database).
+// Past maxHidden such sources, or with a source prefix to match, the
+// query joins.
+func (s *Store) termQuery(ctx context.Context, q store.TermQuery) (string, []any, map[int64]bool, error) {
+	const read = `SELECT c.id, c.source_id, c.terms FROM chunks c `
+	const match = `WHERE c.kb_id = ? AND c.terms_tsv @@ to_tsquery('simple', ?)`
+	join := func() (string, []any, map[int64]bool, error) {
+		where, args := sqlstore.FilterSQL(q.Filter)
+		return s.Rebind(read + `JOIN sources s ON s.id = c.source_id ` + match + where), args, nil, nil
+	}
+	if q.Filter.SourcePrefix != "" {
+		return join()
+	}
+	cond := `content_hash = '' OR is_stale`
+	if q.Filter.IncludeStale {
+		cond = `content_hash = ''`
+	}
+	hidden, err := s.hiddenSources(ctx, q.KBID, cond)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if len(hidden) > maxHidden {
+		return join()
+	}
+	query, args := read+match, []any(nil)
+	if q.Filter.Language != "" {
+		query += ` AND c.language = ?`
+		args = append(args, q.Filter.Language)
+	}
+	return s.Rebind(query), args, hidden, nil
+}
+
+// hiddenSources returns the ids of the knowledge base's sources that cond
+// holds for, at most maxHidden+1.
+func (s *Store) hiddenSources(ctx context.Context, kbID int64, cond string) (map[int64]bool, error) {
+	rows, err := s.SQL.QueryContext(ctx, `SELECT id FROM sources WHERE kb_id = $1 AND (`+cond+`) LIMIT $2`, kbID, maxHidden+1)
+	if err != nil {
+		return nil, fmt.Errorf("chunk term search: hidden sources: %w", err)
+	}
+	defer rows.Close()
+	hidden := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("chunk term search: hidden sources: %w", err)
+		}
+		hidden[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("chunk term search: hidden sources: %w", err)
+	}
+	return hidden, nil
+}
+
+// scoreChunks scores the chunks query selects (id, source id and stored
+// terms), but those of hidden sources, and offers them to top.
+func (s *Store) scoreChunks(ctx context.Context, query string, args []any, hidden map[int64]bool, scorer *sqlstore.TermScorer, top *index.Top) error {
 	rows, err := s.SQL.QueryContext(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("chunk term search: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var id int64
+		var id, source int64
 		var text string
-		if err := rows.Scan(&id, &text); err != nil {
+		if err := rows.Scan(&id, &source, &text); err != nil {
 			return fmt.Errorf("chunk term search: %w", err)
+		}
+		if hidden[source] {
+			continue
 		}
 		top.Push(index.Hit{Doc: int(id), Score: scorer.Score(text)})
 	}

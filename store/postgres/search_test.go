@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -122,4 +123,80 @@ func TestTermSearchExact(t *testing.T) {
 		}
 	}
 	compare("after deletes")
+}
+
+// TestTermSearchDropsHiddenSources: the chunks of a source being written
+// (no content hash yet) are never found, those of a stale source only when
+// asked for, whether the search drops them itself (a few such sources) or
+// joins each chunk to its source (a source prefix, or more than it drops
+// itself).
+func TestTermSearchDropsHiddenSources(t *testing.T) {
+	s := openPG(t, "QUARRY_TEST_POSTGRES_URL", 0)
+	ctx := context.Background()
+	kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: "hidden", Embedder: "hash", Dimension: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	urls := []string{"https://h.test/live", "https://h.test/stale", "https://h.test/pending", "https://other.test/live"}
+	var puts []store.SourcePut
+	for i, u := range urls {
+		hash := fmt.Sprint(i)
+		if strings.HasSuffix(u, "pending") {
+			hash = "" // a long document, appended in pieces, not yet whole
+		}
+		puts = append(puts, store.SourcePut{
+			Source: store.Source{URL: u, Title: "t", Content: "c", ContentHash: hash},
+			Chunks: []store.Chunk{{ChunkIndex: 0, Text: "t", TokenCount: 3, Terms: "apple pie " + fmt.Sprint("w", i)}},
+		})
+	}
+	if _, err := s.SourcePutBatch(ctx, kb.ID, puts); err != nil {
+		t.Fatal(err)
+	}
+	if stale, err := s.SourceMarkFailure(ctx, kb.ID, urls[1], 1); err != nil || !stale {
+		t.Fatalf("mark stale: %v %v", stale, err)
+	}
+	found := func(f store.ChunkFilter) []string {
+		t.Helper()
+		hits, err := s.ChunkTermSearch(ctx, store.TermQuery{KBID: kb.ID, Terms: []string{"apple"}, K: 10, Filter: f, K1: 1.2, B: 0.75})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]int64, len(hits))
+		for i, h := range hits {
+			ids[i] = h.ChunkID
+		}
+		chunks, err := s.ChunksGet(ctx, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, c := range chunks {
+			out = append(out, c.SourceURL)
+		}
+		slices.Sort(out)
+		return out
+	}
+	check := func(when string) {
+		t.Helper()
+		for _, c := range []struct {
+			f    store.ChunkFilter
+			want []string
+		}{
+			{store.ChunkFilter{}, []string{urls[0], urls[3]}},
+			{store.ChunkFilter{IncludeStale: true}, []string{urls[0], urls[1], urls[3]}},
+			{store.ChunkFilter{SourcePrefix: "https://h.test/"}, []string{urls[0]}},
+			{store.ChunkFilter{SourcePrefix: "https://h.test/", IncludeStale: true}, []string{urls[0], urls[1]}},
+		} {
+			if got := found(c.f); !slices.Equal(got, c.want) {
+				t.Errorf("%s, filter %+v: found %v, want %v", when, c.f, got, c.want)
+			}
+		}
+	}
+	check("two hidden sources")
+	// More stale sources than a search drops itself: it joins instead.
+	if _, err := s.SQL.ExecContext(ctx, `INSERT INTO sources (kb_id, url, doc_id, title, content, language, crawled_at, is_stale, metadata, content_hash)
+		SELECT $1, 'https://h.test/gone/' || g, 'd' || g, 't', 'c', 'en', now(), TRUE, '{}', 'h' || g FROM generate_series(1, 10001) g`, kb.ID); err != nil {
+		t.Fatal(err)
+	}
+	check("10,003 hidden sources")
 }

@@ -151,8 +151,8 @@ func (s *DB) NearestExact(ctx context.Context, q store.VectorQuery, query string
 // per query, not shared.
 type TermScorer struct {
 	k1, b, avg float64
-	idf        []float64      // of each query term held
-	pos        map[string]int // a term's place in idf
+	idf        []float64 // of each query term held
+	terms      []string
 	tf         []int
 }
 
@@ -160,22 +160,21 @@ type TermScorer struct {
 // base that q searches, whose chunks have avgLen terms on average; the
 // terms are summed in the order given.
 func NewTermScorer(q store.TermQuery, avgLen float64, terms []string, idf []float64) *TermScorer {
-	s := &TermScorer{k1: q.K1, b: q.B, avg: avgLen, idf: idf, pos: make(map[string]int, len(terms)), tf: make([]int, len(terms))}
-	for i, t := range terms {
-		s.pos[t] = i
-	}
-	return s
+	return &TermScorer{k1: q.K1, b: q.B, avg: avgLen, idf: idf, terms: terms, tf: make([]int, len(terms))}
 }
 
-// Score is the BM25 score of a chunk whose stored terms are stored.
+// Score is the BM25 score of a chunk whose stored terms are stored (terms
+// joined by single spaces, as ingest writes them). Each query term's
+// occurrences are found by a substring search standing on spaces, not by
+// splitting the chunk into its terms: a chunk holds some 150 terms, a
+// query a few.
 func (s *TermScorer) Score(stored string) float64 {
-	clear(s.tf)
 	length := 0
-	for f := range strings.FieldsSeq(stored) {
-		length++
-		if i, ok := s.pos[f]; ok {
-			s.tf[i]++
-		}
+	if stored != "" {
+		length = strings.Count(stored, " ") + 1
+	}
+	for i, t := range s.terms {
+		s.tf[i] = occurrences(stored, t)
 	}
 	norm := s.k1 * (1 - s.b + s.b*float64(length)/s.avg)
 	var score float64
@@ -185,4 +184,24 @@ func (s *TermScorer) Score(stored string) float64 {
 		}
 	}
 	return score
+}
+
+// occurrences counts t as a whole space-separated term of stored.
+func occurrences(stored, t string) int {
+	if t == "" {
+		return 0
+	}
+	n := 0
+	for from := 0; ; {
+		i := strings.Index(stored[from:], t)
+		if i < 0 {
+			return n
+		}
+		i += from
+		end := i + len(t)
+		if (i == 0 || stored[i-1] == ' ') && (end == len(stored) || stored[end] == ' ') {
+			n++
+		}
+		from = end
+	}
 }
