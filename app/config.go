@@ -62,6 +62,10 @@ type Config struct {
 	// database on PostgreSQL, memory on SQLite). One-shot commands always
 	// search in the database.
 	Search string `yaml:"search"`
+	// IndexMemory is the memory, in MB, PostgreSQL may use to build a
+	// knowledge base's vector index (its maintenance_work_mem for the
+	// build; 0: 1024). A graph larger than it is built on disk, slower.
+	IndexMemory int `yaml:"index_memory"`
 
 	// AllowPrivate lifts the fetcher's SSRF guard (loopback, private,
 	// link-local and metadata addresses).
@@ -106,6 +110,7 @@ func (c *Config) settings() []setting {
 		{"llm-base-url", "QUARRY_LLM_BASE_URL", "llm_base_url", "base URL of the LLM API (OpenAI-compatible: up to /v1)", &c.LLMBaseURL},
 		{"thread-idle", "QUARRY_THREAD_IDLE", "thread_idle", "how long a thread stays active without activity before it is idle (a duration, default 10m)", &c.ThreadIdle},
 		{"search", "QUARRY_SEARCH", "search", "where serve, worker and mcp search knowledge bases: database (nothing loaded; replicas hold no per-chunk state), memory (each knowledge base loaded on first use) or auto (default: database on PostgreSQL, memory on SQLite)", &c.Search},
+		{"index-memory", "QUARRY_INDEX_MEMORY", "index_memory", "MB PostgreSQL may use to build a knowledge base's HNSW index, 64-65536 (default 1024; about 2 KB a chunk at 384 dimensions keeps the build in memory)", &c.IndexMemory},
 		{"allow-private", "QUARRY_ALLOW_PRIVATE", "allow_private", "allow fetching loopback, private, link-local and cloud-metadata addresses (off: the SSRF guard refuses them)", &c.AllowPrivate},
 		{"web-search", "QUARRY_WEB_SEARCH", "web_search", "web search API for --source web: google, searxng or brave (default: the first configured)", &c.WebSearch},
 		{"google-cx", "QUARRY_GOOGLE_CX", "google_cx", "Google Programmable Search engine id (with QUARRY_GOOGLE_API_KEY)", &c.GoogleCX},
@@ -215,6 +220,9 @@ func (c *Config) load(fs *pflag.FlagSet, env func(string) (string, bool)) error 
 	case "", SearchAuto, SearchDatabase, SearchMemory:
 	default:
 		return errcode.New(errcode.Invalid, "search", fmt.Sprintf("must be auto, database or memory, got %q", c.Search))
+	}
+	if c.IndexMemory != 0 && (c.IndexMemory < 64 || c.IndexMemory > 65536) {
+		return errcode.New(errcode.Invalid, "index-memory", fmt.Sprintf("must be between 64 and 65536 (MB), got %d", c.IndexMemory))
 	}
 	c.embedderSet = fileEmbedder || getenv("QUARRY_EMBEDDER") != "" || fs.Changed("embedder")
 	c.EmbedAPIKey = firstEnv("QUARRY_EMBED_API_KEY", "OPENAI_API_KEY")

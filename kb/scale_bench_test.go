@@ -68,7 +68,9 @@ func BenchmarkScale(b *testing.B) {
 	})
 	if os.Getenv("QUARRY_TEST_POSTGRES_URL") != "" {
 		b.Run("postgres", func(b *testing.B) {
-			st, err := postgres.Open(context.Background(), testpg.Schema(b, "QUARRY_TEST_POSTGRES_URL"), postgres.Options{})
+			// QUARRY_INDEX_MEMORY: the vector index build's memory, in MB.
+			mem, _ := strconv.Atoi(os.Getenv("QUARRY_INDEX_MEMORY"))
+			st, err := postgres.Open(context.Background(), testpg.Schema(b, "QUARRY_TEST_POSTGRES_URL"), postgres.Options{IndexMemoryMB: mem})
 			if err != nil {
 				b.Fatal(err)
 			}

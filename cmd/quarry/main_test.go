@@ -157,6 +157,15 @@ func TestConfigPrecedence(t *testing.T) {
 	if err := (&app.Config{}).Load(fs, lookup); err == nil || !strings.Contains(err.Error(), "search: must be auto, database or memory") {
 		t.Fatalf("bad search: %v", err)
 	}
+	delete(env, "QUARRY_SEARCH")
+	env["QUARRY_INDEX_MEMORY"] = "4096"
+	if err := c.Load(fs, lookup); err != nil || c.IndexMemory != 4096 {
+		t.Fatalf("QUARRY_INDEX_MEMORY=4096: %v, %d", err, c.IndexMemory)
+	}
+	env["QUARRY_INDEX_MEMORY"] = "16"
+	if err := (&app.Config{}).Load(fs, lookup); err == nil || !strings.Contains(err.Error(), "index-memory: must be between 64 and 65536") {
+		t.Fatalf("index memory of 16 MB: %v", err)
+	}
 }
 
 // TestRealEnvironmentIsNotRead: keys in the test process's environment

@@ -18,7 +18,7 @@ import (
 
 // Schema creates a fresh schema on the server in env var envVar and returns
 // a connection URL whose search_path points at it. The schema is dropped when
-// the test ends.
+// the test ends, unless QUARRY_TEST_KEEP_SCHEMA=1 (then its URL is logged).
 func Schema(t testing.TB, envVar string) string {
 	t.Helper()
 	base := os.Getenv(envVar)
@@ -48,15 +48,6 @@ func Schema(t testing.TB, envVar string) string {
 		t.Fatalf("create schema: %v", err)
 	}
 	_ = db.Close()
-	t.Cleanup(func() {
-		db, err := sql.Open("pgx", base)
-		if err != nil {
-			return
-		}
-		defer db.Close()
-		db.SetMaxOpenConns(1)
-		_, _ = db.ExecContext(context.Background(), `DROP SCHEMA `+schema+` CASCADE`)
-	})
 	u, err := url.Parse(base)
 	if err != nil {
 		t.Fatal(err)
@@ -69,5 +60,19 @@ func Schema(t testing.TB, envVar string) string {
 		q.Set("default_query_exec_mode", "exec")
 	}
 	u.RawQuery = q.Encode()
+	if os.Getenv("QUARRY_TEST_KEEP_SCHEMA") == "1" {
+		// A benchmark's data, kept for a replica to be measured over it.
+		t.Logf("schema kept: %s", u)
+		return u.String()
+	}
+	t.Cleanup(func() {
+		db, err := sql.Open("pgx", base)
+		if err != nil {
+			return
+		}
+		defer db.Close()
+		db.SetMaxOpenConns(1)
+		_, _ = db.ExecContext(context.Background(), `DROP SCHEMA `+schema+` CASCADE`)
+	})
 	return u.String()
 }

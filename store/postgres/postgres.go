@@ -35,6 +35,9 @@ type Options struct {
 	// PGlite serves one connection at a time.
 	MaxConns int
 	Logger   *slog.Logger
+	// IndexMemoryMB caps the maintenance_work_mem a vector index build
+	// asks for (0: 1024).
+	IndexMemoryMB int
 }
 
 // Store is the PostgreSQL backend.
@@ -43,6 +46,7 @@ type Store struct {
 	pgvector bool
 	cfg      *pgx.ConnConfig
 	logger   *slog.Logger
+	indexMB  int64
 }
 
 var (
@@ -76,7 +80,10 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open postgres: %w", redactErr(err))
 	}
-	s := &Store{cfg: cfg, logger: opts.Logger}
+	s := &Store{cfg: cfg, logger: opts.Logger, indexMB: hnswMaxMemoryMB}
+	if opts.IndexMemoryMB > 0 {
+		s.indexMB = int64(opts.IndexMemoryMB)
+	}
 	s.DB = sqlstore.New(db, sqlstore.Dialect{
 		Name:              "postgres",
 		Dollar:            true,
@@ -138,8 +145,8 @@ func (s *Store) KBCreate(ctx context.Context, p store.KBCreateParams) (*store.KB
 }
 
 // Memory for an HNSW build: what its graph needs, in bytes per chunk
-// beyond the vector, and the most it is given (the build goes on, slower,
-// past it).
+// beyond the vector, and the most it is given unless Options.IndexMemoryMB
+// says otherwise (the build goes on, slower, past it).
 const (
 	hnswBytesPerChunk = 600
 	hnswMaxMemoryMB   = 1024
@@ -197,7 +204,7 @@ func (s *Store) EnsureVectorIndex(ctx context.Context, kb *store.KB) error {
 	if n == 0 {
 		return nil // built over the first chunks written, not grown by them
 	}
-	mem := min(hnswMaxMemoryMB, max(64, n*int64(kb.Dimension*4+hnswBytesPerChunk)>>20+1))
+	mem := min(s.indexMB, max(64, n*int64(kb.Dimension*4+hnswBytesPerChunk)>>20+1))
 	tx, err := s.SQL.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("vector index of kb %d: %w", kbID, err)
