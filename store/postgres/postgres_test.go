@@ -1,9 +1,13 @@
 package postgres_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
+	"net/url"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/quarryhq/quarry/internal/testpg"
@@ -176,5 +180,61 @@ func TestAfterIngestRefreshesStatistics(t *testing.T) {
 	}
 	if !analysed("chunks") || !analysed("sources") {
 		t.Fatalf("after a large ingest: chunks analysed %v, sources %v", analysed("chunks"), analysed("sources"))
+	}
+}
+
+// TestAfterIngestByARoleThatDoesNotOwnTheTables: an ingest written by a
+// role that may write the tables but does not own them (migrations run by
+// another) is not failed by the statistics it cannot refresh; it says so.
+func TestAfterIngestByARoleThatDoesNotOwnTheTables(t *testing.T) {
+	base := testpg.Schema(t, "QUARRY_TEST_POSTGRES_URL")
+	ctx := context.Background()
+	owner, err := postgres.Open(ctx, base, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = owner.Close() }) // after the role is dropped
+	kb, err := owner.KBCreate(ctx, store.KBCreateParams{Name: "notowner", Embedder: "hash", Dimension: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema string
+	if err := owner.SQL.QueryRowContext(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	role := "quarry_writer_" + schema
+	for _, stmt := range []string{
+		`CREATE ROLE ` + role + ` LOGIN`,
+		`GRANT USAGE, CREATE ON SCHEMA ` + schema + ` TO ` + role,
+		`GRANT ALL ON ALL TABLES IN SCHEMA ` + schema + ` TO ` + role,
+		`GRANT ALL ON ALL SEQUENCES IN SCHEMA ` + schema + ` TO ` + role,
+	} {
+		if _, err := owner.SQL.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, stmt := range []string{`DROP OWNED BY ` + role, `DROP ROLE ` + role} {
+			if _, err := owner.SQL.ExecContext(ctx, stmt); err != nil {
+				t.Errorf("%s: %v", stmt, err)
+			}
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User(role)
+	var logs bytes.Buffer
+	writer, err := postgres.Open(ctx, u.String(), postgres.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	if err := writer.AfterIngest(ctx, kb, 1000); err != nil {
+		t.Fatalf("an ingest failed for the statistics its role may not refresh: %v", err)
+	}
+	if !strings.Contains(logs.String(), "tables not analysed") {
+		t.Fatalf("nothing said: %q", logs.String())
 	}
 }
