@@ -96,8 +96,8 @@ func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store
 	return out, nil
 }
 
-// maxLeaves bounds the terms an enough query names; past it, or over more
-// than maxEnoughTerms terms, the query is the looser "any of the terms".
+// maxLeaves bounds the terms an enough query names, and maxEnoughTerms the
+// terms it is built over.
 const (
 	maxLeaves      = 64
 	maxEnoughTerms = 16
@@ -109,7 +109,12 @@ const (
 // rarest (highest bound) first; each set is matched once, by its first
 // term j: t_j alone when its bound is enough, else t_j and enough of the
 // terms after it. A looser query is never wrong, as it only narrows what
-// is read and scored exactly.
+// is read and scored exactly: when the sets would name more than
+// maxLeaves terms, the commonest term is left out of them and what the
+// others must reach lowered by its bound (a chunk holding it still needs
+// the rest from the others), until they fit; when nothing is left to
+// reach, any of the terms will do. Leaving the commonest terms out also
+// spares the index their long posting lists.
 func enough(terms []termIDF, bound []float64, need float64) (string, bool) {
 	var total float64
 	for _, b := range bound {
@@ -118,14 +123,17 @@ func enough(terms []termIDF, bound []float64, need float64) (string, bool) {
 	if total < need {
 		return "", false
 	}
-	if len(terms) > maxEnoughTerms {
-		return tsQuery(termsOf(terms)), true
+	rest := total
+	for n := len(terms); n > 0 && need > 0; n-- {
+		if n <= maxEnoughTerms {
+			if q, leaves := enoughSets(terms[:n], bound[:n], need, rest); q != "" && leaves <= maxLeaves {
+				return q, true
+			}
+		}
+		need -= bound[n-1]
+		rest -= bound[n-1]
 	}
-	q, leaves := enoughSets(terms, bound, need, total)
-	if leaves > maxLeaves {
-		return tsQuery(termsOf(terms)), true
-	}
-	return q, q != ""
+	return tsQuery(termsOf(terms)), true
 }
 
 // enoughSets is enough's query, and how many terms it names; rest is the
