@@ -156,9 +156,9 @@ type TermScorer struct {
 	tf         []int
 }
 
-// NewTermScorer scores over terms, each with its idf, in the knowledge
-// base that q searches, whose chunks have avgLen terms on average; the
-// terms are summed in the order given.
+// NewTermScorer scores over terms, distinct, each with its idf, in the
+// knowledge base that q searches, whose chunks have avgLen terms on
+// average; the terms are summed in the order given.
 func NewTermScorer(q store.TermQuery, avgLen float64, terms []string, idf []float64) *TermScorer {
 	return &TermScorer{k1: q.K1, b: q.B, avg: avgLen, idf: idf, terms: terms, tf: make([]int, len(terms))}
 }
