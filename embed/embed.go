@@ -67,9 +67,18 @@ func (h Hash) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 
 // Vector embeds one text.
 func (h Hash) Vector(text string) []float32 {
+	return h.VectorOfTerms(text, analyze.Terms(text))
+}
+
+// VectorOfTerms embeds a text whose search terms (analyze.Terms) are
+// already known, as an ingest knows each chunk's: Vector(text) without
+// analysing the text a second time.
+func (h Hash) VectorOfTerms(text string, terms []string) []float32 {
 	dim := h.dim()
-	counts := make(map[string]float64)
-	analyze.TermsFunc(text, func(t string) { counts["w:"+t]++ })
+	counts := make(map[string]float64, 2*len(terms))
+	for _, t := range terms {
+		counts["w:"+t]++
+	}
 	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
 		rs := []rune("^" + w + "$")
 		if len(rs) < 5 {

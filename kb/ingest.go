@@ -383,8 +383,22 @@ func (s *Service) prepare(ctx context.Context, kb *store.KB, batch []todoDoc, op
 	if len(texts) == 0 {
 		return puts, long, probs, nil
 	}
-	vecs, err := embedTexts(ctx, kb, texts, opt)
-	if err != nil {
+	var vecs [][]float32
+	var err error
+	if h, ok := opt.Embedder.(embed.Hash); ok && h.Dimension() == kb.Dimension {
+		// The offline embedder's word features are the chunk's search
+		// terms, already analysed for the terms column (over the same
+		// title and text): not analysed again.
+		vecs = make([][]float32, 0, len(texts))
+		for i := range puts {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, nil, err
+			}
+			for _, c := range puts[i].Chunks {
+				vecs = append(vecs, h.VectorOfTerms(texts[len(vecs)], strings.Fields(c.Terms)))
+			}
+		}
+	} else if vecs, err = embedTexts(ctx, kb, texts, opt); err != nil {
 		return nil, nil, nil, err
 	}
 	k := 0

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry/embed"
+	"github.com/quarryhq/quarry/index"
 	"github.com/quarryhq/quarry/kb"
 	"github.com/quarryhq/quarry/kb/chunk"
 	"github.com/quarryhq/quarry/store"
@@ -268,4 +269,45 @@ func TestIngestStopsAtAFailedBatch(t *testing.T) {
 			t.Fatalf("cancelled ingest: %v", err)
 		}
 	})
+}
+
+// TestOfflineVectorsAsTheEmbedderGivesThem: an ingest with the offline
+// embedder reuses each chunk's analysed terms for its vector, and the
+// vector is the one the embedder gives the chunk's title and text, with a
+// title and without, in English and in Korean, so a query embedded the
+// ordinary way meets the same space.
+func TestOfflineVectorsAsTheEmbedderGivesThem(t *testing.T) {
+	ctx := context.Background()
+	st := openSQLite(t)
+	svc := kb.New(st, nil)
+	emb := embed.Hash{Dim: 64}
+	base, err := svc.Create(ctx, "vectors", "", emb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := []kb.Document{
+		{URL: "kb://v/titled", Title: "Crawler Settings", Text: "The crawler re-crawls every page every five minutes.\n\nA page that fails three times in a row is marked stale."},
+		{URL: "kb://v/untitled", Text: "Running running runner RUNS: stems, stop words (the, a) and numbers 3.5 and 1,000."},
+		{URL: "kb://v/korean", Title: "한글", Text: "한글의 자모는 모두 24자이며, 세종대왕이 1443년에 창제하였다. 개통되었다."},
+		{URL: "kb://v/long", Title: "Long", Text: longText(40)},
+	}
+	if _, err := svc.AddDocuments(ctx, base, docs, kb.AddOptions{Embedder: emb}); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	err = st.ChunkScan(ctx, base.ID, func(c store.IndexedChunk) error {
+		text := c.Text
+		if c.SourceTitle != "" {
+			text = c.SourceTitle + "\n" + c.Text
+		}
+		// Equal but for the order features sharing a bucket were added in.
+		if want := emb.Vector(text); len(want) != len(c.Embedding) || index.Cosine(want, c.Embedding) < 1-1e-6 {
+			t.Errorf("%s chunk %d: stored vector differs from the embedder's", c.SourceURL, c.ChunkIndex)
+		}
+		n++
+		return nil
+	})
+	if err != nil || n < 5 {
+		t.Fatalf("%d chunks scanned: %v", n, err)
+	}
 }
