@@ -83,7 +83,7 @@ func (x *BM25) Search(terms []string, k int, keep func(doc int) bool) []Hit {
 	held = Rarest(held, func(t string) int64 { return int64(len(x.postings[t])) })
 	for _, t := range held {
 		ps := x.postings[t]
-		idf := math.Log(1 + (float64(n)-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
+		idf := IDF(int64(n), int64(len(ps)))
 		for _, p := range ps {
 			tf := float64(p.tf)
 			norm := x.K1 * (1 - x.B + x.B*float64(x.lens[p.doc])/avg)

@@ -186,7 +186,7 @@ func (s *Store) AfterIngest(ctx context.Context, kb *store.KB, written int) erro
 
 // EnsureVectorIndex builds the knowledge base's HNSW index (m=16,
 // ef_construction=64) when it has none and holds chunks, with the memory
-// its chunks need, up to 1 GB: a build of the chunks written is many times
+// its chunks need, up to Options.IndexMemoryMB (1 GB): a build of the chunks written is many times
 // faster than inserting each into a growing index. Without pgvector it
 // does nothing.
 func (s *Store) EnsureVectorIndex(ctx context.Context, kb *store.KB) error {

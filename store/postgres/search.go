@@ -242,12 +242,8 @@ func (s *Store) termQuery(ctx context.Context, q store.TermQuery) (string, []any
 	if len(hidden) > maxHidden {
 		return join()
 	}
-	query, args := read+match, []any(nil)
-	if q.Filter.Language != "" {
-		query += ` AND c.language = ?`
-		args = append(args, q.Filter.Language)
-	}
-	return s.Rebind(query), args, hidden, nil
+	where, args := sqlstore.ChunkFilterSQL(q.Filter)
+	return s.Rebind(read + match + where), args, hidden, nil
 }
 
 // hiddenSources returns the ids of the knowledge base's sources that cond

@@ -16,19 +16,26 @@ import (
 // incomplete documents (no content hash yet) are never kept.
 func FilterSQL(f store.ChunkFilter) (string, []any) {
 	where := ` AND s.content_hash <> ''`
-	var args []any
 	if !f.IncludeStale {
 		where += ` AND NOT s.is_stale`
 	}
-	if f.Language != "" {
-		where += ` AND c.language = ?`
-		args = append(args, f.Language)
-	}
+	own, args := ChunkFilterSQL(f)
+	where += own
 	if f.SourcePrefix != "" {
 		where += ` AND substr(s.url, 1, ?) = ?`
 		args = append(args, len(f.SourcePrefix), f.SourcePrefix)
 	}
 	return where, args
+}
+
+// ChunkFilterSQL is the part of FilterSQL over the chunks' own columns
+// (their language), for a query that leaves out the chunks of hidden
+// sources by other means.
+func ChunkFilterSQL(f store.ChunkFilter) (string, []any) {
+	if f.Language == "" {
+		return "", nil
+	}
+	return ` AND c.language = ?`, []any{f.Language}
 }
 
 // Rebind turns a query's '?' placeholders into the dialect's.
@@ -41,13 +48,12 @@ func (s *DB) ChunksGet(ctx context.Context, ids []int64) ([]store.IndexedChunk, 
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	marks := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
 	args := make([]any, len(ids))
 	for i, id := range ids {
 		args[i] = id
 	}
 	rows, err := s.SQL.QueryContext(ctx, s.q(`SELECT c.id, c.source_id, c.kb_id, c.chunk_index, c.text, c.token_count, c.language, s.url, s.title, s.doc_id, s.is_stale
-		FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.id IN (`+marks+`)`), args...)
+		FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.id IN (`+marks(len(ids))+`)`), args...)
 	if err != nil {
 		return nil, fmt.Errorf("chunks get: %w", err)
 	}

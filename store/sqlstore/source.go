@@ -81,25 +81,23 @@ type byURL[V any] struct {
 // base has a source for, sourceRows URLs to a query.
 func (s *DB) SourceHashes(ctx context.Context, kbID int64, urls []string) (map[string]string, error) {
 	out := make(map[string]string)
-	for len(urls) > 0 {
-		batch := urls[:min(len(urls), sourceRows)]
-		urls = urls[len(batch):]
+	err := inBatches(urls, sourceRows, func(batch []string) error {
 		args := make([]any, 0, len(batch)+1)
 		args = append(args, kbID)
 		for _, u := range batch {
 			args = append(args, u)
 		}
-		marks := strings.TrimSuffix(strings.Repeat("?,", len(batch)), ",")
-		rows, err := list(ctx, s.SQL, "source hashes", s.q(`SELECT url, content_hash FROM sources WHERE kb_id = ? AND url IN (`+marks+`)`), args, func(r rowScanner) (byURL[string], error) {
+		rows, err := list(ctx, s.SQL, "source hashes", s.q(`SELECT url, content_hash FROM sources WHERE kb_id = ? AND url IN (`+marks(len(batch))+`)`), args, func(r rowScanner) (byURL[string], error) {
 			var p byURL[string]
 			return p, r.Scan(&p.url, &p.value)
 		})
-		if err != nil {
-			return nil, err
-		}
 		for _, p := range rows {
 			out[p.url] = p.value
 		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -144,12 +142,11 @@ func (s *DB) SourcePutBatch(ctx context.Context, kbID int64, puts []store.Source
 		}
 	}
 	if len(replaced) > 0 {
-		marks := strings.TrimSuffix(strings.Repeat("?,", len(replaced)), ",")
 		args := make([]any, len(replaced))
 		for i, id := range replaced {
 			args[i] = id
 		}
-		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM chunks WHERE source_id IN (`+marks+`)`), args...); err != nil {
+		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM chunks WHERE source_id IN (`+marks(len(replaced))+`)`), args...); err != nil {
 			return nil, fmt.Errorf("source put: replace chunks: %w", err)
 		}
 	}
@@ -186,9 +183,7 @@ func (s *DB) upsertSources(ctx context.Context, tx *sql.Tx, kbID int64, puts []s
 		last[p.Source.URL] = i
 	}
 	idOf := make(map[string]int64, len(order))
-	for len(order) > 0 {
-		batch := order[:min(len(order), sourceRows)]
-		order = order[len(batch):]
+	err := inBatches(order, sourceRows, func(batch []int) error {
 		var b strings.Builder
 		b.WriteString(`INSERT INTO sources (kb_id, url, doc_id, title, content, language, last_modified, crawled_at, is_stale, metadata, content_hash, etag, fail_count) VALUES `)
 		args := make([]any, 0, 13*len(batch))
@@ -198,7 +193,7 @@ func (s *DB) upsertSources(ctx context.Context, tx *sql.Tx, kbID int64, puts []s
 			if src.Metadata != nil {
 				var err error
 				if meta, err = json.Marshal(src.Metadata); err != nil {
-					return nil, fmt.Errorf("source put %q: %w", src.URL, err)
+					return fmt.Errorf("source put %q: %w", src.URL, err)
 				}
 			}
 			if k > 0 {
@@ -217,12 +212,13 @@ func (s *DB) upsertSources(ctx context.Context, tx *sql.Tx, kbID int64, puts []s
 			var p byURL[int64]
 			return p, r.Scan(&p.value, &p.url)
 		})
-		if err != nil {
-			return nil, err
-		}
 		for _, p := range rows {
 			idOf[p.url] = p.value
 		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	ids := make([]int64, len(puts))
 	for i, p := range puts {

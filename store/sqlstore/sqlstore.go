@@ -198,6 +198,21 @@ type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
+// marks is n '?' placeholders separated by commas, for an IN list.
+func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
+
+// inBatches calls fn with items, at most size at a time, until one fails.
+func inBatches[T any](items []T, size int, fn func(batch []T) error) error {
+	for len(items) > 0 {
+		n := min(len(items), size)
+		if err := fn(items[:n]); err != nil {
+			return err
+		}
+		items = items[n:]
+	}
+	return nil
+}
+
 // rowScanner is a row to scan: *sql.Row or *sql.Rows.
 type rowScanner = interface{ Scan(...any) error }
 
