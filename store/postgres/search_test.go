@@ -186,6 +186,8 @@ func TestTermSearchDropsHiddenSources(t *testing.T) {
 			{store.ChunkFilter{IncludeStale: true}, []string{urls[0], urls[1], urls[3]}},
 			{store.ChunkFilter{SourcePrefix: "https://h.test/"}, []string{urls[0]}},
 			{store.ChunkFilter{SourcePrefix: "https://h.test/", IncludeStale: true}, []string{urls[0], urls[1]}},
+			{store.ChunkFilter{Language: "ko"}, nil},
+			{store.ChunkFilter{Language: "ko", SourcePrefix: "https://h.test/"}, nil},
 		} {
 			if got := found(c.f); !slices.Equal(got, c.want) {
 				t.Errorf("%s, filter %+v: found %v, want %v", when, c.f, got, c.want)
