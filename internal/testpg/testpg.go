@@ -14,7 +14,17 @@ import (
 	"testing"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // driver
+	"go.uber.org/goleak"
 )
+
+// IgnoreCancelRequests is the goleak option for packages whose tests use
+// PGlite. When a context ends while a query runs, pgx closes that
+// connection in a goroutine that first sends the server a cancel request
+// and waits for its answer, for at most 15 s. PostgreSQL answers in
+// milliseconds; PGlite serves one connection at a time and answers only
+// when that goroutine gives up (measured: 15.0 s against 58 ms), so a test
+// that ends work mid-query leaves it behind for a while.
+var IgnoreCancelRequests = goleak.IgnoreAnyFunction("github.com/jackc/pgx/v5/pgconn.(*PgConn).asyncClose.func1")
 
 // Schema creates a fresh schema on the server in env var envVar and returns
 // a connection URL whose search_path points at it. The schema is dropped when
