@@ -81,12 +81,16 @@ func Clip(s string, n int) string {
 	return string([]rune(s)[:n-1]) + "…"
 }
 
-// debris is an opening bracket followed by separators only (what is left
-// of a stripped pronunciation or a removed link: "Dvořák ( ; ] ; 8
-// September 1841"), and an empty pair of brackets.
+// debris is an opening bracket that starts a word, followed by separators
+// and then by what the brackets hold (what is left of a stripped
+// pronunciation or a removed link: "Dvořák ( ; ] ; 8 September 1841");
+// emptyParens is an empty pair of brackets that starts a word ("Paris ( )
+// is"). Brackets attached to what precedes them are code, not debris:
+// a call or a signature ("main()", "print()", "Result<(), E>"), and
+// separators the brackets close on are code too ("for (;;)").
 var (
-	debris      = regexp.MustCompile(`\(\s*(?:[;,:/|\]\[]\s*)+`)
-	emptyParens = regexp.MustCompile(` ?\(\s*\)`)
+	debris      = regexp.MustCompile(`(^|\s)\(\s*(?:[;,:/|\]\[]\s*)+([^\s;,:/|\]\[)])`)
+	emptyParens = regexp.MustCompile(`(?m)(?:^|[ \t]+)\(\s*\)`)
 )
 
 // strayTail is a short fragment after a sentence's end that closes a
@@ -108,7 +112,7 @@ func Debris(s string) string {
 		return s
 	}
 	for range 4 { // removing one can leave another: "(( ) ]"
-		t := emptyParens.ReplaceAllString(debris.ReplaceAllString(s, "("), "")
+		t := emptyParens.ReplaceAllString(debris.ReplaceAllString(s, "$1($2"), "")
 		if t == s {
 			break
 		}

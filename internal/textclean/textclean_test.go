@@ -38,6 +38,14 @@ func TestDebris(t *testing.T) {
 		"Paris is the capital of France. data)\nNext line.": "Paris is the capital of France.\nNext line.",
 		"(see note 3. foo)":                                 "(see note 3. foo)",
 		"It costs 5 (about. 4 euros)":                       "It costs 5 (about. 4 euros)",
+		"Dvořák () was born":                                "Dvořák was born",
+		"( ; ] 1841) and\n( )\nnext":                        "(1841) and\n\nnext",
+		// Code keeps its brackets.
+		"fn main() {\n    let f = File::open(path)?;": "fn main() {\n    let f = File::open(path)?;",
+		"Call print() or str.split().":                "Call print() or str.split().",
+		"fn main() -> Result<(), Box<dyn Error>> {":   "fn main() -> Result<(), Box<dyn Error>> {",
+		"for (;;) { x(); }":                           "for (;;) { x(); }",
+		"f(;, x)":                                     "f(;, x)",
 	} {
 		if got := Debris(in); got != want {
 			t.Errorf("Debris(%q) = %q, want %q", in, got, want)
