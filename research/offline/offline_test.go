@@ -389,3 +389,44 @@ func TestListingCommentsAreNotSentences(t *testing.T) {
 		t.Errorf("sentences = %q, want %q", got, want)
 	}
 }
+
+// TestKoreanReport: a question asked in Korean over a manual translated
+// in part gets a summary in Korean: the sentences its sources left in
+// English are not quoted in it, and the engine's own words — a refusal
+// too — are Korean.
+func TestKoreanReport(t *testing.T) {
+	t.Parallel()
+	srcs := map[string]*research.Source{
+		"S1": {ID: "S1", Title: "잘라내기 도구", Content: "잘라내기 도구는 이미지의 가장자리를 잘라냅니다. 사각형 영역을 드래그하여 잘라낼 부분을 정합니다. Tools have options that you can configure for cropping. 영역 안을 두 번 누르면 잘라내기가 적용됩니다."},
+		"S2": {ID: "S2", Title: "도구 옵션", Content: "The crop tool options are shown in the Tool Options dialog. 잘라내기 도구의 옵션은 도구 옵션 대화 상자에 표시됩니다. 고정 비율 옵션으로 잘라낼 영역의 비율을 고정할 수 있습니다."},
+	}
+	d, _, err := Engine{}.Write(context.Background(), research.WriteInput{Question: "잘라내기 도구로 이미지를 어떻게 잘라내나요?",
+		SubQuestions: []research.SubQuestion{{ID: "Q1", Text: "잘라내기 도구 사용법", SourceIDs: []string{"S1", "S2"}}}, Sources: srcs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(research.ParseMarkers(d.Summary)) == 0 || !strings.Contains(d.Summary, "잘라내기") {
+		t.Fatalf("no answer:\n%s", d.Summary)
+	}
+	for _, english := range []string{"Tools have options", "The crop tool options"} {
+		if strings.Contains(d.Summary, english) {
+			t.Errorf("the Korean summary quotes %q:\n%s", english, d.Summary)
+		}
+	}
+	// The same question in English is answered from both languages'
+	// sentences as they rank.
+	en, _, err := Engine{}.Write(context.Background(), research.WriteInput{Question: "Where are the crop tool options shown?",
+		SubQuestions: []research.SubQuestion{{ID: "Q1", Text: "crop tool options", SourceIDs: []string{"S1", "S2"}}}, Sources: srcs})
+	if err != nil || !strings.Contains(en.Summary, "options") {
+		t.Fatalf("English question: %v\n%s", err, en.Summary)
+	}
+
+	no, _, err := Engine{}.Write(context.Background(), research.WriteInput{Question: "잘라내기 도구로 동영상의 프레임 속도를 바꾸려면 어떻게 하나요?",
+		SubQuestions: []research.SubQuestion{{ID: "Q1", Text: "동영상 프레임 속도", SourceIDs: []string{"S1", "S2"}}}, Sources: srcs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(research.ParseMarkers(no.Summary)) > 0 || !strings.HasPrefix(no.Summary, "읽은 출처 2개") {
+		t.Fatalf("a Korean refusal:\n%s", no.Summary)
+	}
+}

@@ -3,9 +3,11 @@ package offline
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/quarryhq/quarry/internal/passage"
 	"github.com/quarryhq/quarry/kb/analyze"
@@ -41,16 +43,18 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 		w.chosen[id] = true
 	}
 	d := &research.Draft{Title: in.Question}
+	lang := analyze.Language(in.Question)
+	w.lang = lang
 	if len(w.ev.missing) > 0 && len(w.all) == 0 {
-		d.Summary = fmt.Sprintf("None of the %d sources read mentions %s, so none of them answers the question; nothing is cited.", len(read), strings.Join(w.ev.missing, ", "))
+		d.Summary = say(lang, msgNoneMentions, len(read), strings.Join(w.ev.missing, ", "))
 		return d, llm.Usage{}, nil
 	}
-	if refusal := answerable(in.Question, read, in.Sources); refusal != "" {
+	if refusal := answerable(lang, in.Question, read, in.Sources); refusal != "" {
 		// Nothing read answers: the summary says so and cites nothing;
 		// the sections quote what the sources say near the question.
 		d.Summary = refusal
-	} else if d.Summary = w.summary(); d.Summary == "" {
-		d.Summary = "The sources searched returned nothing that matches the question."
+	} else if d.Summary = w.inLanguage(); d.Summary == "" {
+		d.Summary = say(lang, msgNothingMatches)
 	}
 	for _, sq := range sqs {
 		body := w.section(sq)
@@ -59,7 +63,7 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 		}
 		heading := sq.Text
 		if sq.ParentID != "" {
-			heading = "Follow-up: " + sq.Text
+			heading = say(lang, msgFollowUp) + sq.Text
 		}
 		d.Sections = append(d.Sections, research.Section{Heading: heading, Body: body})
 	}
@@ -70,7 +74,7 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 // question: the window that answers best (passage.Find) holds less of it
 // than passage.Weights.Answered, or what the question names is in none
 // of them. Empty when they answer.
-func answerable(question string, ids []string, sources map[string]*research.Source) string {
+func answerable(lang, question string, ids []string, sources map[string]*research.Source) string {
 	docs := make([]passage.Doc, 0, len(ids))
 	for _, id := range ids {
 		if s := sources[id]; s != nil {
@@ -85,11 +89,57 @@ func answerable(question string, ids []string, sources map[string]*research.Sour
 	if conf >= passage.Weights.Answered {
 		return ""
 	}
-	msg := fmt.Sprintf("The %d sources read do not answer the question: the passage that comes closest holds %.0f%% of what it asks", len(docs), conf*100)
+	msg := say(lang, msgNotAnswered, len(docs), conf*100)
 	if len(missing) > 0 {
-		msg += fmt.Sprintf(", and none of them names %s", strings.Join(missing, ", "))
+		msg += say(lang, msgNoneNames, strings.Join(missing, ", "))
 	}
-	return msg + ". Nothing is cited as an answer; the sections below quote what the sources say near it."
+	return msg + say(lang, msgNothingCited)
+}
+
+// The engine's own words in a report, in English and, for a question
+// asked in Korean, in Korean (as ask answers).
+const (
+	msgNoneMentions = iota
+	msgNotAnswered
+	msgNoneNames
+	msgNothingCited
+	msgNothingMatches
+	msgFollowUp
+	msgClosest
+)
+
+var messages = map[string][]string{
+	"en": {
+		msgNoneMentions:   "None of the %d sources read mentions %s, so none of them answers the question; nothing is cited.",
+		msgNotAnswered:    "The %d sources read do not answer the question: the passage that comes closest holds %.0f%% of what it asks",
+		msgNoneNames:      ", and none of them names %s",
+		msgNothingCited:   ". Nothing is cited as an answer; the sections below quote what the sources say near it.",
+		msgNothingMatches: "The sources searched returned nothing that matches the question.",
+		msgFollowUp:       "Follow-up: ",
+		msgClosest:        "The sources read do not fully answer the question; the closest evidence found:",
+	},
+	"ko": {
+		msgNoneMentions:   "읽은 출처 %d개 중 어느 것도 %s을(를) 언급하지 않으므로, 질문에 답하는 출처가 없습니다. 인용한 것은 없습니다.",
+		msgNotAnswered:    "읽은 출처 %d개는 질문에 답하지 않습니다. 가장 가까운 구절도 질문이 묻는 것의 %.0f%%만 담고 있습니다",
+		msgNoneNames:      ". 어느 출처도 %s을(를) 언급하지 않습니다",
+		msgNothingCited:   ". 답으로 인용한 것은 없으며, 아래 절에서는 출처들이 질문과 가까운 곳에서 말하는 내용을 인용합니다.",
+		msgNothingMatches: "검색한 출처에서 질문과 맞는 내용을 찾지 못했습니다.",
+		msgFollowUp:       "후속 질문: ",
+		msgClosest:        "읽은 출처들은 질문에 온전히 답하지 않습니다. 가장 가까운 근거는 다음과 같습니다.",
+	},
+}
+
+// say formats the engine's message m in lang (English when there is no
+// translation).
+func say(lang string, m int, args ...any) string {
+	tr, ok := messages[lang]
+	if !ok {
+		tr = messages["en"]
+	}
+	if len(args) == 0 {
+		return tr[m]
+	}
+	return fmt.Sprintf(tr[m], args...)
 }
 
 // relevantShare is how close to the best sentence's score a further
@@ -114,6 +164,11 @@ type writer struct {
 	// derived holds the two sources of a derived comparison sentence
 	// (the answer, computed), when the opening has one.
 	derived map[string]bool
+	// lang is the question's language; written, while the summary is
+	// written for a question in a script of its own, accepts only the
+	// sentences written in it (inScript).
+	lang    string
+	written func(string) bool
 }
 
 // cite quotes a sentence with its marker: the fact it is, or its source.
@@ -133,7 +188,7 @@ type quotes struct {
 
 func (p *quotes) add(w *writer, s scored, max int) bool {
 	n := len(strings.Fields(s.text))
-	if w.used[s.text] || len(p.lines) > 0 && p.words+n > max {
+	if w.used[s.text] || len(p.lines) > 0 && p.words+n > max || w.written != nil && !w.written(s.text) {
 		return false
 	}
 	w.used[s.text] = true
@@ -249,6 +304,57 @@ func (w *writer) summary() string {
 	// does: "Shainsky … born 12 December 1925"). Beyond that, a sentence
 	// that shares only generic words with the question ("composer",
 	// "born") is not evidence: it must name what the question is about.
+	ranked := w.summaryRanked()
+	p := &quotes{sources: map[string]bool{}, words: open.words}
+	w.fill(p, ranked, research.SummaryMinWords, research.SummaryMaxWords, 0, 1, topScore(ranked), true)
+	parts := open.lines
+	if rest := strings.Join(p.lines, " "); rest != "" {
+		parts = append(parts, rest)
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// inLanguage is the summary, for a question in a script of its own made
+// of sentences written in it; when its sources say nothing in it, of
+// what they say in theirs.
+func (w *writer) inLanguage() string {
+	if w.written = inScript(w.lang); w.written != nil {
+		used := maps.Clone(w.used)
+		sum := w.summary()
+		w.written = nil
+		if len(research.ParseMarkers(sum)) > 0 {
+			return sum
+		}
+		w.used, w.derived = used, nil
+	}
+	return w.summary()
+}
+
+// inScript returns, for a question written in a script of its own
+// (Korean, Japanese, Chinese), whether a sentence is written in it too;
+// nil for any other question. A manual translated in part leaves
+// sentences in its original language (LibreOffice's Korean help keeps
+// English ones), which a reader who asked in Korean did not ask for.
+func inScript(lang string) func(string) bool {
+	var scripts []*unicode.RangeTable
+	switch lang {
+	case "ko":
+		scripts = []*unicode.RangeTable{unicode.Hangul}
+	case "ja":
+		scripts = []*unicode.RangeTable{unicode.Hiragana, unicode.Katakana, unicode.Han}
+	case "zh":
+		scripts = []*unicode.RangeTable{unicode.Han}
+	default:
+		return nil
+	}
+	return func(s string) bool {
+		return strings.IndexFunc(s, func(r rune) bool { return unicode.IsOneOf(scripts, r) }) >= 0
+	}
+}
+
+// summaryRanked is the summary's candidate sentences after its opening,
+// per source in the evidence's order.
+func (w *writer) summaryRanked() [][]scored {
 	var ranked [][]scored
 	for _, id := range w.all {
 		var ss []scored
@@ -276,13 +382,7 @@ func (w *writer) summary() string {
 			ranked = append(ranked, ss)
 		}
 	}
-	p := &quotes{sources: map[string]bool{}, words: open.words}
-	w.fill(p, ranked, research.SummaryMinWords, research.SummaryMaxWords, 0, 1, topScore(ranked), true)
-	parts := open.lines
-	if rest := strings.Join(p.lines, " "); rest != "" {
-		parts = append(parts, rest)
-	}
-	return strings.Join(parts, "\n\n")
+	return ranked
 }
 
 // opening is the summary's first lines: what answers the question. For a
@@ -303,7 +403,7 @@ func (w *writer) opening() *quotes {
 		w.answerWindow(p)
 	}
 	if !ev.answered && len(p.lines) == 0 {
-		p.lines = append(p.lines, "The sources read do not fully answer the question; the closest evidence found:")
+		p.lines = append(p.lines, say(w.lang, msgClosest))
 	}
 	var best, next []scored
 	for i, d := range ev.pair {
@@ -346,7 +446,7 @@ func (w *writer) opening() *quotes {
 		}
 	}
 	for _, s := range lines {
-		if w.used[s.text] {
+		if w.used[s.text] || w.written != nil && !w.written(s.text) {
 			continue
 		}
 		w.used[s.text] = true
@@ -382,6 +482,9 @@ func (w *writer) answerWindow(p *quotes) {
 	}
 	id := ids[found[0].Doc]
 	for _, text := range found[0].Sentences {
+		if w.written != nil && !w.written(text) {
+			continue
+		}
 		w.used[text] = true
 		p.lines = append(p.lines, w.cite(scored{text: text, terms: termSet(text), sourceID: id}))
 		p.words += len(strings.Fields(text))
