@@ -429,4 +429,12 @@ func TestKoreanReport(t *testing.T) {
 	if len(research.ParseMarkers(no.Summary)) > 0 || !strings.HasPrefix(no.Summary, "읽은 출처 2개") {
 		t.Fatalf("a Korean refusal:\n%s", no.Summary)
 	}
+	// Each message is as many sentences in Korean as in English: what
+	// opens a summary is measured by its first sentences.
+	for m, en := range messages["en"] {
+		ko := messages["ko"][m]
+		if a, b := strings.Count(en, ". "), strings.Count(ko, ". "); a != b {
+			t.Errorf("message %d: %d sentence breaks in English, %d in Korean:\n%s\n%s", m, a, b, en, ko)
+		}
+	}
 }

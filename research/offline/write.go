@@ -119,13 +119,13 @@ var messages = map[string][]string{
 		msgClosest:        "The sources read do not fully answer the question; the closest evidence found:",
 	},
 	"ko": {
-		msgNoneMentions:   "읽은 출처 %d개 중 어느 것도 %s을(를) 언급하지 않으므로, 질문에 답하는 출처가 없습니다. 인용한 것은 없습니다.",
-		msgNotAnswered:    "읽은 출처 %d개는 질문에 답하지 않습니다. 가장 가까운 구절도 질문이 묻는 것의 %.0f%%만 담고 있습니다",
-		msgNoneNames:      ". 어느 출처도 %s을(를) 언급하지 않습니다",
+		msgNoneMentions:   "읽은 출처 %d개 중 어느 것도 %s을(를) 언급하지 않으므로 질문에 답하는 출처가 없으며, 인용한 것도 없습니다.",
+		msgNotAnswered:    "읽은 출처 %d개는 질문에 답하지 않습니다: 가장 가까운 구절도 질문이 묻는 것의 %.0f%%만 담고 있습니다",
+		msgNoneNames:      ", 어느 출처도 %s을(를) 언급하지 않습니다",
 		msgNothingCited:   ". 답으로 인용한 것은 없으며, 아래 절에서는 출처들이 질문과 가까운 곳에서 말하는 내용을 인용합니다.",
 		msgNothingMatches: "검색한 출처에서 질문과 맞는 내용을 찾지 못했습니다.",
 		msgFollowUp:       "후속 질문: ",
-		msgClosest:        "읽은 출처들은 질문에 온전히 답하지 않습니다. 가장 가까운 근거는 다음과 같습니다.",
+		msgClosest:        "읽은 출처들은 질문에 온전히 답하지 않으며, 가장 가까운 근거는 다음과 같습니다:",
 	},
 }
 
