@@ -299,11 +299,6 @@ func topScore(ranked [][]scored) float64 {
 // for the sections.
 func (w *writer) summary() string {
 	open := w.opening()
-	// Each source chosen as evidence gives its best sentence, in the
-	// evidence's order (a second hop's may name nothing the question
-	// does: "Shainsky … born 12 December 1925"). Beyond that, a sentence
-	// that shares only generic words with the question ("composer",
-	// "born") is not evidence: it must name what the question is about.
 	ranked := w.summaryRanked()
 	p := &quotes{sources: map[string]bool{}, words: open.words}
 	w.fill(p, ranked, research.SummaryMinWords, research.SummaryMaxWords, 0, 1, topScore(ranked), true)
@@ -355,6 +350,11 @@ func inScript(lang string) func(string) bool {
 // summaryRanked is the summary's candidate sentences after its opening,
 // per source in the evidence's order.
 func (w *writer) summaryRanked() [][]scored {
+	// Each source chosen as evidence gives its best sentence, in the
+	// evidence's order (a second hop's may name nothing the question
+	// does: "Shainsky … born 12 December 1925"). Beyond that, a sentence
+	// that shares only generic words with the question ("composer",
+	// "born") is not evidence: it must name what the question is about.
 	var ranked [][]scored
 	for _, id := range w.all {
 		var ss []scored
