@@ -21,9 +21,11 @@ package verify
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/quarryhq/quarry/internal/textseg"
@@ -152,6 +154,7 @@ func Run(sources []Source) Result {
 	for i := range facts {
 		facts[i].ID = "F" + strconv.Itoa(i+1)
 	}
+	anchor(facts)
 	bySource := map[string]Source{}
 	for _, s := range sources {
 		bySource[s.ID] = s
@@ -248,3 +251,129 @@ func extract(s Source) []Fact {
 	}
 	return out
 }
+
+// anchor gives a measurement whose sentence's subject is not what it
+// measures — whoever measured, estimated or reported it ("Surveyors
+// measured the Statue of Liberty at 93 metres", "A 2007 expedition put
+// the length of the Amazon at 6,400 km", "A leaflet claims the Statue of
+// Liberty is 46 metres tall") — the entity it names that other sources'
+// measurements of the same kind are about: the subject of a measurement
+// is what is measured, whoever measured it. A fact keeps its own entity
+// when another source measures it too, and is left alone when it names
+// none or several of the others'; dates and ranks keep their subjects
+// ("Smith joined the Yankees in 1990" is about Smith).
+func anchor(facts []Fact) {
+	type key struct{ ent, kind string }
+	about := map[key]map[string]bool{} // the sources measuring an entity
+	display := map[string]string{}
+	for _, f := range facts {
+		if f.entity == "" || f.topic != "" {
+			continue
+		}
+		for _, k := range measureKinds(f) {
+			kk := key{f.entity, k}
+			if about[kk] == nil {
+				about[kk] = map[string]bool{}
+			}
+			about[kk][f.SourceID] = true
+			display[f.entity] = f.Section
+		}
+	}
+	elsewhere := func(k key, source string) bool {
+		for id := range about[k] {
+			if id != source {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range facts {
+		f := &facts[i]
+		kinds := measureKinds(*f)
+		if len(kinds) != 1 || f.topic != "" || f.entity != "" && elsewhere(key{f.entity, kinds[0]}, f.SourceID) {
+			continue
+		}
+		lower := " " + strings.ToLower(f.Text) + " "
+		var named []string
+		for k := range about {
+			if k.kind == kinds[0] && k.ent != f.entity && elsewhere(k, f.SourceID) && namesPhrase(lower, k.ent, measureTexts(*f)) {
+				named = append(named, k.ent)
+			}
+		}
+		if len(named) != 1 {
+			continue
+		}
+		f.entity, f.Section = named[0], display[named[0]]
+		f.terms = terms(f.Text, f.entity, f.values)
+	}
+}
+
+// measureTexts are the texts of a fact's measurements, lower case.
+func measureTexts(f Fact) []string {
+	var out []string
+	for _, v := range f.values {
+		if measure(v.kind) {
+			out = append(out, strings.ToLower(v.text))
+		}
+	}
+	return out
+}
+
+// measureKinds are the kinds of the measurements a fact gives (a length,
+// a mass, an area, a count), each once.
+func measureKinds(f Fact) []string {
+	var out []string
+	for _, v := range f.values {
+		if measure(v.kind) && !slices.Contains(out, v.kind) {
+			out = append(out, v.kind)
+		}
+	}
+	return out
+}
+
+// namesPhrase reports text (lower case, padded with spaces) naming the
+// entity ent as what one of its measurements (vals) is of: as whole
+// words, a few words before the measurement with nothing set off between
+// ("measured the Statue of Liberty at 93 metres", "claims the Statue of
+// Liberty is 46 metres"; not "a 648-ft tower in New York City"), and not
+// as the owner of a part that is measured ("the iron frame of the Eiffel
+// Tower has a mass", "the tower's frame") unless the part is the
+// quantity itself ("the length of the Amazon", "the tower's height").
+func namesPhrase(text, ent string, vals []string) bool {
+	for from := 0; ; {
+		i := strings.Index(text[from:], ent)
+		if i < 0 {
+			return false
+		}
+		i += from
+		end := i + len(ent)
+		from = i + 1
+		before, _ := utf8.DecodeLastRuneInString(text[:i])
+		after, _ := utf8.DecodeRuneInString(text[end:])
+		if unicode.IsLetter(before) || unicode.IsDigit(before) || unicode.IsLetter(after) || unicode.IsDigit(after) {
+			continue
+		}
+		ws := wordRE.FindAllString(text[:i], -1)
+		if n := len(ws); n > 0 && ws[n-1] == "the" {
+			ws = ws[:n-1]
+		}
+		if n := len(ws); n > 0 && ws[n-1] == "of" && (n < 2 || quantities[ws[n-2]] == "") {
+			continue // the owner of a part
+		}
+		rest := text[end:]
+		if strings.HasPrefix(rest, "'s ") || strings.HasPrefix(rest, "’s ") {
+			if next := wordRE.FindString(rest[strings.IndexByte(rest, ' '):]); quantities[next] == "" {
+				continue
+			}
+		}
+		for _, v := range vals {
+			if j := strings.Index(rest, v); j >= 0 && !strings.ContainsAny(rest[:j], ",;:()") && len(strings.Fields(rest[:j])) <= maxMeasureGap {
+				return true
+			}
+		}
+	}
+}
+
+// maxMeasureGap is the most words between an entity and its measurement
+// ("… put the length of the Amazon River at 6,400 km").
+const maxMeasureGap = 4
