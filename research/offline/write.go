@@ -25,7 +25,7 @@ import (
 // source (or the fact it is); headings and the labels of a comparison are
 // the only words of the engine's own.
 func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft, llm.Usage, error) {
-	w := &writer{in: in, rd: newReader(), used: map[string]bool{}, factIDs: map[string]string{}}
+	w := &writer{in: in, rd: newReader(), used: map[string]bool{}, factIDs: map[string]string{}, lang: analyze.Language(in.Question)}
 	for _, f := range in.Facts {
 		w.factIDs[f.SourceID+"\x00"+f.Text] = f.ID
 	}
@@ -43,18 +43,16 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 		w.chosen[id] = true
 	}
 	d := &research.Draft{Title: in.Question}
-	lang := analyze.Language(in.Question)
-	w.lang = lang
 	if len(w.ev.missing) > 0 && len(w.all) == 0 {
-		d.Summary = say(lang, msgNoneMentions, len(read), strings.Join(w.ev.missing, ", "))
+		d.Summary = say(w.lang, msgNoneMentions, len(read), strings.Join(w.ev.missing, ", "))
 		return d, llm.Usage{}, nil
 	}
-	if refusal := answerable(lang, in.Question, read, in.Sources); refusal != "" {
+	if refusal := answerable(w.lang, in.Question, read, in.Sources); refusal != "" {
 		// Nothing read answers: the summary says so and cites nothing;
 		// the sections quote what the sources say near the question.
 		d.Summary = refusal
 	} else if d.Summary = w.inLanguage(); d.Summary == "" {
-		d.Summary = say(lang, msgNothingMatches)
+		d.Summary = say(w.lang, msgNothingMatches)
 	}
 	for _, sq := range sqs {
 		body := w.section(sq)
@@ -63,7 +61,7 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 		}
 		heading := sq.Text
 		if sq.ParentID != "" {
-			heading = say(lang, msgFollowUp) + sq.Text
+			heading = say(w.lang, msgFollowUp) + sq.Text
 		}
 		d.Sections = append(d.Sections, research.Section{Heading: heading, Body: body})
 	}

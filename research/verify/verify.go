@@ -25,7 +25,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/quarryhq/quarry/internal/textseg"
@@ -293,10 +292,10 @@ func anchor(facts []Fact) {
 		if len(kinds) != 1 || f.topic != "" || f.entity != "" && elsewhere(key{f.entity, kinds[0]}, f.SourceID) {
 			continue
 		}
-		lower := " " + strings.ToLower(f.Text) + " "
+		lower, vals := " "+strings.ToLower(f.Text)+" ", measureTexts(*f)
 		var named []string
 		for k := range about {
-			if k.kind == kinds[0] && k.ent != f.entity && elsewhere(k, f.SourceID) && namesPhrase(lower, k.ent, measureTexts(*f)) {
+			if k.kind == kinds[0] && k.ent != f.entity && elsewhere(k, f.SourceID) && namesPhrase(lower, k.ent, vals) {
 				named = append(named, k.ent)
 			}
 		}
@@ -350,7 +349,7 @@ func namesPhrase(text, ent string, vals []string) bool {
 		from = i + 1
 		before, _ := utf8.DecodeLastRuneInString(text[:i])
 		after, _ := utf8.DecodeRuneInString(text[end:])
-		if unicode.IsLetter(before) || unicode.IsDigit(before) || unicode.IsLetter(after) || unicode.IsDigit(after) {
+		if wordRune(before) || wordRune(after) {
 			continue
 		}
 		ws := wordRE.FindAllString(text[:i], -1)
