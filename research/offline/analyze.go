@@ -154,7 +154,10 @@ func (Engine) Analyze(_ context.Context, in research.AnalyzeInput) (*research.An
 	if len(learnings) > research.MaxLearnings {
 		learnings = learnings[:research.MaxLearnings]
 	}
-	dirs := next.directions(in.MaxDirections, qKWs)
+	var dirs []research.Direction
+	if !comparedRead(in.Question, read) {
+		dirs = next.directions(in.MaxDirections, qKWs)
+	}
 	a := &research.Analysis{Learnings: learnings, Directions: dirs}
 	if len(qTerms) > 0 {
 		a.Confidence = round2(float64(len(covered)) / float64(len(qTerms)))
@@ -169,6 +172,24 @@ func (Engine) Analyze(_ context.Context, in research.AnalyzeInput) (*research.An
 		a.Quality = round2(cred / float64(used))
 	}
 	return a, llm.Usage{}, nil
+}
+
+// comparedRead reports a comparison whose every side is the title of a
+// source read ("Which composer was born first, Antonín Dvořák or
+// Giuseppe Verdi?" once both are read): what it compares it names, so
+// nothing it asks is one hop away, and the names its sources mention (a
+// theatre named after one side) are not followed.
+func comparedRead(question string, read map[string]bool) bool {
+	sd := sides(question)
+	if len(sd) == 0 || !comparative(question) {
+		return false
+	}
+	for _, side := range sd {
+		if !read[side] {
+			return false
+		}
+	}
+	return true
 }
 
 // leads are the names the best sentences of the sources mention that

@@ -56,6 +56,34 @@ func TestPlanFacets(t *testing.T) {
 	}
 }
 
+// TestComparisonReadNoHop: once both sides of a comparison are read, the
+// names their sources mention (a theatre named after one side) are not
+// followed; with one side unread they are.
+func TestComparisonReadNoHop(t *testing.T) {
+	t.Parallel()
+	srcs := map[string]*research.Source{
+		"S1": {ID: "S1", Title: "Giuseppe Verdi", Content: "Giuseppe Verdi (1813 – 1901) was an Italian opera composer. The Teatro Comunale of Busseto bears his name.", Credibility: 0.8},
+		"S2": {ID: "S2", Title: "Antonín Dvořák", Content: "Antonín Dvořák (1841 – 1904) was a Czech composer born near Prague. He taught at the National Conservatory of Music of America.", Credibility: 0.8},
+	}
+	const q = "Which composer was born first, Antonín Dvořák or Giuseppe Verdi?"
+	for _, tc := range []struct {
+		ids  []string
+		hops bool
+	}{{[]string{"S1", "S2"}, false}, {[]string{"S1"}, true}} {
+		in := research.AnalyzeInput{Question: q, SubQuestions: []research.SubQuestion{{ID: "Q1", Text: q, SourceIDs: tc.ids}}, Sources: map[string]*research.Source{}, MaxDirections: 3}
+		for _, id := range tc.ids {
+			in.Sources[id] = srcs[id]
+		}
+		a, _, err := Engine{}.Analyze(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(a.Directions) > 0; got != tc.hops {
+			t.Errorf("read %v: directions %+v, want any: %v", tc.ids, a.Directions, tc.hops)
+		}
+	}
+}
+
 // TestSecondHop: the first round reads a paragraph naming an entity the
 // question does not; the analysis must open it as a direction, and the
 // writer must quote only source sentences.
