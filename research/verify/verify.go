@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/quarryhq/quarry/internal/textseg"
@@ -153,6 +154,7 @@ func Run(sources []Source) Result {
 	for i := range facts {
 		facts[i].ID = "F" + strconv.Itoa(i+1)
 	}
+	unnameOpeners(facts, sources)
 	anchor(facts)
 	bySource := map[string]Source{}
 	for _, s := range sources {
@@ -250,6 +252,58 @@ func extract(s Source) []Fact {
 	}
 	return out
 }
+
+// unnameOpeners takes the subject from a fact whose subject is one word
+// that opens its sentence and that the sources also write in lower case:
+// an ordinary word capitalised for where it stands, not a name ("New in
+// version 3.6.", "Changed in version 3.7: …", "Default: 300000."; a
+// documentation's annotations of different functions, which agree on
+// nothing). A name is written capitalised wherever it stands ("Verdi",
+// "Paris"); a subject of several words ("New York") is kept.
+func unnameOpeners(facts []Fact, sources []Source) {
+	var lower map[string]bool
+	for i := range facts {
+		f := &facts[i]
+		if f.entity == "" || f.topic != "" || strings.Contains(f.entity, " ") {
+			continue
+		}
+		ws := strings.Fields(f.Text)
+		if strings.ToLower(strings.Trim(ws[0], `.,;:!?"'()[]“”‘’`)) != f.entity {
+			continue
+		}
+		if len(ws) > 1 && afterOpener[ws[1]] {
+			// "Changed in version 3.7", "Contributed by …", "Deprecated
+			// since …": a participle or adjective opens a note; a name
+			// opening a claim is followed by what it does or is.
+			f.entity, f.Section = "", "General"
+			f.terms = terms(f.Text, "", f.values)
+			continue
+		}
+		if lower == nil {
+			lower = map[string]bool{}
+			for _, s := range sources {
+				for _, field := range strings.Fields(s.Content) {
+					if strings.Contains(field, "://") || strings.HasPrefix(field, "www.") || strings.Contains(field, "@") {
+						continue // an address ("www.london.gov.uk") writes names in lower case
+					}
+					for _, w := range wordRE.FindAllString(field, -1) {
+						if r, _ := utf8.DecodeRuneInString(w); unicode.IsLower(r) {
+							lower[w] = true
+						}
+					}
+				}
+			}
+		}
+		if lower[f.entity] {
+			f.entity, f.Section = "", "General"
+			f.terms = terms(f.Text, "", f.values)
+		}
+	}
+}
+
+// afterOpener are the prepositions that, right after a sentence's one
+// capitalised opening word, show it to be a participle or an adjective.
+var afterOpener = map[string]bool{"in": true, "by": true, "since": true, "for": true, "with": true, "from": true, "to": true, "on": true, "at": true}
 
 // anchor gives a measurement whose sentence's subject is not what it
 // measures — whoever measured, estimated or reported it ("Surveyors

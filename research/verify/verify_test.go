@@ -151,3 +151,32 @@ func FuzzRun(f *testing.F) {
 		}
 	})
 }
+
+// TestOpeningWordNoSubject: documentation annotates each function with the
+// release that added or changed it ("New in version 3.6.", "Changed in
+// version 3.7: …"); the opening word is an ordinary word the pages also
+// write in lower case, so those sentences name no subject and two pages'
+// annotations are no conflict. A one-word name stays a subject: two pages
+// disagreeing on Verdi's birth year still are.
+func TestOpeningWordNoSubject(t *testing.T) {
+	t.Parallel()
+	r := Run([]Source{
+		{ID: "S1", Domain: "docs.python.org", Credibility: 0.7, Content: "Return a new timer. New in version 3.6. Changed in version 3.7: The default value of repeat changed from 3 to 5."},
+		{ID: "S2", Domain: "docs.python.org", Credibility: 0.7, Content: "Run the coroutine in a new event loop. New in version 3.7. Changed in version 3.10: The default value of debug changed from False to None."},
+	})
+	if len(r.Discrepancies) != 0 {
+		t.Fatalf("false discrepancies: %+v", r.Discrepancies)
+	}
+	for _, f := range r.Facts {
+		if strings.Contains(f.Text, " in version ") && f.Section != "General" {
+			t.Errorf("fact %q has subject %q", f.Text, f.Section)
+		}
+	}
+	d := only(t, Run([]Source{
+		{ID: "S1", Domain: "a.org", Credibility: 0.7, Content: "Verdi was born in 1813 in Le Roncole. The new opera house seats 300."},
+		{ID: "S2", Domain: "b.org", Credibility: 0.7, Content: "Verdi was born in 1816 in Le Roncole."},
+	}))
+	if d.Topic == "" || !strings.Contains(d.Topic, "Verdi") {
+		t.Fatalf("discrepancy: %+v", d)
+	}
+}
