@@ -466,3 +466,57 @@ func TestKoreanReport(t *testing.T) {
 		}
 	}
 }
+
+// TestFacetHeadings: contractions are function words, not keywords; a
+// section of keyword facets is headed by the question's own words that
+// span them, and by its keywords when they do not stand close in it.
+func TestFacetHeadings(t *testing.T) {
+	t.Parallel()
+	q := "How many times does timeit.timeit() execute my snippet if I don't tell it how many loops to run?"
+	if got, want := keywords(q), []string{"many", "times", "timeit.timeit", "execute", "snippet", "tell", "loops", "run"}; !slices.Equal(got, want) {
+		t.Errorf("keywords = %q, want %q", got, want)
+	}
+	for _, w := range []string{"don't", "doesn’t", "can't", "i'm", "we're", "they've"} {
+		if !contraction(w) {
+			t.Errorf("%q is not read as a contraction", w)
+		}
+	}
+	for _, w := range []string{"o'neil", "rock'n'roll", "verdi's", "it"} {
+		if contraction(w) {
+			t.Errorf("%q is read as a contraction", w)
+		}
+	}
+	for _, tc := range []struct{ kws, want string }{
+		{"snippet tell", "snippet if I don't tell"},
+		{"loops run", "loops to run"},
+		{"run loops", "run loops"}, // not in this order
+		{"many run", "many run"},   // too far apart
+		{"execute", "execute"},
+	} {
+		if got := questionSpan(q, strings.Fields(tc.kws), tc.kws); got != tc.want {
+			t.Errorf("questionSpan(%q) = %q, want %q", tc.kws, got, tc.want)
+		}
+	}
+	d, _, err := Engine{}.Write(context.Background(), research.WriteInput{
+		Question: q,
+		SubQuestions: []research.SubQuestion{
+			{ID: "Q1", Text: q, SourceIDs: []string{"S1"}},
+			{ID: "Q2", Text: "snippet tell", SourceIDs: []string{"S2"}},
+		},
+		Sources: map[string]*research.Source{
+			"S1": {ID: "S1", Title: "timeit", Content: "If number is not given, timeit runs the snippet one million times."},
+			"S2": {ID: "S2", Title: "Profiling", Content: "A profiler tells you where a snippet spends its time. Tell the profiler which snippet to run, and it reports each call."},
+		},
+		Evidence: []string{"S1", "S2"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var headings []string
+	for _, s := range d.Sections {
+		headings = append(headings, s.Heading)
+	}
+	if !slices.Contains(headings, "snippet if I don't tell") {
+		t.Errorf("section headings %q lack the facet's words in the question", headings)
+	}
+}

@@ -40,13 +40,31 @@ func keywords(text string) []string {
 	seen := map[string]bool{}
 	for _, w := range textseg.Words(text) {
 		lw := strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(w), "'s"), "’s")
-		if english.IsStopWord(lw) || lw == "whose" || seen[lw] || utf8.RuneCountInString(lw) < 2 && !isCJKWord(lw) {
+		if english.IsStopWord(lw) || contraction(lw) || lw == "whose" || seen[lw] || utf8.RuneCountInString(lw) < 2 && !isCJKWord(lw) {
 			continue
 		}
 		seen[lw] = true
 		out = append(out, lw)
 	}
 	return out
+}
+
+// contraction reports a function word run into another: a negated
+// auxiliary ("don't", "doesn’t", "can't") or a stop word with a verb
+// ("I'm", "we're", "they've", "you'll").
+func contraction(w string) bool {
+	i := strings.LastIndexAny(w, "'’")
+	if i <= 0 {
+		return false
+	}
+	head, tail := w[:i], w[i+utf8.RuneLen([]rune(w[i:])[0]):]
+	switch tail {
+	case "t":
+		return strings.HasSuffix(head, "n")
+	case "m", "re", "ve", "ll", "d":
+		return english.IsStopWord(head)
+	}
+	return false
 }
 
 func isCJKWord(w string) bool {

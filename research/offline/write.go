@@ -60,8 +60,14 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 			continue
 		}
 		heading := sq.Text
-		if sq.ParentID != "" {
+		switch {
+		case sq.ParentID != "":
 			heading = say(w.lang, msgFollowUp) + sq.Text
+		case sq.Text != in.Question && sq.Text == strings.Join(keywords(sq.Text), " "):
+			// A facet of the question's keywords reads as the question
+			// words it spans ("snippet if I don't tell", not "snippet
+			// tell").
+			heading = questionSpan(in.Question, strings.Fields(sq.Text), sq.Text)
 		}
 		d.Sections = append(d.Sections, research.Section{Heading: heading, Body: body})
 	}
