@@ -112,13 +112,43 @@ func Debris(s string) string {
 		return s
 	}
 	for range 4 { // removing one can leave another: "(( ) ]"
-		t := emptyParens.ReplaceAllString(debris.ReplaceAllString(s, "$1($2"), "")
+		t := removeEmptyParens(debris.ReplaceAllString(s, "$1($2"))
 		if t == s {
 			break
 		}
 		s = t
 	}
 	return s
+}
+
+// removeEmptyParens drops each emptyParens but "()" after a word that
+// opens in lower case or after punctuation: a name's stripped gloss
+// follows the name ("Dafeng () is", "Paris ( ) is"), while the unit
+// value of a programming manual follows the words about it ("the return
+// type of (), not Result", "returns ()").
+func removeEmptyParens(s string) string {
+	locs := emptyParens.FindAllStringIndex(s, -1)
+	if locs == nil {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, loc := range locs {
+		m := s[loc[0]:loc[1]]
+		if strings.HasSuffix(m, "()") && loc[0] > 0 {
+			before := strings.TrimRight(s[:loc[0]], " \t")
+			r, _ := utf8.DecodeLastRuneInString(before)
+			word := before[strings.LastIndexAny(before, " \t\n")+1:]
+			w, _ := utf8.DecodeRuneInString(word)
+			if before != "" && (!unicode.IsLetter(r) && !unicode.IsDigit(r) || unicode.IsLower(w)) {
+				continue // a value in code: keep it
+			}
+		}
+		b.WriteString(s[last:loc[0]])
+		last = loc[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // removeStrayTails drops each strayTail whose closing bracket no opening

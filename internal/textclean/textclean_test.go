@@ -46,6 +46,11 @@ func TestDebris(t *testing.T) {
 		"fn main() -> Result<(), Box<dyn Error>> {":   "fn main() -> Result<(), Box<dyn Error>> {",
 		"for (;;) { x(); }":                           "for (;;) { x(); }",
 		"f(;, x)":                                     "f(;, x)",
+		// An empty pair after a name is a stripped gloss; after the
+		// words about it, the unit value of a programming manual.
+		"Dafeng () is a district; City of Dreams (), a resort.":          "Dafeng is a district; City of Dreams, a resort.",
+		"this main function has the return type of (), not Result":       "this main function has the return type of (), not Result",
+		"The function returns () and the tuple type, (), has no values.": "The function returns () and the tuple type, (), has no values.",
 	} {
 		if got := Debris(in); got != want {
 			t.Errorf("Debris(%q) = %q, want %q", in, got, want)
