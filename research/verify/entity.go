@@ -56,7 +56,7 @@ func entity(s string) (string, string) {
 		}
 		r, _ := utf8.DecodeRuneInString(w)
 		switch lw := strings.ToLower(w); {
-		case i == 0 && pronoun[lw]:
+		case i == 0 && pronoun[strings.FieldsFunc(lw, apostrophe)[0]]:
 			// "It was Alabama's 13th season": the subject is whatever
 			// "it" stands for, which this sentence does not say.
 			return "", "General"
@@ -148,6 +148,9 @@ func opening(ws []string) bool {
 }
 
 var finiteVerb = map[string]bool{"is": true, "was": true, "are": true, "were": true, "has": true, "had": true, "have": true, "will": true, "would": true, "can": true, "could": true, "does": true, "did": true, "may": true, "might": true, "shall": true, "should": true, "must": true}
+
+// apostrophe splits a pronoun from the verb run into it ("We’ll", "It's").
+func apostrophe(r rune) bool { return r == '\'' || r == '’' }
 
 // pronoun are the words that, starting a sentence, leave its subject unnamed.
 var pronoun = map[string]bool{"it": true, "he": true, "she": true, "they": true, "we": true, "i": true, "you": true, "there": true, "this": true, "these": true, "those": true, "such": true}

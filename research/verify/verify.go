@@ -21,6 +21,7 @@ package verify
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,6 +29,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/quarryhq/quarry/internal/passage"
 	"github.com/quarryhq/quarry/internal/textseg"
 )
 
@@ -238,6 +240,14 @@ func extract(s Source) []Fact {
 		if n < MinFactChars || n > MaxFactChars {
 			continue
 		}
+		lineStart := strings.LastIndexByte(s.Content[:sp.Start], '\n') + 1
+		lineEnd := len(s.Content)
+		if i := strings.IndexByte(s.Content[sp.End:], '\n'); i >= 0 {
+			lineEnd = sp.End + i
+		}
+		if codeSpan(s.Content[lineStart:lineEnd]) {
+			continue // a listing's line or a log's: no claim of the source's
+		}
 		ent, section := entity(text)
 		if !claim(text, ent) {
 			continue
@@ -253,6 +263,29 @@ func extract(s Source) []Fact {
 	return out
 }
 
+// timestamp opens a log's line: "2010-10-22 22:19:59,773 root INFO …",
+// "10-22 22:19 root INFO …".
+var timestamp = regexp.MustCompile(`^(?:\d{2,4}[-/])?\d{1,2}[-/]\d{1,2}[ T]\d{1,2}:\d{2}`)
+
+// codeSpan reports lines of text with a line of code, markup or a
+// terminal session among them (passage.CodeLine), or of a log, whose
+// first word joins fields with colons ("INFO:root:Jackdaws love my big
+// sphinx of quartz.") or which opens with a date and a time: a program's
+// text or output shown in a manual, and two manuals' listings disagree on
+// nothing.
+func codeSpan(text string) bool {
+	for line := range strings.SplitSeq(text, "\n") {
+		l := strings.TrimSpace(line)
+		if l == "" {
+			continue
+		}
+		if first, _, _ := strings.Cut(l, " "); passage.CodeLine(l) || strings.Count(first, ":") >= 2 && !strings.Contains(first, "://") || timestamp.MatchString(l) {
+			return true
+		}
+	}
+	return false
+}
+
 // unnameOpeners takes the subject from a fact whose subject is one word
 // that opens its sentence and that the sources also write in lower case:
 // an ordinary word capitalised for where it stands, not a name ("New in
@@ -265,6 +298,13 @@ func unnameOpeners(facts []Fact, sources []Source) {
 	for i := range facts {
 		f := &facts[i]
 		if f.entity == "" || f.topic != "" || strings.Contains(f.entity, " ") {
+			continue
+		}
+		if strings.Contains(f.Text, f.Section+":") {
+			// "Default: 0", "<number> Default: 300000", "Note: …": a
+			// label, not a subject.
+			f.entity, f.Section = "", "General"
+			f.terms = terms(f.Text, "", f.values)
 			continue
 		}
 		ws := strings.Fields(f.Text)

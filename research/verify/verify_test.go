@@ -172,6 +172,21 @@ func TestOpeningWordNoSubject(t *testing.T) {
 			t.Errorf("fact %q has subject %q", f.Text, f.Section)
 		}
 	}
+	// A label opens a reference's line ("Default: 0"); a pronoun with a
+	// verb run into it names nothing ("We’ll"); a program's output shown
+	// in a manual is no claim.
+	r = Run([]Source{
+		{ID: "S1", Domain: "nodejs.org", Credibility: 0.7, Content: "timeout <number> Default: 300000\n\nWe’ll discuss iterators in Chapter 13.\n\nINFO:root:Started at 19 seconds\n\n2010-10-22 22:19:59,773 root INFO Jackdaws love my 19 big sphinxes.\n"},
+		{ID: "S2", Domain: "nodejs.org", Credibility: 0.7, Content: "maxBuffer <number> Default: 0\n\nWe’ll discuss iterators in Chapter 6.\n\nINFO:root:Started at 59 seconds\n\n2010-10-22 22:19:12,773 root INFO Jackdaws love my 59 big sphinxes.\n"},
+	})
+	if len(r.Discrepancies) != 0 {
+		t.Fatalf("false discrepancies: %+v", r.Discrepancies)
+	}
+	for _, f := range r.Facts {
+		if strings.Contains(f.Text, "INFO") || strings.Contains(f.Text, "Jackdaws") {
+			t.Errorf("a log line is a fact: %q", f.Text)
+		}
+	}
 	d := only(t, Run([]Source{
 		{ID: "S1", Domain: "a.org", Credibility: 0.7, Content: "Verdi was born in 1813 in Le Roncole. The new opera house seats 300."},
 		{ID: "S2", Domain: "b.org", Credibility: 0.7, Content: "Verdi was born in 1816 in Le Roncole."},
