@@ -520,3 +520,45 @@ func TestFacetHeadings(t *testing.T) {
 		t.Errorf("section headings %q lack the facet's words in the question", headings)
 	}
 }
+
+// TestAnsweredComparisonSections: once the summary derives which side
+// comes first, the question's section draws on the two sides' pages
+// alone, and a page that merely names a side (a theatre named after
+// Verdi) is quoted in that side's section, not as an answer.
+func TestAnsweredComparisonSections(t *testing.T) {
+	t.Parallel()
+	const q = "Which composer was born first, Antonín Dvořák or Giuseppe Verdi?"
+	srcs := map[string]*research.Source{
+		"S1": {ID: "S1", Title: "Antonín Dvořák", Content: "Antonín Dvořák (8 September 1841 – 1 May 1904) was a Czech composer. He wrote nine symphonies."},
+		"S2": {ID: "S2", Title: "Giuseppe Verdi", Content: "Giuseppe Verdi (10 October 1813 – 27 January 1901) was an Italian opera composer. He wrote Aida."},
+		"S3": {ID: "S3", Title: "Teatro Giuseppe Verdi", Content: "Teatro Giuseppe Verdi is a small opera house in Busseto, named after the composer Giuseppe Verdi. The theatre opened in 1868 and seats 300."},
+	}
+	d, _, err := Engine{}.Write(context.Background(), research.WriteInput{
+		Question: q,
+		SubQuestions: []research.SubQuestion{
+			{ID: "Q1", Text: q, SourceIDs: []string{"S1", "S2", "S3"}},
+			{ID: "Q2", Text: "Antonín Dvořák", SourceIDs: []string{"S1"}},
+			{ID: "Q3", Text: "Giuseppe Verdi", SourceIDs: []string{"S2", "S3"}},
+		},
+		Sources:  srcs,
+		Evidence: []string{"S1", "S2", "S3"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(d.Summary, "Derived from the quotes below: Giuseppe Verdi (1813) was born before Antonín Dvořák (1841).") {
+		t.Fatalf("summary: %q", d.Summary)
+	}
+	var verdi string
+	for _, s := range d.Sections {
+		if s.Heading == q && strings.Contains(s.Body, "cite:S3") {
+			t.Errorf("the question's section quotes the theatre's page: %q", s.Body)
+		}
+		if s.Heading == "Giuseppe Verdi" {
+			verdi = s.Body
+		}
+	}
+	if !strings.Contains(verdi, "Teatro Giuseppe Verdi is a small opera house") {
+		t.Errorf("the theatre's page is not in Verdi's section: %+v", d.Sections)
+	}
+}

@@ -582,22 +582,31 @@ func (w *writer) answerSentences(d, other *evDoc) []scored {
 // other sources that name what the sub-question asks about.
 func (w *writer) section(sq research.SubQuestion) string {
 	sc := newScorer(w.in.Question, sq.Text)
+	// A comparison answered from its two sides (derived) is discussed
+	// from their sources alone, in what bears on what it compares ("born",
+	// a year); the pages that merely name a side (an opera, a film, a
+	// theatre) are left to the sections of the side they name.
+	answered := w.derived != nil && sq.ParentID == "" && sq.Text == w.in.Question
 	var own []string
 	isOwn := map[string]bool{}
 	for _, id := range sq.SourceIDs {
-		if w.chosen[id] && !isOwn[id] {
+		if w.chosen[id] && !isOwn[id] && (!answered || w.derived[id]) {
 			isOwn[id] = true
 			own = append(own, id)
 		}
 	}
 	var others []string
 	for _, id := range w.all {
-		if !isOwn[id] {
+		if !isOwn[id] && (!answered || w.derived[id]) {
 			others = append(others, id)
 		}
 	}
+	var bears func(scored) bool
+	if answered {
+		bears = func(s scored) bool { return w.ev.askedIn(s) > 0 || hasAnswerType(w.kind, s.text, w.in.Question) }
+	}
 	p := &quotes{sources: map[string]bool{}}
-	mine := w.ranked(sc, own, nil)
+	mine := w.ranked(sc, own, bears)
 	// First the best sentence of each of its own sources, whatever the
 	// target, as before any filling.
 	for _, ss := range mine {
@@ -615,7 +624,9 @@ func (w *writer) section(sq research.SubQuestion) string {
 	// the sub-question's subject.
 	sf := focus(sq.Text)
 	onTopic := func(s scored) bool { return mentions(s, w.qf, 1) || mentions(s, sf, 1) }
-	about := func(s scored) bool { return mentions(s, sf, max(1, (len(sf)+1)/2)) }
+	about := func(s scored) bool {
+		return mentions(s, sf, max(1, (len(sf)+1)/2)) && (bears == nil || bears(s))
+	}
 	maxWords := research.SectionMinWords * 3 / 2
 	w.fill(p, filter(mine, onTopic), research.SectionMinWords, maxWords, research.SectionMinSources, 0, 0, false)
 	w.fill(p, w.ranked(sc, others, about), research.SectionMinWords, maxWords, research.SectionMinSources, 0, topScore(mine), false)
