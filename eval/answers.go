@@ -66,16 +66,22 @@ func fold(s string) string {
 }
 
 // Holds reports whether text holds one of the answer strings, on word
-// edges ("no" is not in "now", "ort" not in "short").
+// edges ("no" is not in "now", "ort" not in "short"). A bare "yes" or
+// "no" never counts: most texts say one somewhere ("no longer", "no
+// error"), so a yes/no question is answered by the words that say why
+// ("index is updated"), which its answer strings must give.
 func (q AnswerQuestion) Holds(text string) bool {
 	t := fold(text)
 	for _, a := range q.Answers {
-		if a = fold(a); a != "" && onEdges(t, a) {
+		if a = fold(a); a != "" && !polar[a] && onEdges(t, a) {
 			return true
 		}
 	}
 	return false
 }
+
+// polar are the bare answers to a yes/no question.
+var polar = map[string]bool{"yes": true, "no": true}
 
 func onEdges(t, a string) bool {
 	// Korean particles attach to the word before ("사업자는"): Hangul

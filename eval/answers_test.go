@@ -69,3 +69,19 @@ func TestSummarizeAsk(t *testing.T) {
 		t.Fatal("AUC edge cases")
 	}
 }
+
+// TestHoldsNotBarePolar: "no" is in most texts; a yes/no question counts
+// as answered by the words that say why.
+func TestHoldsNotBarePolar(t *testing.T) {
+	t.Parallel()
+	q := AnswerQuestion{Answers: []string{"no", "index is updated"}}
+	for text, want := range map[string]bool{
+		"There is no need to run git add again.": false,
+		"Yes.":                                   false,
+		"The index is updated, but the change must still be committed.": true,
+	} {
+		if got := q.Holds(text); got != want {
+			t.Errorf("Holds(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
