@@ -127,25 +127,31 @@ func Debris(s string) string {
 // value of a programming manual follows the words about it ("the return
 // type of (), not Result", "returns ()").
 func removeEmptyParens(s string) string {
-	locs := emptyParens.FindAllStringIndex(s, -1)
-	if locs == nil {
-		return s
-	}
-	var b strings.Builder
-	last := 0
-	for _, loc := range locs {
-		m := s[loc[0]:loc[1]]
-		if strings.HasSuffix(m, "()") && loc[0] > 0 {
+	var drop [][2]int
+	for _, loc := range emptyParens.FindAllStringIndex(s, -1) {
+		if strings.HasSuffix(s[loc[0]:loc[1]], "()") && loc[0] > 0 {
 			before := strings.TrimRight(s[:loc[0]], " \t")
 			r, _ := utf8.DecodeLastRuneInString(before)
-			word := before[strings.LastIndexAny(before, " \t\n")+1:]
-			w, _ := utf8.DecodeRuneInString(word)
+			w, _ := utf8.DecodeRuneInString(before[strings.LastIndexAny(before, " \t\n")+1:])
 			if before != "" && (!unicode.IsLetter(r) && !unicode.IsDigit(r) || unicode.IsLower(w)) {
 				continue // a value in code: keep it
 			}
 		}
-		b.WriteString(s[last:loc[0]])
-		last = loc[1]
+		drop = append(drop, [2]int{loc[0], loc[1]})
+	}
+	return without(s, drop)
+}
+
+// without is s without the spans, which are in order and do not overlap.
+func without(s string, spans [][2]int) string {
+	if len(spans) == 0 {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, sp := range spans {
+		b.WriteString(s[last:sp[0]])
+		last = sp[1]
 	}
 	b.WriteString(s[last:])
 	return b.String()
@@ -154,21 +160,14 @@ func removeEmptyParens(s string) string {
 // removeStrayTails drops each strayTail whose closing bracket no opening
 // one before it on its line matches ("(see note 3. foo)" keeps its tail).
 func removeStrayTails(s string) string {
-	locs := strayTail.FindAllStringSubmatchIndex(s, -1)
-	if locs == nil {
-		return s
-	}
-	var b strings.Builder
-	last := 0
-	for _, loc := range locs {
+	var drop [][2]int
+	for _, loc := range strayTail.FindAllStringSubmatchIndex(s, -1) {
 		lineStart := strings.LastIndexByte(s[:loc[0]], '\n') + 1
 		before := s[lineStart:loc[0]]
 		if strings.Count(before, "(")+strings.Count(before, "[") > strings.Count(before, ")")+strings.Count(before, "]") {
 			continue // the bracket closes one opened before
 		}
-		b.WriteString(s[last:loc[3]]) // up to and with the sentence's end mark
-		last = loc[1]
+		drop = append(drop, [2]int{loc[3], loc[1]}) // the sentence's end mark stays
 	}
-	b.WriteString(s[last:])
-	return b.String()
+	return without(s, drop)
 }
