@@ -11,7 +11,6 @@ package offline
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/quarryhq/quarry/llm"
@@ -96,36 +95,6 @@ func (Engine) Plan(_ context.Context, in research.PlanInput) (*research.PlanOutp
 		EstimatedSeconds: 1 + len(sqs)/4,
 	}
 	return out, llm.Usage{}, nil
-}
-
-// maxSpanWords bounds a facet's heading taken from the question.
-const maxSpanWords = 8
-
-// questionSpan is how a facet of keywords reads in the question: its
-// words from the first keyword to the last ("snippet if I don't tell"
-// for snippet, tell), the heading of its section; fallback when the
-// keywords are not found in order within maxSpanWords words.
-func questionSpan(q string, kws []string, fallback string) string {
-	fields := strings.Fields(q)
-	start, k := -1, 0
-	for i, f := range fields {
-		if k == len(kws) {
-			break
-		}
-		if slices.Contains(keywords(f), kws[k]) {
-			if k == 0 {
-				start = i
-			}
-			k++
-			if k == len(kws) {
-				if i+1-start > maxSpanWords {
-					return fallback
-				}
-				return strings.Trim(strings.Join(fields[start:i+1], " "), ",;:?!.()\"'“”‘’")
-			}
-		}
-	}
-	return fallback
 }
 
 func orNone(xs []string) string {

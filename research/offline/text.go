@@ -57,7 +57,8 @@ func contraction(w string) bool {
 	if i <= 0 {
 		return false
 	}
-	head, tail := w[:i], w[i+utf8.RuneLen([]rune(w[i:])[0]):]
+	_, size := utf8.DecodeRuneInString(w[i:])
+	head, tail := w[:i], w[i+size:]
 	switch tail {
 	case "t":
 		return strings.HasSuffix(head, "n")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -576,6 +577,36 @@ func (w *writer) answerSentences(d, other *evDoc) []scored {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].score > out[j].score })
 	return out
+}
+
+// maxSpanWords bounds a facet's heading taken from the question.
+const maxSpanWords = 8
+
+// questionSpan is how a facet of keywords reads in the question: its
+// words from the first keyword to the last ("snippet if I don't tell"
+// for snippet, tell), the heading of its section; fallback when the
+// keywords are not found in order within maxSpanWords words.
+func questionSpan(q string, kws []string, fallback string) string {
+	fields := strings.Fields(q)
+	start, k := -1, 0
+	for i, f := range fields {
+		if k == len(kws) {
+			break
+		}
+		if slices.Contains(keywords(f), kws[k]) {
+			if k == 0 {
+				start = i
+			}
+			k++
+			if k == len(kws) {
+				if i+1-start > maxSpanWords {
+					return fallback
+				}
+				return strings.Trim(strings.Join(fields[start:i+1], " "), ",;:?!.()\"'“”‘’")
+			}
+		}
+	}
+	return fallback
 }
 
 // section quotes a sub-question's own sources first, then sentences of

@@ -287,58 +287,61 @@ func codeSpan(text string) bool {
 }
 
 // unnameOpeners takes the subject from a fact whose subject is one word
-// that opens its sentence and that the sources also write in lower case:
-// an ordinary word capitalised for where it stands, not a name ("New in
-// version 3.6.", "Changed in version 3.7: …", "Default: 300000."; a
-// documentation's annotations of different functions, which agree on
-// nothing). A name is written capitalised wherever it stands ("Verdi",
-// "Paris"); a subject of several words ("New York") is kept.
+// that is a label ("Default: 300000") or an ordinary word capitalised
+// for opening its sentence — one the sources also write in lower case,
+// or followed at once by a preposition ("New in version 3.6.", "Changed
+// in version 3.7: …") — not a name: a documentation's annotations of
+// different functions agree on nothing. A name is written capitalised
+// wherever it stands ("Verdi", "Paris"); a subject of several words
+// ("New York") is kept.
 func unnameOpeners(facts []Fact, sources []Source) {
-	var lower map[string]bool
+	var lower map[string]bool // read from the sources when first needed
 	for i := range facts {
 		f := &facts[i]
 		if f.entity == "" || f.topic != "" || strings.Contains(f.entity, " ") {
 			continue
 		}
-		if strings.Contains(f.Text, f.Section+":") {
+		ws := strings.Fields(f.Text)
+		switch {
+		case strings.Contains(f.Text, f.Section+":"):
 			// "Default: 0", "<number> Default: 300000", "Note: …": a
 			// label, not a subject.
-			f.entity, f.Section = "", "General"
-			f.terms = terms(f.Text, "", f.values)
-			continue
-		}
-		ws := strings.Fields(f.Text)
-		if strings.ToLower(strings.Trim(ws[0], `.,;:!?"'()[]“”‘’`)) != f.entity {
-			continue
-		}
-		if len(ws) > 1 && afterOpener[ws[1]] {
+		case strings.ToLower(strings.Trim(ws[0], `.,;:!?"'()[]“”‘’`)) != f.entity:
+			continue // the subject does not open the sentence
+		case len(ws) > 1 && afterOpener[ws[1]]:
 			// "Changed in version 3.7", "Contributed by …", "Deprecated
 			// since …": a participle or adjective opens a note; a name
 			// opening a claim is followed by what it does or is.
-			f.entity, f.Section = "", "General"
-			f.terms = terms(f.Text, "", f.values)
-			continue
+		default:
+			if lower == nil {
+				lower = lowerWords(sources)
+			}
+			if !lower[f.entity] {
+				continue
+			}
 		}
-		if lower == nil {
-			lower = map[string]bool{}
-			for _, s := range sources {
-				for _, field := range strings.Fields(s.Content) {
-					if strings.Contains(field, "://") || strings.HasPrefix(field, "www.") || strings.Contains(field, "@") {
-						continue // an address ("www.london.gov.uk") writes names in lower case
-					}
-					for _, w := range wordRE.FindAllString(field, -1) {
-						if r, _ := utf8.DecodeRuneInString(w); unicode.IsLower(r) {
-							lower[w] = true
-						}
-					}
+		f.entity, f.Section = "", "General"
+		f.terms = terms(f.Text, "", f.values)
+	}
+}
+
+// lowerWords are the words the sources write in lower case, addresses
+// aside ("www.london.gov.uk" writes a name so).
+func lowerWords(sources []Source) map[string]bool {
+	lower := map[string]bool{}
+	for _, s := range sources {
+		for _, field := range strings.Fields(s.Content) {
+			if strings.Contains(field, "://") || strings.HasPrefix(field, "www.") || strings.Contains(field, "@") {
+				continue
+			}
+			for _, w := range wordRE.FindAllString(field, -1) {
+				if r, _ := utf8.DecodeRuneInString(w); unicode.IsLower(r) {
+					lower[w] = true
 				}
 			}
 		}
-		if lower[f.entity] {
-			f.entity, f.Section = "", "General"
-			f.terms = terms(f.Text, "", f.values)
-		}
 	}
+	return lower
 }
 
 // afterOpener are the prepositions that, right after a sentence's one
