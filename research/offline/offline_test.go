@@ -562,3 +562,27 @@ func TestAnsweredComparisonSections(t *testing.T) {
 		t.Errorf("the theatre's page is not in Verdi's section: %+v", d.Sections)
 	}
 }
+
+// TestSummaryFromSourcesThatBear: a source chosen as evidence whose best
+// sentence barely bears on the question gives the summary nothing.
+func TestSummaryFromSourcesThatBear(t *testing.T) {
+	t.Parallel()
+	const q = "How many times does timeit run the statement when number is not given?"
+	srcs := map[string]*research.Source{
+		"S1": {ID: "S1", Title: "timeit", Content: "The timeit module times small snippets of Python code. When number is not given, timeit runs the statement one million times. The repeat count defaults to five timing runs of the statement."},
+		"S2": {ID: "S2", Title: "timeit command line", Content: "python -m timeit runs the statement in a loop. If -n is not given, a suitable number of loops is calculated by trying increasing numbers until the total time is at least 0.2 seconds."},
+		"S3": {ID: "S3", Title: "Design FAQ", Content: "A given Python program is portable across Unix variants."},
+	}
+	d, _, err := Engine{}.Write(context.Background(), research.WriteInput{
+		Question:     q,
+		SubQuestions: []research.SubQuestion{{ID: "Q1", Text: q, SourceIDs: []string{"S1", "S2", "S3"}}},
+		Sources:      srcs,
+		Evidence:     []string{"S1", "S2", "S3"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(d.Summary, "one million times") || strings.Contains(d.Summary, "cite:S3") {
+		t.Errorf("summary: %q", d.Summary)
+	}
+}

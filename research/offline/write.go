@@ -299,14 +299,19 @@ func topScore(ranked [][]scored) float64 {
 }
 
 // summary opens with the answer (opening), then quotes the sentences
-// that best answer the question, one per chosen source first in the
-// evidence's order; beyond that it leaves each source a relevant sentence
-// for the sections.
+// that best answer the question, one per chosen source that bears on it
+// first, in the evidence's order; beyond that it leaves each source a
+// relevant sentence for the sections.
 func (w *writer) summary() string {
 	open := w.opening()
+	// A source whose best sentence bears on the question less than
+	// relevantShare as much as the best one's is no evidence for the
+	// summary: its length comes from the sources that bear on it.
 	ranked := w.summaryRanked()
+	top := topScore(ranked)
+	ranked = slices.DeleteFunc(ranked, func(ss []scored) bool { return ss[0].score < relevantShare*top })
 	p := &quotes{sources: map[string]bool{}, words: open.words}
-	w.fill(p, ranked, research.SummaryMinWords, research.SummaryMaxWords, 0, 1, topScore(ranked), true)
+	w.fill(p, ranked, research.SummaryMinWords, research.SummaryMaxWords, 0, 1, top, true)
 	parts := open.lines
 	if rest := strings.Join(p.lines, " "); rest != "" {
 		parts = append(parts, rest)
