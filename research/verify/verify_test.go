@@ -137,6 +137,7 @@ func TestPeopleCounts(t *testing.T) {
 func FuzzRun(f *testing.F) {
 	f.Add("The Eiffel Tower is 330 metres tall.", "The Eiffel Tower is 300 metres tall.")
 	f.Add("Born 8 September 1841.\n\nX", "9,999,999.5 % of 12 May")
+	f.Add("We’ll see it in Chapter 13.\n\n<number> Default: 300000\n\nNew in version 3.6.", "'’ It's 3.\n10-22 22:19 root INFO 59 x.\nINFO:root:19 y")
 	f.Fuzz(func(t *testing.T, a, b string) {
 		srcs := []Source{{ID: "S1", Domain: "a", Content: a}, {ID: "S2", Domain: "b", Content: b, Published: date(2020)}}
 		r := Run(srcs)
