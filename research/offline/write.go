@@ -193,7 +193,7 @@ type quotes struct {
 
 func (p *quotes) add(w *writer, s scored, max int) bool {
 	n := len(strings.Fields(s.text))
-	if w.used[s.text] || len(p.lines) > 0 && p.words+n > max || w.written != nil && !w.written(s.text) {
+	if w.used[s.text] || len(p.lines) > 0 && p.words+n > max || w.foreign(s.text) {
 		return false
 	}
 	w.used[s.text] = true
@@ -335,6 +335,17 @@ func (w *writer) inLanguage() string {
 	return w.summary()
 }
 
+// foreign reports a sentence the summary being written leaves out: not
+// in the question's script, while it asks for that (written).
+func (w *writer) foreign(text string) bool { return w.written != nil && !w.written(text) }
+
+// compared reports a sentence that bears on what a comparison compares:
+// it holds the relation asked about ("born") or the kind of value asked
+// for (a year).
+func (w *writer) compared(s scored) bool {
+	return w.ev.askedIn(s) > 0 || hasAnswerType(w.kind, s.text, w.in.Question)
+}
+
 // inScript returns, for a question written in a script of its own
 // (Korean, Japanese, Chinese), whether a sentence is written in it too;
 // nil for any other question. A manual translated in part leaves
@@ -379,7 +390,7 @@ func (w *writer) summaryRanked() [][]scored {
 			continue
 		}
 		for i, s := range w.answerSentences(d, nil) {
-			if w.ev.comparison && w.ev.askedIn(s) == 0 && !hasAnswerType(w.kind, s.text, w.in.Question) {
+			if w.ev.comparison && !w.compared(s) {
 				// A comparison's summary holds what is compared ("born",
 				// a year), not whatever else its sides' pages say.
 				continue
@@ -456,7 +467,7 @@ func (w *writer) opening() *quotes {
 		}
 	}
 	for _, s := range lines {
-		if w.used[s.text] || w.written != nil && !w.written(s.text) {
+		if w.used[s.text] || w.foreign(s.text) {
 			continue
 		}
 		w.used[s.text] = true
@@ -492,7 +503,7 @@ func (w *writer) answerWindow(p *quotes) {
 	}
 	id := ids[found[0].Doc]
 	for _, text := range found[0].Sentences {
-		if w.written != nil && !w.written(text) {
+		if w.foreign(text) {
 			continue
 		}
 		w.used[text] = true
@@ -592,12 +603,12 @@ const maxSpanWords = 8
 // for snippet, tell), the heading of its section; fallback when the
 // keywords are not found in order within maxSpanWords words.
 func questionSpan(q string, kws []string, fallback string) string {
+	if len(kws) == 0 {
+		return fallback
+	}
 	fields := strings.Fields(q)
 	start, k := -1, 0
 	for i, f := range fields {
-		if k == len(kws) {
-			break
-		}
 		if slices.Contains(keywords(f), kws[k]) {
 			if k == 0 {
 				start = i
@@ -639,7 +650,7 @@ func (w *writer) section(sq research.SubQuestion) string {
 	}
 	var bears func(scored) bool
 	if answered {
-		bears = func(s scored) bool { return w.ev.askedIn(s) > 0 || hasAnswerType(w.kind, s.text, w.in.Question) }
+		bears = w.compared
 	}
 	p := &quotes{sources: map[string]bool{}}
 	mine := w.ranked(sc, own, bears)
