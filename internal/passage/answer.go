@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/quarryhq/quarry/internal/textseg"
 	"github.com/quarryhq/quarry/kb/analyze"
 )
 
@@ -496,7 +497,7 @@ func missingMarked(question string, docs []map[string]bool) []string {
 		for _, held := range docs {
 			all := true
 			for _, t := range ts {
-				all = all && held[t]
+				all = all && holds(held, t)
 			}
 			if found = all; found {
 				break
@@ -507,6 +508,12 @@ func missingMarked(question string, docs []map[string]bool) []string {
 		}
 	}
 	return out
+}
+
+// holds reports whether a document's terms hold t, a number also as a
+// version ("18" in "v18", as "Node 18" is written "Node.js v18.20.4").
+func holds(terms map[string]bool, t string) bool {
+	return terms[t] || textseg.Number(t) && terms["v"+t]
 }
 
 func termSet(s string) map[string]bool {

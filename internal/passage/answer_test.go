@@ -53,6 +53,22 @@ func TestMarked(t *testing.T) {
 	if slices.Contains(got, "How") || slices.Contains(got, "I") {
 		t.Errorf("Marked holds a question word: %q", got)
 	}
+	// A call names its function; "I'm" names no one.
+	if got := Marked("Will fs.watch(dir, { recursive: true }) report it while I'm away?"); !slices.Equal(got, []string{"fs.watch"}) {
+		t.Errorf("Marked = %q, want the function's name alone", got)
+	}
+}
+
+// A number in a name is held as a version: "Node 18" is written
+// "Node.js v18.3.1".
+func TestMissingMarkedVersion(t *testing.T) {
+	docs := []map[string]bool{termSet("Child process | Node.js v18.3.1 Documentation")}
+	if got := missingMarked("Does Node 18 kill it?", docs); len(got) != 0 {
+		t.Errorf("missing %q, want none", got)
+	}
+	if got := missingMarked("Does Node 20 kill it?", docs); !slices.Equal(got, []string{"Node 20"}) {
+		t.Errorf("missing %q, want Node 20", got)
+	}
 }
 
 // The answer to a default is the sentence that states it, beside the

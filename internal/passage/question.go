@@ -176,6 +176,9 @@ func Marked(question string) []string {
 	}
 	for _, f := range strings.Fields(question) {
 		w := strings.TrimSuffix(strings.Trim(f, `"'“”‘’()[]{},;:?!`), ".")
+		if i := strings.IndexByte(w, '('); i > 0 {
+			w = w[:i] // a call names its function ("fs.watch(dir,")
+		}
 		if !inName[w] && codeName(w) {
 			add(w)
 		}

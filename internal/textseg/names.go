@@ -52,8 +52,21 @@ var openers = wordSet(`a an the this that these those it its he she they we i yo
 	describe tell explain list give show compare summarize summarise define name find`)
 
 // Opener reports a word capitalised for opening a sentence or a question
-// rather than for being a name ("The", "Which", "Although", "Describe").
-func Opener(w string) bool { return openers[strings.ToLower(w)] }
+// rather than for being a name ("The", "Which", "Although", "Describe"),
+// or such a word with a verb or "not" run into it ("I'm", "We'll",
+// "Don't", "Isn't").
+func Opener(w string) bool {
+	w = strings.ToLower(w)
+	if openers[w] {
+		return true
+	}
+	i := strings.IndexAny(w, "'’")
+	if i <= 0 {
+		return false
+	}
+	head := w[:i]
+	return openers[head] || strings.HasSuffix(head, "n") && openers[head[:len(head)-1]]
+}
 
 // Names returns the names text gives, in order, each once: runs of
 // capitalised words that are not openers ("Giuseppe Verdi"), connectors

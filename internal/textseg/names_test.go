@@ -15,6 +15,9 @@ func TestNames(t *testing.T) {
 		{"Leonardo da Vinci met Ludwig van Beethoven and the Bank of England.", []string{"Leonardo da Vinci", "Ludwig van Beethoven", "Bank of England"}},
 		// Openers are capitalised for where they stand, in any sentence.
 		{"I rebased a branch. How can I push it? My colleague asked. Which one?", nil},
+		// So are they with a verb or "not" run into them; a name's
+		// possessive stays a name.
+		{"I'm stuck. We’ll see. Don't. Isn't it? Node's docs", []string{"Node's"}},
 		{"Apollo 11 landed; Series 16 aired.", []string{"Apollo 11", "Series 16"}},
 		// An option is not a name, nor its letter.
 		{"What is the difference between git log -S and git log -G?", nil},
