@@ -586,3 +586,46 @@ func TestSummaryFromSourcesThatBear(t *testing.T) {
 		t.Errorf("summary: %q", d.Summary)
 	}
 }
+
+func TestPointsBack(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]bool{
+		"It is based on adult life events of the composer Giuseppe Verdi.":            true,
+		"She created the role of Desdemona.":                                          true,
+		"Written in 1876, it was the first of three concertos that Dvořák completed.": true,
+		"This is the default.":                                                          true,
+		"It is possible to run it twice.":                                               false,
+		"This option recreates the topic branch.":                                       false,
+		"Its stems are those of Snowball.":                                              true,
+		"Italy is a country.":                                                           false,
+		"In Git, it is recommended that you sign tags.":                                 false,
+		"When the file is large, the reader stops early.":                               false,
+		"Giuseppe Verdi, released theatrically in the USA as The Life, is a 1953 film.": false,
+	} {
+		if got := pointsBack(text); got != want {
+			t.Errorf("pointsBack(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
+
+// TestPronounLabelled: a sentence that points back at its source's
+// subject, quoted after another source's line, carries its source's title.
+func TestPronounLabelled(t *testing.T) {
+	t.Parallel()
+	w := &writer{in: research.WriteInput{Sources: map[string]*research.Source{
+		"S1": {ID: "S1", Title: "Teatro Giuseppe Verdi"},
+		"S2": {ID: "S2", Title: "Verdi, the King of Melody"},
+	}}, used: map[string]bool{}, factIDs: map[string]string{}}
+	p := &quotes{sources: map[string]bool{}}
+	p.add(w, scored{text: "Teatro Giuseppe Verdi is a small opera house.", sourceID: "S1"}, 100)
+	p.add(w, scored{text: "It is based on adult life events of the composer.", sourceID: "S2"}, 100)
+	p.add(w, scored{text: "It was released in 1953.", sourceID: "S2"}, 100)
+	want := []string{
+		"Teatro Giuseppe Verdi is a small opera house. [cite:S1]",
+		"Verdi, the King of Melody: It is based on adult life events of the composer. [cite:S2]",
+		"It was released in 1953. [cite:S2]",
+	}
+	if !slices.Equal(p.lines, want) {
+		t.Errorf("lines %q, want %q", p.lines, want)
+	}
+}

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"unicode"
 
 	"github.com/quarryhq/quarry/internal/passage"
+	"github.com/quarryhq/quarry/internal/textseg"
 	"github.com/quarryhq/quarry/kb/analyze"
 	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/research"
@@ -189,19 +191,71 @@ type quotes struct {
 	lines   []string
 	words   int
 	sources map[string]bool
+	last    string // the source of the last line
 }
 
+// add quotes s unless it was quoted, would pass max words or is not in
+// the summary's script. A sentence that points back with a pronoun ("It
+// is based on …") at what its source said before is labelled with its
+// source's title when the line before it is another source's: a reader
+// would take the pronoun for that line's subject.
 func (p *quotes) add(w *writer, s scored, max int) bool {
 	n := len(strings.Fields(s.text))
 	if w.used[s.text] || len(p.lines) > 0 && p.words+n > max || w.foreign(s.text) {
 		return false
 	}
 	w.used[s.text] = true
-	p.lines = append(p.lines, w.cite(s))
+	line := w.cite(s)
+	if p.last != s.sourceID && pointsBack(s.text) {
+		if t := strings.TrimSpace(w.in.Sources[s.sourceID].Title); t != "" {
+			line = t + ": " + line
+		}
+	}
+	p.lines = append(p.lines, line)
 	p.words += n
 	p.sources[s.sourceID] = true
+	p.last = s.sourceID
 	return true
 }
+
+// backPronouns open a sentence that is about what the one before it
+// named.
+var backPronouns = map[string]bool{"he": true, "she": true, "they": true, "his": true, "her": true, "their": true, "its": true, "it": true, "this": true, "these": true, "those": true}
+
+// dummyIt opens a sentence whose "it" stands for what follows ("It is
+// possible to …", "It is recommended that …"), not for anything before.
+var dummyIt = regexp.MustCompile(`^It (?:is|was|may be|can be|will be|would be|should be|might be)(?: not)? \w+ (?:to|that|whether|for)\b`)
+
+// pointsBack reports a sentence whose subject is a pronoun pointing
+// back: its first word, or the first after an opening phrase ("Written
+// in 1876, it was the first of three concertos").
+func pointsBack(text string) bool {
+	if opener, rest, ok := strings.Cut(text, ", "); ok && len(strings.Fields(opener)) <= maxOpenerWords {
+		if w, _, _ := strings.Cut(rest, " "); backPronouns[w] && w != "this" && w != "these" && w != "those" && w != "its" && w != "his" && w != "her" && w != "their" {
+			return pointsBack(strings.ToUpper(rest[:1]) + rest[1:])
+		}
+	}
+	i := strings.IndexFunc(text, func(r rune) bool { return !unicode.IsLetter(r) })
+	if i < 0 {
+		i = len(text)
+	}
+	first := text[:i]
+	if !backPronouns[strings.ToLower(first)] || !textseg.Capitalised(first) {
+		return false
+	}
+	if first == "This" || first == "These" || first == "Those" {
+		// "This option …" names its own subject; "This is …" does not.
+		rest := strings.Fields(text[i:])
+		return len(rest) > 0 && backVerbs[strings.ToLower(rest[0])]
+	}
+	return first != "It" || !dummyIt.MatchString(text)
+}
+
+// maxOpenerWords bounds an opening phrase before a sentence's subject.
+const maxOpenerWords = 6
+
+// backVerbs follow a demonstrative that stands alone as a subject.
+var backVerbs = map[string]bool{"is": true, "was": true, "are": true, "were": true, "means": true, "makes": true, "allows": true, "lets": true, "can": true, "will": true, "has": true, "have": true}
 
 // ranked is every source's relevant sentences, best first, by a scorer;
 // keep filters them (nil keeps all that score above zero).
