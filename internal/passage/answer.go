@@ -70,13 +70,14 @@ var Weights = struct {
 
 // Ablate switches rules off by name, for the benchmark that shows what
 // each is worth: "heading", "title", "neighbour", "fit", "rank",
-// "content" (Korean question words kept as terms), "window" (the best
+// "content" (Korean question words kept as terms), "continued" (a
+// sentence that goes on from the window's last left out), "window" (the best
 // sentence alone), "asking" (the scene-setting sentences weigh as much as
 // the one that asks).
 var Ablate = map[string]bool{}
 
 // Rules are the answer finder's rules that Ablate switches off.
-var Rules = []string{"asking", "content", "fit", "heading", "neighbour", "rank", "title", "window"}
+var Rules = []string{"asking", "content", "continued", "fit", "heading", "neighbour", "rank", "title", "window"}
 
 // SetAblated switches off the named rules and switches on the others.
 func SetAblated(names []string) error {
@@ -306,6 +307,9 @@ func (f *finder) windows() map[int]Answer {
 				a.held[t] = true
 			}
 		}
+		if j := continuation(f.units[r.doc], win); j >= 0 {
+			win = append(win, j)
+		}
 		for _, j := range win {
 			a.Sentences = append(a.Sentences, f.units[r.doc][j].Text)
 		}
@@ -377,6 +381,24 @@ func (f *finder) byGain(best map[int]Answer, n int) []Answer {
 // window is the sentences quoted for unit i: it, what it introduces
 // when it ends with a colon, and, when it does not hold the kind of
 // answer asked for, the nearest sentence of its paragraph that does.
+// continuation is the sentence after a window that goes on from its
+// last ("Instead, Boolean values are stored as integers 0 (false) and 1
+// (true)."), quoted with it though it does not count in its share of the
+// question; -1 when there is none.
+func continuation(us []Unit, win []int) int {
+	last := win[len(win)-1]
+	if j := last + 1; !Ablate["continued"] && j < len(us) && us[j].Block == us[last].Block && us[j].Kind == Sentence && len(us[j].Text) <= MaxSentence && continues(us[j].Text) {
+		return j
+	}
+	return -1
+}
+
+// continuers open a sentence that completes the one before it.
+var continuers = regexp.MustCompile(`^(?:Instead|However|Otherwise|Rather|Therefore|Thus|Hence|So|Consequently|In that case|In this case|That is|In other words)\b|^(?:대신|하지만|그러나|따라서|그러므로|즉|그러면|이 경우)`)
+
+// continues reports a sentence that goes on from the one before it.
+func continues(s string) bool { return continuers.MatchString(s) }
+
 func window(us []Unit, i int, fits bool, kind Type, q string) []int {
 	out := []int{i}
 	if strings.HasSuffix(us[i].Text, ":") && i+1 < len(us) && us[i+1].Kind != Heading {

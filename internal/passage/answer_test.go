@@ -125,3 +125,20 @@ func FuzzFind(f *testing.F) {
 		}
 	})
 }
+
+// A sentence that goes on from the answer ("Instead, …") is quoted with
+// it, and does not count in its share of the question.
+func TestFindContinuation(t *testing.T) {
+	docs := []Doc{{Title: "Datatypes In SQLite", Body: "SQLite does not have a separate Boolean storage class. Instead, Boolean values are stored as integers 0 (false) and 1 (true).\n\nDate and time values are stored as text."}}
+	q := "Does SQLite have a dedicated boolean storage class?"
+	found, _ := Find(q, docs, 1)
+	if len(found) == 0 || len(found[0].Sentences) != 2 || !strings.HasPrefix(found[0].Sentences[1], "Instead,") {
+		t.Fatalf("found %+v, want the answer and the sentence that goes on from it", found)
+	}
+	Ablate["continued"] = true
+	defer delete(Ablate, "continued")
+	alone, _ := Find(q, docs, 1)
+	if len(alone) == 0 || len(alone[0].Sentences) != 1 || alone[0].Coverage != found[0].Coverage {
+		t.Errorf("without the rule %+v; the continuation must not change the share (%v)", alone, found[0].Coverage)
+	}
+}
