@@ -378,9 +378,6 @@ func (f *finder) byGain(best map[int]Answer, n int) []Answer {
 	return kept
 }
 
-// window is the sentences quoted for unit i: it, what it introduces
-// when it ends with a colon, and, when it does not hold the kind of
-// answer asked for, the nearest sentence of its paragraph that does.
 // continuation is the sentence after a window that goes on from its
 // last ("Instead, Boolean values are stored as integers 0 (false) and 1
 // (true)."), quoted with it though it does not count in its share of the
@@ -394,11 +391,14 @@ func continuation(us []Unit, win []int) int {
 }
 
 // continuers open a sentence that completes the one before it.
-var continuers = regexp.MustCompile(`^(?:Instead|However|Otherwise|Rather|Therefore|Thus|Hence|So|Consequently|In that case|In this case|That is|In other words)\b|^(?:대신|하지만|그러나|따라서|그러므로|즉|그러면|이 경우)`)
+var continuers = regexp.MustCompile(`^(?:Instead|However|Otherwise|Rather|Therefore|Thus|Hence|So|Consequently|In that case|In this case|That is|In other words|대신|하지만|그러나|따라서|그러므로|즉|그러면|이 경우)[,\s]`)
 
 // continues reports a sentence that goes on from the one before it.
 func continues(s string) bool { return continuers.MatchString(s) }
 
+// window is the sentences quoted for unit i: it, what it introduces
+// when it ends with a colon, and, when it does not hold the kind of
+// answer asked for, the nearest sentence of its paragraph that does.
 func window(us []Unit, i int, fits bool, kind Type, q string) []int {
 	out := []int{i}
 	if strings.HasSuffix(us[i].Text, ":") && i+1 < len(us) && us[i+1].Kind != Heading {

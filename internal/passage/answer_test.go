@@ -142,3 +142,18 @@ func TestFindContinuation(t *testing.T) {
 		t.Errorf("without the rule %+v; the continuation must not change the share (%v)", alone, found[0].Coverage)
 	}
 }
+
+func TestContinues(t *testing.T) {
+	for s, want := range map[string]bool{
+		"Instead, Boolean values are stored as integers.": true,
+		"So the default is 10.":                           true,
+		"So-called shadow tables hold them.":              false,
+		"따라서 실행 취소 이력은 모두 사라지게 됩니다.":                      true,
+		"즉시 저장됩니다.":                                       false,
+		"Insteadof is an option.":                         false,
+	} {
+		if got := continues(s); got != want {
+			t.Errorf("continues(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

@@ -206,8 +206,8 @@ func (p *quotes) add(w *writer, s scored, max int) bool {
 	}
 	w.used[s.text] = true
 	line := w.cite(s)
-	if p.last != s.sourceID && pointsBack(s.text) {
-		if t := strings.TrimSpace(w.in.Sources[s.sourceID].Title); t != "" {
+	if src := w.in.Sources[s.sourceID]; src != nil && p.last != s.sourceID && pointsBack(s.text) {
+		if t := strings.TrimSpace(src.Title); t != "" {
 			line = t + ": " + line
 		}
 	}
@@ -219,8 +219,12 @@ func (p *quotes) add(w *writer, s scored, max int) bool {
 }
 
 // backPronouns open a sentence that is about what the one before it
-// named.
-var backPronouns = map[string]bool{"he": true, "she": true, "they": true, "his": true, "her": true, "their": true, "its": true, "it": true, "this": true, "these": true, "those": true}
+// named; subjectPronouns are those that stand as its subject after an
+// opening phrase.
+var (
+	backPronouns    = map[string]bool{"he": true, "she": true, "they": true, "his": true, "her": true, "their": true, "its": true, "it": true, "this": true, "these": true, "those": true}
+	subjectPronouns = map[string]bool{"he": true, "she": true, "it": true, "they": true}
+)
 
 // dummyIt opens a sentence whose "it" stands for what follows ("It is
 // possible to …", "It is recommended that …"), not for anything before.
@@ -231,7 +235,7 @@ var dummyIt = regexp.MustCompile(`^It (?:is|was|may be|can be|will be|would be|s
 // in 1876, it was the first of three concertos").
 func pointsBack(text string) bool {
 	if opener, rest, ok := strings.Cut(text, ", "); ok && len(strings.Fields(opener)) <= maxOpenerWords {
-		if w, _, _ := strings.Cut(rest, " "); backPronouns[w] && w != "this" && w != "these" && w != "those" && w != "its" && w != "his" && w != "her" && w != "their" {
+		if w, _, _ := strings.Cut(rest, " "); subjectPronouns[w] {
 			return pointsBack(strings.ToUpper(rest[:1]) + rest[1:])
 		}
 	}
