@@ -201,6 +201,12 @@ func (s *Service) addDocuments(ctx context.Context, kb *store.KB, docs []Documen
 			rep.Chunks += chunks
 			rep.Tokens += tokens
 		}
+		if t, ok := s.store.(store.Tuner); ok {
+			if err := t.WhileIngesting(ctx, kb, rep.Chunks); err != nil {
+				rep.Seconds = time.Since(start).Seconds()
+				return rep, fmt.Errorf("ingest: %w", err)
+			}
+		}
 		if opt.Progress != nil {
 			opt.Progress(Progress{Done: b.done, Total: len(todo)})
 		}

@@ -376,9 +376,13 @@ type VectorSearcher interface {
 // into the index does; until then its vectors are searched exactly) and,
 // after an ingest of many chunks, refreshes the planner's statistics and
 // merges the text index's pending entries, without which the next
-// searches plan for an empty table and scan the pending list.
+// searches plan for an empty table and scan the pending list;
+// WhileIngesting, called after each batch an ingest writes with the
+// chunks it has written so far, refreshes the statistics when the
+// tables have outgrown them.
 type Tuner interface {
 	AfterIngest(ctx context.Context, kb *KB, written int) error
+	WhileIngesting(ctx context.Context, kb *KB, written int) error
 }
 
 // TextScanner is implemented by backends that can scan chunks without

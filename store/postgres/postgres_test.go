@@ -183,6 +183,59 @@ func TestAfterIngestRefreshesStatistics(t *testing.T) {
 	}
 }
 
+// TestWhileIngestingAnalysesOutgrownTables: during an ingest the tables
+// are analysed when they hold more than twice the chunks the planner last
+// counted, and not before: with autovacuum off, a million-chunk ingest
+// otherwise planned each batch for an empty table.
+func TestWhileIngestingAnalysesOutgrownTables(t *testing.T) {
+	s := openPG(t, "QUARRY_TEST_POSTGRES_URL", 0)
+	ctx := context.Background()
+	kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: "growing", Embedder: "hash", Dimension: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := 0
+	write := func(n int) {
+		t.Helper()
+		var puts []store.SourcePut
+		for range n {
+			puts = append(puts, store.SourcePut{
+				Source: store.Source{URL: fmt.Sprintf("https://growing.test/%d", written), Title: "t", Content: "c", ContentHash: "h"},
+				Chunks: []store.Chunk{{ChunkIndex: 0, Text: "t", TokenCount: 1, Embedding: []float32{1, 0}, Terms: "t"}},
+			})
+			written++
+		}
+		if _, err := s.SourcePutBatch(ctx, kb.ID, puts); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.WhileIngesting(ctx, kb, written); err != nil {
+			t.Fatal(err)
+		}
+	}
+	planned := func() float64 {
+		t.Helper()
+		var n float64
+		if err := s.SQL.QueryRowContext(ctx, `SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = 'chunks'::regclass`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, step := range []struct {
+		write int
+		want  float64 // the chunks the planner counts after it
+	}{
+		{900, 0},     // under refreshChunks: left alone
+		{300, 1200},  // 1,200 against none counted
+		{1000, 1200}, // 2,200: not yet twice 1,200
+		{300, 2500},  // 2,500: more than twice
+	} {
+		write(step.write)
+		if got := planned(); got != step.want {
+			t.Fatalf("after %d chunks written the planner counts %v, want %v", written, got, step.want)
+		}
+	}
+}
+
 // TestAfterIngestByARoleThatDoesNotOwnTheTables: an ingest written by a
 // role that may write the tables but does not own them (migrations run by
 // another) is not failed by the statistics it cannot refresh; it says so.
