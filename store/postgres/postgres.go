@@ -175,16 +175,17 @@ func (s *Store) AfterIngest(ctx context.Context, kb *store.KB, written int) erro
 }
 
 // WhileIngesting analyses the chunks and sources tables, as AfterIngest
-// does (failing only when ctx ends), once an ingest has written refreshChunks or more and the tables
-// hold more than twice the chunks the planner last counted: a long
-// ingest into a new knowledge base otherwise plans each batch for the
-// near-empty table the statistics describe until autovacuum comes by,
-// and never does when autovacuum is off. There, 1M generated chunks
-// took each of their 256-document batches 0.78 s, past 950,000 chunks,
-// to delete the chunks of sources that had none: a sequential scan,
-// planned for 4 million rows where 258 were. Searches run meanwhile plan
-// for the same empty table. The tables are analysed about once each time
-// they double: ten times over a million chunks.
+// does, once an ingest has written refreshChunks or more and the tables
+// hold more than twice the chunks the planner last counted; it fails
+// only when ctx ends. A long ingest into a new knowledge base otherwise
+// plans each batch for the near-empty table the statistics describe
+// until autovacuum comes by, and to its end when autovacuum is off:
+// there, past 950,000 of 1M generated chunks, each 256-document batch
+// spent 0.78 s deleting the chunks of sources that had none, by a
+// sequential scan planned for 4 million rows where 258 were, and the
+// searches run meanwhile planned for the same empty table. The tables
+// are analysed about once each time they double: ten times over a
+// million chunks.
 func (s *Store) WhileIngesting(ctx context.Context, kb *store.KB, written int) error {
 	if written < refreshChunks {
 		return nil
@@ -216,7 +217,7 @@ func (s *Store) refresh(ctx context.Context, kb *store.KB, more ...string) error
 			}
 			// What was written stays written: a role that does not own
 			// the tables leaves this to autovacuum, and says so.
-			s.logger.Warn("postgres: after an ingest, tables not analysed; autovacuum will", "kb", kb.ID, "statement", stmt, "err", redactErr(err))
+			s.logger.Warn("postgres: ingest: tables not analysed; autovacuum will", "kb", kb.ID, "statement", stmt, "err", redactErr(err))
 		}
 	}
 	return nil
