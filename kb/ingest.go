@@ -178,6 +178,7 @@ func (s *Service) addDocuments(ctx context.Context, kb *store.KB, docs []Documen
 	// the store's work and Quarry's own overlap.
 	batches, stop := s.prepareAhead(ctx, kb, todo, opt)
 	defer stop()
+	tuner, tuned := s.store.(store.Tuner)
 	for b := range batches {
 		if b.err != nil {
 			rep.Seconds = time.Since(start).Seconds()
@@ -201,8 +202,8 @@ func (s *Service) addDocuments(ctx context.Context, kb *store.KB, docs []Documen
 			rep.Chunks += chunks
 			rep.Tokens += tokens
 		}
-		if t, ok := s.store.(store.Tuner); ok {
-			if err := t.WhileIngesting(ctx, kb, rep.Chunks); err != nil {
+		if tuned {
+			if err := tuner.WhileIngesting(ctx, kb, rep.Chunks); err != nil {
 				rep.Seconds = time.Since(start).Seconds()
 				return rep, fmt.Errorf("ingest: %w", err)
 			}
@@ -215,11 +216,11 @@ func (s *Service) addDocuments(ctx context.Context, kb *store.KB, docs []Documen
 		rep.Seconds = time.Since(start).Seconds()
 		return rep, err
 	}
-	if t, ok := s.store.(store.Tuner); ok {
+	if tuned {
 		// The chunks all written: a new knowledge base's vector index is
 		// built over them at once (and after an ingest that failed
 		// before it could), statistics refreshed after a large ingest.
-		if err := t.AfterIngest(ctx, kb, rep.Chunks); err != nil {
+		if err := tuner.AfterIngest(ctx, kb, rep.Chunks); err != nil {
 			rep.Seconds = time.Since(start).Seconds()
 			return rep, fmt.Errorf("ingest: %w", err)
 		}

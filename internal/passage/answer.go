@@ -71,8 +71,8 @@ var Weights = struct {
 // Ablate switches rules off by name, for the benchmark that shows what
 // each is worth: "heading", "title", "neighbour", "fit", "rank",
 // "content" (Korean question words kept as terms), "continued" (a
-// sentence that goes on from the window's last left out), "window" (the best
-// sentence alone), "asking" (the scene-setting sentences weigh as much as
+// sentence that goes on from the window's last left out), "window" (the
+// best sentence alone), "asking" (the scene-setting sentences weigh as much as
 // the one that asks).
 var Ablate = map[string]bool{}
 
@@ -384,10 +384,16 @@ func (f *finder) byGain(best map[int]Answer, n int) []Answer {
 // question; -1 when there is none.
 func continuation(us []Unit, win []int) int {
 	last := win[len(win)-1]
-	if j := last + 1; !Ablate["continued"] && j < len(us) && us[j].Block == us[last].Block && us[j].Kind == Sentence && len(us[j].Text) <= MaxSentence && continues(us[j].Text) {
+	if j := last + 1; !Ablate["continued"] && quotable(us, last, j) && continues(us[j].Text) {
 		return j
 	}
 	return -1
+}
+
+// quotable reports whether unit j is a sentence of unit i's paragraph
+// short enough to quote with it.
+func quotable(us []Unit, i, j int) bool {
+	return j >= 0 && j < len(us) && us[j].Block == us[i].Block && us[j].Kind == Sentence && len(us[j].Text) <= MaxSentence
 }
 
 // continuers open a sentence that completes the one before it.
@@ -408,7 +414,7 @@ func window(us []Unit, i int, fits bool, kind Type, q string) []int {
 		return out
 	}
 	for _, j := range []int{i + 1, i + 2, i - 1, i + 3, i - 2} {
-		if j >= 0 && j < len(us) && us[j].Block == us[i].Block && us[j].Kind == Sentence && len(us[j].Text) <= MaxSentence && fit(kind, us[j], q) {
+		if quotable(us, i, j) && fit(kind, us[j], q) {
 			if j < i {
 				return []int{j, i}
 			}
