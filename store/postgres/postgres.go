@@ -1,11 +1,12 @@
 // Package postgres is the scale-out store backend on PostgreSQL through pgx.
-// Where `CREATE EXTENSION vector` works it keeps a pgvector copy of each
-// embedding with a per-knowledge-base HNSW index (m=16, ef_construction=64)
-// and answers vector queries natively; otherwise callers search exactly in
-// process.
+// Where `CREATE EXTENSION vector` works it keeps each embedding in a
+// pgvector column with a per-knowledge-base HNSW index (m=16,
+// ef_construction=64, over the vectors at half precision) and answers
+// vector queries natively; otherwise callers search exactly in process.
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"embed"
@@ -14,8 +15,10 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -44,9 +47,11 @@ type Options struct {
 type Store struct {
 	*sqlstore.DB
 	pgvector bool
+	halfvec  bool // pgvector 0.7 or later: HNSW over half-precision vectors
 	cfg      *pgx.ConnConfig
 	logger   *slog.Logger
 	indexMB  int64
+	indexes  sync.Map // knowledge base id -> vectorIndex, once one is built
 }
 
 var (
@@ -97,7 +102,13 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
 	s.pgvector = s.enableVector(ctx)
-	opts.Logger.Debug("postgres store open", "pgvector", s.pgvector)
+	if s.pgvector {
+		if err := s.SQL.QueryRowContext(ctx, `SELECT to_regtype('halfvec') IS NOT NULL`).Scan(&s.halfvec); err != nil {
+			_ = db.Close()
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+	}
+	opts.Logger.Debug("postgres store open", "pgvector", s.pgvector, "halfvec", s.halfvec)
 	return s, nil
 }
 
@@ -145,10 +156,12 @@ func (s *Store) KBCreate(ctx context.Context, p store.KBCreateParams) (*store.KB
 }
 
 // Memory for an HNSW build: what its graph needs, in bytes per chunk
-// beyond the vector, and the most it is given unless Options.IndexMemoryMB
-// says otherwise (the build goes on, slower, past it).
+// beyond the vector (384 dimensions in 64 MB: 43,364 chunks at half
+// precision, 28,968 at full, about 780 bytes each beyond 768 or 1,536),
+// and the most it is given unless Options.IndexMemoryMB says otherwise
+// (the build goes on, slower, past it).
 const (
-	hnswBytesPerChunk = 600
+	hnswBytesPerChunk = 800
 	hnswMaxMemoryMB   = 1024
 )
 
@@ -223,23 +236,70 @@ func (s *Store) refresh(ctx context.Context, kb *store.KB, more ...string) error
 	return nil
 }
 
+// A knowledge base's HNSW index is over its vectors at half precision
+// (halfvec, pgvector 0.7 and later), or at full precision where that type
+// is missing and in knowledge bases indexed before. At 100,171 generated
+// chunks the half-precision index built in 50 s where the other took 65,
+// is 112 MB where the other is 196, and finds the exact ten nearest within
+// 0.02 as often (200 SciFact claims as queries: 0.29 against 0.30 at
+// ef_search 40, 0.39 against 0.41 at 100; 100 stored vectors: 0.50
+// against 0.47, 0.59 against 0.57); SciFact's vector nDCG@10 is 0.505
+// against 0.507. Scores are computed at full precision either way.
+type vectorIndex struct {
+	name string // the index's name, before the knowledge base's id
+	typ  string // the type the index's expression casts the vectors to
+	ops  string
+}
+
+var (
+	halfIndex = vectorIndex{name: "chunks_hvec_kb", typ: "halfvec", ops: "halfvec_cosine_ops"}
+	fullIndex = vectorIndex{name: "chunks_vec_kb", typ: "vector", ops: "vector_cosine_ops"}
+)
+
+// maxHalfDimension is the most dimensions pgvector indexes at half
+// precision (4,000; 2,000 at full precision).
+const maxHalfDimension = 4000
+
+// vectorIndexOf returns the knowledge base's HNSW index and true, or false
+// while it has none. An index found is remembered: it is dropped only with
+// its knowledge base.
+func (s *Store) vectorIndexOf(ctx context.Context, kbID int64) (vectorIndex, bool, error) {
+	if ix, ok := s.indexes.Load(kbID); ok {
+		return ix.(vectorIndex), true, nil
+	}
+	id := strconv.FormatInt(kbID, 10)
+	var half, full bool
+	err := s.SQL.QueryRowContext(ctx, `SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL`,
+		halfIndex.name+id, fullIndex.name+id).Scan(&half, &full)
+	if err != nil {
+		return vectorIndex{}, false, fmt.Errorf("vector index of kb %d: %w", kbID, err)
+	}
+	var ix vectorIndex
+	switch {
+	case half:
+		ix = halfIndex
+	case full:
+		ix = fullIndex
+	default:
+		return vectorIndex{}, false, nil
+	}
+	s.indexes.Store(kbID, ix)
+	return ix, true, nil
+}
+
 // EnsureVectorIndex builds the knowledge base's HNSW index (m=16,
-// ef_construction=64) when it has none and holds chunks, with the memory
-// its chunks need, up to Options.IndexMemoryMB (1 GB): a build of the chunks written is many times
-// faster than inserting each into a growing index. Without pgvector it
-// does nothing.
+// ef_construction=64, see vectorIndex) when it has none and holds chunks,
+// with the memory its chunks need, up to Options.IndexMemoryMB (1 GB): a
+// build of the chunks written is many times faster than inserting each
+// into a growing index. Without pgvector it does nothing.
 func (s *Store) EnsureVectorIndex(ctx context.Context, kb *store.KB) error {
 	if !s.pgvector || kb.Dimension <= 0 {
 		return nil
 	}
 	kbID := kb.ID
 	id := strconv.FormatInt(kbID, 10)
-	var exists bool
-	if err := s.SQL.QueryRowContext(ctx, `SELECT to_regclass('chunks_vec_kb' || $1) IS NOT NULL`, id).Scan(&exists); err != nil {
-		return fmt.Errorf("vector index of kb %d: %w", kbID, err)
-	}
-	if exists {
-		return nil
+	if _, ok, err := s.vectorIndexOf(ctx, kbID); err != nil || ok {
+		return err
 	}
 	var n int64
 	if err := s.SQL.QueryRowContext(ctx, `SELECT count(*) FROM chunks WHERE kb_id = $1`, kbID).Scan(&n); err != nil {
@@ -248,7 +308,11 @@ func (s *Store) EnsureVectorIndex(ctx context.Context, kb *store.KB) error {
 	if n == 0 {
 		return nil // built over the first chunks written, not grown by them
 	}
-	mem := min(s.indexMB, max(64, n*int64(kb.Dimension*4+hnswBytesPerChunk)>>20+1))
+	ix, width := fullIndex, 4 // bytes a component
+	if s.halfvec && kb.Dimension <= maxHalfDimension {
+		ix, width = halfIndex, 2
+	}
+	mem := min(s.indexMB, max(64, n*int64(kb.Dimension*width+hnswBytesPerChunk)>>20+1))
 	tx, err := s.SQL.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("vector index of kb %d: %w", kbID, err)
@@ -257,7 +321,7 @@ func (s *Store) EnsureVectorIndex(ctx context.Context, kb *store.KB) error {
 	if _, err := tx.ExecContext(ctx, `SELECT set_config('maintenance_work_mem', $1, true)`, strconv.FormatInt(mem, 10)+"MB"); err != nil {
 		return fmt.Errorf("vector index of kb %d: %w", kbID, err)
 	}
-	stmt := `CREATE INDEX IF NOT EXISTS chunks_vec_kb` + id + ` ON chunks USING hnsw ((embedding_vec::vector(` + strconv.Itoa(kb.Dimension) + `)) vector_cosine_ops)
+	stmt := `CREATE INDEX IF NOT EXISTS ` + ix.name + id + ` ON chunks USING hnsw ((embedding_vec::` + ix.typ + `(` + strconv.Itoa(kb.Dimension) + `)) ` + ix.ops + `)
 		WITH (m = 16, ef_construction = 64) WHERE kb_id = ` + id
 	if _, err := tx.ExecContext(ctx, stmt); err != nil {
 		return fmt.Errorf("vector index of kb %d: %w", kbID, err)
@@ -278,8 +342,11 @@ func (s *Store) KBDelete(ctx context.Context, name string) error {
 		return err
 	}
 	if s.pgvector {
-		if _, err := s.SQL.ExecContext(ctx, `DROP INDEX IF EXISTS chunks_vec_kb`+strconv.FormatInt(kb.ID, 10)); err != nil {
-			return fmt.Errorf("kb delete %q: drop index: %w", name, err)
+		s.indexes.Delete(kb.ID)
+		for _, ix := range []vectorIndex{halfIndex, fullIndex} {
+			if _, err := s.SQL.ExecContext(ctx, `DROP INDEX IF EXISTS `+ix.name+strconv.FormatInt(kb.ID, 10)); err != nil {
+				return fmt.Errorf("kb delete %q: drop index: %w", name, err)
+			}
 		}
 	}
 	return nil
@@ -328,13 +395,18 @@ func vectorLiteral(v []float32) string {
 }
 
 // chunkBatch is how many chunks one INSERT writes (8 or 9 parameters
-// each).
-const chunkBatch = 200
+// each, under PostgreSQL's 65,535): an ingest's batch of 256 one-chunk
+// documents in one statement, whose trigger upserts each distinct term's
+// document frequency once (20,041 generated chunks: 673,000 upserts at
+// 200 chunks a statement, 530,000 at 256).
+const chunkBatch = 1000
 
 // insertChunks writes chunks of one or more sources chunkBatch rows to a
 // statement: a round trip, and one run of the statement triggers, per
 // batch, not per chunk or per source. With pgvector, the embedding
-// goes to the vector column only.
+// goes to the vector column only, sent as a binary float4 array: a text
+// literal took 3% of Quarry's ingest CPU to format, and PostgreSQL's to
+// parse.
 func (s *Store) insertChunks(ctx context.Context, tx *sql.Tx, kbID int64, chunks []store.Chunk) error {
 	cols, width := `source_id, kb_id, chunk_index, text, token_count, language, embedding, terms`, 8
 	if s.pgvector {
@@ -358,7 +430,7 @@ func (s *Store) insertChunks(ctx context.Context, tx *sql.Tx, kbID int64, chunks
 				b.WriteString("$" + strconv.Itoa(len(args)+k+1))
 			}
 			if width == 9 {
-				b.WriteString("::vector")
+				b.WriteString("::real[]::vector")
 			}
 			b.WriteByte(')')
 			var stored, vec any // the embedding, in one column or the other
@@ -366,7 +438,7 @@ func (s *Store) insertChunks(ctx context.Context, tx *sql.Tx, kbID int64, chunks
 			case width == 8:
 				stored = store.EncodeVector(c.Embedding)
 			case c.Embedding != nil:
-				vec = vectorLiteral(c.Embedding)
+				vec = c.Embedding
 			}
 			args = append(args, c.SourceID, kbID, c.ChunkIndex, c.Text, c.TokenCount, sqlstore.OrUnd(c.Language), stored, c.Terms)
 			if width == 9 {
@@ -392,12 +464,12 @@ func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]s
 	if q.Dimension != len(q.Vector) || q.Dimension <= 0 {
 		return nil, fmt.Errorf("chunk vector search: %w", &store.ValidationError{Field: "vector", Rule: fmt.Sprintf("must have %d dimensions, got %d", q.Dimension, len(q.Vector))})
 	}
+	ix, _, err := s.vectorIndexOf(ctx, q.KBID)
+	if err != nil {
+		return nil, fmt.Errorf("chunk vector search: %w", err)
+	}
 	where, fargs := sqlstore.FilterSQL(q.Filter)
-	dim := strconv.Itoa(q.Dimension)
-	expr := `c.embedding_vec::vector(` + dim + `)`
-	query := `SELECT c.id, 1 - (` + expr + ` <=> $1::vector(` + dim + `)) FROM chunks c JOIN sources s ON s.id = c.source_id
-		WHERE c.kb_id = ` + strconv.FormatInt(q.KBID, 10) + ` AND c.embedding_vec IS NOT NULL` + where +
-		` ORDER BY ` + expr + ` <=> $1::vector(` + dim + `) LIMIT ?`
+	query := vectorQuery(q.KBID, q.Dimension, ix, where)
 	// HNSW returns at most ef_search rows (default 40): raise it for this
 	// query so deep candidate lists for fusion are complete.
 	tx, err := s.SQL.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
@@ -418,7 +490,7 @@ func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]s
 			}
 		}
 	}
-	rows, err := tx.QueryContext(ctx, numberFrom(query, 2), append(append([]any{vectorLiteral(q.Vector)}, fargs...), q.K)...)
+	rows, err := tx.QueryContext(ctx, query, append(append([]any{vectorLiteral(q.Vector)}, fargs...), q.K)...)
 	if err != nil {
 		return nil, fmt.Errorf("chunk vector search: %w", err)
 	}
@@ -431,7 +503,30 @@ func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]s
 		}
 		hits = append(hits, h)
 	}
-	return hits, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("chunk vector search: %w", err)
+	}
+	// The index orders by its own precision, and an iterative scan only
+	// roughly: the hits go by their exact scores.
+	slices.SortStableFunc(hits, func(a, b store.VectorHit) int { return cmp.Compare(b.Score, a.Score) })
+	return hits, nil
+}
+
+// vectorQuery is the query for the K chunks (the last argument) of a
+// knowledge base nearest to a vector (the first, a vector literal) that
+// the filter keeps (where, over the arguments between), ordered by
+// their distance through ix, the knowledge base's HNSW index (exactly
+// when it has none: an empty ix orders by full precision), and scored by
+// cosine at full precision.
+func vectorQuery(kbID int64, dim int, ix vectorIndex, where string) string {
+	d := strconv.Itoa(dim)
+	key, arg := `c.embedding_vec::vector(`+d+`)`, `$1::vector(`+d+`)`
+	if ix.typ != "" && ix.typ != "vector" {
+		key, arg = `c.embedding_vec::`+ix.typ+`(`+d+`)`, arg+`::`+ix.typ+`(`+d+`)`
+	}
+	return numberFrom(`SELECT c.id, 1 - (c.embedding_vec::vector(`+d+`) <=> $1::vector(`+d+`)) FROM chunks c JOIN sources s ON s.id = c.source_id
+		WHERE c.kb_id = `+strconv.FormatInt(kbID, 10)+` AND c.embedding_vec IS NOT NULL`+where+
+		` ORDER BY `+key+` <=> `+arg+` LIMIT ?`, 2)
 }
 
 // EventsChannel is the notification channel that names, as its payload,

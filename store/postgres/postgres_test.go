@@ -97,7 +97,7 @@ func TestVectorIndexBuiltOnce(t *testing.T) {
 	indexed := func() bool {
 		t.Helper()
 		var ok bool
-		if err := s.SQL.QueryRowContext(ctx, `SELECT to_regclass('chunks_vec_kb' || $1::text) IS NOT NULL`, kb.ID).Scan(&ok); err != nil {
+		if err := s.SQL.QueryRowContext(ctx, `SELECT to_regclass('chunks_hvec_kb' || $1::text) IS NOT NULL`, kb.ID).Scan(&ok); err != nil {
 			t.Fatal(err)
 		}
 		return ok
@@ -138,6 +138,94 @@ func TestVectorIndexBuiltOnce(t *testing.T) {
 	if after := search(); !slices.Equal(after, before) {
 		t.Fatalf("hits through the index %+v, exactly %+v", after, before)
 	}
+	if plan := vectorPlan(t, s, kb.ID, 2, "halfvec"); !strings.Contains(plan, "chunks_hvec_kb") {
+		t.Fatalf("the nearest-neighbour query does not read the half-precision index:\n%s", plan)
+	}
+}
+
+// TestVectorIndexOfEarlierVersions: a knowledge base indexed at full
+// precision, as before half-precision indexes, keeps its index, gets no
+// second one and is searched through it.
+func TestVectorIndexOfEarlierVersions(t *testing.T) {
+	s := openPG(t, "QUARRY_TEST_PGVECTOR_URL", 1)
+	if !s.HasPGVector() {
+		t.Fatal("QUARRY_TEST_PGVECTOR_URL server has no pgvector")
+	}
+	ctx := context.Background()
+	kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: "earlier", Embedder: "hash", Dimension: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var puts []store.SourcePut
+	for i, v := range [][]float32{{1, 0}, {0.8, 0.2}, {0, 1}} {
+		puts = append(puts, store.SourcePut{
+			Source: store.Source{URL: fmt.Sprintf("https://earlier.test/%d", i), Title: "t", Content: "c", ContentHash: fmt.Sprint(i)},
+			Chunks: []store.Chunk{{ChunkIndex: 0, Text: "t", TokenCount: 1, Embedding: v, Terms: "t"}},
+		})
+	}
+	if _, err := s.SourcePutBatch(ctx, kb.ID, puts); err != nil {
+		t.Fatal(err)
+	}
+	id := fmt.Sprint(kb.ID)
+	if _, err := s.SQL.ExecContext(ctx, `CREATE INDEX chunks_vec_kb`+id+` ON chunks USING hnsw ((embedding_vec::vector(2)) vector_cosine_ops)
+		WITH (m = 16, ef_construction = 64) WHERE kb_id = `+id); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EnsureVectorIndex(ctx, kb); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := s.SQL.QueryRowContext(ctx, `SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname LIKE 'chunks_%vec_kb'||$1::text`, id).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("%d vector indexes (%v), want the one built before", n, err)
+	}
+	hits, err := s.ChunkVectorSearch(ctx, store.VectorQuery{KBID: kb.ID, Dimension: 2, Vector: []float32{1, 0.1}, K: 2, Filter: store.ChunkFilter{IncludeStale: true}})
+	if err != nil || len(hits) != 2 || hits[0].Score < hits[1].Score {
+		t.Fatalf("hits %+v (%v)", hits, err)
+	}
+	if plan := vectorPlan(t, s, kb.ID, 2, "vector"); !strings.Contains(plan, "chunks_vec_kb"+id) {
+		t.Fatalf("the nearest-neighbour query does not read the index built before:\n%s", plan)
+	}
+	if err := s.KBDelete(ctx, "earlier"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SQL.QueryRowContext(ctx, `SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname LIKE 'chunks_%vec_kb'||$1::text`, id).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d vector indexes (%v) after the knowledge base was deleted", n, err)
+	}
+}
+
+// vectorPlan is the plan of the nearest-neighbour query over a knowledge
+// base whose index has type typ, sequential scans discouraged (three
+// rows would rather be sorted): an index whose expression the query does
+// not match is then still not used.
+func vectorPlan(t *testing.T, s *postgres.Store, kbID int64, dim int, typ string) string {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := s.SQL.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
+		t.Fatal(err)
+	}
+	vec := "[" + strings.TrimSuffix(strings.Repeat("1,", dim), ",") + "]"
+	rows, err := tx.QueryContext(ctx, `EXPLAIN `+postgres.VectorQuery(kbID, dim, typ), vec, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan strings.Builder
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(line + "\n")
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return plan.String()
 }
 
 // TestAfterIngestRefreshesStatistics: a large ingest leaves the tables
