@@ -84,3 +84,28 @@ func FuzzLine(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDebrisChecks: the checks Debris makes before its patterns never
+// change what it returns; debrisPatterns runs the patterns always.
+func FuzzDebrisChecks(f *testing.F) {
+	for _, s := range []string{"", "a ( ; ] b", "( \f;x", "x. y)\t\nz", "x. y] ", "((\n)", "Paris ( ) is", "f() (\r)", "a. b)\r\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := Debris(s), debrisPatterns(s); got != want {
+			t.Fatalf("Debris(%q) = %q, the patterns alone %q", s, got, want)
+		}
+	})
+}
+
+func debrisPatterns(s string) string {
+	s = removeStrayTails(s)
+	for range 4 {
+		t := removeEmptyParens(debris.ReplaceAllString(s, "$1($2"))
+		if t == s {
+			break
+		}
+		s = t
+	}
+	return s
+}

@@ -270,8 +270,15 @@ func pack(t *tokens, opt Options, c tokenizer.Codec, fn func(Chunk) error) (int,
 		}
 		ch, ok := makeChunk(text, t.at(s), t.at(cut))
 		if ok {
-			cnt, err := c.Count(ch.Text)
-			if err != nil {
+			var cnt int
+			var err error
+			if s == 0 && cut == n && ch.Start == 0 && ch.End == len(text) {
+				// The whole text: its tokens are the stream's (read
+				// cuts only where the two sides tokenize as the whole),
+				// not counted again. A text of one chunk is the common
+				// case, and counting it took a tenth of an ingest's CPU.
+				cnt = n
+			} else if cnt, err = c.Count(ch.Text); err != nil {
 				return count, fmt.Errorf("chunk: count: %w", err)
 			}
 			// Re-tokenising a slice can merge differently at its edges; shrink
