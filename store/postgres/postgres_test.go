@@ -44,13 +44,37 @@ func TestPGVector(t *testing.T) {
 	})
 }
 
-// TestEmbeddingStoredOnce: with pgvector, a chunk's embedding is written
-// to the vector column only, and read back from it whole.
-func TestEmbeddingStoredOnce(t *testing.T) {
+// openVectorPG opens a store on QUARRY_TEST_PGVECTOR_URL's server, which
+// must have pgvector.
+func openVectorPG(t *testing.T) *postgres.Store {
+	t.Helper()
 	s := openPG(t, "QUARRY_TEST_PGVECTOR_URL", 1)
 	if !s.HasPGVector() {
 		t.Fatal("QUARRY_TEST_PGVECTOR_URL server has no pgvector")
 	}
+	return s
+}
+
+// putVectors writes three one-chunk sources with two-dimensional
+// embeddings to the knowledge base, at URLs of host.
+func putVectors(t *testing.T, s *postgres.Store, kb *store.KB, host string) {
+	t.Helper()
+	var puts []store.SourcePut
+	for i, v := range [][]float32{{1, 0}, {0.8, 0.2}, {0, 1}} {
+		puts = append(puts, store.SourcePut{
+			Source: store.Source{URL: fmt.Sprintf("https://%s.test/%d", host, i), Title: "t", Content: "c", ContentHash: fmt.Sprint(i)},
+			Chunks: []store.Chunk{{ChunkIndex: 0, Text: "t", TokenCount: 1, Embedding: v, Terms: "t"}},
+		})
+	}
+	if _, err := s.SourcePutBatch(context.Background(), kb.ID, puts); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEmbeddingStoredOnce: with pgvector, a chunk's embedding is written
+// to the vector column only, and read back from it whole.
+func TestEmbeddingStoredOnce(t *testing.T) {
+	s := openVectorPG(t)
 	ctx := context.Background()
 	kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: "once", Embedder: "hash", Dimension: 3})
 	if err != nil {
@@ -85,10 +109,7 @@ func TestEmbeddingStoredOnce(t *testing.T) {
 // searched exactly meanwhile), is built by EnsureVectorIndex over them,
 // and is built once.
 func TestVectorIndexBuiltOnce(t *testing.T) {
-	s := openPG(t, "QUARRY_TEST_PGVECTOR_URL", 1)
-	if !s.HasPGVector() {
-		t.Fatal("QUARRY_TEST_PGVECTOR_URL server has no pgvector")
-	}
+	s := openVectorPG(t)
 	ctx := context.Background()
 	kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: "later", Embedder: "hash", Dimension: 2})
 	if err != nil {
@@ -105,16 +126,7 @@ func TestVectorIndexBuiltOnce(t *testing.T) {
 	if err := s.EnsureVectorIndex(ctx, kb); err != nil || indexed() {
 		t.Fatalf("an empty knowledge base got an index (%v): it would grow one insert at a time", err)
 	}
-	var puts []store.SourcePut
-	for i, v := range [][]float32{{1, 0}, {0.8, 0.2}, {0, 1}} {
-		puts = append(puts, store.SourcePut{
-			Source: store.Source{URL: fmt.Sprintf("https://later.test/%d", i), Title: "t", Content: "c", ContentHash: fmt.Sprint(i)},
-			Chunks: []store.Chunk{{ChunkIndex: 0, Text: "t", TokenCount: 1, Embedding: v, Terms: "t"}},
-		})
-	}
-	if _, err := s.SourcePutBatch(ctx, kb.ID, puts); err != nil {
-		t.Fatal(err)
-	}
+	putVectors(t, s, kb, "later")
 	search := func() []store.VectorHit {
 		t.Helper()
 		hits, err := s.ChunkVectorSearch(ctx, store.VectorQuery{KBID: kb.ID, Dimension: 2, Vector: []float32{1, 0.1}, K: 2, Filter: store.ChunkFilter{IncludeStale: true}})
@@ -147,25 +159,13 @@ func TestVectorIndexBuiltOnce(t *testing.T) {
 // precision, as before half-precision indexes, keeps its index, gets no
 // second one and is searched through it.
 func TestVectorIndexOfEarlierVersions(t *testing.T) {
-	s := openPG(t, "QUARRY_TEST_PGVECTOR_URL", 1)
-	if !s.HasPGVector() {
-		t.Fatal("QUARRY_TEST_PGVECTOR_URL server has no pgvector")
-	}
+	s := openVectorPG(t)
 	ctx := context.Background()
 	kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: "earlier", Embedder: "hash", Dimension: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var puts []store.SourcePut
-	for i, v := range [][]float32{{1, 0}, {0.8, 0.2}, {0, 1}} {
-		puts = append(puts, store.SourcePut{
-			Source: store.Source{URL: fmt.Sprintf("https://earlier.test/%d", i), Title: "t", Content: "c", ContentHash: fmt.Sprint(i)},
-			Chunks: []store.Chunk{{ChunkIndex: 0, Text: "t", TokenCount: 1, Embedding: v, Terms: "t"}},
-		})
-	}
-	if _, err := s.SourcePutBatch(ctx, kb.ID, puts); err != nil {
-		t.Fatal(err)
-	}
+	putVectors(t, s, kb, "earlier")
 	id := fmt.Sprint(kb.ID)
 	if _, err := s.SQL.ExecContext(ctx, `CREATE INDEX chunks_vec_kb`+id+` ON chunks USING hnsw ((embedding_vec::vector(2)) vector_cosine_ops)
 		WITH (m = 16, ef_construction = 64) WHERE kb_id = `+id); err != nil {
