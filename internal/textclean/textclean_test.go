@@ -99,13 +99,5 @@ func FuzzDebrisChecks(f *testing.F) {
 }
 
 func debrisPatterns(s string) string {
-	s = removeStrayTails(s)
-	for range 4 {
-		t := removeEmptyParens(debris.ReplaceAllString(s, "$1($2"))
-		if t == s {
-			break
-		}
-		s = t
-	}
-	return s
+	return removeBracketDebris(removeStrayTails(s))
 }
