@@ -6,11 +6,11 @@ package embed
 
 import (
 	"context"
-	"hash/fnv"
 	"math"
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/quarryhq/quarry/kb/analyze"
 )
@@ -75,24 +75,51 @@ func (h Hash) Vector(text string) []float32 {
 // analysing the text a second time.
 func (h Hash) VectorOfTerms(text string, terms []string) []float32 {
 	dim := h.dim()
-	counts := make(map[string]float64, 2*len(terms))
+	// Each feature is counted under its FNV-1a hash ("w:" and the term, or
+	// "c:" and the trigram), hashed where it lies in the text rather than
+	// built as a string first: the same features, without an allocation
+	// each.
+	counts := make(map[uint64]float64, 2*len(terms))
 	for _, t := range terms {
-		counts["w:"+t]++
+		counts[fnvAdd(wordFeature, t)]++
 	}
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		rs := []rune("^" + w + "$")
-		if len(rs) < 5 {
+	lower := strings.ToLower(text)
+	var starts []int // the byte offsets of a word's runes, then its end
+	for i := 0; i < len(lower); {
+		r, size := utf8.DecodeRuneInString(lower[i:])
+		if !wordRune(r) {
+			i += size
 			continue
 		}
-		for i := 0; i+3 <= len(rs); i++ {
-			counts["c:"+string(rs[i:i+3])] += 0.25
+		starts = starts[:0]
+		for i < len(lower) {
+			if r, size = utf8.DecodeRuneInString(lower[i:]); !wordRune(r) {
+				break
+			}
+			starts = append(starts, i)
+			i += size
+		}
+		starts = append(starts, i)
+		// The trigrams of "^" + word + "$", for words of three runes or
+		// more: the k-th holds the word's runes k-1 to k+1 that exist.
+		n := len(starts) - 1
+		if n < 3 {
+			continue
+		}
+		for k := range n {
+			x := trigramFeature
+			if k == 0 {
+				x = fnvAdd(x, "^")
+			}
+			x = fnvAdd(x, lower[starts[max(k-1, 0)]:starts[min(k+2, n)]])
+			if k == n-1 {
+				x = fnvAdd(x, "$")
+			}
+			counts[x] += 0.25
 		}
 	}
 	v := make([]float32, dim)
-	for f, c := range counts {
-		hs := fnv.New64a()
-		_, _ = hs.Write([]byte(f))
-		x := hs.Sum64()
+	for x, c := range counts {
 		w := 1 + math.Log(c)
 		if c < 1 {
 			w = c
@@ -105,6 +132,30 @@ func (h Hash) VectorOfTerms(text string, terms []string) []float32 {
 	Normalize(v)
 	return v
 }
+
+// FNV-1a, 64 bits, as hash/fnv computes it.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// The hashes of the features' prefixes.
+var (
+	wordFeature    = fnvAdd(fnvOffset, "w:")
+	trigramFeature = fnvAdd(fnvOffset, "c:")
+)
+
+// fnvAdd goes on hashing h with the bytes of s.
+func fnvAdd(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime
+	}
+	return h
+}
+
+// wordRune is a rune of a word: the text between others is split off.
+func wordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // Normalize scales v to unit length in place (a zero vector stays zero).
 func Normalize(v []float32) {

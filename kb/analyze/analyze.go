@@ -8,10 +8,10 @@
 package analyze
 
 import (
+	"hash/maphash"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
@@ -20,27 +20,38 @@ import (
 	"github.com/kljensen/snowball/english"
 )
 
-// stemCache memoises stems: corpora repeat words far more than they add
-// new ones. It is emptied when it holds maxStems words, so a long-lived
-// process reading endless new words (names, typos, hashes) stays bounded.
+// stemSlots memoise each word's term: corpora repeat words far more than
+// they add new ones. A word has one slot, chosen by its hash, and a new
+// word takes it over, so the cache stays its fixed size however many new
+// words (names, typos, hashes) a long-lived process reads, and reading a
+// slot takes no lock.
 var (
-	stemCache sync.Map
-	stems     atomic.Int64
+	stemSlots [1 << 17]atomic.Pointer[stemEntry]
+	stemSeed  = maphash.MakeSeed()
 )
 
-const maxStems = 1 << 18
+// stemEntry is a word and its term: its stem, or "" for a stop word.
+type stemEntry struct{ word, term string }
 
-func stem(w string) string {
-	if s, ok := stemCache.Load(w); ok {
-		return s.(string)
+// maxWordBytes is the longest word that is a term.
+const maxWordBytes = 64
+
+// term is a lower-cased word's term: "" for a stop word, a word longer
+// than maxWordBytes, or one stemmed to nothing.
+func term(w []byte) string {
+	if len(w) > maxWordBytes {
+		return ""
 	}
-	s := english.Stem(w, false)
-	if stems.Add(1) > maxStems {
-		stemCache.Clear()
-		stems.Store(1)
+	slot := &stemSlots[maphash.Bytes(stemSeed, w)%uint64(len(stemSlots))]
+	if e := slot.Load(); e != nil && e.word == string(w) {
+		return e.term
 	}
-	stemCache.Store(w, s)
-	return s
+	e := &stemEntry{word: string(w)}
+	if !english.IsStopWord(e.word) {
+		e.term = english.Stem(e.word, false)
+	}
+	slot.Store(e)
+	return e.term
 }
 
 func isCJK(r rune) bool {
@@ -57,19 +68,16 @@ func Terms(text string) []string {
 
 // TermsFunc calls fn for each search term of text.
 func TermsFunc(text string, fn func(string)) {
-	var word strings.Builder
+	var word []byte
 	var cjk []rune
 	flushWord := func() {
-		if word.Len() == 0 {
+		if len(word) == 0 {
 			return
 		}
-		w := word.String()
-		word.Reset()
-		if len(w) > 64 || english.IsStopWord(w) {
-			return
-		}
-		if s := stem(w); s != "" {
-			fn(s)
+		t := term(word)
+		word = word[:0]
+		if t != "" {
+			fn(t)
 		}
 	}
 	flushCJK := func() {
@@ -87,17 +95,36 @@ func TermsFunc(text string, fn func(string)) {
 		cjk = cjk[:0]
 	}
 	for _, r := range text {
+		if r < utf8.RuneSelf { // ASCII, most of most texts: as below, faster
+			switch {
+			case 'a' <= r && r <= 'z' || '0' <= r && r <= '9':
+				word = append(word, byte(r))
+			case 'A' <= r && r <= 'Z':
+				word = append(word, byte(r-'A'+'a'))
+			case r == '\'':
+				if len(word) > 0 {
+					word = append(word, '\'')
+				}
+				continue
+			default:
+				flushWord()
+			}
+			if len(cjk) > 0 {
+				flushCJK()
+			}
+			continue
+		}
 		switch {
 		case isCJK(r):
 			flushWord()
 			cjk = append(cjk, r)
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			flushCJK()
-			word.WriteRune(unicode.ToLower(r))
+			word = utf8.AppendRune(word, unicode.ToLower(r))
 		case r == '\'' || r == '’':
 			// keep contractions together for the stemmer ("don't")
-			if word.Len() > 0 {
-				word.WriteRune('\'')
+			if len(word) > 0 {
+				word = append(word, '\'')
 			}
 		default:
 			flushWord()

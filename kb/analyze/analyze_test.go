@@ -4,6 +4,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
+
+	"github.com/kljensen/snowball/english"
 )
 
 func TestTerms(t *testing.T) {
@@ -88,5 +91,82 @@ func BenchmarkLanguage(b *testing.B) {
 				Language(tc.text)
 			}
 		})
+	}
+}
+
+// referenceTerms is TermsFunc as first written, each word built as a
+// string and stemmed through no cache: the terms stored in knowledge
+// bases were made by it, so the cached one must agree.
+func referenceTerms(text string) []string {
+	var out []string
+	var word strings.Builder
+	var cjk []rune
+	flushWord := func() {
+		if word.Len() == 0 {
+			return
+		}
+		w := word.String()
+		word.Reset()
+		if len(w) > 64 || english.IsStopWord(w) {
+			return
+		}
+		if s := english.Stem(w, false); s != "" {
+			out = append(out, s)
+		}
+	}
+	flushCJK := func() {
+		cjk = trimEnding(cjk)
+		switch len(cjk) {
+		case 0:
+			return
+		case 1:
+			out = append(out, string(cjk))
+		default:
+			for i := 0; i+1 < len(cjk); i++ {
+				out = append(out, string(cjk[i:i+2]))
+			}
+		}
+		cjk = cjk[:0]
+	}
+	for _, r := range text {
+		switch {
+		case isCJK(r):
+			flushWord()
+			cjk = append(cjk, r)
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			flushCJK()
+			word.WriteRune(unicode.ToLower(r))
+		case r == '\'' || r == '’':
+			if word.Len() > 0 {
+				word.WriteRune('\'')
+			}
+		default:
+			flushWord()
+			flushCJK()
+		}
+	}
+	flushWord()
+	flushCJK()
+	return out
+}
+
+func FuzzTerms(f *testing.F) {
+	for _, s := range []string{"", "Running running runner RUNS: stems, stop words (the, a) and 3.5", "don't can’t 'quoted'", "한글을 한글의 납부하나요", "ÀÉÎ straße İstanbul", "\xff\xfeab\xc3cd", strings.Repeat("a", 65) + " " + strings.Repeat("b", 64)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		// Twice: the second reads the words the first left in the cache.
+		for range 2 {
+			if got, want := Terms(text), referenceTerms(text); !slices.Equal(got, want) {
+				t.Fatalf("Terms(%q) = %q, want %q", text, got, want)
+			}
+		}
+	})
+}
+
+func BenchmarkTerms(b *testing.B) {
+	text := strings.Repeat("The crawler re-crawls stale pages every five minutes, and the index keeps up. ", 12)
+	for b.Loop() {
+		Terms(text)
 	}
 }

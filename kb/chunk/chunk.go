@@ -9,10 +9,12 @@ package chunk
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -199,19 +201,19 @@ func (t *tokens) drop(i int) {
 func (t *tokens) read() error {
 	a := t.next
 	b := segmentEnd(t.text, a+t.segment)
-	_, toks, err := t.c.Encode(t.text[a:b])
-	if err != nil {
-		return fmt.Errorf("chunk: tokenize: %w", err)
-	}
 	lv := t.levels.scan(t.text, a, b)
 	p := a
-	for _, tok := range toks {
+	err := pieces(t.c, t.text[:b], a, func(n int) bool {
 		if p >= b {
-			return errUncovered
+			return false
 		}
 		t.off = append(t.off, p)
 		t.lv = append(t.lv, lv[p-a])
-		p += len(tok)
+		p += n
+		return true
+	})
+	if err != nil {
+		return err
 	}
 	if p != b {
 		return errUncovered
@@ -223,6 +225,80 @@ func (t *tokens) read() error {
 		t.lv = append(t.lv, paragraph)
 	}
 	return nil
+}
+
+// pieces calls fn with the byte length of each token of text[from:], in
+// order, until fn returns false (then it returns errUncovered). It
+// tokenizes the text between two places segmentEnd finds, mostly a word
+// and what precedes it, one at a time, and remembers the tokens of the
+// short ones: a text repeats its words, and the pre-tokenizer's pattern
+// and BPE's merges cost far more than a lookup.
+func pieces(c tokenizer.Codec, text string, from int, fn func(int) bool) error {
+	for p := from; p < len(text); {
+		q := segmentEnd(text, p+1)
+		lens, err := pieceTokens(c, text[p:q])
+		if err != nil {
+			return err
+		}
+		for _, n := range lens {
+			if !fn(int(n)) {
+				return errUncovered
+			}
+		}
+		p = q
+	}
+	return nil
+}
+
+// countTokens is the number of cl100k tokens of text (c.Count), read
+// through pieces.
+func countTokens(c tokenizer.Codec, text string) (int, error) {
+	n := 0
+	err := pieces(c, text, 0, func(int) bool { n++; return true })
+	return n, err
+}
+
+// pieceSlots remember the tokens of short pieces of text, a piece to a
+// slot chosen by its hash; a new piece takes the slot over, so the cache
+// keeps its fixed size, and reading it takes no lock.
+var (
+	pieceSlots [1 << 16]atomic.Pointer[pieceEntry]
+	pieceSeed  = maphash.MakeSeed()
+)
+
+// pieceEntry is a piece of text and its tokens' byte lengths.
+type pieceEntry struct {
+	text string
+	lens []uint16
+}
+
+// maxPieceBytes is the longest piece remembered.
+const maxPieceBytes = 48
+
+// pieceTokens returns the byte lengths of the tokens of piece.
+func pieceTokens(c tokenizer.Codec, piece string) ([]uint16, error) {
+	var slot *atomic.Pointer[pieceEntry]
+	if len(piece) <= maxPieceBytes {
+		slot = &pieceSlots[maphash.String(pieceSeed, piece)%uint64(len(pieceSlots))]
+		if e := slot.Load(); e != nil && e.text == piece {
+			return e.lens, nil
+		}
+	}
+	_, toks, err := c.Encode(piece)
+	if err != nil {
+		return nil, fmt.Errorf("chunk: tokenize: %w", err)
+	}
+	lens := make([]uint16, len(toks))
+	for i, tok := range toks {
+		if len(tok) > math.MaxUint16 || len(tok) == 0 {
+			return nil, errUncovered // no cl100k token is this long
+		}
+		lens[i] = uint16(len(tok))
+	}
+	if slot != nil {
+		slot.Store(&pieceEntry{text: strings.Clone(piece), lens: lens})
+	}
+	return lens, nil
 }
 
 // segmentEnd returns the first place at or after from where the text can
@@ -278,7 +354,7 @@ func pack(t *tokens, opt Options, c tokenizer.Codec, fn func(Chunk) error) (int,
 				// not counted again. A text of one chunk is the common
 				// case, and counting it took a tenth of an ingest's CPU.
 				cnt = n
-			} else if cnt, err = c.Count(ch.Text); err != nil {
+			} else if cnt, err = countTokens(c, ch.Text); err != nil {
 				return count, fmt.Errorf("chunk: count: %w", err)
 			}
 			// Re-tokenising a slice can merge differently at its edges; shrink
@@ -289,7 +365,7 @@ func pack(t *tokens, opt Options, c tokenizer.Codec, fn func(Chunk) error) (int,
 				if !ok {
 					break
 				}
-				if cnt, err = c.Count(ch.Text); err != nil {
+				if cnt, err = countTokens(c, ch.Text); err != nil {
 					return count, fmt.Errorf("chunk: count: %w", err)
 				}
 			}

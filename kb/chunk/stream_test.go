@@ -160,3 +160,26 @@ func FuzzEach(f *testing.F) {
 		checkStream(t, text, segment, Options{MaxTokens: max, Overlap: overlap})
 	})
 }
+
+// FuzzCountTokens checks that counting through remembered pieces counts
+// what the tokenizer does over the whole text, a piece read twice too.
+func FuzzCountTokens(f *testing.F) {
+	f.Add("Hello world. This is a test.\n\nNew paragraph!")
+	f.Add("한글을 배운다. 東京。 it's   \r\n\n'll 123456 e\u0301x.)\"")
+	f.Fuzz(func(t *testing.T, text string) {
+		text = Sanitize(text)
+		c, err := cl100k()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := c.Count(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if got, err := countTokens(c, text); err != nil || got != want {
+				t.Fatalf("countTokens(%q) = %d, %v; want %d", text, got, err, want)
+			}
+		}
+	})
+}
