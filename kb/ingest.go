@@ -56,7 +56,9 @@ type Report struct {
 	Seconds   float64   `json:"seconds"`
 }
 
-// Progress is reported after each written batch.
+// Progress is reported after each written batch: Done documents written
+// or found unchanged, of Total known. AddPaths reads its corpora as it
+// writes them, so its Total grows as it reads.
 type Progress struct {
 	Done, Total int
 }
@@ -121,32 +123,59 @@ type todoDoc struct {
 func (s *Service) AddDocuments(ctx context.Context, kb *store.KB, docs []Document, opt AddOptions) (*Report, error) {
 	ctx, sp := otel.Tracer(TracerName).Start(ctx, "ingest", trace.WithAttributes(attribute.String("quarry.kb", kb.Name), attribute.Int("quarry.ingest.documents", len(docs))))
 	defer sp.End()
-	rep, err := s.addDocuments(ctx, kb, docs, opt)
-	if rep != nil {
-		sp.SetAttributes(attribute.Int("quarry.ingest.added", rep.Added), attribute.Int("quarry.ingest.updated", rep.Updated),
-			attribute.Int("quarry.ingest.chunks", rep.Chunks), attribute.Int("quarry.ingest.failed", len(rep.Failed)))
+	run := s.newIngest(kb, opt)
+	err := run.write(ctx, docs)
+	if err == nil {
+		err = run.finish(ctx)
 	}
-	if err != nil {
-		sp.RecordError(err)
-		sp.SetStatus(codes.Error, "ingest failed")
-	}
-	return rep, err
+	run.end(sp, err)
+	return run.rep, err
 }
 
 // TracerName names the tracer of ingests.
 const TracerName = "github.com/quarryhq/quarry/kb"
 
-func (s *Service) addDocuments(ctx context.Context, kb *store.KB, docs []Document, opt AddOptions) (*Report, error) {
-	start := time.Now()
-	rep := &Report{Failed: []Problem{}}
-	if err := checkEmbedder(kb, opt.Embedder); err != nil {
-		return rep, err
-	}
+// ingest is one ingest: documents written a slice at a time (AddPaths
+// reads a corpus of any size in slices), one report, each URL taken once
+// across the slices, and the knowledge base's indexes brought up to date
+// once, at its end.
+type ingest struct {
+	s     *Service
+	kb    *store.KB
+	opt   AddOptions
+	rep   *Report
+	start time.Time
+	seen  map[string]string // each URL taken, and where it came from
+	done  int               // documents written or found unchanged
+}
+
+func (s *Service) newIngest(kb *store.KB, opt AddOptions) *ingest {
 	if opt.BatchSize <= 0 {
 		opt.BatchSize = 256
 	}
 	if opt.ChunkBatch <= 0 {
 		opt.ChunkBatch = 256
+	}
+	return &ingest{s: s, kb: kb, opt: opt, rep: &Report{Failed: []Problem{}}, start: time.Now(), seen: map[string]string{}}
+}
+
+// end records the ingest's figures and outcome on its span.
+func (in *ingest) end(sp trace.Span, err error) {
+	rep := in.rep
+	sp.SetAttributes(attribute.Int("quarry.ingest.added", rep.Added), attribute.Int("quarry.ingest.updated", rep.Updated),
+		attribute.Int("quarry.ingest.chunks", rep.Chunks), attribute.Int("quarry.ingest.failed", len(rep.Failed)))
+	if err != nil {
+		sp.RecordError(err)
+		sp.SetStatus(codes.Error, "ingest failed")
+	}
+}
+
+// write ingests docs, a slice of the ingest's documents.
+func (in *ingest) write(ctx context.Context, docs []Document) error {
+	s, kb, opt, rep := in.s, in.kb, in.opt, in.rep
+	defer func() { rep.Seconds = time.Since(in.start).Seconds() }()
+	if err := checkEmbedder(kb, opt.Embedder); err != nil {
+		return err
 	}
 	// What the store holds of these documents, not of the whole
 	// knowledge base: an upload of one file reads one row.
@@ -156,12 +185,13 @@ func (s *Service) addDocuments(ctx context.Context, kb *store.KB, docs []Documen
 	}
 	known, err := s.store.SourceHashes(ctx, kb.ID, urls)
 	if err != nil {
-		return rep, err
+		return err
 	}
-	todo, touches := triage(docs, known, opt.Touch, rep)
+	before := rep.Unchanged
+	todo, touches := triage(docs, known, opt.Touch, in.seen, rep)
+	in.done += rep.Unchanged - before
 	if err := s.store.SourceTouch(ctx, kb.ID, touches); err != nil {
-		rep.Seconds = time.Since(start).Seconds()
-		return rep, fmt.Errorf("ingest: %w", err)
+		return fmt.Errorf("ingest: %w", err)
 	}
 	count := func(url string, chunks []store.Chunk) {
 		if _, ok := known[url]; ok {
@@ -179,15 +209,14 @@ func (s *Service) addDocuments(ctx context.Context, kb *store.KB, docs []Documen
 	batches, stop := s.prepareAhead(ctx, kb, todo, opt)
 	defer stop()
 	tuner, tuned := s.store.(store.Tuner)
+	written := 0
 	for b := range batches {
 		if b.err != nil {
-			rep.Seconds = time.Since(start).Seconds()
-			return rep, b.err
+			return b.err
 		}
 		rep.Failed = append(rep.Failed, b.probs...)
 		if _, err := s.store.SourcePutBatch(ctx, kb.ID, b.puts); err != nil {
-			rep.Seconds = time.Since(start).Seconds()
-			return rep, s.writeError(ctx, kb, rep, b.docs[0].Origin, err)
+			return s.writeError(ctx, kb, rep, b.docs[0].Origin, err)
 		}
 		for _, p := range b.puts {
 			count(p.Source.URL, p.Chunks)
@@ -195,8 +224,7 @@ func (s *Service) addDocuments(ctx context.Context, kb *store.KB, docs []Documen
 		for _, d := range b.long {
 			chunks, tokens, err := s.addLong(ctx, kb, d.src, opt)
 			if err != nil {
-				rep.Seconds = time.Since(start).Seconds()
-				return rep, s.writeError(ctx, kb, rep, d.origin, err)
+				return s.writeError(ctx, kb, rep, d.origin, err)
 			}
 			count(d.src.URL, nil)
 			rep.Chunks += chunks
@@ -204,29 +232,30 @@ func (s *Service) addDocuments(ctx context.Context, kb *store.KB, docs []Documen
 		}
 		if tuned {
 			if err := tuner.WhileIngesting(ctx, kb, rep.Chunks); err != nil {
-				rep.Seconds = time.Since(start).Seconds()
-				return rep, fmt.Errorf("ingest: %w", err)
+				return fmt.Errorf("ingest: %w", err)
 			}
 		}
+		in.done += b.done - written
+		written = b.done
 		if opt.Progress != nil {
-			opt.Progress(Progress{Done: b.done, Total: len(todo)})
+			opt.Progress(Progress{Done: in.done, Total: in.done + len(todo) - written})
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		rep.Seconds = time.Since(start).Seconds()
-		return rep, err
-	}
-	if tuned {
-		// The chunks all written: a new knowledge base's vector index is
-		// built over them at once (and after an ingest that failed
-		// before it could), statistics refreshed after a large ingest.
-		if err := tuner.AfterIngest(ctx, kb, rep.Chunks); err != nil {
-			rep.Seconds = time.Since(start).Seconds()
-			return rep, fmt.Errorf("ingest: %w", err)
+	return ctx.Err()
+}
+
+// finish brings the knowledge base's indexes up to date once its chunks
+// are all written: a new knowledge base's vector index is built over them
+// at once (and after an ingest that failed before it could), statistics
+// refreshed after a large ingest.
+func (in *ingest) finish(ctx context.Context) error {
+	defer func() { in.rep.Seconds = time.Since(in.start).Seconds() }()
+	if tuner, ok := in.s.store.(store.Tuner); ok {
+		if err := tuner.AfterIngest(ctx, in.kb, in.rep.Chunks); err != nil {
+			return fmt.Errorf("ingest: %w", err)
 		}
 	}
-	rep.Seconds = time.Since(start).Seconds()
-	return rep, nil
+	return nil
 }
 
 // preparedBatch is a batch of documents chunked, analysed and embedded,
@@ -274,10 +303,9 @@ func (s *Service) prepareAhead(ctx context.Context, kb *store.KB, todo []todoDoc
 
 // triage cleans each document's text and sorts the documents: those to
 // write, those unchanged since the store's copy (touched when touch is
-// set: a crawl saw them again), and those refused — a URL given twice or
-// not valid — into rep.
-func triage(docs []Document, known map[string]string, touch bool, rep *Report) (todo []todoDoc, touches []store.SourceTouch) {
-	seen := map[string]string{}
+// set: a crawl saw them again), and those refused — a URL the ingest was
+// given before (seen, which it adds to) or not valid — into rep.
+func triage(docs []Document, known map[string]string, touch bool, seen map[string]string, rep *Report) (todo []todoDoc, touches []store.SourceTouch) {
 	for _, d := range docs {
 		// Untrusted text stays text: no terminal escapes, bidirectional
 		// overrides or invalid bytes are stored, so none is ever printed.

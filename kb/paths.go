@@ -2,6 +2,7 @@ package kb
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"html"
 	"io/fs"
@@ -11,13 +12,19 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/quarryhq/quarry/corpus"
 	"github.com/quarryhq/quarry/extract"
 )
 
 // AddPaths ingests files, folders (recursively, hidden entries skipped) and
 // BEIR JSON Lines corpora (*.jsonl). Bad files and lines are reported in
-// Report.Failed and the rest is ingested.
+// Report.Failed and the rest is ingested. Documents are read and written
+// a slice at a time (sliceDocs or sliceBytes of text), so a corpus of any
+// size is ingested in memory that does not grow with it.
 func (s *Service) AddPaths(ctx context.Context, kbName string, paths []string, opt AddOptions) (*Report, error) {
 	kb, err := s.Get(ctx, kbName)
 	if err != nil {
@@ -26,8 +33,39 @@ func (s *Service) AddPaths(ctx context.Context, kbName string, paths []string, o
 	if err := checkEmbedder(kb, opt.Embedder); err != nil {
 		return nil, err
 	}
-	rep := &Report{Failed: []Problem{}}
-	var docs []Document
+	ctx, sp := otel.Tracer(TracerName).Start(ctx, "ingest", trace.WithAttributes(attribute.String("quarry.kb", kb.Name)))
+	defer sp.End()
+	run := s.newIngest(kb, opt)
+	err = run.paths(ctx, paths)
+	if err == nil {
+		err = run.finish(ctx)
+	}
+	run.end(sp, err)
+	return run.rep, err
+}
+
+// A slice of an ingest's documents is written once it holds sliceDocs
+// documents or sliceBytes of text (variables for the tests).
+var (
+	sliceDocs  = 8192
+	sliceBytes = 32 << 20
+)
+
+// paths reads the files, folders and corpora of paths and writes their
+// documents a slice at a time.
+func (in *ingest) paths(ctx context.Context, paths []string) error {
+	rep, opt := in.rep, in.opt
+	var slice []Document
+	size := 0
+	add := func(d Document) error {
+		slice = append(slice, d)
+		if size += len(d.Text); len(slice) < sliceDocs && size < sliceBytes {
+			return nil
+		}
+		err := in.write(ctx, slice)
+		slice, size = nil, 0
+		return err
+	}
 	for _, p := range paths {
 		files, err := expand(p)
 		if err != nil {
@@ -36,12 +74,15 @@ func (s *Service) AddPaths(ctx context.Context, kbName string, paths []string, o
 		}
 		for _, f := range files {
 			if strings.EqualFold(filepath.Ext(f), ".jsonl") {
-				d, probs, err := readCorpus(kb.Name, f, opt.origin(f))
+				probs, err := readCorpus(in.kb.Name, f, opt.origin(f), add)
+				var werr writeError
+				if errors.As(err, &werr) {
+					return werr.err
+				}
 				if err != nil {
 					rep.Failed = append(rep.Failed, Problem{Origin: opt.origin(f), Reason: err.Error()})
 				}
 				rep.Failed = append(rep.Failed, probs...)
-				docs = append(docs, d...)
 				continue
 			}
 			u, origin := opt.locate(f)
@@ -50,16 +91,15 @@ func (s *Service) AddPaths(ctx context.Context, kbName string, paths []string, o
 				rep.Failed = append(rep.Failed, Problem{Origin: opt.origin(f), Reason: err.Error()})
 				continue
 			}
-			docs = append(docs, doc)
+			if err := add(doc); err != nil {
+				return err
+			}
 		}
 	}
-	sub, err := s.AddDocuments(ctx, kb, docs, opt)
-	if sub != nil {
-		rep.Added, rep.Updated, rep.Unchanged = sub.Added, sub.Updated, sub.Unchanged
-		rep.Chunks, rep.Tokens, rep.Seconds = sub.Chunks, sub.Tokens, sub.Seconds
-		rep.Failed = append(rep.Failed, sub.Failed...)
+	if len(slice) == 0 {
+		return ctx.Err()
 	}
-	return rep, err
+	return in.write(ctx, slice)
 }
 
 func expand(p string) ([]string, error) {
@@ -146,13 +186,14 @@ func DocumentFrom(d extract.Doc, url, fallbackTitle string) Document {
 	return Document{URL: url, Title: title, Text: d.Text, Metadata: meta, Origin: url}
 }
 
-func readCorpus(kbName, path, origin string) ([]Document, []Problem, error) {
+// readCorpus reads a BEIR JSON Lines corpus and hands each document to
+// add; an error of add ends the reading and comes back as a writeError.
+func readCorpus(kbName, path, origin string, add func(Document) error) ([]Problem, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer f.Close()
-	var docs []Document
 	bad, err := corpus.ReadDocs(f, func(d corpus.Doc) error {
 		u := d.URL
 		if u == "" {
@@ -164,15 +205,24 @@ func readCorpus(kbName, path, origin string) ([]Document, []Problem, error) {
 		if title == "" {
 			title = d.ID
 		}
-		docs = append(docs, Document{URL: u, DocID: d.ID, Title: title, Text: d.Text, Origin: fmt.Sprintf("%s:%d", origin, d.Line)})
+		if err := add(Document{URL: u, DocID: d.ID, Title: title, Text: d.Text, Origin: fmt.Sprintf("%s:%d", origin, d.Line)}); err != nil {
+			return writeError{err}
+		}
 		return nil
 	})
 	var probs []Problem
 	for _, b := range bad {
 		probs = append(probs, Problem{Origin: fmt.Sprintf("%s:%d", origin, b.Line), Reason: b.Err.Error()})
 	}
-	return docs, probs, err
+	return probs, err
 }
+
+// writeError is an ingest's failure to write what a corpus held, as
+// against a corpus that could not be read.
+type writeError struct{ err error }
+
+func (e writeError) Error() string { return e.err.Error() }
+func (e writeError) Unwrap() error { return e.err }
 
 // clipURL shortens a URL for a message.
 func clipURL(u string) string {

@@ -70,15 +70,19 @@ func (a *cli) kbAddCmd() *cobra.Command {
 				return err
 			}
 			opt := kb.AddOptions{Embedder: emb}
+			progressed := false
 			if a.isTerminal() {
+				// A corpus is read as it is written: the documents
+				// known so far, not all of them.
 				opt.Progress = func(p kb.Progress) {
-					fmt.Fprintf(a.stderr, "\ringesting %d/%d documents", p.Done, p.Total)
-					if p.Done == p.Total {
-						fmt.Fprintln(a.stderr)
-					}
+					fmt.Fprintf(a.stderr, "\ringested %d of %d documents read", p.Done, p.Total)
+					progressed = true
 				}
 			}
 			rep, err := svc.AddPaths(ctx, args[0], args[1:], opt)
+			if progressed {
+				fmt.Fprintln(a.stderr)
+			}
 			if rep == nil || rep.Added+rep.Updated+rep.Unchanged == 0 {
 				defer undo()
 			}
