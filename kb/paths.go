@@ -75,6 +75,7 @@ func (in *ingest) paths(ctx context.Context, paths []string) error {
 		for _, f := range files {
 			if strings.EqualFold(filepath.Ext(f), ".jsonl") {
 				probs, err := readCorpus(in.kb.Name, f, opt.origin(f), add)
+				rep.Failed = append(rep.Failed, probs...)
 				var werr writeError
 				if errors.As(err, &werr) {
 					return werr.err
@@ -82,7 +83,6 @@ func (in *ingest) paths(ctx context.Context, paths []string) error {
 				if err != nil {
 					rep.Failed = append(rep.Failed, Problem{Origin: opt.origin(f), Reason: err.Error()})
 				}
-				rep.Failed = append(rep.Failed, probs...)
 				continue
 			}
 			u, origin := opt.locate(f)
