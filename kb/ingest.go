@@ -124,7 +124,10 @@ func (s *Service) AddDocuments(ctx context.Context, kb *store.KB, docs []Documen
 	ctx, sp := otel.Tracer(TracerName).Start(ctx, "ingest", trace.WithAttributes(attribute.String("quarry.kb", kb.Name), attribute.Int("quarry.ingest.documents", len(docs))))
 	defer sp.End()
 	run := s.newIngest(kb, opt)
-	err := run.write(ctx, docs)
+	err := checkEmbedder(kb, opt.Embedder)
+	if err == nil {
+		err = run.write(ctx, docs)
+	}
 	if err == nil {
 		err = run.finish(ctx)
 	}
@@ -170,13 +173,11 @@ func (in *ingest) end(sp trace.Span, err error) {
 	}
 }
 
-// write ingests docs, a slice of the ingest's documents.
+// write ingests docs, a slice of the ingest's documents (the caller has
+// checked the embedder).
 func (in *ingest) write(ctx context.Context, docs []Document) error {
 	s, kb, opt, rep := in.s, in.kb, in.opt, in.rep
 	defer func() { rep.Seconds = time.Since(in.start).Seconds() }()
-	if err := checkEmbedder(kb, opt.Embedder); err != nil {
-		return err
-	}
 	// What the store holds of these documents, not of the whole
 	// knowledge base: an upload of one file reads one row.
 	urls := make([]string, len(docs))

@@ -8,30 +8,22 @@
 package analyze
 
 import (
-	"hash/maphash"
 	"slices"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/abadojack/whatlanggo"
 	"github.com/kljensen/snowball/english"
+
+	"github.com/quarryhq/quarry/internal/memo"
 )
 
-// stemSlots memoise each word's term: corpora repeat words far more than
-// they add new ones. A word has one slot, chosen by its hash, and a new
-// word takes it over, so the cache stays its fixed size however many new
-// words (names, typos, hashes) a long-lived process reads, and reading a
-// slot takes no lock.
-var (
-	stemSlots [1 << 17]atomic.Pointer[stemEntry]
-	stemSeed  = maphash.MakeSeed()
-)
-
-// stemEntry is a word and its term: its stem, or "" for a stop word.
-type stemEntry struct{ word, term string }
+// termMemo holds each word's term: corpora repeat words far more than
+// they add new ones (internal/memo keeps it its size however many new
+// words — names, typos, hashes — a long-lived process reads).
+var termMemo = memo.New[string](1 << 17)
 
 // maxWordBytes is the longest word that is a term.
 const maxWordBytes = 64
@@ -42,16 +34,15 @@ func term(w []byte) string {
 	if len(w) > maxWordBytes {
 		return ""
 	}
-	slot := &stemSlots[maphash.Bytes(stemSeed, w)%uint64(len(stemSlots))]
-	if e := slot.Load(); e != nil && e.word == string(w) {
-		return e.term
+	if t, ok := termMemo.GetBytes(w); ok {
+		return t
 	}
-	e := &stemEntry{word: string(w)}
-	if !english.IsStopWord(e.word) {
-		e.term = english.Stem(e.word, false)
+	word, t := string(w), ""
+	if !english.IsStopWord(word) {
+		t = english.Stem(word, false)
 	}
-	slot.Store(e)
-	return e.term
+	termMemo.Put(word, t)
+	return t
 }
 
 func isCJK(r rune) bool {

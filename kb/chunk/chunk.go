@@ -9,16 +9,16 @@ package chunk
 import (
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"math"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/tiktoken-go/tokenizer"
+
+	"github.com/quarryhq/quarry/internal/memo"
 )
 
 // Defaults: chunks of at most 512 tokens, overlapping by 50.
@@ -258,30 +258,18 @@ func countTokens(c tokenizer.Codec, text string) (int, error) {
 	return n, err
 }
 
-// pieceSlots remember the tokens of short pieces of text, a piece to a
-// slot chosen by its hash; a new piece takes the slot over, so the cache
-// keeps its fixed size, and reading it takes no lock.
-var (
-	pieceSlots [1 << 16]atomic.Pointer[pieceEntry]
-	pieceSeed  = maphash.MakeSeed()
-)
-
-// pieceEntry is a piece of text and its tokens' byte lengths.
-type pieceEntry struct {
-	text string
-	lens []uint16
-}
+// pieceMemo holds the tokens of short pieces of text.
+var pieceMemo = memo.New[[]uint16](1 << 16)
 
 // maxPieceBytes is the longest piece remembered.
 const maxPieceBytes = 48
 
 // pieceTokens returns the byte lengths of the tokens of piece.
 func pieceTokens(c tokenizer.Codec, piece string) ([]uint16, error) {
-	var slot *atomic.Pointer[pieceEntry]
-	if len(piece) <= maxPieceBytes {
-		slot = &pieceSlots[maphash.String(pieceSeed, piece)%uint64(len(pieceSlots))]
-		if e := slot.Load(); e != nil && e.text == piece {
-			return e.lens, nil
+	short := len(piece) <= maxPieceBytes
+	if short {
+		if lens, ok := pieceMemo.Get(piece); ok {
+			return lens, nil
 		}
 	}
 	_, toks, err := c.Encode(piece)
@@ -295,8 +283,8 @@ func pieceTokens(c tokenizer.Codec, piece string) ([]uint16, error) {
 		}
 		lens[i] = uint16(len(tok))
 	}
-	if slot != nil {
-		slot.Store(&pieceEntry{text: strings.Clone(piece), lens: lens})
+	if short {
+		pieceMemo.Put(strings.Clone(piece), lens)
 	}
 	return lens, nil
 }
