@@ -193,6 +193,9 @@ func (t *Top) Push(h Hit) { t.t.push(h) }
 // Sorted returns the hits kept, best first.
 func (t *Top) Sorted() []Hit { return t.t.sorted() }
 
+// Len is how many hits are kept.
+func (t *Top) Len() int { return len(t.t.h) }
+
 // Floor is the lowest score kept once k hits are, else -Inf: a hit must
 // beat it to be kept.
 func (t *Top) Floor() float64 { return t.t.floor() }

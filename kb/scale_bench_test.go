@@ -2,6 +2,7 @@ package kb_test
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"os"
@@ -267,4 +268,119 @@ func vectorRecall(b *testing.B, st store.Store, vs store.VectorSearcher, queries
 		total += len(exact)
 	}
 	return float64(found) / float64(total)
+}
+
+// BenchmarkScaleSearch measures searches in the database over a knowledge
+// base already there (a `kb add` of a generated corpus, or the schema
+// BenchmarkScale kept with QUARRY_TEST_KEEP_SCHEMA=1): in-store p50/p99
+// for bm25, vector and hybrid over SciFact's first 200 training claims,
+// K=10, with the knowledge base's term lists and without them (its build
+// row set aside for the run and put back), and how many searches ranked
+// the same chunks both ways. It needs QUARRY_BENCH_DATABASE_URL and
+// ../shared/data; QUARRY_BENCH_KB names the knowledge base (default
+// "scale"); QUARRY_BENCH_BUILD=1 builds the lists first.
+//
+//	QUARRY_BENCH_DATABASE_URL=postgres://… go test ./kb -run '^$' -bench ScaleSearch -benchtime 1x
+func BenchmarkScaleSearch(b *testing.B) {
+	url := os.Getenv("QUARRY_BENCH_DATABASE_URL")
+	if url == "" {
+		b.Skip("QUARRY_BENCH_DATABASE_URL names the database to search")
+	}
+	name := cmp.Or(os.Getenv("QUARRY_BENCH_KB"), "scale")
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, url, postgres.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	kbRow, err := st.KBGet(ctx, name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if os.Getenv("QUARRY_BENCH_BUILD") == "1" {
+		t0 := time.Now()
+		if err := st.BuildTermLists(ctx, kbRow.ID); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(time.Since(t0).Seconds(), "lists-build-s")
+	}
+	queries := claims(b, filepath.Join("..", "..", "shared", "data", "scifact", "queries_train.jsonl"), 200)
+	emb := embed.Hash{}
+	scores := map[string]float64{} // the sum of each search's top scores, by label, mode and query
+	run := func(label string) map[string][]int64 {
+		got := map[string][]int64{}
+		for _, mode := range []string{kb.ModeBM25, kb.ModeVector, kb.ModeHybrid} {
+			p50, p99 := latencies(b, queries, func(q string) error {
+				one := kb.New(st, nil)
+				one.SetInStore(true)
+				hits, err := one.Search(ctx, name, emb, kb.Query{Text: q, K: 10, Mode: mode})
+				for _, h := range hits {
+					got[mode+q] = append(got[mode+q], h.ChunkID)
+					scores[label+mode+q] += h.Score
+				}
+				return err
+			})
+			b.ReportMetric(p50, label+mode+"-p50-ms")
+			b.ReportMetric(p99, label+mode+"-p99-ms")
+		}
+		return got
+	}
+	for range b.N {
+		with := run("lists-")
+		// The same searches without the lists: their build set aside.
+		var saved []any
+		row := st.SQL.QueryRowContext(ctx, `SELECT chunks, avg_len, k1, b, list_len FROM kb_term_list_builds WHERE kb_id = $1`, kbRow.ID)
+		var chunks, listLen int64
+		var avg, k1, bb float64
+		if err := row.Scan(&chunks, &avg, &k1, &bb, &listLen); err == nil {
+			saved = []any{kbRow.ID, chunks, avg, k1, bb, listLen}
+		}
+		if _, err := st.SQL.ExecContext(ctx, `DELETE FROM kb_term_list_builds WHERE kb_id = $1`, kbRow.ID); err != nil {
+			b.Fatal(err)
+		}
+		without := run("exact-")
+		if saved != nil {
+			if _, err := st.SQL.ExecContext(ctx, `INSERT INTO kb_term_list_builds (kb_id, chunks, avg_len, k1, b, list_len) VALUES ($1, $2, $3, $4, $5, $6)`, saved...); err != nil {
+				b.Fatal(err)
+			}
+		}
+		same, overlap, hyb := 0, 0.0, 0.0
+		for _, q := range queries {
+			if slices.Equal(with[kb.ModeBM25+q], without[kb.ModeBM25+q]) {
+				same++
+			}
+			overlap += overlapOf(with[kb.ModeBM25+q], without[kb.ModeBM25+q])
+			hyb += overlapOf(with[kb.ModeHybrid+q], without[kb.ModeHybrid+q])
+		}
+		b.ReportMetric(float64(same), "bm25-same-of-200")
+		b.ReportMetric(overlap/float64(len(queries)), "bm25-overlap@10")
+		b.ReportMetric(hyb/float64(len(queries)), "hybrid-overlap@10")
+		// The share of the exact top 10's summed BM25 score the lists'
+		// top 10 reaches: equal-scoring chunks (a sentence the generated
+		// corpus repeats) count as the same.
+		ratio := 0.0
+		for _, q := range queries {
+			if e := scores["exact-"+kb.ModeBM25+q]; e > 0 {
+				ratio += scores["lists-"+kb.ModeBM25+q] / e
+			} else {
+				ratio++
+			}
+		}
+		b.ReportMetric(ratio/float64(len(queries)), "bm25-score-share@10")
+	}
+}
+
+// overlapOf is the share of want's chunks that got holds (1 when both are
+// empty).
+func overlapOf(got, want []int64) float64 {
+	if len(want) == 0 {
+		return 1
+	}
+	n := 0
+	for _, id := range want {
+		if slices.Contains(got, id) {
+			n++
+		}
+	}
+	return float64(n) / float64(len(want))
 }

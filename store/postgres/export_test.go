@@ -13,3 +13,36 @@ func VectorQuery(kbID int64, dim int, typ string) string {
 	}
 	return vectorQuery(kbID, dim, ix, "")
 }
+
+// SetListLen sets the length of term lists (and the document frequency
+// past which a term has one) until the returned func restores it.
+func SetListLen(n int) func() {
+	old := listLen
+	listLen = n
+	return func() { listLen = old }
+}
+
+// ListRead is how many term searches have read through term lists, and
+// ListApprox how many of them returned the best found.
+func ListRead() int64   { return listRead.Load() }
+func ListApprox() int64 { return listApprox.Load() }
+
+// SetExact makes the store's term searches exact, or not.
+func SetExact(s *Store, exact bool) { s.exact = exact }
+
+// SetListWorth sets how many chunks, as a multiple of the list length, a
+// query's common terms must be in for a search to read through the
+// lists, until the returned func restores it.
+func SetListWorth(n int) func() {
+	old := listWorth
+	listWorth = n
+	return func() { listWorth = old }
+}
+
+// SetListBudget sets the chunks a term search reads through the lists
+// before it returns the best found, until the returned func restores it.
+func SetListBudget(n int) func() {
+	old := listBudget
+	listBudget = n
+	return func() { listBudget = old }
+}

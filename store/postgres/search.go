@@ -27,13 +27,17 @@ func tsQuery(terms []string) string {
 // does, reading only the chunks that can still make the top K (MaxScore):
 //
 //   - each query term's document frequency comes from kb_term_df;
+//   - where the knowledge base has term lists (termlists.go), the chunks
+//     holding its rare terms and those the common terms' lists name that
+//     can make the top K are read first, and each common term then adds
+//     at most its list's floor to a chunk not read;
 //   - terms are taken rarest first; for each, the chunks holding it and
 //     none of the rarer ones are read through the GIN index and scored
 //     exactly from their stored terms;
 //   - once K chunks are scored and the K-th best beats the most a chunk
-//     holding only the terms not yet taken could score (each term's idf
-//     times k1+1, BM25's ceiling), no chunk left unread can enter the top
-//     K, and the common terms' chunks are never read.
+//     holding only the terms not yet taken could score (each term's
+//     floor, or its idf times k1+1, BM25's ceiling), no chunk left unread
+//     can enter the top K, and the common terms' chunks are never read.
 //
 // A query of common words only reads more; one rare word reads few.
 func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store.VectorHit, error) {
@@ -45,55 +49,85 @@ func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store
 	if err != nil || len(held) == 0 {
 		return nil, err
 	}
-	// bound[i] is more than term i adds to any chunk's score (its tf
-	// part is under k1+1); ceiling[i] is the most a chunk holding none of
-	// held[:i] can score.
-	bound := make([]float64, len(held))
-	ceiling := make([]float64, len(held)+1)
-	for i := len(held) - 1; i >= 0; i-- {
-		bound[i] = held[i].idf * (q.K1 + 1)
-		ceiling[i] = ceiling[i+1] + bound[i]
-	}
 	idfs := make([]float64, len(held))
 	for i, t := range held {
 		idfs[i] = t.idf
 	}
 	scorer := sqlstore.NewTermScorer(q, float64(total)/float64(n), termsOf(held), idfs)
-	query, fargs, hidden, err := s.termQuery(ctx, q)
+	queries, fargs, hidden, err := s.termQueries(ctx, q, `c.terms_tsv @@ to_tsquery('simple', ?)`, `c.id = ANY(?::bigint[])`)
 	if err != nil {
 		return nil, err
 	}
-	top := index.NewTop(q.K)
-	for i, t := range held {
+	r := &termRead{s: s, q: q, scorer: scorer, byText: queries[0], byID: queries[1], args: fargs, hidden: hidden,
+		top: index.NewTop(q.K), scored: map[int64]bool{}}
+	// order is the terms in the order they are taken, the first from of
+	// them read already; bound[i] is more than term i adds to the score
+	// of any chunk not read yet that can make the top K (BM25's tf part
+	// is under k1+1); ceiling[i] is the most a chunk holding none of
+	// order[:i] can score.
+	order, bound, from, done, err := r.fromLists(ctx, held, n, total)
+	if err != nil {
+		return nil, err
+	}
+	if done {
+		return hitsOf(r.top), nil
+	}
+	ceiling := make([]float64, len(order)+1)
+	for i := len(order) - 1; i >= 0; i-- {
+		ceiling[i] = ceiling[i+1] + bound[i]
+	}
+	top := r.top
+	for i := from; i < len(order) && top.Floor() < ceiling[i]; i++ {
 		// The chunks holding this term and none of the rarer ones, which
 		// were read before.
-		tsq := tsQuery([]string{t.term})
+		tsq := tsQuery([]string{order[i].term})
 		if i > 0 {
-			tsq += " & !(" + tsQuery(termsOf(held[:i])) + ")"
+			tsq += " & !(" + tsQuery(termsOf(order[:i])) + ")"
 		}
 		// A chunk scores less than the bounds of the terms it holds add
 		// up to: once the K-th best is known, only chunks holding this
 		// term with enough of the later ones can enter.
 		if need := top.Floor() - bound[i]; need > 0 {
-			more, ok := enough(held[i+1:], bound[i+1:], need)
+			more, ok := enough(order[i+1:], bound[i+1:], need)
 			if !ok {
 				break // none can
 			}
 			tsq += " & (" + more + ")"
 		}
-		if err := s.scoreChunks(ctx, query, append([]any{q.KBID, tsq}, fargs...), hidden, scorer, top); err != nil {
+		if err := r.read(ctx, r.byText, tsq); err != nil {
 			return nil, err
 		}
-		if top.Floor() >= ceiling[i+1] {
-			break
-		}
 	}
+	return hitsOf(top), nil
+}
+
+// termRead is one term search's reading and scoring of chunks.
+type termRead struct {
+	s            *Store
+	q            store.TermQuery
+	scorer       *sqlstore.TermScorer
+	byText, byID string // the queries reading chunks by tsquery and by id
+	args         []any  // the filter's arguments, after the match's
+	hidden       map[int64]bool
+	top          *index.Top
+	scored       map[int64]bool // the chunks read
+}
+
+// read scores the chunks query selects with its match's argument arg,
+// those read before and those of hidden sources left out, and offers
+// them to the top K.
+func (r *termRead) read(ctx context.Context, query string, arg any) error {
+	return r.s.scoreChunks(ctx, query, append([]any{r.q.KBID, arg}, r.args...), r.hidden, r.scorer, r.top, r.scored)
+}
+
+// hitsOf is the hits top kept, best first.
+func hitsOf(top *index.Top) []store.VectorHit {
 	hits := top.Sorted()
 	out := make([]store.VectorHit, len(hits))
 	for i, h := range hits {
 		out[i] = store.VectorHit{ChunkID: int64(h.Doc), Score: h.Score}
 	}
-	return out, nil
+	return out
 }
 
 // maxLeaves bounds the terms an enough query names, and maxEnoughTerms the
@@ -163,9 +197,11 @@ func enoughSets(terms []termIDF, bound []float64, need, rest float64) (string, i
 	return "(" + strings.Join(parts, ") | (") + ")", leaves
 }
 
-// termIDF is a query term the knowledge base holds, with its idf.
+// termIDF is a query term the knowledge base holds, with its document
+// frequency and idf.
 type termIDF struct {
 	term string
+	df   int64
 	idf  float64
 }
 
@@ -195,7 +231,7 @@ func (s *Store) termIDFs(ctx context.Context, kbID, n int64, terms []string) ([]
 	held = index.Rarest(held, func(t string) int64 { return df[t] })
 	out := make([]termIDF, len(held))
 	for i, t := range held {
-		out[i] = termIDF{term: t, idf: index.IDF(n, df[t])}
+		out[i] = termIDF{term: t, df: df[t], idf: index.IDF(n, df[t])}
 	}
 	return out, nil
 }
@@ -212,24 +248,31 @@ func termsOf(ts []termIDF) []string {
 // it, its queries join each chunk to its source.
 const maxHidden = 10000
 
-// termQuery is the query a term search reads chunks with (id, source id,
-// stored terms; its arguments after the knowledge base and the tsquery),
-// and the sources whose chunks it must drop. A chunk is searched when its
-// source is written in full and, unless stale ones are asked for, not
-// stale; those few sources are read through their partial index and their
-// chunks dropped as they come, so the common case joins no chunk to its
-// source (that join was half of a term query's time in the database).
-// Past maxHidden such sources, or with a source prefix to match, the
-// query joins.
-func (s *Store) termQuery(ctx context.Context, q store.TermQuery) (string, []any, map[int64]bool, error) {
+// termQueries are the queries a term search reads chunks with (id,
+// source id, stored terms), one where each of matches holds (its one
+// placeholder the argument after the knowledge base's id; the filter's
+// arguments follow), and the sources whose chunks it must drop. A chunk
+// is searched when its source is written in full and, unless stale ones
+// are asked for, not stale; those few sources are read through their
+// partial index and their chunks dropped as they come, so the common case
+// joins no chunk to its source (that join was half of a term query's
+// time in the database). Past maxHidden such sources, or with a source
+// prefix to match, the queries join.
+func (s *Store) termQueries(ctx context.Context, q store.TermQuery, matches ...string) ([]string, []any, map[int64]bool, error) {
 	const read = `SELECT c.id, c.source_id, c.terms FROM chunks c `
-	const match = `WHERE c.kb_id = ? AND c.terms_tsv @@ to_tsquery('simple', ?)`
-	join := func() (string, []any, map[int64]bool, error) {
+	build := func(join, where string) []string {
+		out := make([]string, len(matches))
+		for i, m := range matches {
+			out[i] = s.Rebind(read + join + `WHERE c.kb_id = ? AND ` + m + where)
+		}
+		return out
+	}
+	joined := func() ([]string, []any, map[int64]bool, error) {
 		where, args := sqlstore.FilterSQL(q.Filter)
-		return s.Rebind(read + `JOIN sources s ON s.id = c.source_id ` + match + where), args, nil, nil
+		return build(`JOIN sources s ON s.id = c.source_id `, where), args, nil, nil
 	}
 	if q.Filter.SourcePrefix != "" {
-		return join()
+		return joined()
 	}
 	cond := `content_hash = '' OR is_stale`
 	if q.Filter.IncludeStale {
@@ -237,13 +280,13 @@ func (s *Store) termQuery(ctx context.Context, q store.TermQuery) (string, []any
 	}
 	hidden, err := s.hiddenSources(ctx, q.KBID, cond)
 	if err != nil {
-		return "", nil, nil, err
+		return nil, nil, nil, err
 	}
 	if len(hidden) > maxHidden {
-		return join()
+		return joined()
 	}
 	where, args := sqlstore.ChunkFilterSQL(q.Filter)
-	return s.Rebind(read + match + where), args, hidden, nil
+	return build("", where), args, hidden, nil
 }
 
 // hiddenSources returns the ids of the knowledge base's sources that cond
@@ -269,8 +312,9 @@ func (s *Store) hiddenSources(ctx context.Context, kbID int64, cond string) (map
 }
 
 // scoreChunks scores the chunks query selects (id, source id and stored
-// terms), but those of hidden sources, and offers them to top.
-func (s *Store) scoreChunks(ctx context.Context, query string, args []any, hidden map[int64]bool, scorer *sqlstore.TermScorer, top *index.Top) error {
+// terms), but those of hidden sources and, when scored is not nil, those
+// it holds, and offers them to top, noting in scored each chunk read.
+func (s *Store) scoreChunks(ctx context.Context, query string, args []any, hidden map[int64]bool, scorer *sqlstore.TermScorer, top *index.Top, scored map[int64]bool) error {
 	rows, err := s.SQL.QueryContext(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("chunk term search: %w", err)
@@ -281,6 +325,12 @@ func (s *Store) scoreChunks(ctx context.Context, query string, args []any, hidde
 		var text string
 		if err := rows.Scan(&id, &source, &text); err != nil {
 			return fmt.Errorf("chunk term search: %w", err)
+		}
+		if scored != nil {
+			if scored[id] {
+				continue
+			}
+			scored[id] = true
 		}
 		if hidden[source] {
 			continue

@@ -11,6 +11,7 @@ import (
 
 	"github.com/quarryhq/quarry/index"
 	"github.com/quarryhq/quarry/store"
+	"github.com/quarryhq/quarry/store/postgres"
 )
 
 // TestTermSearchExact: the search in the database, which reads only the
@@ -123,6 +124,117 @@ func TestTermSearchExact(t *testing.T) {
 		}
 	}
 	compare("after deletes")
+
+	// Term lists: terms in more than 25 chunks get one. The searches
+	// that read through them must rank exactly as before; most must.
+	defer postgres.SetListLen(25)()
+	defer postgres.SetListWorth(0)()
+	postgres.SetExact(s, true)
+	if err := s.BuildTermLists(ctx, kb.ID); err != nil {
+		t.Fatal(err)
+	}
+	answered := func(stage string, compared func(string)) {
+		t.Helper()
+		before := postgres.ListRead()
+		compared(stage)
+		if got := postgres.ListRead() - before; got < int64(3*len(queries)) {
+			t.Errorf("%s: %d of %d searches read through the term lists", stage, got, 4*len(queries))
+		}
+	}
+	answered("lists built", compare)
+	// Chunks written after the build, longer than the others (the mean
+	// length the bounds were built with grows), some saying a common
+	// word often (each added beside its list).
+	var more []store.SourcePut
+	for i := range 200 {
+		var terms []string
+		for range 60 + rng.IntN(120) {
+			terms = append(terms, word())
+		}
+		if i%10 == 0 {
+			for range 30 {
+				terms = append(terms, "w1")
+			}
+		}
+		more = append(more, store.SourcePut{
+			Source: store.Source{URL: fmt.Sprintf("https://exact.test/m%d", i), Title: "t", Content: "c", ContentHash: fmt.Sprint("m", i)},
+			Chunks: []store.Chunk{{ChunkIndex: 0, Text: "t", TokenCount: len(terms), Terms: strings.Join(terms, " ")}},
+		})
+	}
+	if _, err := s.SourcePutBatch(ctx, kb.ID, more); err != nil {
+		t.Fatal(err)
+	}
+	var adds int
+	if err := s.SQL.QueryRowContext(ctx, `SELECT count(*) FROM kb_term_list_adds WHERE kb_id = $1`, kb.ID).Scan(&adds); err != nil || adds == 0 {
+		t.Fatalf("entries added beside the lists: %d (%v)", adds, err)
+	}
+	answered("written after the build", compare)
+	for i := range 100 {
+		if err := s.SourceDelete(ctx, kb.ID, fmt.Sprintf("https://exact.test/m%d", i*2)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	answered("deleted after the build", compare)
+	if err := s.BuildTermLists(ctx, kb.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SQL.QueryRowContext(ctx, `SELECT count(*) FROM kb_term_list_adds WHERE kb_id = $1`, kb.ID).Scan(&adds); err != nil || adds != 0 {
+		t.Fatalf("entries added beside the lists after a build: %d (%v)", adds, err)
+	}
+	answered("built again", compare)
+
+	// Not exact, with a budget of 16 chunks from the lists: a search may
+	// return the best it found, but each hit is a chunk the query's
+	// terms score as much as the index says, the hits come best first,
+	// the top K is full when K chunks match, and a search that did not
+	// stop early ranks exactly.
+	postgres.SetExact(s, false)
+	defer postgres.SetListBudget(16)()
+	bm := index.NewBM25(1.2, 0.75)
+	var ids []int64
+	if err := s.ChunkScan(ctx, kb.ID, func(c store.IndexedChunk) error {
+		bm.Add(len(ids), strings.Fields(c.Terms))
+		ids = append(ids, c.ID)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	approx := 0
+	for _, q := range queries {
+		all := map[int64]float64{}
+		for _, h := range bm.Search(q, len(ids), nil) {
+			all[ids[h.Doc]] = h.Score
+		}
+		for _, k := range []int{1, 10, 50} {
+			want := bm.Search(q, k, nil)
+			before := postgres.ListApprox()
+			got, err := s.ChunkTermSearch(ctx, store.TermQuery{KBID: kb.ID, Terms: q, K: k, Filter: store.ChunkFilter{IncludeStale: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("budget 16: %v k=%d: %d hits, want %d", q, k, len(got), len(want))
+			}
+			stopped := postgres.ListApprox() > before
+			if stopped {
+				approx++
+			}
+			for i, h := range got {
+				if sc, ok := all[h.ChunkID]; !ok || math.Abs(sc-h.Score) > 1e-9 {
+					t.Fatalf("budget 16: %v k=%d: hit %d = chunk %d (%.12f), which the index scores %.12f", q, k, i, h.ChunkID, h.Score, sc)
+				}
+				if i > 0 && h.Score > got[i-1].Score {
+					t.Fatalf("budget 16: %v k=%d: hit %d scores more than the one before", q, k, i)
+				}
+				if !stopped && (h.ChunkID != ids[want[i].Doc] || math.Abs(h.Score-want[i].Score) > 1e-9) {
+					t.Fatalf("budget 16: %v k=%d, not stopped early: hit %d = chunk %d, want chunk %d", q, k, i, h.ChunkID, ids[want[i].Doc])
+				}
+			}
+		}
+	}
+	if approx == 0 {
+		t.Error("budget 16: no search returned the best found")
+	}
 }
 
 // TestTermSearchDropsHiddenSources: the chunks of a source being written
@@ -195,6 +307,15 @@ func TestTermSearchDropsHiddenSources(t *testing.T) {
 		}
 	}
 	check("two hidden sources")
+	// With term lists ("apple" has one): the chunks they name are read
+	// through the same filters.
+	restore := postgres.SetListLen(1)
+	defer postgres.SetListWorth(0)()
+	if err := s.BuildTermLists(ctx, kb.ID); err != nil {
+		t.Fatal(err)
+	}
+	check("two hidden sources, term lists")
+	restore()
 	// More stale sources than a search drops itself: it joins instead.
 	if _, err := s.SQL.ExecContext(ctx, `INSERT INTO sources (kb_id, url, doc_id, title, content, language, crawled_at, is_stale, metadata, content_hash)
 		SELECT $1, 'https://h.test/gone/' || g, 'd' || g, 't', 'c', 'en', now(), TRUE, '{}', 'h' || g FROM generate_series(1, 10001) g`, kb.ID); err != nil {
