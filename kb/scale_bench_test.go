@@ -327,23 +327,28 @@ func BenchmarkScaleSearch(b *testing.B) {
 	}
 	for range b.N {
 		with := run("lists-")
-		// The same searches without the lists: their build set aside.
+		// The same searches without the lists: their build row set aside
+		// (and put back however the run ends).
 		var saved []any
-		row := st.SQL.QueryRowContext(ctx, `SELECT chunks, avg_len, k1, b, list_len FROM kb_term_list_builds WHERE kb_id = $1`, kbRow.ID)
-		var chunks, listLen int64
+		row := st.SQL.QueryRowContext(ctx, `SELECT chunks, avg_len, k1, b, list_len, written FROM kb_term_list_builds WHERE kb_id = $1`, kbRow.ID)
+		var chunks, listLen, written int64
 		var avg, k1, bb float64
-		if err := row.Scan(&chunks, &avg, &k1, &bb, &listLen); err == nil {
-			saved = []any{kbRow.ID, chunks, avg, k1, bb, listLen}
+		if err := row.Scan(&chunks, &avg, &k1, &bb, &listLen, &written); err == nil {
+			saved = []any{kbRow.ID, chunks, avg, k1, bb, listLen, written}
 		}
 		if _, err := st.SQL.ExecContext(ctx, `DELETE FROM kb_term_list_builds WHERE kb_id = $1`, kbRow.ID); err != nil {
 			b.Fatal(err)
 		}
-		without := run("exact-")
-		if saved != nil {
-			if _, err := st.SQL.ExecContext(ctx, `INSERT INTO kb_term_list_builds (kb_id, chunks, avg_len, k1, b, list_len) VALUES ($1, $2, $3, $4, $5, $6)`, saved...); err != nil {
-				b.Fatal(err)
-			}
-		}
+		without := func() map[string][]int64 {
+			defer func() {
+				if saved != nil {
+					if _, err := st.SQL.ExecContext(ctx, `INSERT INTO kb_term_list_builds (kb_id, chunks, avg_len, k1, b, list_len, written) VALUES ($1, $2, $3, $4, $5, $6, $7)`, saved...); err != nil {
+						b.Error(err)
+					}
+				}
+			}()
+			return run("exact-")
+		}()
 		same, overlap, hyb := 0, 0.0, 0.0
 		for _, q := range queries {
 			if slices.Equal(with[kb.ModeBM25+q], without[kb.ModeBM25+q]) {

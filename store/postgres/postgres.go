@@ -100,6 +100,12 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		Dollar:            true,
 		IsUniqueViolation: isUnique,
 		InsertChunks:      s.insertChunks,
+		// Read committed, whatever the server's default: a write of
+		// chunks reads the term lists after taking their lock
+		// (termlists.go), and must see a build that committed meanwhile.
+		BeginWrite: func(ctx context.Context, db *sql.DB) (*sql.Tx, error) {
+			return db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+		},
 		NativeVector:      s.nativeVector,
 		AfterEventsInsert: notifyEvents,
 	})
@@ -199,7 +205,7 @@ func (s *Store) AfterIngest(ctx context.Context, kb *store.KB, written int) erro
 			return ctx.Err()
 		}
 		// The lists built before, with the entries added beside them,
-		// still bound every chunk: searches stay exact, if slower.
+		// still bound every chunk: searches lose only speed.
 		s.logger.Warn("postgres: ingest: term lists not rebuilt", "kb", kb.ID, "err", redactErr(err))
 	}
 	return nil

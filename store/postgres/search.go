@@ -23,8 +23,11 @@ func tsQuery(terms []string) string {
 }
 
 // ChunkTermSearch ranks a knowledge base's chunks by Okapi BM25 with
-// Lucene's idf over that knowledge base, exactly as the in-memory index
-// does, reading only the chunks that can still make the top K (MaxScore):
+// Lucene's idf over that knowledge base, as the in-memory index does,
+// reading only the chunks that can still make the top K (MaxScore); each
+// chunk returned has its exact score, and the top K is exact but where a
+// search through term lists returns the best of a budget of chunks read
+// (unless Options.ExactSearch; see termlists.go):
 //
 //   - each query term's document frequency comes from kb_term_df;
 //   - where the knowledge base has term lists (termlists.go), the chunks

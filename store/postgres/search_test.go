@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/quarryhq/quarry/index"
@@ -175,6 +176,71 @@ func TestTermSearchExact(t *testing.T) {
 		}
 	}
 	answered("deleted after the build", compare)
+	// Builds while chunks are written: no chunk may be missing both from
+	// a build and from beside its lists.
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	wg.Go(func() {
+		for range 3 {
+			if err := s.BuildTermLists(ctx, kb.ID); err != nil {
+				errs <- err
+			}
+		}
+	})
+	wg.Go(func() {
+		for b := range 4 {
+			var batch []store.SourcePut
+			for i := range 40 {
+				var terms []string
+				for range 20 + rng.IntN(60) {
+					terms = append(terms, fmt.Sprintf("w%d", int(math.Pow(float64((b*40+i)%97)/97, 3)*300)))
+				}
+				terms = append(terms, "w1", "w1", "w2")
+				batch = append(batch, store.SourcePut{
+					Source: store.Source{URL: fmt.Sprintf("https://exact.test/c%d-%d", b, i), Title: "t", Content: "c", ContentHash: fmt.Sprint("c", b, i)},
+					Chunks: []store.Chunk{{ChunkIndex: 0, Text: "t", TokenCount: len(terms), Terms: strings.Join(terms, " ")}},
+				})
+			}
+			if _, err := s.SourcePutBatch(ctx, kb.ID, batch); err != nil {
+				errs <- err
+			}
+		}
+	})
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	answered("written while built", compare)
+	// Churn: a quarter as many chunks written as the build held brings a
+	// build at the end of the ingest, though the count has not grown.
+	var built int64
+	if err := s.SQL.QueryRowContext(ctx, `SELECT chunks FROM kb_term_list_builds WHERE kb_id = $1`, kb.ID).Scan(&built); err != nil {
+		t.Fatal(err)
+	}
+	var churn []store.SourcePut
+	for i := range int(built)/4 + 1 {
+		churn = append(churn, store.SourcePut{
+			Source: store.Source{URL: fmt.Sprintf("https://exact.test/churn%d", i%5), Title: "t", Content: "c", ContentHash: fmt.Sprint("churn", i)},
+			Chunks: []store.Chunk{{ChunkIndex: 0, Text: "t", TokenCount: 3, Terms: "w0 w1 w2"}},
+		})
+		if len(churn) == 5 {
+			if _, err := s.SourcePutBatch(ctx, kb.ID, churn); err != nil {
+				t.Fatal(err)
+			}
+			churn = churn[:0]
+		}
+	}
+	if err := s.SQL.QueryRowContext(ctx, `SELECT count(*) FROM kb_term_list_adds WHERE kb_id = $1`, kb.ID).Scan(&adds); err != nil || adds == 0 {
+		t.Fatalf("entries added beside the lists by churn: %d (%v)", adds, err)
+	}
+	if err := s.AfterIngest(ctx, kb, 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SQL.QueryRowContext(ctx, `SELECT count(*) FROM kb_term_list_adds WHERE kb_id = $1`, kb.ID).Scan(&adds); err != nil || adds != 0 {
+		t.Fatalf("entries beside the lists after churn and an ingest's end: %d (%v), want a build", adds, err)
+	}
+	answered("built after churn", compare)
 	if err := s.BuildTermLists(ctx, kb.ID); err != nil {
 		t.Fatal(err)
 	}
