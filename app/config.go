@@ -69,7 +69,7 @@ type Config struct {
 	// ExactSearch makes BM25 in PostgreSQL prove each top K however many
 	// chunks that reads; by default a search of a large knowledge base
 	// returns the best of the chunks its term lists rank highest once it
-	// has read about a thousand.
+	// has read 2,048 of them.
 	ExactSearch bool `yaml:"exact_search"`
 
 	// AllowPrivate lifts the fetcher's SSRF guard (loopback, private,
@@ -116,7 +116,7 @@ func (c *Config) settings() []setting {
 		{"thread-idle", "QUARRY_THREAD_IDLE", "thread_idle", "how long a thread stays active without activity before it is idle (a duration, default 10m)", &c.ThreadIdle},
 		{"search", "QUARRY_SEARCH", "search", "where serve, worker and mcp search knowledge bases: database (nothing loaded; replicas hold no per-chunk state), memory (each knowledge base loaded on first use) or auto (default: database on PostgreSQL, memory on SQLite)", &c.Search},
 		{"index-memory", "QUARRY_INDEX_MEMORY", "index_memory", "MB PostgreSQL may use to build a knowledge base's HNSW index, 64-65536 (default 1024; about 1.5 KB a chunk at 384 dimensions keeps the build in memory)", &c.IndexMemory},
-		{"exact-search", "QUARRY_EXACT_SEARCH", "exact_search", "on PostgreSQL, BM25 proves each top K however many chunks it reads (default: a search of a large knowledge base returns the best of the chunks its term lists rank highest, about a thousand)", &c.ExactSearch},
+		{"exact-search", "QUARRY_EXACT_SEARCH", "exact_search", "on PostgreSQL, BM25 proves each top K however many chunks it reads (default: a search of a large knowledge base returns the best of the 2,048 chunks its term lists rank highest)", &c.ExactSearch},
 		{"allow-private", "QUARRY_ALLOW_PRIVATE", "allow_private", "allow fetching loopback, private, link-local and cloud-metadata addresses (off: the SSRF guard refuses them)", &c.AllowPrivate},
 		{"web-search", "QUARRY_WEB_SEARCH", "web_search", "web search API for --source web: google, searxng or brave (default: the first configured)", &c.WebSearch},
 		{"google-cx", "QUARRY_GOOGLE_CX", "google_cx", "Google Programmable Search engine id (with QUARRY_GOOGLE_API_KEY)", &c.GoogleCX},

@@ -43,8 +43,8 @@ type Options struct {
 	IndexMemoryMB int
 	// ExactSearch makes a BM25 search through term lists prove its top K
 	// however many chunks that reads, instead of returning the best of
-	// the chunks its lists rank highest once it has read about a
-	// thousand (termlists.go).
+	// the chunks its lists rank highest once it has read 2,048 of them
+	// (termlists.go).
 	ExactSearch bool
 }
 

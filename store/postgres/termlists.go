@@ -90,7 +90,7 @@ var listWorth = 50
 // listBudget is how many of the chunks the lists name a search reads, at
 // least (8K for a deeper top K), before it returns the best found, unless
 // the store is exact. A var for tests.
-var listBudget = 1024
+var listBudget = 2048
 
 // listRead and listApprox count the searches that read through the
 // lists, and those of them that returned the best found, for tests.
