@@ -278,7 +278,9 @@ func vectorRecall(b *testing.B, st store.Store, vs store.VectorSearcher, queries
 // row set aside for the run and put back), and how many searches ranked
 // the same chunks both ways. It needs QUARRY_BENCH_DATABASE_URL and
 // ../shared/data; QUARRY_BENCH_KB names the knowledge base (default
-// "scale"); QUARRY_BENCH_BUILD=1 builds the lists first.
+// "scale"); QUARRY_BENCH_BUILD=1 builds the lists first;
+// QUARRY_BENCH_EXACT=1 makes the searches with lists prove their top K
+// (--exact-search).
 //
 //	QUARRY_BENCH_DATABASE_URL=postgres://… go test ./kb -run '^$' -bench ScaleSearch -benchtime 1x
 func BenchmarkScaleSearch(b *testing.B) {
@@ -288,7 +290,7 @@ func BenchmarkScaleSearch(b *testing.B) {
 	}
 	name := cmp.Or(os.Getenv("QUARRY_BENCH_KB"), "scale")
 	ctx := context.Background()
-	st, err := postgres.Open(ctx, url, postgres.Options{})
+	st, err := postgres.Open(ctx, url, postgres.Options{ExactSearch: os.Getenv("QUARRY_BENCH_EXACT") == "1"})
 	if err != nil {
 		b.Fatal(err)
 	}

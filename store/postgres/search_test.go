@@ -91,15 +91,7 @@ func TestTermSearchExact(t *testing.T) {
 	}
 	compare := func(stage string) {
 		t.Helper()
-		bm := index.NewBM25(1.2, 0.75)
-		var ids []int64
-		if err := s.ChunkScan(ctx, kb.ID, func(c store.IndexedChunk) error {
-			bm.Add(len(ids), strings.Fields(c.Terms))
-			ids = append(ids, c.ID)
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
+		bm, ids := indexOf(t, s, kb.ID)
 		for _, q := range queries {
 			for _, k := range []int{1, 3, 10, 50} {
 				want := bm.Search(q, k, nil)
@@ -256,15 +248,7 @@ func TestTermSearchExact(t *testing.T) {
 	// stop early ranks exactly.
 	postgres.SetExact(s, false)
 	defer postgres.SetListBudget(16)()
-	bm := index.NewBM25(1.2, 0.75)
-	var ids []int64
-	if err := s.ChunkScan(ctx, kb.ID, func(c store.IndexedChunk) error {
-		bm.Add(len(ids), strings.Fields(c.Terms))
-		ids = append(ids, c.ID)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	bm, ids := indexOf(t, s, kb.ID)
 	approx := 0
 	for _, q := range queries {
 		all := map[int64]float64{}
@@ -301,6 +285,22 @@ func TestTermSearchExact(t *testing.T) {
 	if approx == 0 {
 		t.Error("budget 16: no search returned the best found")
 	}
+}
+
+// indexOf is the in-memory BM25 index of a knowledge base's chunks, and
+// each document's chunk id.
+func indexOf(t *testing.T, s *postgres.Store, kbID int64) (*index.BM25, []int64) {
+	t.Helper()
+	bm := index.NewBM25(1.2, 0.75)
+	var ids []int64
+	if err := s.ChunkScan(context.Background(), kbID, func(c store.IndexedChunk) error {
+		bm.Add(len(ids), strings.Fields(c.Terms))
+		ids = append(ids, c.ID)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return bm, ids
 }
 
 // TestTermSearchDropsHiddenSources: the chunks of a source being written
