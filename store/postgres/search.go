@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -212,31 +214,37 @@ type termIDF struct {
 // index.MaxQueryTerms rarest, rarest first, as the in-memory index takes
 // them (index.Rarest).
 func (s *Store) termIDFs(ctx context.Context, kbID, n int64, terms []string) ([]termIDF, error) {
-	rows, err := s.SQL.QueryContext(ctx, `SELECT term, df FROM kb_term_df WHERE kb_id = $1 AND term = ANY($2::text[]) AND df > 0`, kbID, "{"+arrayItems(terms)+"}")
+	df, err := termValues[int64](ctx, s.SQL, `SELECT term, df FROM kb_term_df WHERE kb_id = $1 AND term = ANY($2::text[]) AND df > 0`, kbID, terms)
 	if err != nil {
 		return nil, fmt.Errorf("chunk term search: %w", err)
 	}
-	defer rows.Close()
-	df := map[string]int64{}
-	var held []string
-	for rows.Next() {
-		var t string
-		var d int64
-		if err := rows.Scan(&t, &d); err != nil {
-			return nil, fmt.Errorf("chunk term search: %w", err)
-		}
-		df[t] = d
-		held = append(held, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("chunk term search: %w", err)
-	}
-	held = index.Rarest(held, func(t string) int64 { return df[t] })
+	held := index.Rarest(slices.Collect(maps.Keys(df)), func(t string) int64 { return df[t] })
 	out := make([]termIDF, len(held))
 	for i, t := range held {
 		out[i] = termIDF{term: t, df: df[t], idf: index.IDF(n, df[t])}
 	}
 	return out, nil
+}
+
+// termValues runs query, which selects a term and a value for the
+// knowledge base kbID ($1) and the terms ($2, a text array), and returns
+// each term's value.
+func termValues[T any](ctx context.Context, q querier, query string, kbID int64, terms []string) (map[string]T, error) {
+	rows, err := q.QueryContext(ctx, query, kbID, "{"+arrayItems(terms)+"}")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]T{}
+	for rows.Next() {
+		var t string
+		var v T
+		if err := rows.Scan(&t, &v); err != nil {
+			return nil, err
+		}
+		out[t] = v
+	}
+	return out, rows.Err()
 }
 
 func termsOf(ts []termIDF) []string {

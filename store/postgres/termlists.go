@@ -188,26 +188,21 @@ func (s *Store) buildTermLists(ctx context.Context, kbID int64, ifDue bool) erro
 	// The knowledge base's row, locked as the lists' rows will lock it, so
 	// a delete of the knowledge base waits for the build (or the build
 	// finds it gone) instead of deadlocking with it.
-	var n int64
+	lb := listBuild{k1: 1.2, b: 0.75, listLen: listLen}
+	var total int64
 	var built, written sql.NullInt64
 	err = tx.QueryRowContext(ctx, `SELECT coalesce((SELECT chunks FROM kb_term_stats WHERE kb_id = $1), 0),
+		coalesce((SELECT terms FROM kb_term_stats WHERE kb_id = $1), 0),
 		(SELECT chunks FROM kb_term_list_builds WHERE kb_id = $1), (SELECT written FROM kb_term_list_builds WHERE kb_id = $1)
-		FROM knowledge_bases WHERE id = $1 FOR KEY SHARE`, kbID).Scan(&n, &built, &written)
+		FROM knowledge_bases WHERE id = $1 FOR KEY SHARE`, kbID).Scan(&lb.chunks, &total, &built, &written)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil // deleted
 	}
 	if err != nil {
 		return fmt.Errorf("term lists of kb %d: %w", kbID, err)
 	}
-	if ifDue && !due(n, built, written) {
+	if ifDue && !due(lb.chunks, built, written) {
 		return nil // not due, or built by another process meanwhile
-	}
-	lb := listBuild{k1: 1.2, b: 0.75, listLen: listLen}
-	var total int64
-	err = tx.QueryRowContext(ctx, `SELECT coalesce((SELECT chunks FROM kb_term_stats WHERE kb_id = $1), 0),
-		coalesce((SELECT terms FROM kb_term_stats WHERE kb_id = $1), 0)`, kbID).Scan(&lb.chunks, &total)
-	if err != nil {
-		return fmt.Errorf("term lists of kb %d: %w", kbID, err)
 	}
 	lb.avgLen = 1
 	if lb.chunks > 0 && total > 0 {
@@ -397,16 +392,21 @@ func (s *Store) addToTermLists(ctx context.Context, tx *sql.Tx, kbID int64, chun
 	for t, i := range distinct {
 		words[i] = t
 	}
-	listed, floors, err := listFloors(ctx, tx, kbID, words)
+	floorOf, err := termValues[float64](ctx, tx, `SELECT term, floor FROM kb_term_lists WHERE kb_id = $1 AND term = ANY($2::text[])`, kbID, words)
 	if err != nil {
-		return err
+		return fmt.Errorf("term lists of kb %d: %w", kbID, err)
 	}
-	if len(listed) == 0 {
+	if len(floorOf) == 0 {
 		return nil
 	}
-	terms := make([]string, len(floors))
-	for t, i := range listed {
-		terms[i] = t
+	// The listed terms by index, as countTerms counts them.
+	listed := make(map[string]int, len(floorOf))
+	terms := make([]string, 0, len(floorOf))
+	floors := make([]float64, 0, len(floorOf))
+	for t, f := range floorOf {
+		listed[t] = len(terms)
+		terms = append(terms, t)
+		floors = append(floors, f)
 	}
 	var addTerms []string
 	var addIDs []int64
@@ -432,31 +432,6 @@ func (s *Store) addToTermLists(ctx context.Context, tx *sql.Tx, kbID int64, chun
 		return fmt.Errorf("term lists of kb %d: %w", kbID, err)
 	}
 	return nil
-}
-
-// listFloors returns the floors of those of terms that have a list, and
-// each such term's index among them.
-func listFloors(ctx context.Context, tx *sql.Tx, kbID int64, terms []string) (map[string]int, []float64, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT term, floor FROM kb_term_lists WHERE kb_id = $1 AND term = ANY($2::text[])`, kbID, "{"+arrayItems(terms)+"}")
-	if err != nil {
-		return nil, nil, fmt.Errorf("term lists of kb %d: %w", kbID, err)
-	}
-	defer rows.Close()
-	listed := map[string]int{}
-	var floors []float64
-	for rows.Next() {
-		var t string
-		var f float64
-		if err := rows.Scan(&t, &f); err != nil {
-			return nil, nil, fmt.Errorf("term lists of kb %d: %w", kbID, err)
-		}
-		listed[t] = len(floors)
-		floors = append(floors, f)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("term lists of kb %d: %w", kbID, err)
-	}
-	return listed, floors, nil
 }
 
 // fromLists reads, through the knowledge base's term lists (see the top
@@ -542,33 +517,7 @@ func (r *termRead) fromLists(ctx context.Context, held []termIDF, n, total int64
 	for _, f := range floors {
 		outside += f
 	}
-	type candidate struct {
-		id    int64
-		bound float64
-		lists uint64 // the lists naming it, by index in long
-	}
-	at := map[int64]int{}
-	var cands []candidate
-	for j, t := range long {
-		for _, e := range lists[t.term].entries {
-			if r.scored[e.id] {
-				continue
-			}
-			i, ok := at[e.id]
-			if !ok {
-				i = len(cands)
-				at[e.id] = i
-				cands = append(cands, candidate{id: e.id, bound: outside})
-			}
-			c := &cands[i]
-			if c.lists&(1<<j) != 0 {
-				continue
-			}
-			c.lists |= 1 << j
-			c.bound += t.idf*min(q.K1+1, float64(e.impact)*scale) - floors[j]
-		}
-	}
-	slices.SortFunc(cands, func(a, b candidate) int { return cmp.Compare(b.bound, a.bound) })
+	cands := listCandidates(long, lists, floors, outside, scale, q.K1, r.scored)
 	top := r.top
 	budget := max(listBudget, 8*q.K)
 	read, i := 0, 0
@@ -606,6 +555,43 @@ func (r *termRead) fromLists(ctx context.Context, held []termIDF, n, total int64
 		return nil, nil, 0, true, nil
 	}
 	return order, append(make([]float64, len(short), len(order)), floors...), len(short), false, nil
+}
+
+// candidate is a chunk the lists name, with the bound of its score.
+type candidate struct {
+	id    int64
+	bound float64
+	lists uint64 // the lists naming it, by index in long
+}
+
+// listCandidates returns the chunks the lists of long name, but those
+// scored already, highest bound first: each is bounded by the impacts its
+// lists give it (scaled, at most k1+1) and the floors of the others;
+// outside is the floors' sum.
+func listCandidates(long []termIDF, lists map[string]termList, floors []float64, outside, scale, k1 float64, scored map[int64]bool) []candidate {
+	at := map[int64]int{}
+	var cands []candidate
+	for j, t := range long {
+		for _, e := range lists[t.term].entries {
+			if scored[e.id] {
+				continue
+			}
+			i, ok := at[e.id]
+			if !ok {
+				i = len(cands)
+				at[e.id] = i
+				cands = append(cands, candidate{id: e.id, bound: outside})
+			}
+			c := &cands[i]
+			if c.lists&(1<<j) != 0 {
+				continue
+			}
+			c.lists |= 1 << j
+			c.bound += t.idf*min(k1+1, float64(e.impact)*scale) - floors[j]
+		}
+	}
+	slices.SortFunc(cands, func(a, b candidate) int { return cmp.Compare(b.bound, a.bound) })
+	return cands
 }
 
 // termList is a listed term's entries (its list and those added since)
