@@ -101,7 +101,7 @@ func TestIngestAndSearch(t *testing.T) {
 			// The ingest built the knowledge base's HNSW index over its
 			// first chunks.
 			var indexed bool
-			if err := pg.SQL.QueryRowContext(ctx, `SELECT count(*) = 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname LIKE 'chunks_hvec_kb%'`).Scan(&indexed); err != nil || !indexed {
+			if err := pg.SQL.QueryRowContext(ctx, `SELECT count(*) = 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname LIKE 'chunks_cvec_kb%'`).Scan(&indexed); err != nil || !indexed {
 				t.Fatalf("no HNSW index after the first ingest (%v)", err)
 			}
 		}

@@ -1,17 +1,16 @@
 package postgres
 
+import "context"
+
 // VectorQuery exposes vectorQuery to the tests: the nearest-neighbour
-// query of a knowledge base whose HNSW index has the given type ("" for
-// none).
-func VectorQuery(kbID int64, dim int, typ string) string {
-	ix := vectorIndex{}
-	switch typ {
-	case halfIndex.typ:
-		ix = halfIndex
-	case fullIndex.typ:
-		ix = fullIndex
+// query of a knowledge base through the HNSW index it has (exact when it
+// has none).
+func (s *Store) VectorQuery(ctx context.Context, kbID int64, dim int) (string, error) {
+	ix, _, err := s.vectorIndexOf(ctx, kbID)
+	if err != nil {
+		return "", err
 	}
-	return vectorQuery(kbID, dim, ix, "")
+	return vectorQuery(kbID, dim, ix, ""), nil
 }
 
 // SetListLen sets the length of term lists (and the document frequency

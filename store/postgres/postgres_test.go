@@ -5,11 +5,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
+	"math/rand/v2"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/quarryhq/quarry/index"
 	"github.com/quarryhq/quarry/internal/testpg"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/postgres"
@@ -118,7 +121,7 @@ func TestVectorIndexBuiltOnce(t *testing.T) {
 	indexed := func() bool {
 		t.Helper()
 		var ok bool
-		if err := s.SQL.QueryRowContext(ctx, `SELECT to_regclass('chunks_hvec_kb' || $1::text) IS NOT NULL`, kb.ID).Scan(&ok); err != nil {
+		if err := s.SQL.QueryRowContext(ctx, `SELECT to_regclass('chunks_cvec_kb' || $1::text) IS NOT NULL`, kb.ID).Scan(&ok); err != nil {
 			t.Fatal(err)
 		}
 		return ok
@@ -150,56 +153,67 @@ func TestVectorIndexBuiltOnce(t *testing.T) {
 	if after := search(); !slices.Equal(after, before) {
 		t.Fatalf("hits through the index %+v, exactly %+v", after, before)
 	}
-	if plan := vectorPlan(t, s, kb.ID, 2, "halfvec"); !strings.Contains(plan, "chunks_hvec_kb") {
-		t.Fatalf("the nearest-neighbour query does not read the half-precision index:\n%s", plan)
+	if plan := vectorPlan(t, s, kb.ID, 2); !strings.Contains(plan, "chunks_cvec_kb") {
+		t.Fatalf("the nearest-neighbour query does not read the centred index:\n%s", plan)
 	}
 }
 
-// TestVectorIndexOfEarlierVersions: a knowledge base indexed at full
-// precision, as before half-precision indexes, keeps its index, gets no
-// second one and is searched through it.
+// TestVectorIndexOfEarlierVersions: a knowledge base indexed as before
+// centred indexes — at full precision, or at half precision uncentred —
+// keeps its index, gets no second one and is searched through it.
 func TestVectorIndexOfEarlierVersions(t *testing.T) {
-	s := openVectorPG(t)
-	ctx := context.Background()
-	kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: "earlier", Embedder: "hash", Dimension: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	putVectors(t, s, kb, "earlier")
-	id := fmt.Sprint(kb.ID)
-	if _, err := s.SQL.ExecContext(ctx, `CREATE INDEX chunks_vec_kb`+id+` ON chunks USING hnsw ((embedding_vec::vector(2)) vector_cosine_ops)
-		WITH (m = 16, ef_construction = 64) WHERE kb_id = `+id); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.EnsureVectorIndex(ctx, kb); err != nil {
-		t.Fatal(err)
-	}
-	var n int
-	if err := s.SQL.QueryRowContext(ctx, `SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname LIKE 'chunks_%vec_kb'||$1::text`, id).Scan(&n); err != nil || n != 1 {
-		t.Fatalf("%d vector indexes (%v), want the one built before", n, err)
-	}
-	hits, err := s.ChunkVectorSearch(ctx, store.VectorQuery{KBID: kb.ID, Dimension: 2, Vector: []float32{1, 0.1}, K: 2, Filter: store.ChunkFilter{IncludeStale: true}})
-	if err != nil || len(hits) != 2 || hits[0].Score < hits[1].Score {
-		t.Fatalf("hits %+v (%v)", hits, err)
-	}
-	if plan := vectorPlan(t, s, kb.ID, 2, "vector"); !strings.Contains(plan, "chunks_vec_kb"+id) {
-		t.Fatalf("the nearest-neighbour query does not read the index built before:\n%s", plan)
-	}
-	if err := s.KBDelete(ctx, "earlier"); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.SQL.QueryRowContext(ctx, `SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname LIKE 'chunks_%vec_kb'||$1::text`, id).Scan(&n); err != nil || n != 0 {
-		t.Fatalf("%d vector indexes (%v) after the knowledge base was deleted", n, err)
+	for _, c := range []struct{ name, index, expr string }{
+		{"full", "chunks_vec_kb", "(embedding_vec::vector(2)) vector_cosine_ops"},
+		{"half", "chunks_hvec_kb", "(embedding_vec::halfvec(2)) halfvec_cosine_ops"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := openVectorPG(t)
+			ctx := context.Background()
+			kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: "earlier", Embedder: "hash", Dimension: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			putVectors(t, s, kb, "earlier")
+			id := fmt.Sprint(kb.ID)
+			if _, err := s.SQL.ExecContext(ctx, `CREATE INDEX `+c.index+id+` ON chunks USING hnsw (`+c.expr+`)
+				WITH (m = 16, ef_construction = 64) WHERE kb_id = `+id); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.EnsureVectorIndex(ctx, kb); err != nil {
+				t.Fatal(err)
+			}
+			var n int
+			if err := s.SQL.QueryRowContext(ctx, `SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname LIKE 'chunks_%vec_kb'||$1::text`, id).Scan(&n); err != nil || n != 1 {
+				t.Fatalf("%d vector indexes (%v), want the one built before", n, err)
+			}
+			hits, err := s.ChunkVectorSearch(ctx, store.VectorQuery{KBID: kb.ID, Dimension: 2, Vector: []float32{1, 0.1}, K: 2, Filter: store.ChunkFilter{IncludeStale: true}})
+			if err != nil || len(hits) != 2 || hits[0].Score < hits[1].Score {
+				t.Fatalf("hits %+v (%v)", hits, err)
+			}
+			if plan := vectorPlan(t, s, kb.ID, 2); !strings.Contains(plan, c.index+id) {
+				t.Fatalf("the nearest-neighbour query does not read the index built before:\n%s", plan)
+			}
+			if err := s.KBDelete(ctx, "earlier"); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.SQL.QueryRowContext(ctx, `SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname LIKE 'chunks_%vec_kb'||$1::text`, id).Scan(&n); err != nil || n != 0 {
+				t.Fatalf("%d vector indexes (%v) after the knowledge base was deleted", n, err)
+			}
+		})
 	}
 }
 
 // vectorPlan is the plan of the nearest-neighbour query over a knowledge
-// base whose index has type typ, sequential scans discouraged (three
-// rows would rather be sorted): an index whose expression the query does
-// not match is then still not used.
-func vectorPlan(t *testing.T, s *postgres.Store, kbID int64, dim int, typ string) string {
+// base, sequential scans discouraged (three rows would rather be sorted):
+// an index whose expression the query does not match is then still not
+// used.
+func vectorPlan(t *testing.T, s *postgres.Store, kbID int64, dim int) string {
 	t.Helper()
 	ctx := context.Background()
+	query, err := s.VectorQuery(ctx, kbID, dim) // before the transaction holds the connection
+	if err != nil {
+		t.Fatal(err)
+	}
 	tx, err := s.SQL.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -209,7 +223,7 @@ func vectorPlan(t *testing.T, s *postgres.Store, kbID int64, dim int, typ string
 		t.Fatal(err)
 	}
 	vec := "[" + strings.TrimSuffix(strings.Repeat("1,", dim), ",") + "]"
-	rows, err := tx.QueryContext(ctx, `EXPLAIN `+postgres.VectorQuery(kbID, dim, typ), vec, 2)
+	rows, err := tx.QueryContext(ctx, `EXPLAIN `+query, vec, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,5 +391,88 @@ func TestAfterIngestByARoleThatDoesNotOwnTheTables(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "tables not analysed") {
 		t.Fatalf("nothing said: %q", logs.String())
+	}
+}
+
+// TestCentredIndexRanksAsCosine: the centred index orders chunks as
+// cosine does, whatever their vectors' lengths and the mean it was built
+// with: the query read through it (it must be) returns every chunk,
+// cosine to the query never rising from one to the next beyond half
+// precision's rounding.
+func TestCentredIndexRanksAsCosine(t *testing.T) {
+	s := openVectorPG(t)
+	ctx := context.Background()
+	const dim, n = 4, 60
+	kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: "centred", Embedder: "hash", Dimension: dim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var puts []store.SourcePut
+	vecs := map[int64][]float32{}
+	for i := range n {
+		v := make([]float32, dim)
+		for j := range v {
+			// A shared component, as the offline embedder's vectors have,
+			// and lengths from 0.1 to 10.
+			v[j] = float32((0.6 + rng.NormFloat64()*0.3) * math.Pow(10, rng.Float64()*2-1))
+		}
+		puts = append(puts, store.SourcePut{
+			Source: store.Source{URL: fmt.Sprintf("https://centred.test/%d", i), Title: "t", Content: "c", ContentHash: fmt.Sprint(i)},
+			Chunks: []store.Chunk{{ChunkIndex: 0, Text: "t", TokenCount: 1, Embedding: v, Terms: "t"}},
+		})
+	}
+	if _, err := s.SourcePutBatch(ctx, kb.ID, puts); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EnsureVectorIndex(ctx, kb); err != nil {
+		t.Fatal(err)
+	}
+	if plan := vectorPlan(t, s, kb.ID, dim); !strings.Contains(plan, "chunks_cvec_kb") {
+		t.Fatalf("the nearest-neighbour query does not read the centred index:\n%s", plan)
+	}
+	if err := s.ChunkScan(ctx, kb.ID, func(c store.IndexedChunk) error { vecs[c.ID] = c.Embedding; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	query, err := s.VectorQuery(ctx, kb.ID, dim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range [][]float32{{1, 0, 0, 0}, {-0.5, 0.5, 0.5, -0.5}, {0.1, 0.2, 0.3, 0.927}} {
+		tx, err := s.SQL.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, set := range []string{`SET LOCAL enable_seqscan = off`, `SET LOCAL hnsw.ef_search = 100`} {
+			if _, err := tx.ExecContext(ctx, set); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rows, err := tx.QueryContext(ctx, query, fmt.Sprintf("[%g,%g,%g,%g]", q[0], q[1], q[2], q[3]), n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []int64
+		for rows.Next() {
+			var id int64
+			var score float64
+			if err := rows.Scan(&id, &score); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, id)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		_ = tx.Rollback()
+		if len(ids) != n {
+			t.Fatalf("query %v: %d chunks through the index, want %d", q, len(ids), n)
+		}
+		for i := 1; i < len(ids); i++ {
+			prev, cur := index.Cosine(q, vecs[ids[i-1]]), index.Cosine(q, vecs[ids[i]])
+			if cur > prev+2e-3 {
+				t.Fatalf("query %v: chunk %d (cosine %.4f) ranked after one of cosine %.4f", q, i, cur, prev)
+			}
+		}
 	}
 }
