@@ -405,8 +405,10 @@ func (s *Store) EnsureVectorIndex(ctx context.Context, kb *store.KB) error {
 		}
 		// The row is the build's claim: a second process building at
 		// once waits here for the first to end, then leaves the index to
-		// it, so an index and its mean are always written together.
-		res, err := tx.ExecContext(ctx, `INSERT INTO kb_vector_means (kb_id, mean) VALUES ($1, $2) ON CONFLICT (kb_id) DO NOTHING`, kbID, ix.mean)
+		// it, so an index and its mean are always written together. A
+		// mean left without its index (dropped by hand) is replaced.
+		res, err := tx.ExecContext(ctx, `INSERT INTO kb_vector_means (kb_id, mean) VALUES ($1, $2)
+			ON CONFLICT (kb_id) DO UPDATE SET mean = EXCLUDED.mean WHERE to_regclass($3) IS NULL`, kbID, ix.mean, ix.name+id)
 		if err != nil {
 			return fmt.Errorf("vector index of kb %d: mean: %w", kbID, err)
 		}
@@ -651,8 +653,8 @@ func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]s
 }
 
 // vectorQuery is the query for the K chunks (the last argument) of a
-// knowledge base nearest to a vector (the first, a vector literal of unit
-// length) that the filter keeps (where, over the arguments between),
+// knowledge base nearest to a vector (the first, a vector literal) that
+// the filter keeps (where, over the arguments between),
 // ordered through ix, the knowledge base's HNSW index (exactly when it
 // has none: an empty ix orders by cosine at full precision), and scored
 // by cosine at full precision.
