@@ -249,7 +249,7 @@ func vectorRecall(b *testing.B, st store.Store, vs store.VectorSearcher, name st
 	if err != nil {
 		b.Fatal(err)
 	}
-	found10, found100, total := 0, 0, 0
+	found, total := map[int]int{}, 0 // by how many were asked for
 	for _, qv := range qvs {
 		top := index.NewTop(10)
 		for i, v := range vecs {
@@ -266,18 +266,13 @@ func vectorRecall(b *testing.B, st store.Store, vs store.VectorSearcher, name st
 				b.Fatal(err)
 			}
 			for _, h := range hits[:min(10, len(hits))] {
-				if !exact[h.ChunkID] {
-					continue
-				}
-				if k == 10 {
-					found10++
-				} else {
-					found100++
+				if exact[h.ChunkID] {
+					found[k]++
 				}
 			}
 		}
 	}
-	return float64(found10) / float64(total), float64(found100) / float64(total)
+	return float64(found[10]) / float64(total), float64(found[100]) / float64(total)
 }
 
 // BenchmarkScaleSearch measures searches in the database over a knowledge

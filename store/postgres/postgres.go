@@ -286,8 +286,17 @@ type vectorIndex struct {
 	typ  string // the type the index's expression casts the vectors to
 	ops  string
 	// mean is the vector a centred index subtracts from each normalised
-	// vector (nil for an uncentred one).
-	mean []float32
+	// vector (nil for an uncentred one), and meanLit its literal, written
+	// once, not at each search.
+	mean    []float32
+	meanLit string
+}
+
+// centred is the centred index over mean.
+func centred(mean []float32) vectorIndex {
+	ix := centredIndex
+	ix.mean, ix.meanLit = mean, vectorLiteral(mean)
+	return ix
 }
 
 var (
@@ -301,7 +310,7 @@ var (
 func (ix vectorIndex) key(c string, dim int) string {
 	d := strconv.Itoa(dim)
 	if ix.mean != nil {
-		return `((l2_normalize(` + c + `embedding_vec) - '` + vectorLiteral(ix.mean) + `'::vector(` + d + `))::halfvec(` + d + `))`
+		return `((l2_normalize(` + c + `embedding_vec) - '` + ix.meanLit + `'::vector(` + d + `))::halfvec(` + d + `))`
 	}
 	return `(` + c + `embedding_vec::` + ix.typ + `(` + d + `))`
 }
@@ -333,19 +342,18 @@ func (s *Store) vectorIndexOf(ctx context.Context, kbID int64) (vectorIndex, boo
 		return ix.(vectorIndex), true, nil
 	}
 	id := strconv.FormatInt(kbID, 10)
-	var centred, half, full bool
+	var isCentred, half, full bool
 	var mean []float32
 	err := s.SQL.QueryRowContext(ctx, `SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL, to_regclass($3) IS NOT NULL,
 		(SELECT mean FROM kb_vector_means WHERE kb_id = $4)`,
-		centredIndex.name+id, halfIndex.name+id, fullIndex.name+id, kbID).Scan(&centred, &half, &full, pgtype.NewMap().SQLScanner(&mean))
+		centredIndex.name+id, halfIndex.name+id, fullIndex.name+id, kbID).Scan(&isCentred, &half, &full, pgtype.NewMap().SQLScanner(&mean))
 	if err != nil {
 		return vectorIndex{}, false, fmt.Errorf("vector index of kb %d: %w", kbID, err)
 	}
 	var ix vectorIndex
 	switch {
-	case centred && mean != nil:
-		ix = centredIndex
-		ix.mean = mean
+	case isCentred && mean != nil:
+		ix = centred(mean)
 	case half:
 		ix = halfIndex
 	case full:
@@ -403,6 +411,7 @@ func (s *Store) EnsureVectorIndex(ctx context.Context, kb *store.KB) error {
 		if ix.mean == nil {
 			return nil // no vectors yet
 		}
+		ix = centred(ix.mean)
 		// The row is the build's claim: a second process building at
 		// once waits here for the first to end, then leaves the index to
 		// it, so an index and its mean are always written together. A
