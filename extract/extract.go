@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -106,8 +107,9 @@ func checkText(data []byte) error {
 	return nil
 }
 
-// Text extracts a plain-text file; the title is its first non-empty line
-// when short, else the file name.
+// Text extracts a plain-text file; the title is its first line with a
+// letter or a digit when short (a line of only "=" or "*" over or under
+// a title is an ornament), else the file name.
 func Text(data []byte, name string) (Doc, error) {
 	if err := checkText(data); err != nil {
 		return Doc{}, err
@@ -117,10 +119,15 @@ func Text(data []byte, name string) (Doc, error) {
 }
 
 func firstLineTitle(text, fallback string) string {
-	line, _, _ := strings.Cut(text, "\n")
-	line = strings.TrimSpace(line)
-	if line != "" && utf8.RuneCountInString(line) <= 120 {
-		return line
+	for line := range strings.SplitSeq(text, "\n") {
+		line = strings.TrimSpace(line)
+		if strings.IndexFunc(line, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) < 0 {
+			continue // blank, or a rule of "=", "*" or "-"
+		}
+		if utf8.RuneCountInString(line) <= 120 {
+			return line
+		}
+		break
 	}
 	return fallback
 }

@@ -213,3 +213,21 @@ func FuzzNormalize(f *testing.F) {
 		}
 	})
 }
+
+func TestTextTitle(t *testing.T) {
+	for text, want := range map[string]string{
+		"Logging HOWTO\n\nBody text.":                           "Logging HOWTO",
+		"*************\n  Logging HOWTO\n*************\n\nBody": "Logging HOWTO",
+		"=====\n\n-----\nRules only, then a title\n":            "Rules only, then a title",
+		"=====\n" + strings.Repeat("long ", 40):                 "name.txt",
+		"*****\n=====":                                          "name.txt",
+	} {
+		doc, err := Text([]byte(text), "name.txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc.Title != want {
+			t.Errorf("Text(%q).Title = %q, want %q", text, doc.Title, want)
+		}
+	}
+}

@@ -160,6 +160,8 @@ func TestProse(t *testing.T) {
 		{"It stars Sean Penn, Billy Bob Thornton, Jennifer Lopez, Jon Voight and Nick Nolte.", true},
 		{"Listing 21-23 shows the changes to ThreadPool to explicitly drop sender.", true},
 		{"서울시립미술관은 매주 월요일에 휴관합니다.", true},
+		{"이미지를 (PNG) 형식으로 저장합니다.", true},
+		{":class:`asyncio.TaskGroup`.", false},                                         // a directive's markup, no field opening with a letter
 		{"In 2019 the city had 1,234,567 residents, up from 1,100,000 in 2010.", true}, // figures are claims
 		{"12 13 14 15 16 17 fn main println hello world.", false},                      // a line-numbered view
 		{"Recoverable Errors with Result", false},                                      // a heading

@@ -135,9 +135,10 @@ func prose(s string) bool {
 		}
 	}
 	letters, symbols := passage.Density(s)
-	if cased == 0 {
+	if cased == 0 && strings.IndexFunc(s, caseless) >= 0 {
 		// Hangul, Han and other scripts without case: only the symbols
-		// and the end.
+		// and the end. (Latin letters behind markup, ":class:`x`.",
+		// are read as Latin.)
 		return letters > 0 && symbols*10 <= letters && endsSentence(s)
 	}
 	if len(fields) < 5 || symbols*10 > letters || numeric*2 > len(fields) || outline >= 2 || codeMarks.MatchString(s) {
@@ -145,6 +146,9 @@ func prose(s string) bool {
 	}
 	return !caption.MatchString(s) && !passage.ToolLabel.MatchString(s) && !strings.Contains(s, "`") && !strings.HasSuffix(s, "?") && endsSentence(s)
 }
+
+// caseless is a letter of a script without case (Hangul, Han, Kana).
+func caseless(r rune) bool { return unicode.IsLetter(r) && !unicode.IsUpper(r) && !unicode.IsLower(r) }
 
 // outlineNumber is a table of contents' "1.2." or "2.".
 var outlineNumber = regexp.MustCompile(`^\d+(?:\.\d+)*\.$`)
