@@ -71,6 +71,10 @@ type Config struct {
 	// returns the best of the chunks its term lists rank highest once it
 	// has read 2,048 of them.
 	ExactSearch bool `yaml:"exact_search"`
+	// VectorEF is the least hnsw.ef_search of a vector search on
+	// PostgreSQL, 1-1000 (0: 40): higher finds more of the exact nearest
+	// chunks, slower.
+	VectorEF int `yaml:"vector_ef"`
 
 	// AllowPrivate lifts the fetcher's SSRF guard (loopback, private,
 	// link-local and metadata addresses).
@@ -117,6 +121,7 @@ func (c *Config) settings() []setting {
 		{"search", "QUARRY_SEARCH", "search", "where serve, worker and mcp search knowledge bases: database (nothing loaded; replicas hold no per-chunk state), memory (each knowledge base loaded on first use) or auto (default: database on PostgreSQL, memory on SQLite)", &c.Search},
 		{"index-memory", "QUARRY_INDEX_MEMORY", "index_memory", "MB PostgreSQL may use to build a knowledge base's HNSW index, 64-65536 (default 1024; about 1.5 KB a chunk at 384 dimensions keeps the build in memory)", &c.IndexMemory},
 		{"exact-search", "QUARRY_EXACT_SEARCH", "exact_search", "on PostgreSQL, BM25 proves each top K however many chunks it reads (default: a search of a large knowledge base returns the best of the 2,048 chunks its term lists rank highest)", &c.ExactSearch},
+		{"vector-ef", "QUARRY_VECTOR_EF", "vector_ef", "on PostgreSQL, the least hnsw.ef_search of a vector search, 1-1000 (default 40; a search for K chunks uses at least K): higher finds more of the exact nearest chunks, slower", &c.VectorEF},
 		{"allow-private", "QUARRY_ALLOW_PRIVATE", "allow_private", "allow fetching loopback, private, link-local and cloud-metadata addresses (off: the SSRF guard refuses them)", &c.AllowPrivate},
 		{"web-search", "QUARRY_WEB_SEARCH", "web_search", "web search API for --source web: google, searxng or brave (default: the first configured)", &c.WebSearch},
 		{"google-cx", "QUARRY_GOOGLE_CX", "google_cx", "Google Programmable Search engine id (with QUARRY_GOOGLE_API_KEY)", &c.GoogleCX},
@@ -229,6 +234,9 @@ func (c *Config) load(fs *pflag.FlagSet, env func(string) (string, bool)) error 
 	}
 	if c.IndexMemory != 0 && (c.IndexMemory < 64 || c.IndexMemory > 65536) {
 		return errcode.New(errcode.Invalid, "index-memory", fmt.Sprintf("must be between 64 and 65536 (MB), got %d", c.IndexMemory))
+	}
+	if c.VectorEF != 0 && (c.VectorEF < 1 || c.VectorEF > 1000) {
+		return errcode.New(errcode.Invalid, "vector-ef", fmt.Sprintf("must be between 1 and 1000, got %d", c.VectorEF))
 	}
 	c.embedderSet = fileEmbedder || getenv("QUARRY_EMBEDDER") != "" || fs.Changed("embedder")
 	c.EmbedAPIKey = firstEnv("QUARRY_EMBED_API_KEY", "OPENAI_API_KEY")

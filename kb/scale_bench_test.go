@@ -286,7 +286,8 @@ func vectorRecall(b *testing.B, st store.Store, vs store.VectorSearcher, name st
 // "scale"); QUARRY_BENCH_BUILD=1 builds the lists first;
 // QUARRY_BENCH_EXACT=1 makes the searches with lists prove their top K
 // (--exact-search); QUARRY_BENCH_RECALL=1 measures the vector index's
-// recall against an exact scan (every embedding read into memory).
+// recall against an exact scan (every embedding read into memory);
+// QUARRY_VECTOR_EF sets the vector searches' least ef_search (--vector-ef).
 //
 //	QUARRY_BENCH_DATABASE_URL=postgres://… go test ./kb -run '^$' -bench ScaleSearch -benchtime 1x
 func BenchmarkScaleSearch(b *testing.B) {
@@ -296,7 +297,8 @@ func BenchmarkScaleSearch(b *testing.B) {
 	}
 	name := cmp.Or(os.Getenv("QUARRY_BENCH_KB"), "scale")
 	ctx := context.Background()
-	st, err := postgres.Open(ctx, url, postgres.Options{ExactSearch: os.Getenv("QUARRY_BENCH_EXACT") == "1"})
+	ef, _ := strconv.Atoi(os.Getenv("QUARRY_VECTOR_EF"))
+	st, err := postgres.Open(ctx, url, postgres.Options{ExactSearch: os.Getenv("QUARRY_BENCH_EXACT") == "1", VectorSearchEF: ef})
 	if err != nil {
 		b.Fatal(err)
 	}

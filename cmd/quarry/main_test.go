@@ -166,6 +166,15 @@ func TestConfigPrecedence(t *testing.T) {
 	if err := (&app.Config{}).Load(fs, lookup); err == nil || !strings.Contains(err.Error(), "index-memory: must be between 64 and 65536") {
 		t.Fatalf("index memory of 16 MB: %v", err)
 	}
+	delete(env, "QUARRY_INDEX_MEMORY")
+	env["QUARRY_VECTOR_EF"] = "400"
+	if err := c.Load(fs, lookup); err != nil || c.VectorEF != 400 {
+		t.Fatalf("QUARRY_VECTOR_EF=400: %v, %d", err, c.VectorEF)
+	}
+	env["QUARRY_VECTOR_EF"] = "1001"
+	if err := (&app.Config{}).Load(fs, lookup); err == nil || !strings.Contains(err.Error(), "vector-ef: must be between 1 and 1000") {
+		t.Fatalf("vector ef of 1001: %v", err)
+	}
 }
 
 // TestRealEnvironmentIsNotRead: keys in the test process's environment

@@ -45,3 +45,6 @@ func SetListBudget(n int) func() {
 	listBudget = n
 	return func() { listBudget = old }
 }
+
+// EFSearchFor exposes the hnsw.ef_search a search for k chunks sets.
+func (s *Store) EFSearchFor(k int) int { return s.efSearchFor(k) }

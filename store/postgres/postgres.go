@@ -47,6 +47,12 @@ type Options struct {
 	// the chunks its lists rank highest once it has read 2,048 of them
 	// (termlists.go).
 	ExactSearch bool
+	// VectorSearchEF is the least hnsw.ef_search a vector search asks
+	// for, 1-1000 (0: 40, pgvector's default): the candidates the index
+	// keeps while it walks its graph. More finds more of the exact
+	// nearest at more time (at 1M generated chunks, see BenchmarkScaleSearch);
+	// a search for K chunks asks for at least K.
+	VectorSearchEF int
 }
 
 // Store is the PostgreSQL backend.
@@ -57,6 +63,7 @@ type Store struct {
 	cfg      *pgx.ConnConfig
 	logger   *slog.Logger
 	indexMB  int64
+	efSearch int
 	indexes  sync.Map // knowledge base id -> vectorIndex, once one is built
 	exact    bool     // Options.ExactSearch
 }
@@ -92,7 +99,10 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open postgres: %w", redactErr(err))
 	}
-	s := &Store{cfg: cfg, logger: opts.Logger, indexMB: hnswMaxMemoryMB, exact: opts.ExactSearch}
+	s := &Store{cfg: cfg, logger: opts.Logger, indexMB: hnswMaxMemoryMB, efSearch: defaultEFSearch, exact: opts.ExactSearch}
+	if opts.VectorSearchEF > 0 {
+		s.efSearch = min(maxEFSearch, opts.VectorSearchEF)
+	}
 	if opts.IndexMemoryMB > 0 {
 		s.indexMB = int64(opts.IndexMemoryMB)
 	}
@@ -176,6 +186,13 @@ func (s *Store) KBCreate(ctx context.Context, p store.KBCreateParams) (*store.KB
 const (
 	hnswBytesPerChunk = 800
 	hnswMaxMemoryMB   = 1024
+)
+
+// defaultEFSearch is pgvector's own hnsw.ef_search, and maxEFSearch the
+// most it allows.
+const (
+	defaultEFSearch = 40
+	maxEFSearch     = 1000
 )
 
 // refreshChunks is how many chunks an ingest writes before AfterIngest
@@ -601,6 +618,10 @@ func insertedIDs(ctx context.Context, tx *sql.Tx, stmt string, args []any, chunk
 	return ids, nil
 }
 
+// efSearchFor is the hnsw.ef_search of a search for k chunks: at least
+// k and Options.VectorSearchEF, at most pgvector's 1,000.
+func (s *Store) efSearchFor(k int) int { return min(maxEFSearch, max(s.efSearch, k)) }
+
 // ChunkVectorSearch returns the K chunks nearest by cosine through the
 // knowledge base's HNSW index, of those q.Filter keeps (chunks of an
 // incomplete source, a long document still being written, are always
@@ -619,14 +640,14 @@ func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]s
 	}
 	where, fargs := sqlstore.FilterSQL(q.Filter)
 	query := vectorQuery(q.KBID, q.Dimension, ix, where)
-	// HNSW returns at most ef_search rows (default 40): raise it for this
-	// query so deep candidate lists for fusion are complete.
+	// HNSW returns at most ef_search rows: raise it for this query to K,
+	// so deep candidate lists for fusion are complete.
 	tx, err := s.SQL.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("chunk vector search: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.ExecContext(ctx, `SELECT set_config('hnsw.ef_search', $1, true)`, strconv.Itoa(min(1000, max(40, q.K)))); err != nil {
+	if _, err := tx.ExecContext(ctx, `SELECT set_config('hnsw.ef_search', $1, true)`, strconv.Itoa(s.efSearchFor(q.K))); err != nil {
 		return nil, fmt.Errorf("chunk vector search: ef_search: %w", err)
 	}
 	if q.Filter != (store.ChunkFilter{IncludeStale: true}) {

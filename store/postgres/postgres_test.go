@@ -476,3 +476,25 @@ func TestCentredIndexRanksAsCosine(t *testing.T) {
 		}
 	}
 }
+
+// TestVectorSearchEF: a vector search asks the index for at least
+// Options.VectorSearchEF candidates and at least K, never more than
+// pgvector's 1,000.
+func TestVectorSearchEF(t *testing.T) {
+	url := testpg.Schema(t, "QUARRY_TEST_POSTGRES_URL")
+	for _, tc := range []struct {
+		opt, k, want int
+	}{
+		{0, 10, 40}, {0, 100, 100}, {0, 5000, 1000},
+		{400, 10, 400}, {400, 600, 600}, {1, 1, 1}, {5000, 10, 1000},
+	} {
+		s, err := postgres.Open(context.Background(), url, postgres.Options{VectorSearchEF: tc.opt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.EFSearchFor(tc.k); got != tc.want {
+			t.Errorf("VectorSearchEF %d, K %d: ef_search %d, want %d", tc.opt, tc.k, got, tc.want)
+		}
+		_ = s.Close()
+	}
+}
