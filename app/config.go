@@ -72,7 +72,7 @@ type Config struct {
 	// has read 2,048 of them.
 	ExactSearch bool `yaml:"exact_search"`
 	// VectorEF is the least hnsw.ef_search of a vector search on
-	// PostgreSQL, 1-1000 (0: 40): higher finds more of the exact nearest
+	// PostgreSQL, 1-1000 (0: 100): higher finds more of the exact nearest
 	// chunks, slower.
 	VectorEF int `yaml:"vector_ef"`
 
@@ -121,7 +121,7 @@ func (c *Config) settings() []setting {
 		{"search", "QUARRY_SEARCH", "search", "where serve, worker and mcp search knowledge bases: database (nothing loaded; replicas hold no per-chunk state), memory (each knowledge base loaded on first use) or auto (default: database on PostgreSQL, memory on SQLite)", &c.Search},
 		{"index-memory", "QUARRY_INDEX_MEMORY", "index_memory", "MB PostgreSQL may use to build a knowledge base's HNSW index, 64-65536 (default 1024; about 1.5 KB a chunk at 384 dimensions keeps the build in memory)", &c.IndexMemory},
 		{"exact-search", "QUARRY_EXACT_SEARCH", "exact_search", "on PostgreSQL, BM25 proves each top K however many chunks it reads (default: a search of a large knowledge base returns the best of the 2,048 chunks its term lists rank highest)", &c.ExactSearch},
-		{"vector-ef", "QUARRY_VECTOR_EF", "vector_ef", "on PostgreSQL, the least hnsw.ef_search of a vector search, 1-1000 (default 40; a search for K chunks uses at least K): higher finds more of the exact nearest chunks, slower", &c.VectorEF},
+		{"vector-ef", "QUARRY_VECTOR_EF", "vector_ef", "on PostgreSQL, the least hnsw.ef_search of a vector search, 1-1000 (default 100; a search for K chunks uses at least K): higher finds more of the exact nearest chunks, slower", &c.VectorEF},
 		{"allow-private", "QUARRY_ALLOW_PRIVATE", "allow_private", "allow fetching loopback, private, link-local and cloud-metadata addresses (off: the SSRF guard refuses them)", &c.AllowPrivate},
 		{"web-search", "QUARRY_WEB_SEARCH", "web_search", "web search API for --source web: google, searxng or brave (default: the first configured)", &c.WebSearch},
 		{"google-cx", "QUARRY_GOOGLE_CX", "google_cx", "Google Programmable Search engine id (with QUARRY_GOOGLE_API_KEY)", &c.GoogleCX},

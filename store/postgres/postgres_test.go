@@ -485,7 +485,7 @@ func TestVectorSearchEF(t *testing.T) {
 	for _, tc := range []struct {
 		opt, k, want int
 	}{
-		{0, 10, 40}, {0, 100, 100}, {0, 5000, 1000},
+		{0, 10, 100}, {0, 100, 100}, {0, 600, 600}, {0, 5000, 1000},
 		{400, 10, 400}, {400, 600, 600}, {1, 1, 1}, {5000, 10, 1000},
 	} {
 		s, err := postgres.Open(context.Background(), url, postgres.Options{VectorSearchEF: tc.opt})
