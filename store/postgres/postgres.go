@@ -48,10 +48,9 @@ type Options struct {
 	// (termlists.go).
 	ExactSearch bool
 	// VectorSearchEF is the least hnsw.ef_search a vector search asks
-	// for, 1-1000 (0: 100; pgvector's default is 40): the candidates the index
-	// keeps while it walks its graph. More finds more of the exact
-	// nearest at more time (at 1M generated chunks, see BenchmarkScaleSearch);
-	// a search for K chunks asks for at least K.
+	// for (0: defaultEFSearch; above 1,000, 1,000): the candidates the
+	// index keeps while it walks its graph. More finds more of the exact
+	// nearest, slower; a search for K chunks asks for at least K.
 	VectorSearchEF int
 }
 
@@ -63,7 +62,7 @@ type Store struct {
 	cfg      *pgx.ConnConfig
 	logger   *slog.Logger
 	indexMB  int64
-	efSearch int
+	efSearch int      // Options.VectorSearchEF, or defaultEFSearch
 	indexes  sync.Map // knowledge base id -> vectorIndex, once one is built
 	exact    bool     // Options.ExactSearch
 }
