@@ -297,7 +297,13 @@ func BenchmarkScaleSearch(b *testing.B) {
 	}
 	name := cmp.Or(os.Getenv("QUARRY_BENCH_KB"), "scale")
 	ctx := context.Background()
-	ef, _ := strconv.Atoi(os.Getenv("QUARRY_VECTOR_EF"))
+	var ef int
+	if v := os.Getenv("QUARRY_VECTOR_EF"); v != "" {
+		var err error
+		if ef, err = strconv.Atoi(v); err != nil || ef < 1 || ef > 1000 {
+			b.Fatalf("QUARRY_VECTOR_EF=%q: must be a number from 1 to 1000", v)
+		}
+	}
 	st, err := postgres.Open(ctx, url, postgres.Options{ExactSearch: os.Getenv("QUARRY_BENCH_EXACT") == "1", VectorSearchEF: ef})
 	if err != nil {
 		b.Fatal(err)

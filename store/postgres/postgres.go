@@ -687,10 +687,10 @@ func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]s
 
 // vectorQuery is the query for the K chunks (the last argument) of a
 // knowledge base nearest to a vector (the first, a vector literal) that
-// the filter keeps (where, over the arguments between),
-// ordered through ix, the knowledge base's HNSW index (exactly when it
-// has none: an empty ix orders by cosine at full precision), and scored
-// by cosine at full precision.
+// the filter keeps (where, over the arguments between), ordered through
+// ix, the knowledge base's HNSW index (exactly when it has none: an empty
+// ix orders by cosine at full precision), and scored by cosine at full
+// precision.
 func vectorQuery(kbID int64, dim int, ix vectorIndex, where string) string {
 	d := strconv.Itoa(dim)
 	if ix.typ == "" {
