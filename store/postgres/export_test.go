@@ -48,3 +48,23 @@ func SetListBudget(n int) func() {
 
 // EFSearchFor exposes the hnsw.ef_search a search for k chunks sets.
 func (s *Store) EFSearchFor(k int) int { return s.efSearchFor(k) }
+
+// PackEntries packs a term list's entries (chunk ids and impacts, in
+// order) as kb_term_lists stores them, and UnpackEntries reads them back.
+func PackEntries(ids []int64, impacts []float32) []byte {
+	entries := make([]impactEntry, len(ids))
+	for i := range ids {
+		entries[i] = impactEntry{id: ids[i], impact: impacts[i]}
+	}
+	return packEntries(entries)
+}
+
+func UnpackEntries(b []byte) ([]int64, []float32, error) {
+	entries, err := unpackEntries(b)
+	ids := make([]int64, len(entries))
+	impacts := make([]float32, len(entries))
+	for i, e := range entries {
+		ids[i], impacts[i] = e.id, e.impact
+	}
+	return ids, impacts, err
+}

@@ -389,3 +389,29 @@ func TestTermSearchDropsHiddenSources(t *testing.T) {
 	}
 	check("10,003 hidden sources")
 }
+
+// TestTermListEntriesPacked: a term list's entries read back as written,
+// and migration 0019's SQL packs lists written before it (two arrays) as
+// Quarry packs them; a length that is not whole entries is an error.
+func TestTermListEntriesPacked(t *testing.T) {
+	s := openPG(t, "QUARRY_TEST_POSTGRES_URL", 0)
+	ids := []int64{7, 1 << 40, 3, 9_000_000_001}
+	impacts := []float32{2.2, 1.9999999, 0.5, float32(math.SmallestNonzeroFloat32)}
+	packed := postgres.PackEntries(ids, impacts)
+	gotIDs, gotImpacts, err := postgres.UnpackEntries(packed)
+	if err != nil || !slices.Equal(gotIDs, ids) || !slices.Equal(gotImpacts, impacts) {
+		t.Fatalf("read back %v %v (%v), want %v %v", gotIDs, gotImpacts, err, ids, impacts)
+	}
+	var bySQL []byte
+	err = s.SQL.QueryRowContext(context.Background(), `SELECT string_agg(int8send(u.c) || float4send(u.i), ''::bytea ORDER BY u.o)
+		FROM unnest($1::bigint[], $2::real[]) WITH ORDINALITY AS u(c, i, o)`, ids, impacts).Scan(&bySQL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(bySQL, packed) {
+		t.Fatalf("migration packs %x, Quarry %x", bySQL, packed)
+	}
+	if _, _, err := postgres.UnpackEntries(packed[:13]); err == nil {
+		t.Fatal("13 bytes of entries read without an error")
+	}
+}

@@ -5,14 +5,13 @@ import (
 	"container/heap"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"sync/atomic"
-
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/quarryhq/quarry/store"
 )
@@ -335,22 +334,17 @@ func writeLists(ctx context.Context, tx *sql.Tx, kbID int64, terms []string, lis
 	for from := 0; from < len(terms); from += rowsPerInsert {
 		to := min(len(terms), from+rowsPerInsert)
 		var b strings.Builder
-		b.WriteString(`INSERT INTO kb_term_lists (kb_id, term, floor, chunks, impacts) VALUES `)
+		b.WriteString(`INSERT INTO kb_term_lists (kb_id, term, floor, entries) VALUES `)
 		args := []any{kbID}
 		for i := from; i < to; i++ {
 			if i > from {
 				b.WriteString(", ")
 			}
 			n := len(args)
-			fmt.Fprintf(&b, "($1, $%d, $%d, $%d::bigint[], $%d::real[])", n+1, n+2, n+3, n+4)
+			fmt.Fprintf(&b, "($1, $%d, $%d, $%d)", n+1, n+2, n+3)
 			h := lists[i]
 			slices.SortFunc(h, func(a, b impactEntry) int { return cmp.Compare(b.impact, a.impact) })
-			ids := make([]int64, len(h))
-			imps := make([]float32, len(h))
-			for j, e := range h {
-				ids[j], imps[j] = e.id, e.impact
-			}
-			args = append(args, terms[i], float32(floors[i]), ids, imps)
+			args = append(args, terms[i], float32(floors[i]), packEntries(h))
 		}
 		if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {
 			return fmt.Errorf("term lists of kb %d: %w", kbID, err)
@@ -605,27 +599,21 @@ type termList struct {
 // entries added since the build.
 func readLists(ctx context.Context, q querier, kbID int64, terms []string) (map[string]termList, error) {
 	arr := "{" + arrayItems(terms) + "}"
-	rows, err := q.QueryContext(ctx, `SELECT term, floor, chunks, impacts FROM kb_term_lists WHERE kb_id = $1 AND term = ANY($2::text[])`, kbID, arr)
+	rows, err := q.QueryContext(ctx, `SELECT term, floor, entries FROM kb_term_lists WHERE kb_id = $1 AND term = ANY($2::text[])`, kbID, arr)
 	if err != nil {
 		return nil, fmt.Errorf("chunk term search: lists: %w", err)
 	}
 	defer rows.Close()
 	out := map[string]termList{}
-	types := pgtype.NewMap() // scans the arrays; one per search, as it caches
 	for rows.Next() {
 		var t string
 		var l termList
-		var ids []int64
-		var imps []float32
-		if err := rows.Scan(&t, &l.floor, types.SQLScanner(&ids), types.SQLScanner(&imps)); err != nil {
+		var packed []byte
+		if err := rows.Scan(&t, &l.floor, &packed); err != nil {
 			return nil, fmt.Errorf("chunk term search: lists: %w", err)
 		}
-		if len(ids) != len(imps) {
-			return nil, fmt.Errorf("chunk term search: list of %q: %d chunks, %d impacts", t, len(ids), len(imps))
-		}
-		l.entries = make([]impactEntry, len(ids))
-		for i := range ids {
-			l.entries[i] = impactEntry{id: ids[i], impact: imps[i]}
+		if l.entries, err = unpackEntries(packed); err != nil {
+			return nil, fmt.Errorf("chunk term search: list of %q: %w", t, err)
 		}
 		out[t] = l
 	}
@@ -653,6 +641,34 @@ func readLists(ctx context.Context, q querier, kbID int64, terms []string) (map[
 	}
 	if err := adds.Err(); err != nil {
 		return nil, fmt.Errorf("chunk term search: lists: %w", err)
+	}
+	return out, nil
+}
+
+// entrySize is the bytes of an entry packed: the chunk's id, then its
+// impact's float32 bits, both big-endian (as PostgreSQL's int8send and
+// float4send write them).
+const entrySize = 12
+
+// packEntries is entries as kb_term_lists stores them.
+func packEntries(entries []impactEntry) []byte {
+	b := make([]byte, 0, entrySize*len(entries))
+	for _, e := range entries {
+		b = binary.BigEndian.AppendUint64(b, uint64(e.id))
+		b = binary.BigEndian.AppendUint32(b, math.Float32bits(e.impact))
+	}
+	return b
+}
+
+// unpackEntries reads entries packed by packEntries.
+func unpackEntries(b []byte) ([]impactEntry, error) {
+	if len(b)%entrySize != 0 {
+		return nil, fmt.Errorf("%d bytes of entries, not a multiple of %d", len(b), entrySize)
+	}
+	out := make([]impactEntry, len(b)/entrySize)
+	for i := range out {
+		e := b[i*entrySize:]
+		out[i] = impactEntry{id: int64(binary.BigEndian.Uint64(e)), impact: math.Float32frombits(binary.BigEndian.Uint32(e[8:]))}
 	}
 	return out, nil
 }

@@ -158,29 +158,56 @@ func (s *DB) NearestExact(ctx context.Context, q store.VectorQuery, query string
 type TermScorer struct {
 	k1, b, avg float64
 	idf        []float64 // of each query term held
-	terms      []string
+	at         map[string]int
 	tf         []int
+	// first and lengths pass the stored terms that can be a query term:
+	// their first byte and their length (lengths past 63 all pass).
+	first   [256]bool
+	lengths uint64
 }
 
 // NewTermScorer scores over terms, distinct, each with its idf, in the
 // knowledge base that q searches, whose chunks have avgLen terms on
 // average; the terms are summed in the order given.
 func NewTermScorer(q store.TermQuery, avgLen float64, terms []string, idf []float64) *TermScorer {
-	return &TermScorer{k1: q.K1, b: q.B, avg: avgLen, idf: idf, terms: terms, tf: make([]int, len(terms))}
+	s := &TermScorer{k1: q.K1, b: q.B, avg: avgLen, idf: idf, at: make(map[string]int, len(terms)), tf: make([]int, len(terms))}
+	for i, t := range terms {
+		if _, ok := s.at[t]; ok || t == "" {
+			continue
+		}
+		s.at[t] = i
+		s.first[t[0]] = true
+		s.lengths |= 1 << min(len(t), 63)
+	}
+	return s
 }
 
 // Score is the BM25 score of a chunk whose stored terms are stored (terms
-// joined by single spaces, as ingest writes them). Each query term's
-// occurrences are found by a substring search standing on spaces, not by
-// splitting the chunk into its terms: a chunk holds some 150 terms, a
-// query a few.
+// joined by single spaces, as ingest writes them). The chunk's terms are
+// read once, each looked up only when its first byte and length are a
+// query term's: a chunk holds some 100 terms, a query a few (at 1M
+// chunks, a search through term lists scores some 2,000 chunks; a
+// substring search per query term took a quarter of its client's CPU).
 func (s *TermScorer) Score(stored string) float64 {
+	clear(s.tf)
 	length := 0
-	if stored != "" {
-		length = strings.Count(stored, " ") + 1
-	}
-	for i, t := range s.terms {
-		s.tf[i] = occurrences(stored, t)
+	for stored != "" {
+		length++
+		i := strings.IndexByte(stored, ' ')
+		t := stored
+		if i >= 0 {
+			t, stored = stored[:i], stored[i+1:]
+			if stored == "" {
+				length++ // a trailing space ends an empty term
+			}
+		} else {
+			stored = ""
+		}
+		if t != "" && s.first[t[0]] && s.lengths&(1<<min(len(t), 63)) != 0 {
+			if j, ok := s.at[t]; ok {
+				s.tf[j]++
+			}
+		}
 	}
 	norm := s.k1 * (1 - s.b + s.b*float64(length)/s.avg)
 	var score float64
@@ -190,24 +217,4 @@ func (s *TermScorer) Score(stored string) float64 {
 		}
 	}
 	return score
-}
-
-// occurrences counts t as a whole space-separated term of stored.
-func occurrences(stored, t string) int {
-	if t == "" {
-		return 0
-	}
-	n := 0
-	for from := 0; ; {
-		i := strings.Index(stored[from:], t)
-		if i < 0 {
-			return n
-		}
-		i += from
-		end := i + len(t)
-		if (i == 0 || stored[i-1] == ' ') && (end == len(stored) || stored[end] == ' ') {
-			n++
-		}
-		from = end
-	}
 }
