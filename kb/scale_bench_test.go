@@ -282,13 +282,14 @@ func vectorRecall(b *testing.B, st store.Store, vs store.VectorSearcher, name st
 // K=10, each mode's searches run once before they are timed (that pass's
 // p50 reported as cold), with the knowledge base's term lists and without
 // them (its build row set aside for the run and put back), and how many
-// searches ranked the same chunks both ways. It needs QUARRY_BENCH_DATABASE_URL and
-// ../shared/data; QUARRY_BENCH_KB names the knowledge base (default
-// "scale"); QUARRY_BENCH_BUILD=1 builds the lists first;
-// QUARRY_BENCH_EXACT=1 makes the searches with lists prove their top K
-// (--exact-search); QUARRY_BENCH_RECALL=1 measures the vector index's
-// recall against an exact scan (every embedding read into memory);
-// QUARRY_VECTOR_EF sets the vector searches' least ef_search (--vector-ef).
+// searches ranked the same chunks both ways. It needs
+// QUARRY_BENCH_DATABASE_URL and ../shared/data; QUARRY_BENCH_KB names the
+// knowledge base (default "scale"); QUARRY_BENCH_BUILD=1 builds the lists
+// first; QUARRY_BENCH_EXACT=1 makes the searches with lists prove their
+// top K (--exact-search); QUARRY_BENCH_RECALL=1 measures the vector
+// index's recall against an exact scan (every embedding read into
+// memory); QUARRY_VECTOR_EF sets the vector searches' least ef_search
+// (--vector-ef).
 //
 //	QUARRY_BENCH_DATABASE_URL=postgres://… go test ./kb -run '^$' -bench ScaleSearch -benchtime 1x
 func BenchmarkScaleSearch(b *testing.B) {
