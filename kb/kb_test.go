@@ -365,6 +365,12 @@ func testSearchInStore(t *testing.T, st store.Store) {
 		{Text: "크롤러 수집", K: 2, Language: "ko"},
 		{Text: "invoices", K: 5, Source: "file://" + filepath.Join(dir, "sub")},
 		{Text: "the of and", K: 3},
+		// Bad input: punctuation only, 10,000 characters, filters that
+		// match nothing.
+		{Text: "?! … — ;;", K: 3},
+		{Text: strings.Repeat("crawler invoices fees ", 455)[:10000], K: 3},
+		{Text: "crawler stale pages", K: 3, Language: "fr"},
+		{Text: "invoices", K: 3, Mode: kb.ModeVector, Source: "file:///nowhere/"},
 	} {
 		want, err := mem.Search(ctx, "notes", emb, q)
 		if err != nil {
@@ -381,6 +387,15 @@ func testSearchInStore(t *testing.T, st store.Store) {
 		}
 		if !same {
 			t.Errorf("%q (%s): in the store %+v, in memory %+v", q.Text, q.Mode, got, want)
+		}
+	}
+	// A knowledge base with no chunks answers with none, in every mode.
+	if _, err := mem.Create(ctx, "empty", "", emb); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{kb.ModeBM25, kb.ModeVector, kb.ModeHybrid} {
+		if got, err := in.Search(ctx, "empty", emb, kb.Query{Text: "crawler", K: 3, Mode: mode}); err != nil || len(got) != 0 {
+			t.Errorf("empty knowledge base, %s: %+v %v", mode, got, err)
 		}
 	}
 	write(t, dir, "ask.txt", "Answers now come from the top seven chunks.\n")
