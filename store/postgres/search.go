@@ -54,6 +54,10 @@ func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store
 	if err != nil || len(held) == 0 {
 		return nil, err
 	}
+	few, err := s.fewInLanguage(ctx, q.KBID, q.Filter.Language)
+	if err != nil || few == 0 {
+		return nil, err
+	}
 	idfs := make([]float64, len(held))
 	for i, t := range held {
 		idfs[i] = t.idf
@@ -65,6 +69,13 @@ func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store
 	}
 	r := &termRead{s: s, q: q, scorer: scorer, byText: queries[0], byID: queries[1], args: fargs, hidden: hidden,
 		top: index.NewTop(q.K), scored: map[int64]bool{}}
+	if few > 0 {
+		// Every chunk in the filter's language holding a term, scored.
+		if err := r.read(ctx, r.byText, tsQuery(termsOf(held))); err != nil {
+			return nil, err
+		}
+		return hitsOf(r.top), nil
+	}
 	// order is the terms in the order they are taken, the first from of
 	// them read already; bound[i] is more than term i adds to the score
 	// of any chunk not read yet that can make the top K (BM25's tf part
@@ -389,4 +400,27 @@ func (s *Store) ChunkNearest(ctx context.Context, q store.VectorQuery) ([]store.
 	}
 	where, fargs := sqlstore.FilterSQL(q.Filter)
 	return s.NearestExact(ctx, q, s.Rebind(`SELECT c.id, c.embedding FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ?`+where), append([]any{q.KBID}, fargs...)...)
+}
+
+// maxFewInLanguage is the most chunks a language filter may pass for a
+// search to read them all (through the index of chunks by language)
+// instead of searching the knowledge base and filtering.
+const maxFewInLanguage = 8192
+
+// fewInLanguage returns, for a filter to language (none when empty), 0
+// when no chunk of the knowledge base is in it, their number when they
+// are at most maxFewInLanguage, and -1 otherwise: search as without it.
+func (s *Store) fewInLanguage(ctx context.Context, kbID int64, language string) (int64, error) {
+	if language == "" {
+		return -1, nil
+	}
+	var n int64
+	err := s.SQL.QueryRowContext(ctx, `SELECT coalesce((SELECT chunks FROM kb_language_stats WHERE kb_id = $1 AND language = $2), 0)`, kbID, language).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("chunks in language %q: %w", language, err)
+	}
+	if n > maxFewInLanguage {
+		return -1, nil
+	}
+	return n, nil
 }
