@@ -50,12 +50,12 @@ func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store
 	if !ok || err != nil {
 		return nil, err
 	}
-	held, err := s.termIDFs(ctx, q.KBID, n, terms)
-	if err != nil || len(held) == 0 {
-		return nil, err
-	}
 	few, err := s.fewInLanguage(ctx, q.KBID, q.Filter.Language)
 	if err != nil || few == 0 {
+		return nil, err
+	}
+	held, err := s.termIDFs(ctx, q.KBID, n, terms)
+	if err != nil || len(held) == 0 {
 		return nil, err
 	}
 	idfs := make([]float64, len(held))
