@@ -355,6 +355,7 @@ func testSearchInStore(t *testing.T, st store.Store) {
 	write(t, dir, "billing.html", "<html><head><title>Billing</title></head><body><p>Invoices are sent monthly by email to the account owner.</p></body></html>")
 	write(t, dir, "ko.md", "# 크롤러\n\n크롤러는 오래된 페이지를 5분마다 다시 수집합니다.\n")
 	write(t, dir, "sub/fees.md", "Fees are paid every month by bank transfer; invoices list them.\n")
+	write(t, dir, "장부/요금.md", "Ledger fees are paid weekly; invoices list them too.\n")
 	if _, err := mem.AddPaths(ctx, "notes", []string{dir}, kb.AddOptions{Embedder: emb}); err != nil {
 		t.Fatal(err)
 	}
@@ -364,6 +365,8 @@ func testSearchInStore(t *testing.T, st store.Store) {
 		{Text: "who pays the fees", K: 2, Mode: kb.ModeVector},
 		{Text: "크롤러 수집", K: 2, Language: "ko"},
 		{Text: "invoices", K: 5, Source: "file://" + filepath.Join(dir, "sub")},
+		{Text: "invoices", K: 5, Source: "file://" + filepath.Join(dir, "장")},
+		{Text: "invoices", K: 5, Mode: kb.ModeVector, Source: "file://" + filepath.Join(dir, "장부")},
 		{Text: "the of and", K: 3},
 		// Bad input: punctuation only, 10,000 characters, filters that
 		// match nothing.
@@ -371,6 +374,7 @@ func testSearchInStore(t *testing.T, st store.Store) {
 		{Text: strings.Repeat("crawler invoices fees ", 455)[:10000], K: 3},
 		{Text: "crawler stale pages", K: 3, Language: "fr"},
 		{Text: "invoices", K: 3, Mode: kb.ModeVector, Source: "file:///nowhere/"},
+		{Text: "invoices fees", K: 3, Mode: kb.ModeBM25, Source: "file:///nowhere/"},
 	} {
 		want, err := mem.Search(ctx, "notes", emb, q)
 		if err != nil {

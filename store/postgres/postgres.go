@@ -641,16 +641,18 @@ func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]s
 	if err != nil {
 		return nil, fmt.Errorf("chunk vector search: %w", err)
 	}
-	few, err := s.fewInLanguage(ctx, q.KBID, q.Filter.Language)
-	if err != nil || few == 0 {
+	narrow, err := s.narrow(ctx, q.KBID, q.Filter)
+	if err != nil || narrow.none {
 		return nil, err
 	}
-	if few > 0 {
-		// The chunks in the filter's language, few, ranked exactly
-		// (the index would pass over most of them).
+	if narrow.few {
+		// The chunks the filter passes, few, ranked exactly (the index
+		// would pass over most of them).
 		ix = vectorIndex{}
 	}
 	where, fargs := sqlstore.FilterSQL(q.Filter)
+	nwhere, nargs := narrow.where()
+	where, fargs = where+nwhere, append(fargs, nargs...)
 	query := vectorQuery(q.KBID, q.Dimension, ix, where)
 	// HNSW returns at most ef_search rows: raise it for this query to K,
 	// so deep candidate lists for fusion are complete.

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/quarryhq/quarry/index"
 	"github.com/quarryhq/quarry/store"
@@ -50,8 +52,8 @@ func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store
 	if !ok || err != nil {
 		return nil, err
 	}
-	few, err := s.fewInLanguage(ctx, q.KBID, q.Filter.Language)
-	if err != nil || few == 0 {
+	narrow, err := s.narrow(ctx, q.KBID, q.Filter)
+	if err != nil || narrow.none {
 		return nil, err
 	}
 	held, err := s.termIDFs(ctx, q.KBID, n, terms)
@@ -63,14 +65,14 @@ func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store
 		idfs[i] = t.idf
 	}
 	scorer := sqlstore.NewTermScorer(q, float64(total)/float64(n), termsOf(held), idfs)
-	queries, fargs, hidden, err := s.termQueries(ctx, q, `c.terms_tsv @@ to_tsquery('simple', ?)`, `c.id = ANY(?::bigint[])`)
+	queries, fargs, hidden, err := s.termQueries(ctx, q, narrow, `c.terms_tsv @@ to_tsquery('simple', ?)`, `c.id = ANY(?::bigint[])`)
 	if err != nil {
 		return nil, err
 	}
 	r := &termRead{s: s, q: q, scorer: scorer, byText: queries[0], byID: queries[1], args: fargs, hidden: hidden,
 		top: index.NewTop(q.K), scored: map[int64]bool{}}
-	if few > 0 {
-		// Every chunk in the filter's language holding a term, scored.
+	if narrow.few {
+		// Every chunk the filter passes holding a term, scored.
 		if err := r.read(ctx, r.byText, tsQuery(termsOf(held))); err != nil {
 			return nil, err
 		}
@@ -279,8 +281,9 @@ const maxHidden = 10000
 // partial index and their chunks dropped as they come, so the common case
 // joins no chunk to its source (that join was half of a term query's
 // time in the database). Past maxHidden such sources, or with a source
-// prefix to match, the queries join.
-func (s *Store) termQueries(ctx context.Context, q store.TermQuery, matches ...string) ([]string, []any, map[int64]bool, error) {
+// prefix to match, the queries join. The queries keep to narrow's
+// sources.
+func (s *Store) termQueries(ctx context.Context, q store.TermQuery, narrow narrowing, matches ...string) ([]string, []any, map[int64]bool, error) {
 	const read = `SELECT c.id, c.source_id, c.terms FROM chunks c `
 	build := func(join, where string) []string {
 		out := make([]string, len(matches))
@@ -289,9 +292,10 @@ func (s *Store) termQueries(ctx context.Context, q store.TermQuery, matches ...s
 		}
 		return out
 	}
+	nwhere, nargs := narrow.where()
 	joined := func() ([]string, []any, map[int64]bool, error) {
 		where, args := sqlstore.FilterSQL(q.Filter)
-		return build(`JOIN sources s ON s.id = c.source_id `, where), args, nil, nil
+		return build(`JOIN sources s ON s.id = c.source_id `, where+nwhere), append(args, nargs...), nil, nil
 	}
 	if q.Filter.SourcePrefix != "" {
 		return joined()
@@ -308,7 +312,7 @@ func (s *Store) termQueries(ctx context.Context, q store.TermQuery, matches ...s
 		return joined()
 	}
 	where, args := sqlstore.ChunkFilterSQL(q.Filter)
-	return build("", where), args, hidden, nil
+	return build("", where+nwhere), append(args, nargs...), hidden, nil
 }
 
 // hiddenSources returns the ids of the knowledge base's sources that cond
@@ -398,18 +402,140 @@ func (s *Store) ChunkNearest(ctx context.Context, q store.VectorQuery) ([]store.
 	if s.pgvector {
 		return s.ChunkVectorSearch(ctx, q)
 	}
+	narrow, err := s.narrow(ctx, q.KBID, q.Filter)
+	if err != nil || narrow.none {
+		return nil, err
+	}
 	where, fargs := sqlstore.FilterSQL(q.Filter)
-	return s.NearestExact(ctx, q, s.Rebind(`SELECT c.id, c.embedding FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ?`+where), append([]any{q.KBID}, fargs...)...)
+	nwhere, nargs := narrow.where()
+	return s.NearestExact(ctx, q, s.Rebind(`SELECT c.id, c.embedding FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ?`+where+nwhere), append(append([]any{q.KBID}, fargs...), nargs...)...)
 }
 
-// maxFewInLanguage is the most chunks a language filter may pass for a
-// search to read them all (through the index of chunks by language)
-// instead of searching the knowledge base and filtering.
-const maxFewInLanguage = 8192
+// maxFew is the most chunks a filter may pass for a search to read them
+// all (through the index of chunks by language, or by source) instead of
+// searching the knowledge base and filtering; maxFewSources is the most
+// sources a source prefix may match for a search to name them.
+const (
+	maxFew        = 8192
+	maxFewSources = 1024
+)
+
+// narrowing is what a filter leaves a search to read.
+type narrowing struct {
+	none    bool    // no chunk passes the filter: read nothing
+	few     bool    // at most maxFew chunks do: read and rank them all
+	sources []int64 // when not nil, the only sources whose chunks may pass
+}
+
+// where is the condition narrowing adds to a query over chunks c, and its
+// argument.
+func (n narrowing) where() (string, []any) {
+	if n.sources == nil {
+		return "", nil
+	}
+	return ` AND c.source_id = ANY(?::bigint[])`, []any{n.sources}
+}
+
+// narrow returns what f leaves a search of a knowledge base to read: a
+// language no chunk is in, or a source prefix no source has, leaves
+// nothing; a language few chunks are in (kb_language_stats), or a prefix
+// that few sources with few chunks have (found through the index of
+// sources by URL in byte order), leaves those chunks to be read and
+// ranked exactly, since an index over the whole knowledge base would pass
+// over most of them before it found any.
+func (s *Store) narrow(ctx context.Context, kbID int64, f store.ChunkFilter) (narrowing, error) {
+	var n narrowing
+	inLanguage, err := s.fewInLanguage(ctx, kbID, f.Language)
+	if err != nil {
+		return n, err
+	}
+	if inLanguage == 0 {
+		return narrowing{none: true}, nil
+	}
+	n.few = inLanguage > 0
+	if f.SourcePrefix == "" {
+		return n, nil
+	}
+	ids, err := s.sourcesWithPrefix(ctx, kbID, f.SourcePrefix)
+	if err != nil || ids == nil {
+		return n, err // many sources: filter as the search goes
+	}
+	if len(ids) == 0 {
+		return narrowing{none: true}, nil
+	}
+	n.sources = ids
+	if n.few {
+		return n, nil
+	}
+	var chunks int64
+	err = s.SQL.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM chunks WHERE source_id = ANY($1::bigint[]) LIMIT $2) c`, ids, maxFew+1).Scan(&chunks)
+	if err != nil {
+		return n, fmt.Errorf("chunks of sources under %q: %w", f.SourcePrefix, err)
+	}
+	if chunks == 0 {
+		return narrowing{none: true}, nil
+	}
+	n.few = chunks <= maxFew
+	return n, nil
+}
+
+// sourcesWithPrefix returns the ids of the knowledge base's sources whose
+// URL starts with prefix, or nil when there are more than maxFewSources.
+// The URLs are compared byte by byte (~>=~, ~<~: the sources_url_bytes
+// index), whatever the database's collation.
+func (s *Store) sourcesWithPrefix(ctx context.Context, kbID int64, prefix string) ([]int64, error) {
+	query := `SELECT id FROM sources WHERE kb_id = $1 AND url ~>=~ $2 AND starts_with(url, $2)`
+	args := []any{kbID, prefix}
+	if upper, ok := prefixUpper(prefix); ok {
+		query += ` AND url ~<~ $4`
+		args = append(args, maxFewSources+1, upper)
+	} else {
+		args = append(args, maxFewSources+1)
+	}
+	rows, err := s.SQL.QueryContext(ctx, query+` LIMIT $3`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sources under %q: %w", prefix, err)
+	}
+	defer rows.Close()
+	ids := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("sources under %q: %w", prefix, err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sources under %q: %w", prefix, err)
+	}
+	if len(ids) > maxFewSources {
+		return nil, nil
+	}
+	return ids, nil
+}
+
+// prefixUpper returns the least string greater, byte by byte, than every
+// string that starts with prefix: prefix with its last character replaced
+// by the next one (UTF-8 keeps code point order and no encoding is the
+// prefix of another), past any last characters that have no next one;
+// false when none do.
+func prefixUpper(prefix string) (string, bool) {
+	r := []rune(prefix)
+	for i := len(r) - 1; i >= 0; i-- {
+		next := r[i] + 1
+		if next == 0xD800 {
+			next = 0xE000 // past the surrogates, which UTF-8 cannot hold
+		}
+		if next <= unicode.MaxRune && utf8.ValidRune(next) {
+			return string(append(r[:i:i], next)), true
+		}
+	}
+	return "", false
+}
 
 // fewInLanguage returns, for a filter to language (none when empty), 0
 // when no chunk of the knowledge base is in it, their number when they
-// are at most maxFewInLanguage, and -1 otherwise: search as without it.
+// are at most maxFew, and -1 otherwise: search as without it.
 func (s *Store) fewInLanguage(ctx context.Context, kbID int64, language string) (int64, error) {
 	if language == "" {
 		return -1, nil
@@ -419,7 +545,7 @@ func (s *Store) fewInLanguage(ctx context.Context, kbID int64, language string) 
 	if err != nil {
 		return 0, fmt.Errorf("chunks in language %q: %w", language, err)
 	}
-	if n > maxFewInLanguage {
+	if n > maxFew {
 		return -1, nil
 	}
 	return n, nil

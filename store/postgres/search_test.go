@@ -210,11 +210,15 @@ func TestTermSearchExact(t *testing.T) {
 	if err := s.SQL.QueryRowContext(ctx, `SELECT chunks FROM kb_term_list_builds WHERE kb_id = $1`, kb.ID).Scan(&built); err != nil {
 		t.Fatal(err)
 	}
+	// Each churn chunk says w1 ten times in ten terms: its impact beats
+	// the floor of w1's list, whichever chunks the last build saw (a
+	// chunk of "w0 w1 w2" scored about as the list's 25th did, so whether
+	// it was added beside the list depended on the builds' timing).
 	var churn []store.SourcePut
 	for i := range int(built)/4 + 1 {
 		churn = append(churn, store.SourcePut{
 			Source: store.Source{URL: fmt.Sprintf("https://exact.test/churn%d", i%5), Title: "t", Content: "c", ContentHash: fmt.Sprint("churn", i)},
-			Chunks: []store.Chunk{{ChunkIndex: 0, Text: "t", TokenCount: 3, Terms: "w0 w1 w2"}},
+			Chunks: []store.Chunk{{ChunkIndex: 0, Text: "t", TokenCount: 10, Terms: strings.TrimSpace(strings.Repeat("w1 ", 10))}},
 		})
 		if len(churn) == 5 {
 			if _, err := s.SourcePutBatch(ctx, kb.ID, churn); err != nil {
@@ -366,6 +370,8 @@ func TestTermSearchDropsHiddenSources(t *testing.T) {
 			{store.ChunkFilter{SourcePrefix: "https://h.test/", IncludeStale: true}, []string{urls[0], urls[1]}},
 			{store.ChunkFilter{Language: "ko"}, nil},
 			{store.ChunkFilter{Language: "ko", SourcePrefix: "https://h.test/"}, nil},
+			{store.ChunkFilter{SourcePrefix: "https://none.test/"}, nil},
+			{store.ChunkFilter{SourcePrefix: "https://h.test/s", IncludeStale: true}, []string{urls[1]}},
 		} {
 			if got := found(c.f); !slices.Equal(got, c.want) {
 				t.Errorf("%s, filter %+v: found %v, want %v", when, c.f, got, c.want)
@@ -413,5 +419,36 @@ func TestTermListEntriesPacked(t *testing.T) {
 	}
 	if _, _, err := postgres.UnpackEntries(packed[:13]); err == nil {
 		t.Fatal("13 bytes of entries read without an error")
+	}
+}
+
+// TestPrefixUpper: the bound a source prefix's sources are read up to is
+// above every string that starts with the prefix and below every other
+// string above it, byte by byte.
+func TestPrefixUpper(t *testing.T) {
+	for _, c := range []struct {
+		prefix, want string
+		ok           bool
+	}{
+		{"https://a.test/", "https://a.test0", true},
+		{"file:///장부", "file:///장\uBD81", true},
+		{"x\U0010FFFF", "y", true},
+		{"\U0010FFFF\U0010FFFF", "", false},
+		{"a\uD7FF", "a\uE000", true},
+		{"", "", false},
+	} {
+		got, ok := postgres.PrefixUpper(c.prefix)
+		if got != c.want || ok != c.ok {
+			t.Errorf("PrefixUpper(%q) = %q %v, want %q %v", c.prefix, got, ok, c.want, c.ok)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		for _, s := range []string{c.prefix, c.prefix + "\U0010FFFF\U0010FFFF", c.prefix + "zz"} {
+			if s >= got {
+				t.Errorf("%q starts with %q and is not below %q", s, c.prefix, got)
+			}
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/quarryhq/quarry/index"
 	"github.com/quarryhq/quarry/store"
@@ -23,7 +24,7 @@ func FilterSQL(f store.ChunkFilter) (string, []any) {
 	where += own
 	if f.SourcePrefix != "" {
 		where += ` AND substr(s.url, 1, ?) = ?`
-		args = append(args, len(f.SourcePrefix), f.SourcePrefix)
+		args = append(args, utf8.RuneCountInString(f.SourcePrefix), f.SourcePrefix) // substr counts characters
 	}
 	return where, args
 }
