@@ -7,6 +7,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 
 	"codeberg.org/readeck/go-readability/v2"
@@ -126,12 +127,14 @@ var inlineTags = map[string]bool{"span": true, "em": true, "strong": true, "b": 
 // or <span class="guimenu">, and "편집 → 실행 취소를 선택" became "→ 를
 // 선택". Inline elements are replaced by their children, so their text
 // stays in its sentence. Elements marked hidden (another platform's
-// variant of a menu path) are removed.
+// variant of a menu path) are removed, but for the default of a switch
+// between hidden alternatives (switchDefault).
 func keepInline(n *html.Node) {
+	keep := switchDefault(n)
 	for c := n.FirstChild; c != nil; {
 		next := c.NextSibling
 		if c.Type == html.ElementNode {
-			if hidden(c) || permalink(c) {
+			if c != keep && hidden(c) || permalink(c) {
 				n.RemoveChild(c)
 				c = next
 				continue
@@ -227,6 +230,34 @@ func itemBlocks(n *html.Node) {
 // item's inline content before them: a definition list or a figure
 // inside a list item is not a word of its sentence.
 var itemBreaks = map[string]bool{"dl": true, "figure": true, "figcaption": true, "details": true, "summary": true, "nav": true, "aside": true, "header": true, "footer": true, "form": true, "fieldset": true, "hr": true}
+
+// switchDefault returns, when every element in n has the hidden
+// attribute and there are two or more, the last: the alternatives a
+// page's script chooses between (LibreOffice's help shows "Command" on a
+// Mac and "Ctrl" elsewhere, both hidden until the script runs), of which
+// a switch keeps its default last. Without it the sentence lost the key: "표의 안을
+// 클릭하고, + A 를 두번 눌러". A lone hidden element (a part shown in one
+// application only) stays hidden.
+func switchDefault(n *html.Node) *html.Node {
+	var last *html.Node
+	count := 0
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		switch {
+		case c.Type == html.ElementNode:
+			if !slices.ContainsFunc(c.Attr, func(a html.Attribute) bool { return a.Key == "hidden" }) {
+				return nil // shown, or hidden from screen readers only
+			}
+			last = c
+			count++
+		case c.Type == html.TextNode && strings.TrimSpace(c.Data) != "":
+			return nil
+		}
+	}
+	if count < 2 {
+		return nil
+	}
+	return last
+}
 
 func hidden(n *html.Node) bool {
 	for _, a := range n.Attr {
