@@ -65,6 +65,8 @@ func File(path string) (Doc, error) {
 		return PDF(data)
 	case ".md", ".markdown", ".mdx":
 		return Markdown(data, name)
+	case ".adoc", ".asciidoc", ".asc":
+		return AsciiDoc(data, name)
 	case ".txt", ".text", ".rst", ".log", "":
 		return Text(data, name)
 	case ".js", ".mjs", ".cjs", ".css", ".map", ".json", ".svg":
@@ -109,12 +111,15 @@ func checkText(data []byte) error {
 
 // Text extracts a plain-text file; the title is its first line with a
 // letter or a digit when short (a line of only "=" or "*" over or under
-// a title is an ornament), else the file name.
+// a title is an ornament), else the file name. A .txt written in
+// AsciiDoc (Git's manuals) is read as text: reading it as AsciiDoc was
+// measured and not kept (docs/answer-quality.md).
 func Text(data []byte, name string) (Doc, error) {
 	if err := checkText(data); err != nil {
 		return Doc{}, err
 	}
 	text := strings.TrimSpace(strings.ToValidUTF8(string(data), ""))
+
 	return Doc{Title: firstLineTitle(text, name), Text: text, Format: "text"}, nil
 }
 

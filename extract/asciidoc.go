@@ -1,0 +1,147 @@
+package extract
+
+import (
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// AsciiDoc reads an AsciiDoc document as the text it renders to, so its
+// markup is not quoted as words: a line of "+" joining a list item's
+// blocks (it had run into the next sentence: "… without making any other
+// changes. + Neither …"), whose text then goes on in one paragraph;
+// block delimiters and attribute lines, which end a paragraph; a
+// description list's terms ("--autosquash::", "--no-autosquash::"), a
+// paragraph of their own as an HTML page's terms are, with the item's
+// text unindented; and inline macros as the text they show
+// ("linkgit:git-rebase[1]" is "git-rebase(1)", "link:url[the text]" is
+// "the text"); block macros (an include, a condition) are not text. Code
+// in listing blocks keeps its lines.
+func AsciiDoc(data []byte, name string) (Doc, error) {
+	if err := checkText(data); err != nil {
+		return Doc{}, err
+	}
+	text := renderAsciiDoc(strings.ReplaceAll(strings.ToValidUTF8(string(data), ""), "\r\n", "\n"))
+	return Doc{Title: firstLineTitle(text, name), Text: text, Format: "asciidoc"}, nil
+}
+
+var (
+	// adocMacro is an inline macro: name:target[text].
+	adocMacro = regexp.MustCompile(`\b([a-z][a-z0-9_-]*):([^\s\[\]]*)\[([^\]\n]*)\]`)
+	// adocDelimiter is a line that opens or closes a block.
+	adocDelimiter = regexp.MustCompile(`^(-{4,}|\.{4,}|={4,}|\*{4,}|_{4,}|\+{4,}|/{4,}|--)$`)
+	// adocAttributes is a line of block attributes or an anchor alone:
+	// "[verse]", "[source,shell]", "[[def_branch]]".
+	adocAttributes = regexp.MustCompile(`^\[\[?[^\[\]]*\]\]?$`)
+	// adocBlockMacro is a block macro's line: "include::config.txt[]",
+	// "ifdef::git-asciidoc[]", "image::diagram.png[]".
+	adocBlockMacro = regexp.MustCompile(`^[a-z]+::\S*\[[^\]]*\]$`)
+	// adocEntry is a document attribute's entry: ":toc: left".
+	adocEntry = regexp.MustCompile(`^:[A-Za-z0-9_-]+!?:(\s.*)?$`)
+	// adocTerm is a description list's term: "--autosquash::", "ab;;".
+	adocTerm = regexp.MustCompile(`^(\S.*?)(:{2,4}|;;)$`)
+	// adocTitle is a section title in the one-line form: "== Options".
+	adocTitle = regexp.MustCompile(`^={1,6}\s+(\S.*)$`)
+)
+
+// renderAsciiDoc is AsciiDoc's text.
+func renderAsciiDoc(src string) string {
+	lines := strings.Split(src, "\n")
+	out := make([]string, 0, len(lines))
+	inTerm := false // in the text that follows a term, unindented
+	listing := ""   // the delimiter of the listing block the lines are in
+	for i, line := range lines {
+		trimmed := strings.TrimSpace(line)
+		if listing != "" {
+			if trimmed == listing {
+				listing = ""
+				out = append(out, "")
+				continue
+			}
+			out = append(out, line)
+			continue
+		}
+		switch {
+		case trimmed == "":
+			inTerm = false
+			out = append(out, "")
+		case trimmed == "+":
+			// The next block belongs to the same list item: its text
+			// goes on in the item's paragraph.
+		case underline(lines, i):
+			out = append(out, "")
+		case adocDelimiter.MatchString(trimmed):
+			inTerm = false
+			if strings.HasPrefix(trimmed, "----") || strings.HasPrefix(trimmed, "....") {
+				listing = trimmed
+			}
+			out = append(out, "")
+		case adocAttributes.MatchString(trimmed), adocEntry.MatchString(trimmed), adocBlockMacro.MatchString(trimmed):
+			out = append(out, "")
+		case adocTerm.MatchString(trimmed) && !strings.HasPrefix(line, " ") && !strings.HasPrefix(line, "\t"):
+			term := macros(adocTerm.FindStringSubmatch(trimmed)[1])
+			if inTerm && len(out) > 1 && out[len(out)-1] == "" && out[len(out)-2] != "" {
+				// Terms one under another name one item: "--autosquash,
+				// --no-autosquash".
+				out[len(out)-2] += ", " + term
+				continue
+			}
+			inTerm = true
+			out = append(out, "", term, "")
+		case adocTitle.MatchString(trimmed) && !strings.HasPrefix(line, " "):
+			out = append(out, "", macros(adocTitle.FindStringSubmatch(trimmed)[1]), "")
+		case inTerm:
+			out = append(out, macros(trimmed))
+		default:
+			out = append(out, macros(line))
+		}
+	}
+	// Blank runs are one paragraph break.
+	text := strings.Join(out, "\n")
+	for strings.Contains(text, "\n\n\n") {
+		text = strings.ReplaceAll(text, "\n\n\n", "\n\n")
+	}
+	return strings.TrimSpace(text)
+}
+
+// underline reports line i a title's underline: a line of one of
+// "=-~^+" as long as the line above it (within one), which has words.
+func underline(lines []string, i int) bool {
+	line := strings.TrimSpace(lines[i])
+	if i == 0 || len(line) < 2 || strings.Trim(line, line[:1]) != "" || !strings.Contains("=-~^+", line[:1]) {
+		return false
+	}
+	above := strings.TrimSpace(lines[i-1])
+	n := utf8.RuneCountInString(above)
+	return above != "" && !adocDelimiter.MatchString(above) && n >= len(line)-1 && n <= len(line)+1
+}
+
+// macros writes a line's inline macros as the text they show: the text
+// in brackets, the target with a number in brackets as a manual page's
+// section ("git-rebase(1)"), or the target (a URL) when the brackets are
+// empty.
+func macros(line string) string {
+	if !strings.Contains(line, "[") {
+		return line
+	}
+	return adocMacro.ReplaceAllStringFunc(line, func(m string) string {
+		p := adocMacro.FindStringSubmatch(m)
+		name, target, text := p[1], p[2], strings.TrimSpace(p[3])
+		if i := strings.IndexByte(text, ','); i >= 0 && strings.Contains(text[i:], "=") {
+			text = strings.TrimSpace(text[:i]) // link:url[the text,window=_blank]
+		}
+		text = strings.Trim(text, `"`)
+		switch {
+		case text == "" && target == "":
+			return m
+		case text == "":
+			if strings.HasPrefix(target, "//") || name == "mailto" {
+				return name + ":" + target // a URL
+			}
+			return target
+		case strings.Trim(text, "0123456789") == "":
+			return target + "(" + text + ")"
+		}
+		return text
+	})
+}

@@ -1,0 +1,121 @@
+package extract
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// gitManual is the shape of Git's manuals, which Debian ships as .txt
+// AsciiDoc beside their HTML.
+const gitManual = `git-commit(1)
+=============
+
+NAME
+----
+git-commit - Record changes to the repository
+
+SYNOPSIS
+--------
+[verse]
+'git commit' [-a | --interactive | --patch] [-s] [-v] [-u<mode>]
+
+OPTIONS
+-------
+--fixup::
+--squash=<commit>::
+	Create a new commit which "fixes up" <commit> when applied with
+	` + "`git rebase --autosquash`" + `.
++
+` + "`--fixup=reword:<commit>`" + ` replaces the log message of <commit>
+without making any other changes.
++
+Neither "fixup!" nor "amend!" commits change authorship of
+<commit> when applied by ` + "`git rebase --autosquash`" + `.
+See linkgit:git-rebase[1] for details, or the
+link:https://git-scm.com/book[Pro Git book,window=_blank] and https://git-scm.com/docs[].
+
+include::config/commit.txt[]
+
+EXAMPLES
+--------
+------------
+$ git add hello.c
++
+$ git commit
+------------
+`
+
+func TestAsciiDoc(t *testing.T) {
+	doc, err := File(writeTemp(t, "git-commit.adoc", gitManual))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Format != "asciidoc" || doc.Title != "git-commit(1)" {
+		t.Fatalf("read as %q, titled %q", doc.Format, doc.Title)
+	}
+	paragraphs := strings.Split(doc.Text, "\n\n")
+	for _, want := range []string{
+		"NAME",
+		"--fixup, --squash=<commit>",
+		"Create a new commit which \"fixes up\" <commit> when applied with\n`git rebase --autosquash`.\n" +
+			"`--fixup=reword:<commit>` replaces the log message of <commit>\nwithout making any other changes.\n" +
+			"Neither \"fixup!\" nor \"amend!\" commits change authorship of\n<commit> when applied by `git rebase --autosquash`.\n" +
+			"See git-rebase(1) for details, or the\nPro Git book and https://git-scm.com/docs.",
+		"$ git add hello.c\n+\n$ git commit", // a listing keeps its lines
+	} {
+		if !slices.Contains(paragraphs, want) {
+			t.Errorf("no paragraph %q in:\n%s", want, doc.Text)
+		}
+	}
+	for _, markup := range []string{"[verse]", "linkgit", "include::", "----", "::\n", "window="} {
+		if strings.Contains(doc.Text, markup) {
+			t.Errorf("%q reached the text:\n%s", markup, doc.Text)
+		}
+	}
+	// An .adoc file is AsciiDoc by its name.
+	if doc, err := File(writeTemp(t, "guide.adoc", "= Guide\n\nSee xref:setup.adoc[the setup].\n")); err != nil || doc.Text != "Guide\n\nSee the setup." {
+		t.Errorf(".adoc: %q %v", doc.Text, err)
+	}
+}
+
+// A .txt file is plain text, whatever markup it holds.
+func TestTextIsNotAsciiDoc(t *testing.T) {
+	doc, err := File(writeTemp(t, "git-commit.txt", gitManual))
+	if err != nil || doc.Format != "text" || doc.Text != strings.TrimSpace(gitManual) {
+		t.Errorf("read as %s: %v", doc.Format, err)
+	}
+}
+
+func writeTemp(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func FuzzAsciiDoc(f *testing.F) {
+	f.Add([]byte(gitManual))
+	f.Add([]byte("= T\n\nlink:[]\n----\nunclosed"))
+	f.Add([]byte("T\n=\n\n::\n;;\n[[\n]]\n+\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		doc, err := AsciiDoc(data, "f.adoc")
+		if err != nil {
+			return
+		}
+		if !utf8.ValidString(doc.Text) || !utf8.ValidString(doc.Title) {
+			t.Fatal("invalid UTF-8 out")
+		}
+		if strings.Contains(doc.Text, "\n\n\n") {
+			t.Fatalf("a run of blank lines in %q", doc.Text)
+		}
+		if len(doc.Text) > len(data)+len(data)/2+2 {
+			t.Fatalf("text of %d bytes from %d", len(doc.Text), len(data))
+		}
+	})
+}
