@@ -645,7 +645,7 @@ func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]s
 	if err != nil || narrow.none {
 		return nil, err
 	}
-	if narrow.few {
+	if narrow.few(maxFewVectors) {
 		// The chunks the filter passes, few, ranked exactly (the index
 		// would pass over most of them).
 		ix = vectorIndex{}
