@@ -43,8 +43,14 @@ type Answer struct {
 	held map[string]bool
 }
 
-// Weights of the answer finder, each with what it stands for.
+// Weights are every tuned weight of the offline engine — the answer
+// finder (Find, for ask and research), the passages chosen for a model
+// (Select) and research's offline analysis, evidence and writer
+// (research/offline) — each with what it stands for. Shares are of the
+// question's weight (0–1) unless said otherwise.
 var Weights = struct {
+	// The answer finder.
+
 	// Heading and Title: a term the sentence does not say but the
 	// heading it sits under or its document's title does.
 	Heading, Title float64
@@ -60,13 +66,89 @@ var Weights = struct {
 	// Gain: a further answer is quoted when it adds at least this share
 	// of the question's weight to those before it.
 	Gain float64
+	// WindowCost is what each sentence of a window beyond the first costs
+	// it: a sentence that says it all is quoted alone.
+	WindowCost float64
 	// Answered is the confidence under which the documents do not
 	// answer. Set on the five documentation dev sets
 	// (eval/testdata/research): the share of answerable questions
 	// answered right, of unanswerable ones refused and of false refusals
 	// were best balanced there.
 	Answered float64
-}{Heading: 0.5, Title: 0.5, Neighbour: 0.25, Fit: 0.2, Rank: 0.05, Scene: 0.5, Gain: 0.1, Answered: 0.25}
+
+	// The passages a model is shown of a source (Select).
+
+	// Further: a term of a further text (a sub-question, the search that
+	// found the source) that the question lacks, against the question's
+	// own terms' 1.
+	Further float64
+	// HeadingShare: what a term counts for when only the heading a
+	// sentence sits under holds it: the sentence is about the heading,
+	// but does not say it.
+	HeadingShare float64
+	// FragmentShare damps the score of a heading, a line of code and a
+	// fragment of a few words.
+	FragmentShare float64
+
+	// Research's offline engine (research/offline).
+
+	// SubQuestion: a sub-question's term the question lacks, in the
+	// analysis of a source, against the question's own terms' 1.
+	SubQuestion float64
+	// Lead is added to a source's first sentence in its analysis and,
+	// as WriterLead, in the writer: a lead says what the document is
+	// about.
+	Lead, WriterLead float64
+	// NameFloor is added to a sentence's score before it weighs the names
+	// it mentions as leads to follow, so a name in a sentence that
+	// scores nothing is still a lead.
+	NameFloor float64
+	// LongSentence is the number of words at which a sentence's score is
+	// damped by 1/(1 + ln 2): longer sentences hold more words by
+	// length alone.
+	LongSentence float64
+	// PairTitle and PairLink: a pair of sources scores the question's
+	// coverage, plus PairTitle when a source is titled by what the
+	// question names, plus PairLink when one names the other's subject
+	// (the bridge of a two-hop question); PartialLink when it names only
+	// that subject's first significant word, capitalised.
+	PairTitle, PairLink, PartialLink float64
+	// Keep: how close to the best pair's score a further pair must come
+	// for its sources to be cited.
+	Keep float64
+	// Bear: the share of the question a source must cover alone to be
+	// cited when it names nothing the question does and links to no
+	// source cited.
+	Bear float64
+	// MinGain: the least share of the question a source must add to what
+	// the chosen ones cover to be chosen for it.
+	MinGain float64
+	// Unanswered: when the question's focus words that no source holds
+	// weigh this share of the question, it is left unanswered.
+	Unanswered float64
+	// Relevant: how close to the best sentence's score a further
+	// sentence must come to be quoted beyond the first of its source.
+	Relevant float64
+	// SecondSentence: how close to its source's best a second sentence
+	// must come to be quoted with it in the summary.
+	SecondSentence float64
+	// AnswerType is added to a sentence holding the kind of answer the
+	// question asks for (a year for "when", a place for "where").
+	AnswerType float64
+	// Asked: the extra weight, times a term's own, of the terms of the
+	// relation the question asks about ("administrative centre" in "… a
+	// comarca whose administrative centre is which town?").
+	Asked float64
+	// Bridge is added to a sentence that names the other source of its
+	// pair's subject.
+	Bridge float64
+}{
+	Heading: 0.5, Title: 0.5, Neighbour: 0.25, Fit: 0.2, Rank: 0.05, Scene: 0.5, Gain: 0.1, WindowCost: 0.01, Answered: 0.25,
+	Further: 0.5, HeadingShare: 0.5, FragmentShare: 0.5,
+	SubQuestion: 0.5, Lead: 0.25, WriterLead: 0.1, NameFloor: 0.1, LongSentence: 30,
+	PairTitle: 0.5, PairLink: 0.5, PartialLink: 0.5, Keep: 0.6, Bear: 0.25, MinGain: 0.05, Unanswered: 0.35,
+	Relevant: 0.34, SecondSentence: 0.5, AnswerType: 0.15, Asked: 1.0, Bridge: 0.3,
+}
 
 // Ablate switches rules off by name, for the benchmark that shows what
 // each is worth: "heading", "title", "neighbour", "fit", "rank",
@@ -95,9 +177,6 @@ func SetAblated(names []string) error {
 
 // MaxSentence is the longest sentence quoted as an answer, in bytes.
 const MaxSentence = 600
-
-// windowCost is what each sentence beyond the first costs a window.
-const windowCost = 0.01
 
 // maxQuestionWords bounds the words of a question weighed (a question's
 // words times the sentences read is the finder's work).
@@ -291,7 +370,7 @@ func (f *finder) windows() map[int]Answer {
 		cov := f.cover(r.doc, r.unit, extra)
 		// A longer window must hold more to win: a sentence that says it
 		// all is quoted alone.
-		score := cov - windowCost*float64(len(win)-1)
+		score := cov - Weights.WindowCost*float64(len(win)-1)
 		if anyFit {
 			score += Weights.Fit
 		}

@@ -12,20 +12,12 @@ import (
 // Query is what passages are chosen for: analysed terms with weights.
 type Query struct{ weight map[string]float64 }
 
-// Weights of a query's terms.
+// questionWeight is a question's term's weight (a further text's are
+// Weights.Further); minWords is the fewest words of a unit that is not a
+// fragment (Weights.FragmentShare).
 const (
 	questionWeight = 1.0
-	// furtherWeight is a term of a further text (a sub-question, the
-	// search that found the source) that the question lacks.
-	furtherWeight = 0.5
-	// headingShare is what a term counts for when only the heading a
-	// sentence sits under holds it: the sentence is about the heading,
-	// but does not say it.
-	headingShare = 0.5
-	// fragmentShare damps the score of a heading, a line of code and a
-	// fragment of under minWords words.
-	fragmentShare = 0.5
-	minWords      = 4
+	minWords       = 4
 )
 
 // NewQuery is a query for question, with the terms of further texts that
@@ -36,7 +28,7 @@ func NewQuery(question string, further ...string) Query {
 	for _, f := range further {
 		analyze.TermsFunc(f, func(t string) {
 			if _, ok := q.weight[t]; !ok {
-				q.weight[t] = furtherWeight
+				q.weight[t] = Weights.Further
 			}
 		})
 	}
@@ -141,15 +133,15 @@ func score(us []Unit, q Query) []float64 {
 			case own[i][t]:
 				v += w * idf
 			case u.Heading >= 0 && own[u.Heading][t]:
-				v += headingShare * w * idf
+				v += Weights.HeadingShare * w * idf
 			}
 		}
 		if u.Kind != Sentence || len(strings.Fields(u.Text)) < minWords {
 			// A heading, a line of code or a table row alone answers
 			// little; it comes with the sentence it belongs to.
-			v *= fragmentShare
+			v *= Weights.FragmentShare
 		}
-		out[i] = v / (1 + math.Log1p(float64(len(strings.Fields(u.Text)))/30))
+		out[i] = v / (1 + math.Log1p(float64(len(strings.Fields(u.Text)))/Weights.LongSentence))
 	}
 	return out
 }

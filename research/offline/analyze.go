@@ -83,10 +83,10 @@ func (s scorer) score(st sent) float64 {
 		case s.q[t]:
 			v++
 		case s.sub[t]:
-			v += 0.5
+			v += passage.Weights.SubQuestion
 		}
 	}
-	return v / (1 + math.Log1p(float64(st.words)/30))
+	return v / (1 + math.Log1p(float64(st.words)/passage.Weights.LongSentence))
 }
 
 // best returns the sentences of a source in descending score.
@@ -95,7 +95,7 @@ func (s scorer) best(rd *reader, src *research.Source) []scored {
 	for i, st := range rd.sentences(src) {
 		sc := s.score(st)
 		if i == 0 {
-			sc += 0.25 // a lead sentence says what the document is about
+			sc += passage.Weights.Lead // a lead sentence says what the document is about
 		}
 		out = append(out, scored{text: st.text, terms: st.terms, sourceID: src.ID, score: sc})
 	}
@@ -220,7 +220,7 @@ func (l *leads) add(sents []scored, rank int, subQuestion string, read, qKW map[
 			if !strings.Contains(n, " ") {
 				nw /= 2
 			}
-			l.score[n] += nw * (s.score + 0.1)
+			l.score[n] += nw * (s.score + passage.Weights.NameFloor)
 		}
 	}
 }

@@ -32,22 +32,6 @@ import (
 // maxEvidence caps the sources a report cites.
 const maxEvidence = 10
 
-// Weights of the pair score's parts beside the question's coverage (0–1).
-const (
-	titleWeight = 0.5
-	linkWeight  = 0.5
-	// keepShare is how close to the best pair's score a further pair must
-	// come for its sources to be cited.
-	keepShare = 0.6
-	// bearShare is the share of the question a source must cover alone to
-	// be cited when it names nothing the question does and links to no
-	// source cited.
-	bearShare = 0.25
-	// minGain is the least share of the question a source must add to
-	// what the chosen ones cover to be chosen for it.
-	minGain = 0.05
-)
-
 // weighted is a question term and its weight.
 type weighted struct {
 	term   string
@@ -256,7 +240,7 @@ func link(a, b *evDoc) float64 {
 	for _, w := range strings.Fields(b.base) {
 		if len(w) > 3 && !textseg.Connector(w) {
 			if a.caps[w] {
-				return 0.5
+				return passage.Weights.PartialLink
 			}
 			break
 		}
@@ -279,7 +263,7 @@ func (ev *evidence) pairScore(a, b *evDoc) float64 {
 	case a.named || b.named:
 		named = 1
 	}
-	return ev.cover(a, b) + titleWeight*named + linkWeight*max(link(a, b), link(b, a))
+	return ev.cover(a, b) + passage.Weights.PairTitle*named + passage.Weights.PairLink*max(link(a, b), link(b, a))
 }
 
 // rank orders the sources: the sources of the best pairs, best first.
@@ -291,7 +275,7 @@ func (ev *evidence) rank(question string) {
 		}
 	}
 	if eligible >= 2 {
-		if missing, share := ev.unread(question); share >= unansweredShare {
+		if missing, share := ev.unread(question); share >= passage.Weights.Unanswered {
 			// What the question is about is in none of the sources (a
 			// good share of its weight, not a typo among many words):
 			// nothing here answers it, and nothing is cited as if it did.
@@ -327,7 +311,7 @@ func (ev *evidence) rank(question string) {
 	best := pairs[0]
 	// The pair's first is the one that covers more of the question alone:
 	// the one the question is about.
-	if best.b.alone+titleWeight*b2f(best.b.named) > best.a.alone+titleWeight*b2f(best.a.named) {
+	if best.b.alone+passage.Weights.PairTitle*b2f(best.b.named) > best.a.alone+passage.Weights.PairTitle*b2f(best.a.named) {
 		best.a, best.b = best.b, best.a
 	}
 	ev.pair = [2]*evDoc{best.a, best.b}
@@ -346,7 +330,7 @@ func (ev *evidence) choose(best scoredPair, next []scoredPair) {
 	// generic word ("born") is not enough.
 	var chosen []*evDoc
 	bears := func(d *evDoc) bool {
-		if d.named || d.alone >= bearShare {
+		if d.named || d.alone >= passage.Weights.Bear {
 			return true
 		}
 		for _, c := range append([]*evDoc{best.a, best.b}, chosen...) {
@@ -385,14 +369,14 @@ func (ev *evidence) choose(best scoredPair, next []scoredPair) {
 				continue
 			}
 			gain := ev.cover(append([]*evDoc{d}, chosen...)...) - base
-			if gain < minGain {
+			if gain < passage.Weights.MinGain {
 				continue
 			}
 			var l float64
 			for _, c := range chosen {
 				l = max(l, link(d, c), link(c, d))
 			}
-			if g := gain + linkWeight*l; g > top {
+			if g := gain + passage.Weights.PairLink*l; g > top {
 				pick, top = d, g
 			}
 		}
@@ -403,7 +387,7 @@ func (ev *evidence) choose(best scoredPair, next []scoredPair) {
 	}
 	// Last, the sources of the next best pairs while they come close.
 	for _, p := range append([]scoredPair{best}, next...) {
-		if p.score < keepShare*best.score || len(ev.order) >= maxEvidence {
+		if p.score < passage.Weights.Keep*best.score || len(ev.order) >= maxEvidence {
 			break
 		}
 		for _, d := range []*evDoc{p.a, p.b} {
@@ -413,10 +397,6 @@ func (ev *evidence) choose(best scoredPair, next []scoredPair) {
 		}
 	}
 }
-
-// unansweredShare: when the question's focus words that no source contains
-// weigh this share of the question, it is left unanswered.
-const unansweredShare = 0.35
 
 // unread lists the words naming what the question is about (its focus:
 // the names it mentions, or all its words when it names nothing) that no

@@ -149,10 +149,6 @@ func say(lang string, m int, args ...any) string {
 	return fmt.Sprintf(tr[m], args...)
 }
 
-// relevantShare is how close to the best sentence's score a further
-// sentence must come to be quoted beyond the first of its source.
-const relevantShare = 0.34
-
 // writer assembles the offline report; used keeps a sentence from being
 // quoted twice.
 type writer struct {
@@ -282,13 +278,13 @@ func (w *writer) ranked(sc scorer, ids []string, keep func(scored) bool) [][]sco
 // fill quotes the k-th sentence of each source in turn (k = 0, 1, …),
 // best source first, until the quotes reach min words (and minSources
 // sources), never beyond max. A sentence beyond a source's first must
-// score within relevantShare of the best, and leave reserve sentences of
+// score within passage.Weights.Relevant of the best, and leave reserve sentences of
 // its source unquoted.
 func (w *writer) fill(p *quotes, ranked [][]scored, minWords, maxWords, minSources, reserve int, top float64, inOrder bool) {
 	for k := 0; ; k++ {
 		var round []scored
 		for _, ss := range ranked {
-			if k < len(ss) && (k == 0 || k < len(ss)-reserve && ss[k].score >= relevantShare*top) {
+			if k < len(ss) && (k == 0 || k < len(ss)-reserve && ss[k].score >= passage.Weights.Relevant*top) {
 				round = append(round, ss[k])
 			}
 		}
@@ -363,11 +359,11 @@ func topScore(ranked [][]scored) float64 {
 func (w *writer) summary() string {
 	open := w.opening()
 	// A source whose best sentence bears on the question less than
-	// relevantShare as much as the best one's is no evidence for the
+	// passage.Weights.Relevant as much as the best one's is no evidence for the
 	// summary: its length comes from the sources that bear on it.
 	ranked := w.summaryRanked()
 	top := topScore(ranked)
-	ranked = slices.DeleteFunc(ranked, func(ss []scored) bool { return ss[0].score < relevantShare*top })
+	ranked = slices.DeleteFunc(ranked, func(ss []scored) bool { return ss[0].score < passage.Weights.Relevant*top })
 	p := &quotes{sources: map[string]bool{}, words: open.words}
 	w.fill(p, ranked, research.SummaryMinWords, research.SummaryMaxWords, 0, 1, top, true)
 	parts := open.lines
@@ -497,7 +493,7 @@ func (w *writer) opening() *quotes {
 		// else the one holding more of the relation asked about than its
 		// best ("His books, including …" beside "Edmunds is Professor of
 		// Finance").
-		if len(ss) > 1 && ss[1].score >= 0.5*ss[0].score {
+		if len(ss) > 1 && ss[1].score >= passage.Weights.SecondSentence*ss[0].score {
 			next = append(next, ss[1])
 		} else if !ev.comparison && len(ss) > 1 {
 			for _, s := range ss[1:] {
@@ -600,15 +596,6 @@ func (ev *evidence) askedIn(s scored) float64 {
 	return v
 }
 
-// answerTypeWeight favours a sentence holding the kind of answer the
-// question asks for (a year for "when", a place for "where").
-const answerTypeWeight = 0.15
-
-// askedBoost is the extra weight of the terms of the relation the
-// question asks about (asked): "administrative centre" in "… a comarca
-// whose administrative centre is which town?".
-const askedBoost = 1.0
-
 // answerSentences are a source's sentences, best first, by how well they
 // answer the question beside the other source of its pair: question terms
 // weighted by rarity, more for those the other source lacks, and more when
@@ -625,7 +612,7 @@ func (w *writer) answerSentences(d, other *evDoc) []scored {
 			}
 			wt := q.weight
 			if ev.asked[q.term] {
-				wt *= 1 + askedBoost
+				wt *= 1 + passage.Weights.Asked
 			}
 			if other != nil && other.terms[q.term] {
 				wt /= 2
@@ -636,15 +623,15 @@ func (w *writer) answerSentences(d, other *evDoc) []scored {
 			v /= ev.total
 		}
 		if other != nil && other.base != "" && strings.Contains(phraseOf(st.text), other.base) {
-			v += 0.3
+			v += passage.Weights.Bridge
 		}
 		if i == 0 {
-			v += 0.1
+			v += passage.Weights.WriterLead
 		}
 		if v > 0 && hasAnswerType(w.kind, st.text, w.in.Question) {
-			v += answerTypeWeight
+			v += passage.Weights.AnswerType
 		}
-		v /= 1 + math.Log1p(float64(st.words)/30)
+		v /= 1 + math.Log1p(float64(st.words)/passage.Weights.LongSentence)
 		if v > 0 {
 			out = append(out, scored{text: st.text, terms: st.terms, sourceID: d.src.ID, score: v})
 		}
