@@ -68,6 +68,3 @@ func UnpackEntries(b []byte) ([]int64, []float32, error) {
 	}
 	return ids, impacts, err
 }
-
-// PrefixUpper exposes prefixUpper.
-func PrefixUpper(prefix string) (string, bool) { return prefixUpper(prefix) }

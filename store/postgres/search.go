@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/quarryhq/quarry/index"
 	"github.com/quarryhq/quarry/store"
@@ -495,7 +493,7 @@ func (s *Store) narrow(ctx context.Context, kbID int64, f store.ChunkFilter) (na
 func (s *Store) sourcesWithPrefix(ctx context.Context, kbID int64, prefix string) ([]int64, error) {
 	query := `SELECT id FROM sources WHERE kb_id = $1 AND url ~>=~ $2 AND starts_with(url, $2)`
 	args := []any{kbID, prefix}
-	if upper, ok := prefixUpper(prefix); ok {
+	if upper, ok := sqlstore.PrefixUpper(prefix); ok {
 		query += ` AND url ~<~ $4`
 		args = append(args, maxFewSources+1, upper)
 	} else {
@@ -521,25 +519,6 @@ func (s *Store) sourcesWithPrefix(ctx context.Context, kbID int64, prefix string
 		return nil, nil
 	}
 	return ids, nil
-}
-
-// prefixUpper returns the least string greater, byte by byte, than every
-// string that starts with prefix: prefix with its last character replaced
-// by the next one (UTF-8 keeps code point order and no encoding is the
-// prefix of another), past any last characters that have no next one;
-// false when none do.
-func prefixUpper(prefix string) (string, bool) {
-	r := []rune(prefix)
-	for i := len(r) - 1; i >= 0; i-- {
-		next := r[i] + 1
-		if next == 0xD800 {
-			next = 0xE000 // past the surrogates, which UTF-8 cannot hold
-		}
-		if next <= unicode.MaxRune && utf8.ValidRune(next) {
-			return string(append(r[:i:i], next)), true
-		}
-	}
-	return "", false
 }
 
 // fewInLanguage returns, for a filter to language (none when empty), how

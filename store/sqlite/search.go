@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/quarryhq/quarry/index"
 	"github.com/quarryhq/quarry/store"
@@ -44,6 +45,10 @@ func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store
 	if !ok || err != nil {
 		return nil, err
 	}
+	under, err := s.sourcesUnder(ctx, q.KBID, q.Filter.SourcePrefix)
+	if err != nil || under != nil && len(under) == 0 {
+		return nil, err // no source under the prefix
+	}
 	var held []string
 	dfs := map[string]int64{}
 	for _, t := range terms {
@@ -65,6 +70,13 @@ func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store
 	}
 	scorer := sqlstore.NewTermScorer(q, float64(total)/float64(n), held, idf)
 	where, args := sqlstore.FilterSQL(q.Filter)
+	if in, few, err := s.fewUnder(ctx, under); err != nil {
+		return nil, fmt.Errorf("chunk term search: %w", err)
+	} else if few {
+		// The few chunks under the prefix, each scored: FTS5 would rank
+		// the whole database's chunks holding a term first.
+		return s.scoreAll(ctx, `SELECT c.id, c.terms FROM chunks c JOIN sources s ON s.id = c.source_id WHERE +c.kb_id = ?`+where+in, append([]any{q.KBID}, args...), scorer, q.K)
+	}
 	query := `SELECT c.id, c.terms FROM chunk_fts
 		JOIN chunks c ON c.id = chunk_fts.rowid JOIN sources s ON s.id = c.source_id
 		WHERE chunk_fts MATCH ? AND c.kb_id = ?` + where + ` ORDER BY bm25(chunk_fts) LIMIT ?`
@@ -95,6 +107,108 @@ func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store
 	return out[:min(len(out), q.K)], nil
 }
 
+// maxUnder is the most sources a source prefix may have for a search to
+// look them up first, and maxUnderChunks the most chunks they may hold
+// for a vector search to compare them all.
+const (
+	maxUnder       = 4096
+	maxUnderChunks = 8192
+)
+
+// sourcesUnder returns the ids of the knowledge base's sources whose URL
+// starts with prefix (none: an empty slice), found through the index of
+// sources by URL (SQLite compares text byte by byte), or nil when there
+// is no prefix or more than maxUnder sources have it. A prefix no source
+// has was searched like any other: at 100,171 generated chunks, a
+// one-shot hybrid search with one took 1.0-1.3 s, against 0.8-0.9 s
+// without a filter.
+func (s *Store) sourcesUnder(ctx context.Context, kbID int64, prefix string) ([]int64, error) {
+	if prefix == "" {
+		return nil, nil
+	}
+	query := `SELECT id FROM sources WHERE kb_id = ? AND url >= ? AND substr(url, 1, ?) = ?`
+	args := []any{kbID, prefix, utf8.RuneCountInString(prefix), prefix}
+	if upper, ok := sqlstore.PrefixUpper(prefix); ok {
+		query += ` AND url < ?`
+		args = append(args, upper)
+	}
+	rows, err := s.SQL.QueryContext(ctx, query+` LIMIT ?`, append(args, maxUnder+1)...)
+	if err != nil {
+		return nil, fmt.Errorf("sources under %q: %w", prefix, err)
+	}
+	defer rows.Close()
+	ids := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("sources under %q: %w", prefix, err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sources under %q: %w", prefix, err)
+	}
+	if len(ids) > maxUnder {
+		return nil, nil
+	}
+	return ids, nil
+}
+
+// fewUnder returns, for the sources under a prefix (sourcesUnder), the
+// condition that keeps a query over chunks c to them, and whether they
+// hold maxUnderChunks chunks or fewer. The condition is to follow a
+// "+c.kb_id = ?" (the unary plus keeps SQLite from reading the knowledge
+// base's every chunk through its index of chunks by knowledge base).
+func (s *Store) fewUnder(ctx context.Context, under []int64) (string, bool, error) {
+	if len(under) == 0 {
+		return "", false, nil
+	}
+	var b strings.Builder
+	for i, id := range under {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(id, 10))
+	}
+	in := ` AND c.source_id IN (` + b.String() + `)`
+	var chunks int
+	if err := s.SQL.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM chunks c WHERE 1`+in+` LIMIT ?)`, maxUnderChunks+1).Scan(&chunks); err != nil {
+		return "", false, err
+	}
+	return in, chunks <= maxUnderChunks, nil
+}
+
+// scoreAll scores every chunk query selects (id, stored terms) and
+// returns the k best that hold a term, best first, ties by id.
+func (s *Store) scoreAll(ctx context.Context, query string, args []any, scorer *sqlstore.TermScorer, k int) ([]store.VectorHit, error) {
+	rows, err := s.SQL.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("chunk term search: %w", err)
+	}
+	defer rows.Close()
+	var out []store.VectorHit
+	for rows.Next() {
+		var id int64
+		var text string
+		if err := rows.Scan(&id, &text); err != nil {
+			return nil, fmt.Errorf("chunk term search: %w", err)
+		}
+		if score := scorer.Score(text); score > 0 {
+			out = append(out, store.VectorHit{ChunkID: id, Score: score})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("chunk term search: %w", err)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return out[i].ChunkID < out[j].ChunkID
+	})
+	return out[:min(len(out), k)], nil
+}
+
 // rerank is how many candidates per result the code scan hands on to be
 // compared exactly: a knowledge base of up to rerank×K chunks is compared
 // exactly whole.
@@ -112,6 +226,21 @@ func (s *Store) ChunkNearest(ctx context.Context, q store.VectorQuery) ([]store.
 	where, args := sqlstore.FilterSQL(q.Filter)
 	args = append([]any{q.KBID}, args...)
 	kept := `SELECT c.id, c.embedding FROM chunks c JOIN sources s ON s.id = c.source_id WHERE c.kb_id = ?` + where
+	under, err := s.sourcesUnder(ctx, q.KBID, q.Filter.SourcePrefix)
+	switch {
+	case err != nil:
+		return nil, err
+	case under != nil && len(under) == 0:
+		return nil, nil // no source under the prefix
+	}
+	if in, few, err := s.fewUnder(ctx, under); err != nil {
+		return nil, fmt.Errorf("chunk nearest: %w", err)
+	} else if few {
+		// The few chunks under the prefix, compared whole: the codes of
+		// the whole knowledge base would be scanned for candidates the
+		// filter mostly drops.
+		return s.NearestExact(ctx, q, `SELECT c.id, c.embedding FROM chunks c JOIN sources s ON s.id = c.source_id WHERE +c.kb_id = ?`+where+in, args...)
+	}
 	limit := rerank * q.K
 	var n int
 	if err := s.SQL.QueryRowContext(ctx, `SELECT chunks FROM kb_term_stats WHERE kb_id = ?`, q.KBID).Scan(&n); err == nil && n <= limit {

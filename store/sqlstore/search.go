@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/quarryhq/quarry/index"
@@ -27,6 +28,25 @@ func FilterSQL(f store.ChunkFilter) (string, []any) {
 		args = append(args, utf8.RuneCountInString(f.SourcePrefix), f.SourcePrefix) // substr counts characters
 	}
 	return where, args
+}
+
+// PrefixUpper returns the least string greater, byte by byte, than every
+// string that starts with prefix: prefix with its last character replaced
+// by the next one (UTF-8 keeps code point order and no encoding is the
+// prefix of another), past any last characters that have no next one;
+// false when none do.
+func PrefixUpper(prefix string) (string, bool) {
+	r := []rune(prefix)
+	for i := len(r) - 1; i >= 0; i-- {
+		next := r[i] + 1
+		if next == 0xD800 {
+			next = 0xE000 // past the surrogates, which UTF-8 cannot hold
+		}
+		if next <= unicode.MaxRune && utf8.ValidRune(next) {
+			return string(append(r[:i:i], next)), true
+		}
+	}
+	return "", false
 }
 
 // ChunkFilterSQL is the part of FilterSQL over the chunks' own columns
