@@ -499,20 +499,8 @@ func (s *Store) sourcesWithPrefix(ctx context.Context, kbID int64, prefix string
 	} else {
 		args = append(args, maxFewSources+1)
 	}
-	rows, err := s.SQL.QueryContext(ctx, query+` LIMIT $3`, args...)
+	ids, err := sqlstore.IDs(ctx, s.SQL, query+` LIMIT $3`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("sources under %q: %w", prefix, err)
-	}
-	defer rows.Close()
-	ids := []int64{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("sources under %q: %w", prefix, err)
-		}
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sources under %q: %w", prefix, err)
 	}
 	if len(ids) > maxFewSources {

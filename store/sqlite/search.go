@@ -81,30 +81,7 @@ func (s *Store) ChunkTermSearch(ctx context.Context, q store.TermQuery) ([]store
 		JOIN chunks c ON c.id = chunk_fts.rowid JOIN sources s ON s.id = c.source_id
 		WHERE chunk_fts MATCH ? AND c.kb_id = ?` + where + ` ORDER BY bm25(chunk_fts) LIMIT ?`
 	args = append(append([]any{matchExpr(q.KBID, held), q.KBID}, args...), max(candidates, 4*q.K))
-	rows, err := s.SQL.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("chunk term search: %w", err)
-	}
-	defer rows.Close()
-	var out []store.VectorHit
-	for rows.Next() {
-		var id int64
-		var text string
-		if err := rows.Scan(&id, &text); err != nil {
-			return nil, fmt.Errorf("chunk term search: %w", err)
-		}
-		out = append(out, store.VectorHit{ChunkID: id, Score: scorer.Score(text)})
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("chunk term search: %w", err)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Score != out[j].Score {
-			return out[i].Score > out[j].Score
-		}
-		return out[i].ChunkID < out[j].ChunkID
-	})
-	return out[:min(len(out), q.K)], nil
+	return s.scoreAll(ctx, query, args, scorer, q.K)
 }
 
 // maxUnder is the most sources a source prefix may have for a search to
@@ -132,20 +109,8 @@ func (s *Store) sourcesUnder(ctx context.Context, kbID int64, prefix string) ([]
 		query += ` AND url < ?`
 		args = append(args, upper)
 	}
-	rows, err := s.SQL.QueryContext(ctx, query+` LIMIT ?`, append(args, maxUnder+1)...)
+	ids, err := sqlstore.IDs(ctx, s.SQL, query+` LIMIT ?`, append(args, maxUnder+1)...)
 	if err != nil {
-		return nil, fmt.Errorf("sources under %q: %w", prefix, err)
-	}
-	defer rows.Close()
-	ids := []int64{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("sources under %q: %w", prefix, err)
-		}
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sources under %q: %w", prefix, err)
 	}
 	if len(ids) > maxUnder {

@@ -49,6 +49,25 @@ func PrefixUpper(prefix string) (string, bool) {
 	return "", false
 }
 
+// IDs runs query, which selects one integer column, and returns its
+// values in order (an empty slice, not nil, when there are none).
+func IDs(ctx context.Context, db *sql.DB, query string, args ...any) ([]int64, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	ids := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
 // ChunkFilterSQL is the part of FilterSQL over the chunks' own columns
 // (their language), for a query that leaves out the chunks of hidden
 // sources by other means.
