@@ -108,6 +108,8 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	s.DB = sqlstore.New(db, sqlstore.Dialect{
 		Name:              "postgres",
 		Dollar:            true,
+		AtLeast:           "~>=~", // text_pattern_ops, as sources_url_bytes is
+		Below:             "~<~",
 		IsUniqueViolation: isUnique,
 		InsertChunks:      s.insertChunks,
 		// Read committed, whatever the server's default: a write of

@@ -464,7 +464,7 @@ func (s *Store) narrow(ctx context.Context, kbID int64, f store.ChunkFilter) (na
 	if f.SourcePrefix == "" {
 		return n, nil
 	}
-	ids, err := s.sourcesWithPrefix(ctx, kbID, f.SourcePrefix)
+	ids, err := s.SourcesUnder(ctx, kbID, f.SourcePrefix, maxFewSources)
 	if err != nil || ids == nil {
 		return n, err // many sources: filter as the search goes
 	}
@@ -484,29 +484,6 @@ func (s *Store) narrow(ctx context.Context, kbID int64, f store.ChunkFilter) (na
 		n.chunks = chunks
 	}
 	return n, nil
-}
-
-// sourcesWithPrefix returns the ids of the knowledge base's sources whose
-// URL starts with prefix, or nil when there are more than maxFewSources.
-// The URLs are compared byte by byte (~>=~, ~<~: the sources_url_bytes
-// index), whatever the database's collation.
-func (s *Store) sourcesWithPrefix(ctx context.Context, kbID int64, prefix string) ([]int64, error) {
-	query := `SELECT id FROM sources WHERE kb_id = $1 AND url ~>=~ $2 AND starts_with(url, $2)`
-	args := []any{kbID, prefix}
-	if upper, ok := sqlstore.PrefixUpper(prefix); ok {
-		query += ` AND url ~<~ $4`
-		args = append(args, maxFewSources+1, upper)
-	} else {
-		args = append(args, maxFewSources+1)
-	}
-	ids, err := sqlstore.IDs(ctx, s.SQL, query+` LIMIT $3`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("sources under %q: %w", prefix, err)
-	}
-	if len(ids) > maxFewSources {
-		return nil, nil
-	}
-	return ids, nil
 }
 
 // fewInLanguage returns, for a filter to language (none when empty), how

@@ -49,9 +49,31 @@ func PrefixUpper(prefix string) (string, bool) {
 	return "", false
 }
 
-// IDs runs query, which selects one integer column, and returns its
+// SourcesUnder returns the ids of the knowledge base's sources whose URL
+// starts with prefix (an empty slice when none does), or nil when more
+// than most do. The URLs are compared byte by byte through the index of
+// sources by URL (Dialect.AtLeast and Below), so a search filtered to a
+// prefix can find its sources before it reads any chunk.
+func (s *DB) SourcesUnder(ctx context.Context, kbID int64, prefix string, most int) ([]int64, error) {
+	query := `SELECT id FROM sources WHERE kb_id = ? AND url ` + s.dialect.AtLeast + ` ? AND substr(url, 1, ?) = ?`
+	args := []any{kbID, prefix, utf8.RuneCountInString(prefix), prefix}
+	if upper, ok := PrefixUpper(prefix); ok {
+		query += ` AND url ` + s.dialect.Below + ` ?`
+		args = append(args, upper)
+	}
+	ids, err := ids(ctx, s.SQL, s.q(query+` LIMIT ?`), append(args, most+1)...)
+	if err != nil {
+		return nil, fmt.Errorf("sources under %q: %w", prefix, err)
+	}
+	if len(ids) > most {
+		return nil, nil
+	}
+	return ids, nil
+}
+
+// ids runs query, which selects one integer column, and returns its
 // values in order (an empty slice, not nil, when there are none).
-func IDs(ctx context.Context, db *sql.DB, query string, args ...any) ([]int64, error) {
+func ids(ctx context.Context, db *sql.DB, query string, args ...any) ([]int64, error) {
 	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err

@@ -41,6 +41,11 @@ type Dialect struct {
 	// AfterEventsInsert runs in the transaction that stored a research's
 	// events (PostgreSQL: NOTIFY, so watchers in other processes wake).
 	AfterEventsInsert func(ctx context.Context, tx *sql.Tx, researchID string) error
+	// AtLeast and Below compare text byte by byte, whatever the
+	// collation (">=" and "<" when empty: SQLite's default collation is
+	// bytewise; PostgreSQL's text_pattern_ops operators are "~>=~" and
+	// "~<~").
+	AtLeast, Below string
 	// BeginWrite opens a write transaction.
 	BeginWrite func(ctx context.Context, db *sql.DB) (*sql.Tx, error)
 }
@@ -53,6 +58,9 @@ type DB struct {
 
 // New wraps an open database. Call Migrate before use.
 func New(db *sql.DB, d Dialect) *DB {
+	if d.AtLeast == "" {
+		d.AtLeast, d.Below = ">=", "<"
+	}
 	if d.BeginWrite == nil {
 		d.BeginWrite = func(ctx context.Context, db *sql.DB) (*sql.Tx, error) { return db.BeginTx(ctx, nil) }
 	}
