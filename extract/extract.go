@@ -119,7 +119,6 @@ func Text(data []byte, name string) (Doc, error) {
 		return Doc{}, err
 	}
 	text := strings.TrimSpace(strings.ToValidUTF8(string(data), ""))
-
 	return Doc{Title: firstLineTitle(text, name), Text: text, Format: "text"}, nil
 }
 

@@ -235,9 +235,9 @@ var itemBreaks = map[string]bool{"dl": true, "figure": true, "figcaption": true,
 // attribute and there are two or more, the last: the alternatives a
 // page's script chooses between (LibreOffice's help shows "Command" on a
 // Mac and "Ctrl" elsewhere, both hidden until the script runs), of which
-// a switch keeps its default last. Without it the sentence lost the key: "표의 안을
-// 클릭하고, + A 를 두번 눌러". A lone hidden element (a part shown in one
-// application only) stays hidden.
+// a switch keeps its default last. Without it the sentence lost the
+// key: "표의 안을 클릭하고, + A 를 두번 눌러". A lone hidden element (a
+// part shown in one application only) stays hidden.
 func switchDefault(n *html.Node) *html.Node {
 	var last *html.Node
 	count := 0
