@@ -269,9 +269,12 @@ type AskOutcome struct {
 	Refused      bool    `json:"refused"`
 	Confidence   float64 `json:"confidence"`
 	// Answer is what ask said, to read why it was right or wrong.
-	Answer  string  `json:"answer"`
-	Seconds float64 `json:"seconds"`
-	Error   string  `json:"error,omitempty"`
+	Answer string `json:"answer"`
+	// NonProse are the answer's quoted sentences that are not prose
+	// (NonProse): a heading, a fragment, code quoted as a sentence.
+	NonProse []string `json:"non_prose,omitempty"`
+	Seconds  float64  `json:"seconds"`
+	Error    string   `json:"error,omitempty"`
 }
 
 // AskScores are a dataset's ask figures. ConfidentWrong is the share of
@@ -286,7 +289,22 @@ type AskScores struct {
 	RefusedUnanswered float64 `json:"unanswerable_refused"`
 	ConfidentWrong    float64 `json:"confident_and_wrong"`
 	AUC               float64 `json:"confidence_auc"`
-	Seconds           float64 `json:"seconds"`
+	// NonProse counts the answers' quoted sentences that are not prose,
+	// over all questions answered, of Sentences in all.
+	NonProse  int     `json:"non_prose_sentences"`
+	Sentences int     `json:"quoted_sentences"`
+	Seconds   float64 `json:"seconds"`
+}
+
+// ScoreAsk is the outcome of an answer to q (refused: ask said it does
+// not know).
+func ScoreAsk(q AnswerQuestion, answer string, refused bool, confidence float64) AskOutcome {
+	o := AskOutcome{ID: q.ID, Unanswerable: q.Unanswerable, Refused: refused, Confidence: confidence, Answer: answer}
+	if !refused {
+		o.Right = q.Holds(answer)
+		o.NonProse = NonProse(answer)
+	}
+	return o
 }
 
 // SummarizeAsk averages ask outcomes.
@@ -297,6 +315,10 @@ func SummarizeAsk(outs []AskOutcome) AskScores {
 	for _, o := range outs {
 		s.Questions++
 		s.Seconds += o.Seconds
+		if !o.Refused {
+			s.NonProse += len(o.NonProse)
+			s.Sentences += summarySentences(o.Answer)
+		}
 		if o.Unanswerable {
 			unans++
 			if o.Refused {

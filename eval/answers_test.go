@@ -70,6 +70,25 @@ func TestSummarizeAsk(t *testing.T) {
 	}
 }
 
+// TestScoreAsk: an answer's quoted code and fragments are counted as not
+// prose, a refusal's words are not.
+func TestScoreAsk(t *testing.T) {
+	t.Parallel()
+	q := AnswerQuestion{ID: "q1", Answers: []string{"6700"}}
+	o := ScoreAsk(q, `"The default value is 6700." [1] "Filename: Cargo.toml" [1] "$ git gc --auto" [2]`, false, 0.6)
+	if !o.Right || len(o.NonProse) != 2 || o.NonProse[1] != `"$ git gc --auto"` {
+		t.Fatalf("%+v", o)
+	}
+	refused := ScoreAsk(q, "I don't know: the knowledge base holds nothing that answers this question well enough, and I will not guess.", true, 0.1)
+	if refused.Right || refused.NonProse != nil {
+		t.Fatalf("refusal scored: %+v", refused)
+	}
+	s := SummarizeAsk([]AskOutcome{o, refused})
+	if s.NonProse != 2 || s.Sentences != 3 {
+		t.Fatalf("non-prose %d of %d, want 2 of 3", s.NonProse, s.Sentences)
+	}
+}
+
 // TestHoldsNotBarePolar: "no" is in most texts; a yes/no question counts
 // as answered by the words that say why.
 func TestHoldsNotBarePolar(t *testing.T) {

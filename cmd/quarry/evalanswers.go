@@ -206,15 +206,15 @@ func (a *cli) evalAskCmd() *cobra.Command {
 			outs := make([]eval.AskOutcome, 0, len(qs))
 			for _, q := range qs {
 				t0 := time.Now()
-				o := eval.AskOutcome{ID: q.ID, Unanswerable: q.Unanswerable}
+				var o eval.AskOutcome
 				ans, err := asker.Ask(ctx, qa.Request{Question: q.Question})
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
 				if err != nil {
-					o.Error, o.Refused = err.Error(), true
+					o = eval.AskOutcome{ID: q.ID, Unanswerable: q.Unanswerable, Refused: true, Error: err.Error()}
 				} else {
-					o.Right, o.Refused, o.Confidence, o.Answer = !ans.Unknown && q.Holds(ans.Answer), ans.Unknown, ans.Confidence, ans.Answer
+					o = eval.ScoreAsk(q, ans.Answer, ans.Unknown, ans.Confidence)
 				}
 				o.Seconds = time.Since(t0).Seconds()
 				outs = append(outs, o)
@@ -227,9 +227,10 @@ func (a *cli) evalAskCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(a.stdout, "%s over %s: %d questions (%d answerable)\n", f.dataset, f.kb, s.Questions, s.Answerable)
-			fmt.Fprintf(a.stdout, "  %-42s %.3f\n  %-42s %.3f\n  %-42s %.3f\n  %-42s %.3f\n  %-42s %.3f\n",
+			fmt.Fprintf(a.stdout, "  %-42s %.3f\n  %-42s %.3f\n  %-42s %.3f\n  %-42s %.3f\n  %-42s %.3f\n  %-42s %d of %d\n",
 				"right", s.Right, "answerable refused", s.FalseRefusals, "unanswerable refused", s.RefusedUnanswered,
-				"confident (≥ 0.5) and wrong, of answered", s.ConfidentWrong, "confidence ROC AUC", s.AUC)
+				"confident (≥ 0.5) and wrong, of answered", s.ConfidentWrong, "confidence ROC AUC", s.AUC,
+				"quoted sentences that are not prose", s.NonProse, s.Sentences)
 			return nil
 		},
 	}
