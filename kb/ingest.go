@@ -119,7 +119,7 @@ type todoDoc struct {
 // leaves its chunks out of searches (a source with an empty hash is
 // incomplete): a document is searchable whole or not at all. A failure or
 // a kill part-way leaves the empty hash, so the document never passes for
-// unchanged and the next ingest writes it again.
+// unchanged and the next ingest writes it again, counted as added.
 func (s *Service) AddDocuments(ctx context.Context, kb *store.KB, docs []Document, opt AddOptions) (*Report, error) {
 	ctx, sp := otel.Tracer(TracerName).Start(ctx, "ingest", trace.WithAttributes(attribute.String("quarry.kb", kb.Name), attribute.Int("quarry.ingest.documents", len(docs))))
 	defer sp.End()
@@ -195,7 +195,10 @@ func (in *ingest) write(ctx context.Context, docs []Document) error {
 		return fmt.Errorf("ingest: %w", err)
 	}
 	count := func(url string, chunks []store.Chunk) {
-		if _, ok := known[url]; ok {
+		// A source an ingest left incomplete (no content hash: it failed
+		// or was killed part-way) held no document a search could find:
+		// writing it whole adds one.
+		if h, ok := known[url]; ok && h != "" {
 			rep.Updated++
 		} else {
 			rep.Added++
