@@ -17,7 +17,7 @@ import (
 // (".. note:: …"). A reader of an executive summary
 // expects sentences; these are what extraction let through. Citations
 // and the quotes around a quoted sentence are not counted, nor a fenced
-// code block: that is code presented as code.
+// code block or a quote in backticks: that is code presented as code.
 func NonProse(summary string) []string {
 	summary = fenceRE.ReplaceAllString(summary, "")
 	var out []string
@@ -26,7 +26,7 @@ func NonProse(summary string) []string {
 	for _, part := range citeSplitRE.Split(summary, -1) {
 		for _, sp := range textseg.Spans(part) {
 			s := strings.TrimSpace(part[sp.Start:sp.End])
-			if s != "" && !isProse(s) {
+			if s != "" && !inlineCode(s) && !isProse(s) {
 				out = append(out, s)
 			}
 		}
@@ -40,6 +40,11 @@ var (
 	// a manual page's name, not a citation.
 	citeSplitRE = regexp.MustCompile(`(?:^|\s+)\[\d{1,4}(?:\s*,\s*\d{1,4})*\]`)
 )
+
+// inlineCode reports a quote that is code in backticks, whole.
+func inlineCode(s string) bool {
+	return len(s) > 2 && strings.HasPrefix(s, "`") && strings.HasSuffix(s, "`")
+}
 
 // codeStarts open lines of a terminal session or an interpreter.
 var codeStarts = []string{">>> ", "$ ", "# ", "% ", "C:\\>", "... "}

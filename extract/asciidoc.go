@@ -16,7 +16,7 @@ import (
 // text unindented; and inline macros as the text they show
 // ("linkgit:git-rebase[1]" is "git-rebase(1)", "link:url[the text]" is
 // "the text"); block macros (an include, a condition) are not text. Code
-// in listing blocks keeps its lines.
+// in listing and literal blocks keeps its lines, fenced (FenceOpen).
 func AsciiDoc(data []byte, name string) (Doc, error) {
 	if err := checkText(data); err != nil {
 		return Doc{}, err
@@ -48,22 +48,29 @@ var (
 func renderAsciiDoc(src string) string {
 	lines := strings.Split(src, "\n")
 	out := make([]string, 0, len(lines))
-	inTerm := false // in the text that follows a term, unindented
-	listing := ""   // the delimiter of the listing block the lines are in
+	inTerm := false   // in the text that follows a term, unindented
+	listing := ""     // the delimiter of the listing block the lines are in
+	var code []string // its lines so far
 	for i, line := range lines {
 		trimmed := strings.TrimSpace(line)
 		if listing != "" {
 			if trimmed == listing {
 				listing = ""
-				out = append(out, "")
+				out = appendFenced(out, code)
+				code = code[:0]
 				continue
 			}
-			out = append(out, line)
+			code = append(code, line)
 			continue
 		}
 		switch {
 		case trimmed == "":
 			inTerm = false
+			out = append(out, "")
+		case strings.HasPrefix(trimmed, "```"):
+			// A fenced block, as in Markdown: a listing.
+			inTerm = false
+			listing = "```"
 			out = append(out, "")
 		case trimmed == "+":
 			// The next block belongs to the same list item: its text
@@ -72,10 +79,10 @@ func renderAsciiDoc(src string) string {
 			out = append(out, "")
 		case adocDelimiter.MatchString(trimmed):
 			inTerm = false
+			out = append(out, "")
 			if strings.HasPrefix(trimmed, "----") || strings.HasPrefix(trimmed, "....") {
 				listing = trimmed
 			}
-			out = append(out, "")
 		case adocAttributes.MatchString(trimmed), adocEntry.MatchString(trimmed), adocBlockMacro.MatchString(trimmed):
 			out = append(out, "")
 		case adocTerm.MatchString(trimmed) && !strings.HasPrefix(line, " ") && !strings.HasPrefix(line, "\t"):
@@ -96,12 +103,24 @@ func renderAsciiDoc(src string) string {
 			out = append(out, macros(line))
 		}
 	}
+	if listing != "" {
+		out = appendFenced(out, code) // a listing never closed ends with the text
+	}
 	// Blank runs are one paragraph break.
 	text := strings.Join(out, "\n")
 	for strings.Contains(text, "\n\n\n") {
 		text = strings.ReplaceAll(text, "\n\n\n", "\n\n")
 	}
 	return strings.TrimSpace(text)
+}
+
+// appendFenced appends a listing's lines to out between fences (Fence)
+// and a blank line after them.
+func appendFenced(out, code []string) []string {
+	open, close := Fence(strings.Join(code, "\n"))
+	out = append(out, open)
+	out = append(out, code...)
+	return append(out, close, "")
 }
 
 // underline reports line i a title's underline: a line of one of

@@ -65,7 +65,7 @@ func TestAsciiDoc(t *testing.T) {
 			"`--fixup=reword:<commit>` replaces the log message of <commit>\nwithout making any other changes.\n" +
 			"Neither \"fixup!\" nor \"amend!\" commits change authorship of\n<commit> when applied by `git rebase --autosquash`.\n" +
 			"See git-rebase(1) for details, or the\nPro Git book and https://git-scm.com/docs.",
-		"$ git add hello.c\n+\n$ git commit", // a listing keeps its lines
+		"```text\n$ git add hello.c\n+\n$ git commit\n```", // a listing keeps its lines, fenced
 	} {
 		if !slices.Contains(paragraphs, want) {
 			t.Errorf("no paragraph %q in:\n%s", want, doc.Text)
@@ -75,6 +75,10 @@ func TestAsciiDoc(t *testing.T) {
 		if strings.Contains(doc.Text, markup) {
 			t.Errorf("%q reached the text:\n%s", markup, doc.Text)
 		}
+	}
+	// A document that opens with a listing is titled by its name.
+	if doc, err := File(writeTemp(t, "setup.adoc", "----\nmake install\n----\n\nThen run it.\n")); err != nil || doc.Title != "setup.adoc" {
+		t.Errorf("titled %q: %v", doc.Title, err)
 	}
 	// An .adoc file is AsciiDoc by its name.
 	if doc, err := File(writeTemp(t, "guide.adoc", "= Guide\n\nSee xref:setup.adoc[the setup].\n")); err != nil || doc.Text != "Guide\n\nSee the setup." {
@@ -114,8 +118,59 @@ func FuzzAsciiDoc(f *testing.F) {
 		if strings.Contains(doc.Text, "\n\n\n") {
 			t.Fatalf("a run of blank lines in %q", doc.Text)
 		}
-		if len(doc.Text) > len(data)+len(data)/2+2 {
-			t.Fatalf("text of %d bytes from %d", len(doc.Text), len(data))
+		checkFences(t, doc.Text)
+		// Fences added to the listings, the text is no longer than the
+		// source by more than half.
+		var text int
+		for line := range strings.SplitSeq(doc.Text, "\n") {
+			if _, fenced := strings.CutPrefix(line, "```"); !fenced {
+				text += len(line) + 1
+			}
 		}
+		if text > len(data)+len(data)/2+2 {
+			t.Fatalf("text of %d bytes from %d", text, len(data))
+		}
+	})
+}
+
+// checkFences fails unless each opening fence of text (backticks and an
+// info string) is closed by a bare run of as many backticks or more
+// before the text ends, and no bare fence stands outside a block.
+func checkFences(t *testing.T, text string) {
+	t.Helper()
+	open := 0
+	for line := range strings.SplitSeq(text, "\n") {
+		k := len(line) - len(strings.TrimLeft(line, "`"))
+		rest := line[k:]
+		if k < 3 || strings.Contains(rest, "`") {
+			continue
+		}
+		switch {
+		case open == 0 && rest == "":
+			t.Fatalf("a fence closes nothing:\n%s", text)
+		case open == 0:
+			open = k
+		case rest == "" && k >= open:
+			open = 0
+		}
+	}
+	if open != 0 {
+		t.Fatalf("a fenced block is never closed:\n%s", text)
+	}
+}
+
+func FuzzMarkdown(f *testing.F) {
+	f.Add([]byte("# T\n\nSee [a](b) **c**.\n\n```go\nx := a_b_c\n```\n"))
+	f.Add([]byte("~~~~\n```\n~~~\n~~~~~\ntail"))
+	f.Add([]byte("---\nk: v\n---\n```\nunclosed"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		doc, err := Markdown(data, "f.md")
+		if err != nil {
+			return
+		}
+		if !utf8.ValidString(doc.Text) || !utf8.ValidString(doc.Title) {
+			t.Fatal("invalid UTF-8 out")
+		}
+		checkFences(t, doc.Text)
 	})
 }

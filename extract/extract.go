@@ -125,6 +125,9 @@ func Text(data []byte, name string) (Doc, error) {
 func firstLineTitle(text, fallback string) string {
 	for line := range strings.SplitSeq(text, "\n") {
 		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "```") {
+			break // a text that opens with code has no title line
+		}
 		if strings.IndexFunc(line, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) < 0 {
 			continue // blank, or a rule of "=", "*" or "-"
 		}
@@ -141,13 +144,17 @@ var (
 	mdLink    = regexp.MustCompile(`\[([^\]]+)\]\([^)]*\)`)
 	mdHeading = regexp.MustCompile(`(?m)^#{1,6}\s+`)
 	mdEmph    = regexp.MustCompile(`(\*\*|__|\*|_|~~|` + "`" + `)([^*_~` + "`" + `\n]+)(\*\*|__|\*|_|~~|` + "`" + `)`)
-	mdFence   = regexp.MustCompile("(?m)^(```|~~~).*$")
+	mdFence   = regexp.MustCompile("^(`{3,}|~{3,})\\s*([^`]*)$")
 	mdFront   = regexp.MustCompile(`(?s)\A---\n.*?\n---\n`)
 	mdHTML    = regexp.MustCompile(`<[^>\n]+>`)
 	mdTitle   = regexp.MustCompile(`(?m)^#\s+(.+)$`)
+	mdBlank   = regexp.MustCompile(`\n{3,}`)
+	// mdLoneFence is a line of prose that would read as a code fence.
+	mdLoneFence = regexp.MustCompile("(?m)^[ \t]*`{3,}([^`\n]*)$")
 )
 
-// Markdown strips markup, keeping text, link text and code.
+// Markdown strips markup, keeping text, link text and code; a fenced code
+// block keeps its lines as they are, between fences of its own (Fence).
 func Markdown(data []byte, name string) (Doc, error) {
 	if err := checkText(data); err != nil {
 		return Doc{}, err
@@ -158,12 +165,53 @@ func Markdown(data []byte, name string) (Doc, error) {
 	if m := mdTitle.FindStringSubmatch(src); m != nil {
 		title = strings.TrimSpace(m[1])
 	}
-	s := mdFront.ReplaceAllString(src, "")
-	s = mdFence.ReplaceAllString(s, "")
-	s = mdImage.ReplaceAllString(s, "$1")
-	s = mdLink.ReplaceAllString(s, "$1")
-	s = mdHeading.ReplaceAllString(s, "")
-	s = mdEmph.ReplaceAllString(s, "$2")
-	s = mdHTML.ReplaceAllString(s, "")
-	return Doc{Title: title, Text: strings.TrimSpace(s), Format: "markdown"}, nil
+	var b strings.Builder
+	for i, part := range mdParts(mdFront.ReplaceAllString(src, "")) {
+		if i%2 == 1 { // a fenced block: its lines as they are
+			open, close := Fence(part)
+			b.WriteString("\n" + open + "\n" + part + "\n" + close + "\n")
+			continue
+		}
+		part = mdImage.ReplaceAllString(part, "$1")
+		part = mdLink.ReplaceAllString(part, "$1")
+		part = mdHeading.ReplaceAllString(part, "")
+		part = mdEmph.ReplaceAllString(part, "$2")
+		part = mdHTML.ReplaceAllString(part, "")
+		// A line left reading as a fence ("# ```x", its heading mark
+		// gone) is not one.
+		b.WriteString(mdLoneFence.ReplaceAllString(part, "$1"))
+	}
+	text := mdBlank.ReplaceAllString(b.String(), "\n\n")
+	return Doc{Title: title, Text: strings.TrimSpace(text), Format: "markdown"}, nil
+}
+
+// mdParts splits Markdown at its fenced code blocks: prose, code, prose,
+// …, the fences left out. A block opens with three or more backticks or
+// tildes and closes with as many of the same or more, alone on a line;
+// one never closed runs to the end.
+func mdParts(src string) []string {
+	var parts []string
+	var cur strings.Builder
+	open := ""
+	for line := range strings.SplitSeq(src, "\n") {
+		m := mdFence.FindStringSubmatch(strings.TrimSpace(line))
+		switch {
+		case open == "" && m != nil:
+			parts = append(parts, cur.String())
+			cur.Reset()
+			open = m[1]
+			continue
+		case open != "" && m != nil && m[2] == "" && strings.HasPrefix(m[1], open):
+			parts = append(parts, strings.TrimRight(cur.String(), "\n"))
+			cur.Reset()
+			open = ""
+			continue
+		}
+		cur.WriteString(line)
+		cur.WriteByte('\n')
+	}
+	if open != "" {
+		return append(parts, strings.TrimRight(cur.String(), "\n"))
+	}
+	return append(parts, cur.String())
 }

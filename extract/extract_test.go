@@ -135,6 +135,37 @@ func TestFileBadInput(t *testing.T) {
 	}
 }
 
+// TestCodeIsFenced: a page's preformatted block and a Markdown document's
+// fenced block reach the text between FenceOpen and FenceClose, their
+// lines as they are (a Markdown block's underscores and asterisks are
+// code, not emphasis), so a reader of the text tells code from prose.
+func TestCodeIsFenced(t *testing.T) {
+	t.Parallel()
+	page := `<html><head><title>venv</title></head><body><article>
+<p>The following script shows how to extend EnvBuilder by implementing a subclass which installs setuptools and pip into a created virtual environment:</p>
+<div class="highlight"><pre><span class="kn">import</span> os
+from subprocess import Popen, PIPE
+    """This builder installs setuptools and pip so that you can pip or"""</pre></div>
+<p>The script then creates the environment and installs the packages into it, printing what it did as it goes along.</p></article></body></html>`
+	doc, err := HTML([]byte(page), "https://docs.example.com/venv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := FenceOpen + "\nimport os\nfrom subprocess import Popen, PIPE\n\"\"\"This builder installs setuptools and pip so that you can pip or\"\"\"\n" + FenceClose
+	if !strings.Contains(doc.Text, want) || !strings.Contains(doc.Text, "virtual environment:\n\n"+FenceOpen) || !strings.Contains(doc.Text, FenceClose+"\n\nThe script then") {
+		t.Errorf("preformatted block not fenced apart:\n%s", doc.Text)
+	}
+	md := "# Build\n\nSet **both** options:\n\n```toml\n[profile.release]\nmy_flag = *on*\n```\n\nThen run _cargo build_.\n\n~~~\nunclosed_block\n"
+	doc, err = Markdown([]byte(md), "build.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = "Set both options:\n\n" + FenceOpen + "\n[profile.release]\nmy_flag = *on*\n" + FenceClose + "\n\nThen run cargo build.\n\n" + FenceOpen + "\nunclosed_block\n" + FenceClose
+	if !strings.HasSuffix(doc.Text, want) {
+		t.Errorf("markdown:\n%s\nwant it to end with\n%s", doc.Text, want)
+	}
+}
+
 func FuzzHTML(f *testing.F) {
 	f.Add([]byte(`<html><head><title>t</title></head><body><p>hello</p></body></html>`))
 	f.Add([]byte(`<meta charset="shift_jis"><p>\x82\xa0</p>`))

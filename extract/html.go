@@ -86,6 +86,7 @@ func HTMLWithType(data []byte, pageURL, contentType string) (Doc, error) {
 		return Doc{}, fmt.Errorf("html parse: %w", err)
 	}
 	keepInline(own)
+	fencePre(own)
 	if art, err := parser.ParseAndMutate(own, u); err == nil && art.Node != nil {
 		itemBlocks(art.Node)
 		var b strings.Builder
@@ -105,6 +106,7 @@ func HTMLWithType(data []byte, pageURL, contentType string) (Doc, error) {
 	if len(text) < 200 {
 		gq.Find("script, style, noscript, template, svg, nav, header, footer").Remove()
 		gq.Find("a[href^='#']").FilterFunction(func(_ int, s *goquery.Selection) bool { return permalink(s.Nodes[0]) }).Remove()
+		fencePre(root)
 		body := blockText(gq.Find("body"))
 		if len(body) > len(text) {
 			text = body
@@ -115,6 +117,66 @@ func HTMLWithType(data []byte, pageURL, contentType string) (Doc, error) {
 		return doc, errors.New("html has no readable text")
 	}
 	return doc, nil
+}
+
+// Fences mark a block of code in extracted text, as Markdown does: the
+// opening fence with an info string, the closing one bare, so a reader of
+// part of the text (a chunk) can tell the one from the other. A block
+// whose own lines open with three backticks or more is fenced with one
+// more than its longest such run (Fence).
+const (
+	FenceOpen  = "```text"
+	FenceClose = "```"
+)
+
+// Fence returns the opening and closing fence of a block of code: three
+// backticks, or one more than the longest run that opens a line of it.
+func Fence(code string) (open, close string) {
+	n := 3
+	for line := range strings.SplitSeq(code, "\n") {
+		t := strings.TrimSpace(line)
+		if k := len(t) - len(strings.TrimLeft(t, "`")); k >= n {
+			n = k + 1
+		}
+	}
+	close = strings.Repeat("`", n)
+	return close + "text", close
+}
+
+// fencePre fences each preformatted block of a tree: a listing, a
+// terminal session, a program's output. Its lines are code, however they
+// read ("import os", a docstring's "This builder installs setuptools and
+// pip so that you can pip or"), and the text keeps them apart from the
+// sentences around them.
+func fencePre(n *html.Node) {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type != html.ElementNode {
+			continue
+		}
+		if c.Data != "pre" {
+			fencePre(c)
+			continue
+		}
+		open, close := Fence(nodeText(c))
+		c.InsertBefore(&html.Node{Type: html.TextNode, Data: "\n" + open + "\n"}, c.FirstChild)
+		c.AppendChild(&html.Node{Type: html.TextNode, Data: "\n" + close + "\n"})
+	}
+}
+
+// nodeText is the text of n and its descendants.
+func nodeText(n *html.Node) string {
+	var b strings.Builder
+	var walk func(*html.Node)
+	walk = func(c *html.Node) {
+		if c.Type == html.TextNode {
+			b.WriteString(c.Data)
+		}
+		for gc := c.FirstChild; gc != nil; gc = gc.NextSibling {
+			walk(gc)
+		}
+	}
+	walk(n)
+	return b.String()
 }
 
 // inlineTags are elements that mark up words inside a sentence.
@@ -174,18 +236,7 @@ func permalink(n *html.Node) bool {
 	if !strings.HasPrefix(href, "#") {
 		return false
 	}
-	var text strings.Builder
-	var walk func(*html.Node)
-	walk = func(c *html.Node) {
-		if c.Type == html.TextNode {
-			text.WriteString(c.Data)
-		}
-		for gc := c.FirstChild; gc != nil; gc = gc.NextSibling {
-			walk(gc)
-		}
-	}
-	walk(n)
-	return permalinkMarks[strings.TrimSpace(text.String())]
+	return permalinkMarks[strings.TrimSpace(nodeText(n))]
 }
 
 // itemBlocks makes each list item, term and definition of a tree a

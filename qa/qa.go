@@ -63,6 +63,9 @@ type Quote struct {
 	Title   string  `json:"title"`
 	ChunkID int64   `json:"chunk_id"`
 	Score   float64 `json:"score"`
+	// Code: the quote is a line of code (a command, a statement), quoted
+	// in the answer between backticks, not as a sentence.
+	Code bool `json:"code,omitempty"`
 }
 
 // Answer is what Ask returns.
@@ -229,17 +232,42 @@ func answer(query, lang string, hits []kb.Result) *Answer {
 			cited[c.Doc] = n
 			ans.Sources = append(ans.Sources, hits[c.Doc].SourceURL)
 		}
-		for _, text := range c.Sentences {
+		for i, text := range c.Sentences {
 			if b.Len() > 0 {
 				b.WriteString(" ")
 			}
-			fmt.Fprintf(&b, "\"%s\" [%d]", text, n)
-			ans.Quotes = append(ans.Quotes, Quote{Number: n, Text: text, URL: hits[c.Doc].SourceURL, Title: hits[c.Doc].Title, ChunkID: hits[c.Doc].ChunkID, Score: round2(c.Coverage)})
+			code := c.Code[i]
+			if code {
+				fmt.Fprintf(&b, "%s [%d]", inlineCode(text), n)
+			} else {
+				fmt.Fprintf(&b, "\"%s\" [%d]", text, n)
+			}
+			ans.Quotes = append(ans.Quotes, Quote{Number: n, Text: text, URL: hits[c.Doc].SourceURL, Title: hits[c.Doc].Title, ChunkID: hits[c.Doc].ChunkID, Score: round2(c.Coverage), Code: code})
 		}
 	}
 	ans.Answer = b.String()
 	ans.Suggestions = suggestions(lang, hits, cited)
 	return ans
+}
+
+// inlineCode quotes a line of code as Markdown's inline code: between
+// backticks, one more than the longest run of them it holds, with a
+// space inside where it starts or ends with one.
+func inlineCode(s string) string {
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		return fence + " " + s + " " + fence
+	}
+	return fence + s + fence
 }
 
 func cover(terms []string, have map[string]bool) float64 {

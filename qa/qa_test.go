@@ -181,3 +181,39 @@ func TestAskAcrossLanguagesAndFollowUps(t *testing.T) {
 		t.Fatalf("follow-up: %v %+v", err, ans)
 	}
 }
+
+// TestAskQuotesCodeAsCode: a how-to whose answer is a command quotes it
+// between backticks, as code, and a page's listing stays out of the
+// sentences around it.
+func TestAskQuotesCodeAsCode(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "gc.md")
+	doc := "# Cleaning up a repository\n\nLoose objects pile up as you work, and a repository slows down when there are many of them. " +
+		"To pack the loose objects of a repository by hand, run the garbage collector:\n\n```sh\ngit gc --aggressive --prune=now\n```\n\n" +
+		"The collector also runs by itself after some commands, when there are more loose objects than gc.auto allows.\n"
+	if err := os.WriteFile(page, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := asker(t, &session.Memory{}, page)
+	ans, err := a.Ask(context.Background(), qa.Request{Question: "How do I pack the loose objects of a repository by hand?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Unknown || !strings.Contains(ans.Answer, "`git gc --aggressive --prune=now` [1]") {
+		t.Fatalf("the command is not quoted as code: %+v", ans)
+	}
+	code := 0
+	for _, q := range ans.Quotes {
+		if q.Code {
+			code++
+			if q.Text != "git gc --aggressive --prune=now" {
+				t.Errorf("quote %q marked code", q.Text)
+			}
+		} else if strings.Contains(q.Text, "git gc --aggressive") {
+			t.Errorf("the command ran into a sentence: %q", q.Text)
+		}
+	}
+	if code != 1 {
+		t.Errorf("%d quotes marked code, want 1: %+v", code, ans.Quotes)
+	}
+}

@@ -29,7 +29,10 @@ type Doc struct {
 type Answer struct {
 	Doc       int      // index into the documents
 	Sentences []string // in document order
-	Heading   string   // what the window sits under, if anything
+	// Code[i] reports Sentences[i] a line of code (a how-to's command),
+	// to be quoted as code.
+	Code    []bool
+	Heading string // what the window sits under, if anything
 	// Coverage is the share of the question's weight the window holds:
 	// each term weighed by its rarity among the documents' sentences, a
 	// term held only by the heading or the title at half weight.
@@ -391,6 +394,7 @@ func (f *finder) windows() map[int]Answer {
 		}
 		for _, j := range win {
 			a.Sentences = append(a.Sentences, f.units[r.doc][j].Text)
+			a.Code = append(a.Code, f.units[r.doc][j].Kind == Code)
 		}
 		if u.Heading >= 0 {
 			a.Heading = f.units[r.doc][u.Heading].Text

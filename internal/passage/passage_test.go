@@ -171,3 +171,56 @@ func TestPlaceholdersAreProse(t *testing.T) {
 		}
 	}
 }
+
+// TestFencedLinesAreCode: the lines of a fenced block are code however
+// they read — an import list, a docstring, a program's output — and
+// never a sentence or a heading; a text cut from inside a block (its
+// first fence a bare one closing it) reads what comes before as code too.
+func TestFencedLinesAreCode(t *testing.T) {
+	kinds := func(text string) map[string]Kind {
+		out := map[string]Kind{}
+		for _, u := range Units(text) {
+			out[u.Text] = u.Kind
+		}
+		return out
+	}
+	listing := "The following script shows how to extend EnvBuilder by implementing a subclass:\n\n```text\nimport os.path, sys\nfrom subprocess import Popen, PIPE\n\nThis builder installs setuptools and pip so that you can pip or\n1000000 loops, best of 5: 0.342 usec per loop\n```\n\nIn the output, there are three fields."
+	got := kinds(listing)
+	for _, l := range []string{"import os.path, sys", "from subprocess import Popen, PIPE", "This builder installs setuptools and pip so that you can pip or", "1000000 loops, best of 5: 0.342 usec per loop"} {
+		if k, ok := got[l]; !ok || k != Code {
+			t.Errorf("%q: kind %v (found %v), want code; units %v", l, k, ok, got)
+		}
+	}
+	if got["In the output, there are three fields."] != Sentence || got["The following script shows how to extend EnvBuilder by implementing a subclass:"] != Sentence {
+		t.Errorf("prose around the listing is not prose: %v", got)
+	}
+	for l := range got {
+		if strings.Contains(l, "```") {
+			t.Errorf("a fence is a unit: %q", l)
+		}
+	}
+	cut := "This builder installs setuptools and pip so that you can pip or\neasy_install other packages into the created virtual environment.\n```\n\nThe script then prints what it did."
+	got = kinds(cut)
+	if got["The script then prints what it did."] != Sentence {
+		t.Errorf("prose after the closing fence: %v", got)
+	}
+	for l, k := range got {
+		if strings.Contains(l, "builder") && k != Code {
+			t.Errorf("%q before the closing fence: kind %v, want code", l, k)
+		}
+	}
+	// Markdown written by hand opens with a bare fence: pairs, in order.
+	md := "Run it so:\n\n```\nmake install\n```\n\nThen restart the server and check the log."
+	if got = kinds(md); got["make install"] != Code || got["Then restart the server and check the log."] != Sentence {
+		t.Errorf("bare fences: %v", got)
+	}
+	// A block fenced with four backticks holds a line of three.
+	nested := "Write it so:\n\n````text\n```\nshown as code, like this line here\n```\n````\n\nThe fences stay in the listing, not in the prose."
+	if got = kinds(nested); got["shown as code, like this line here"] != Code || got["The fences stay in the listing, not in the prose."] != Sentence {
+		t.Errorf("nested fences: %v", got)
+	}
+	// Backticks that open inline code are not a fence.
+	if _, _, ok := fence("```go run .``` builds it"); ok {
+		t.Error("inline code read as a fence")
+	}
+}

@@ -60,7 +60,9 @@ func Units(text string) []Unit {
 	bs := blocks(text)
 	for bi, b := range bs {
 		if b.code {
-			if l := textseg.OneLine(b.lines[0]); long(l) {
+			// A line of code with no letter or digit (a rule of dashes,
+			// a brace) says nothing.
+			if l := textseg.OneLine(b.lines[0]); long(l) && strings.IndexFunc(l, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0 {
 				out = append(out, Unit{Text: l, Kind: Code, Heading: heading, Block: bi})
 			}
 			continue
@@ -117,8 +119,23 @@ type block struct {
 	code  bool
 }
 
-// blocks splits text at blank lines and around lines of code.
+// blocks splits text at blank lines and around lines of code. The lines
+// of a fenced block (extract writes a page's preformatted blocks and a
+// document's listings so: "```text", the lines, "```") are code, however
+// they read; a block closes at a bare fence of as many backticks or more.
+// A text that starts inside one — a chunk cut from a document in the
+// middle of a listing — holds an odd number of fences, the first a bare
+// one that closes, and what comes before it is code too.
 func blocks(text string) []block {
+	first, n := -1, 0
+	for line := range strings.SplitSeq(text, "\n") {
+		if k, info, ok := fence(strings.TrimSpace(line)); ok {
+			if n == 0 && info == "" {
+				first = k
+			}
+			n++
+		}
+	}
 	var out []block
 	var cur []string
 	flush := func() {
@@ -127,11 +144,25 @@ func blocks(text string) []block {
 			cur = nil
 		}
 	}
+	open := 0 // the backticks of the fence a block opened with; 0 outside one
+	if n%2 == 1 && first > 0 {
+		open = first // the text began inside the block the first fence closes
+	}
 	for line := range strings.SplitSeq(text, "\n") {
-		switch t := strings.TrimSpace(line); {
+		t := strings.TrimSpace(line)
+		if k, info, ok := fence(t); ok && (open == 0 || info == "" && k >= open) {
+			flush()
+			if open > 0 {
+				open = 0
+			} else {
+				open = k
+			}
+			continue
+		}
+		switch {
 		case t == "":
 			flush()
-		case CodeLine(t):
+		case open > 0 || CodeLine(t):
 			flush()
 			out = append(out, block{lines: []string{t}, code: true})
 		default:
@@ -140,6 +171,18 @@ func blocks(text string) []block {
 	}
 	flush()
 	return out
+}
+
+// fence reports a code fence line — three backticks or more (k), then an
+// info string or nothing: "```go" opens a block of Go; a bare "```"
+// closes one, or opens one in Markdown written by hand.
+func fence(t string) (k int, info string, ok bool) {
+	info = strings.TrimLeft(t, "`")
+	k = len(t) - len(info)
+	if k < 3 || strings.ContainsAny(info, "` ") {
+		return 0, "", false // inline code, or prose, after backticks
+	}
+	return k, info, true
 }
 
 // CodeLine reports a trimmed, non-empty line that reads as code, markup
