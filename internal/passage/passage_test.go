@@ -79,6 +79,24 @@ func TestSelectChoosesTheAnsweringWindow(t *testing.T) {
 	}
 }
 
+// TestSelectFencesCode: lines of code a passage keeps reach the model
+// fenced, as the text had them, apart from the sentences around them.
+func TestSelectFencesCode(t *testing.T) {
+	var b strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&b, "Section %d\n\nThis section describes behaviour number %d of the build and is rarely read.\n\n", i, i)
+	}
+	b.WriteString("To pack the loose objects of a repository by hand, run the garbage collector:\n\n```text\ngit gc --aggressive --prune=now\ngit count-objects -v\n```\n\nThe collector also runs by itself after some commands.\n\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "Appendix %d\n\nThis appendix lists option number %d of the build for slow disks.\n\n", i, i)
+	}
+	got := Select(b.String(), NewQuery("How do I pack the loose objects of a repository by hand?"), 400)
+	want := "run the garbage collector:\n```\ngit gc --aggressive --prune=now\ngit count-objects -v\n```"
+	if len(got) > 400 || !strings.Contains(got, want) {
+		t.Fatalf("the listing is not fenced in the passage (%d bytes):\n%s", len(got), got)
+	}
+}
+
 func TestSelectKeepsShortTextWhole(t *testing.T) {
 	if got := Select("Verdi died in Milan.", NewQuery("Where did Verdi die?"), 1500); got != "Verdi died in Milan." {
 		t.Errorf("a text under the budget changed: %q", got)

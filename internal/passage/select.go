@@ -71,11 +71,15 @@ func Select(text string, q Query, n int) string {
 		if i < 0 || i >= len(us) || chosen[i] {
 			return false
 		}
-		if used+len(us[i].Text)+len(Gap) > n {
+		cost := len(us[i].Text) + len(Gap)
+		if us[i].Kind == Code {
+			cost += len("```\n") * 2 // its run's fences, at most
+		}
+		if used+cost > n {
 			return false
 		}
 		chosen[i] = true
-		used += len(us[i].Text) + len(Gap)
+		used += cost
 		return true
 	}
 	for _, i := range order {
@@ -147,8 +151,9 @@ func score(us []Unit, q Query) []float64 {
 }
 
 // render joins the chosen units in document order: sentences of one block
-// on one line, a heading or a code line on a line of its own, Gap where
-// units were left out.
+// on one line, a heading or a code line on a line of its own, a run of
+// code lines fenced ("```" before and after: a model reads them as code,
+// as the text had them), Gap where units were left out.
 func render(us []Unit, chosen map[int]bool) string {
 	var idx []int
 	for i := range chosen {
@@ -156,9 +161,14 @@ func render(us []Unit, chosen map[int]bool) string {
 	}
 	sort.Ints(idx)
 	var b strings.Builder
+	code := false // in a fenced run of code lines
 	for k, i := range idx {
 		if k > 0 {
 			prev := idx[k-1]
+			if code && (us[i].Kind != Code || i != prev+1) {
+				b.WriteString("\n```")
+				code = false
+			}
 			switch {
 			case i != prev+1:
 				b.WriteString(Gap)
@@ -170,7 +180,14 @@ func render(us []Unit, chosen map[int]bool) string {
 		} else if i > 0 {
 			b.WriteString(strings.TrimPrefix(Gap, "\n"))
 		}
+		if us[i].Kind == Code && !code {
+			b.WriteString("```\n")
+			code = true
+		}
 		b.WriteString(us[i].Text)
+	}
+	if code {
+		b.WriteString("\n```")
 	}
 	return b.String()
 }
