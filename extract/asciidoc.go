@@ -117,10 +117,10 @@ func renderAsciiDoc(src string) string {
 // appendFenced appends a listing's lines to out between fences (Fence)
 // and a blank line after them.
 func appendFenced(out, code []string) []string {
-	open, close := Fence(strings.Join(code, "\n"))
-	out = append(out, open)
+	opening, closing := Fence(strings.Join(code, "\n"))
+	out = append(out, opening)
 	out = append(out, code...)
-	return append(out, close, "")
+	return append(out, closing, "")
 }
 
 // underline reports line i a title's underline: a line of one of

@@ -168,8 +168,8 @@ func Markdown(data []byte, name string) (Doc, error) {
 	var b strings.Builder
 	for i, part := range mdParts(mdFront.ReplaceAllString(src, "")) {
 		if i%2 == 1 { // a fenced block: its lines as they are
-			open, close := Fence(part)
-			b.WriteString("\n" + open + "\n" + part + "\n" + close + "\n")
+			opening, closing := Fence(part)
+			b.WriteString("\n" + opening + "\n" + part + "\n" + closing + "\n")
 			continue
 		}
 		part = mdImage.ReplaceAllString(part, "$1")

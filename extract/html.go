@@ -131,7 +131,7 @@ const (
 
 // Fence returns the opening and closing fence of a block of code: three
 // backticks, or one more than the longest run that opens a line of it.
-func Fence(code string) (open, close string) {
+func Fence(code string) (opening, closing string) {
 	n := 3
 	for line := range strings.SplitSeq(code, "\n") {
 		t := strings.TrimSpace(line)
@@ -139,8 +139,8 @@ func Fence(code string) (open, close string) {
 			n = k + 1
 		}
 	}
-	close = strings.Repeat("`", n)
-	return close + "text", close
+	closing = strings.Repeat("`", n)
+	return closing + "text", closing
 }
 
 // fencePre fences each preformatted block of a tree: a listing, a
@@ -157,9 +157,9 @@ func fencePre(n *html.Node) {
 			fencePre(c)
 			continue
 		}
-		open, close := Fence(nodeText(c))
-		c.InsertBefore(&html.Node{Type: html.TextNode, Data: "\n" + open + "\n"}, c.FirstChild)
-		c.AppendChild(&html.Node{Type: html.TextNode, Data: "\n" + close + "\n"})
+		opening, closing := Fence(nodeText(c))
+		c.InsertBefore(&html.Node{Type: html.TextNode, Data: "\n" + opening + "\n"}, c.FirstChild)
+		c.AppendChild(&html.Node{Type: html.TextNode, Data: "\n" + closing + "\n"})
 	}
 }
 
