@@ -79,18 +79,27 @@ func TestSelectChoosesTheAnsweringWindow(t *testing.T) {
 	}
 }
 
+// buried is answer between 40 entries of before and 40 of after, each a
+// format taking the entry's number twice.
+func buried(before, answer, after string) string {
+	var b strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&b, before, i, i)
+	}
+	b.WriteString(answer)
+	for i := range 40 {
+		fmt.Fprintf(&b, after, i, i)
+	}
+	return b.String()
+}
+
 // TestSelectFencesCode: lines of code a passage keeps reach the model
 // fenced, as the text had them, apart from the sentences around them.
 func TestSelectFencesCode(t *testing.T) {
-	var b strings.Builder
-	for i := range 40 {
-		fmt.Fprintf(&b, "Section %d\n\nThis section describes behaviour number %d of the build and is rarely read.\n\n", i, i)
-	}
-	b.WriteString("To pack the loose objects of a repository by hand, run the garbage collector:\n\n```text\ngit gc --aggressive --prune=now\ngit count-objects -v\n```\n\nThe collector also runs by itself after some commands.\n\n")
-	for i := range 40 {
-		fmt.Fprintf(&b, "Appendix %d\n\nThis appendix lists option number %d of the build for slow disks.\n\n", i, i)
-	}
-	got := Select(b.String(), NewQuery("How do I pack the loose objects of a repository by hand?"), 400)
+	text := buried("Section %d\n\nThis section describes behaviour number %d of the build and is rarely read.\n\n",
+		"To pack the loose objects of a repository by hand, run the garbage collector:\n\n```text\ngit gc --aggressive --prune=now\ngit count-objects -v\n```\n\nThe collector also runs by itself after some commands.\n\n",
+		"Appendix %d\n\nThis appendix lists option number %d of the build for slow disks.\n\n")
+	got := Select(text, NewQuery("How do I pack the loose objects of a repository by hand?"), 400)
 	want := "run the garbage collector:\n```\ngit gc --aggressive --prune=now\ngit count-objects -v\n```"
 	if len(got) > 400 || !strings.Contains(got, want) {
 		t.Fatalf("the listing is not fenced in the passage (%d bytes):\n%s", len(got), got)
@@ -104,15 +113,10 @@ func TestSelectKeepsShortTextWhole(t *testing.T) {
 }
 
 func TestSelectKorean(t *testing.T) {
-	var b strings.Builder
-	for i := range 40 {
-		fmt.Fprintf(&b, "서식 %d\n\n이 메뉴는 문서의 서식 %d번을 바꿉니다. 자세한 내용은 도움말을 참고하십시오.\n", i, i)
-	}
-	b.WriteString("실행 취소\n\n편집 → 실행 취소를 선택하면 마지막 작업이 취소됩니다. 단축키는 Ctrl+Z입니다.\n")
-	for i := range 40 {
-		fmt.Fprintf(&b, "표 %d\n\n표 %d번의 열 너비를 조정합니다.\n", i, i)
-	}
-	got := Select(b.String(), NewQuery("마지막 작업을 취소하는 단축키는 무엇인가요?"), 400)
+	text := buried("서식 %d\n\n이 메뉴는 문서의 서식 %d번을 바꿉니다. 자세한 내용은 도움말을 참고하십시오.\n",
+		"실행 취소\n\n편집 → 실행 취소를 선택하면 마지막 작업이 취소됩니다. 단축키는 Ctrl+Z입니다.\n",
+		"표 %d\n\n표 %d번의 열 너비를 조정합니다.\n")
+	got := Select(text, NewQuery("마지막 작업을 취소하는 단축키는 무엇인가요?"), 400)
 	if !strings.Contains(got, "Ctrl+Z") || !strings.Contains(got, "편집 → 실행 취소") {
 		t.Errorf("the passage lacks the answer or its menu path:\n%s", got)
 	}
