@@ -67,7 +67,9 @@ func File(path string) (Doc, error) {
 		return Markdown(data, name)
 	case ".adoc", ".asciidoc", ".asc":
 		return AsciiDoc(data, name)
-	case ".txt", ".text", ".rst", ".log", "":
+	case ".rst", ".rest":
+		return RST(data, name)
+	case ".txt", ".text", ".log", "":
 		return Text(data, name)
 	case ".js", ".mjs", ".cjs", ".css", ".map", ".json", ".svg":
 		// A page's script, style or data: text to a sniffer, not prose.

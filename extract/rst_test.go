@@ -1,0 +1,134 @@
+package extract
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// sphinxPage is the shape of a Sphinx source page, as Python's
+// documentation is written.
+const sphinxPage = `.. _venv-def:
+
+=================================
+:mod:` + "`venv`" + ` --- Virtual environments
+=================================
+
+.. module:: venv
+   :synopsis: Creation of virtual environments.
+
+.. versionadded:: 3.3
+
+The :mod:` + "`venv`" + ` module creates lightweight "virtual environments", see
+:pep:` + "`405`" + ` and :ref:` + "`the tutorial <tut-venv>`" + `.
+
+.. toctree::
+   :maxdepth: 2
+
+   tutorial
+
+API
+---
+
+.. class:: EnvBuilder(system_site_packages=False, clear=False, \
+                      symlinks=False)
+
+   The :class:` + "`EnvBuilder`" + ` class accepts keyword arguments.
+
+   * ` + "``system_site_packages``" + ` -- a Boolean value, *false* by default.
+   * ` + "``clear``" + ` -- a Boolean value.
+
+   .. versionchanged:: 3.9
+      Added the *clear* parameter
+
+.. method:: str.removeprefix(prefix, /)
+
+   Return a copy without the prefix, as :meth:` + "`~str.startswith`" + ` tells::
+
+      >>> 'TestHook'.removeprefix('Test')
+      'Hook'
+
+.. availability:: Unix, not Emscripten.
+
+.. note::
+
+   The ` + "``pip install -r\n   requirements.txt``" + ` command installs them.
+
+.. code-block:: shell
+   :linenos:
+
+   python -m venv /path/to/new/virtual/environment
+
+.. This is a comment
+   that spans two lines.
+
+Glossary
+   A term, its text indented under it.
+`
+
+func TestRST(t *testing.T) {
+	doc, err := File(writeTemp(t, "venv.rst", sphinxPage))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Format != "rst" || doc.Title != "venv --- Virtual environments" {
+		t.Fatalf("read as %q, titled %q:\n%s", doc.Format, doc.Title, doc.Text)
+	}
+	paragraphs := strings.Split(doc.Text, "\n\n")
+	for _, want := range []string{
+		"New in version 3.3.",
+		"The venv module creates lightweight \"virtual environments\", see\nPEP 405 and the tutorial.",
+		"API",
+		"EnvBuilder(system_site_packages=False, clear=False, symlinks=False)", // a signature continued over lines
+		"The EnvBuilder class accepts keyword arguments.",
+		"system_site_packages -- a Boolean value, false by default.", // a list item, a paragraph of its own
+		"Changed in version 3.9: Added the clear parameter",
+		"str.removeprefix(prefix, /)",
+		"Return a copy without the prefix, as startswith tells:",
+		"```text\n>>> 'TestHook'.removeprefix('Test')\n'Hook'\n```",   // a literal block
+		"The pip install -r\nrequirements.txt command installs them.", // a literal over a line's end
+		"```text\npython -m venv /path/to/new/virtual/environment\n```",
+		"Availability: Unix, not Emscripten.",
+		"Glossary", // a definition list's term
+		"A term, its text indented under it.",
+	} {
+		if !slices.Contains(paragraphs, want) {
+			t.Errorf("no paragraph %q in:\n%s", want, doc.Text)
+		}
+	}
+	for _, markup := range []string{":mod:", "`venv`", ".. ", "toctree", "maxdepth", "linenos", "synopsis", "===", "comment", "``pip", "tut-venv", "~str"} {
+		if strings.Contains(doc.Text, markup) {
+			t.Errorf("%q reached the text:\n%s", markup, doc.Text)
+		}
+	}
+	checkFences(t, doc.Text)
+}
+
+func FuzzRST(f *testing.F) {
+	f.Add([]byte(sphinxPage))
+	f.Add([]byte("T\n=\n\n::\n\n  x\n\n.. code::\n\n>>> 1\n.. [1] note\n\n.. function:: f(a, \\\n"))
+	f.Add([]byte("=\n=\n=\n::\n\n| quoted\n| block\n\n- a\n\n   b\n\t\tc"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		doc, err := RST(data, "f.rst")
+		if err != nil {
+			return
+		}
+		if !utf8.ValidString(doc.Text) || !utf8.ValidString(doc.Title) {
+			t.Fatal("invalid UTF-8 out")
+		}
+		if strings.Contains(doc.Text, "\n\n\n") {
+			t.Fatalf("a run of blank lines in %q", doc.Text)
+		}
+		checkFences(t, doc.Text)
+		var text int
+		for line := range strings.SplitSeq(doc.Text, "\n") {
+			if !strings.HasPrefix(line, "```") {
+				text += len(line) + 1
+			}
+		}
+		if text > 2*len(data)+2 {
+			t.Fatalf("text of %d bytes from %d", text, len(data))
+		}
+	})
+}
