@@ -88,7 +88,7 @@ func TestScoreAsk(t *testing.T) {
 		t.Fatalf("non-prose %d of %d, want 2 of 3", s.NonProse, s.Sentences)
 	}
 	// A command quoted as code is code presented as code.
-	if o := ScoreAsk(q, "\"Run the collector by hand when the count passes 6700.\" [1] `$ git gc --auto` [2]", false, 0.6); len(o.NonProse) != 0 {
+	if o := ScoreAsk(q, "\"Run the collector by hand when the count passes 6700.\" [1] `$ git gc --auto` [2] `pip install -r requirements.txt. Then run it` [2]", false, 0.6); len(o.NonProse) != 0 {
 		t.Fatalf("code in backticks counted: %q", o.NonProse)
 	}
 }

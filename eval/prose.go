@@ -20,13 +20,14 @@ import (
 // code block or a quote in backticks: that is code presented as code.
 func NonProse(summary string) []string {
 	summary = fenceRE.ReplaceAllString(summary, "")
+	summary = codeQuoteRE.ReplaceAllString(summary, "$1$2")
 	var out []string
 	// A citation closes what it cites, whether or not that ends like a
 	// sentence.
 	for _, part := range citeSplitRE.Split(summary, -1) {
 		for _, sp := range textseg.Spans(part) {
 			s := strings.TrimSpace(part[sp.Start:sp.End])
-			if s != "" && !inlineCode(s) && !isProse(s) {
+			if s != "" && !isProse(s) {
 				out = append(out, s)
 			}
 		}
@@ -36,15 +37,13 @@ func NonProse(summary string) []string {
 
 var (
 	fenceRE = regexp.MustCompile("(?s)```.*?```")
+	// codeQuoteRE is a quote of code in backticks before its citation:
+	// code presented as code, whatever sentences it holds.
+	codeQuoteRE = regexp.MustCompile("(^|\\s)`+[^`]+`+(\\s+\\[\\d)")
 	// citeSplitRE is a citation after a space: "linkgit:git-log[1]" is
 	// a manual page's name, not a citation.
 	citeSplitRE = regexp.MustCompile(`(?:^|\s+)\[\d{1,4}(?:\s*,\s*\d{1,4})*\]`)
 )
-
-// inlineCode reports a quote that is code in backticks, whole.
-func inlineCode(s string) bool {
-	return len(s) > 2 && strings.HasPrefix(s, "`") && strings.HasSuffix(s, "`")
-}
 
 // codeStarts open lines of a terminal session or an interpreter.
 var codeStarts = []string{">>> ", "$ ", "# ", "% ", "C:\\>", "... "}

@@ -40,6 +40,8 @@ var (
 	adocEntry = regexp.MustCompile(`^:[A-Za-z0-9_-]+!?:(\s.*)?$`)
 	// adocTerm is a description list's term: "--autosquash::", "ab;;".
 	adocTerm = regexp.MustCompile(`^(\S.*?)(:{2,4}|;;)$`)
+	// adocFence opens a Markdown-style fenced block: "```", "```ruby".
+	adocFence = regexp.MustCompile("^`{3,}[\\w+.-]*$")
 	// adocTitle is a section title in the one-line form: "== Options".
 	adocTitle = regexp.MustCompile(`^={1,6}\s+(\S.*)$`)
 )
@@ -67,10 +69,11 @@ func renderAsciiDoc(src string) string {
 		case trimmed == "":
 			inTerm = false
 			out = append(out, "")
-		case strings.HasPrefix(trimmed, "```"):
-			// A fenced block, as in Markdown: a listing.
+		case adocFence.MatchString(trimmed):
+			// A fenced block, as in Markdown: a listing, closed by the
+			// same run of backticks.
 			inTerm = false
-			listing = "```"
+			listing = strings.TrimRight(trimmed, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+.-")
 			out = append(out, "")
 		case trimmed == "+":
 			// The next block belongs to the same list item: its text
@@ -86,7 +89,7 @@ func renderAsciiDoc(src string) string {
 		case adocAttributes.MatchString(trimmed), adocEntry.MatchString(trimmed), adocBlockMacro.MatchString(trimmed):
 			out = append(out, "")
 		case adocTerm.MatchString(trimmed) && !strings.HasPrefix(line, " ") && !strings.HasPrefix(line, "\t"):
-			term := macros(adocTerm.FindStringSubmatch(trimmed)[1])
+			term := adocProse(adocTerm.FindStringSubmatch(trimmed)[1])
 			if inTerm && len(out) > 1 && out[len(out)-1] == "" && out[len(out)-2] != "" {
 				// Terms one under another name one item: "--autosquash,
 				// --no-autosquash".
@@ -96,11 +99,11 @@ func renderAsciiDoc(src string) string {
 			inTerm = true
 			out = append(out, "", term, "")
 		case adocTitle.MatchString(trimmed) && !strings.HasPrefix(line, " "):
-			out = append(out, "", macros(adocTitle.FindStringSubmatch(trimmed)[1]), "")
+			out = append(out, "", adocProse(adocTitle.FindStringSubmatch(trimmed)[1]), "")
 		case inTerm:
-			out = append(out, macros(trimmed))
+			out = append(out, adocProse(trimmed))
 		default:
-			out = append(out, macros(line))
+			out = append(out, adocProse(line))
 		}
 	}
 	if listing != "" {
@@ -133,6 +136,12 @@ func underline(lines []string, i int) bool {
 	above := strings.TrimSpace(lines[i-1])
 	n := utf8.RuneCountInString(above)
 	return above != "" && !adocDelimiter.MatchString(above) && n >= len(line)-1 && n <= len(line)+1
+}
+
+// adocProse is a line of prose as it renders: its macros as their text,
+// and not read as a code fence ("```!" is "!").
+func adocProse(line string) string {
+	return loneFence.ReplaceAllString(macros(line), "$1")
 }
 
 // macros writes a line's inline macros as the text they show: the text

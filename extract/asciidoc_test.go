@@ -76,6 +76,11 @@ func TestAsciiDoc(t *testing.T) {
 			t.Errorf("%q reached the text:\n%s", markup, doc.Text)
 		}
 	}
+	// A Markdown-style fence opens a listing only alone on its line.
+	if doc, err := File(writeTemp(t, "fence.adoc", "```ruby``` is how a block opens.\n\n````\nputs 1\n```\nputs 2\n````\n\nProse after it.\n")); err != nil ||
+		!strings.HasPrefix(doc.Text, "```ruby``` is how a block opens.") || !strings.Contains(doc.Text, "puts 1\n```\nputs 2\n") || !strings.HasSuffix(doc.Text, "\n\nProse after it.") {
+		t.Errorf("fences: %q %v", doc.Text, err)
+	}
 	// A document that opens with a listing is titled by its name.
 	if doc, err := File(writeTemp(t, "setup.adoc", "----\nmake install\n----\n\nThen run it.\n")); err != nil || doc.Title != "setup.adoc" {
 		t.Errorf("titled %q: %v", doc.Title, err)

@@ -151,8 +151,6 @@ var (
 	mdHTML    = regexp.MustCompile(`<[^>\n]+>`)
 	mdTitle   = regexp.MustCompile(`(?m)^#\s+(.+)$`)
 	mdBlank   = regexp.MustCompile(`\n{3,}`)
-	// mdLoneFence is a line of prose that would read as a code fence.
-	mdLoneFence = regexp.MustCompile("(?m)^[ \t]*`{3,}([^`\n]*)$")
 )
 
 // Markdown strips markup, keeping text, link text and code; a fenced code
@@ -164,11 +162,15 @@ func Markdown(data []byte, name string) (Doc, error) {
 	src := strings.ToValidUTF8(string(data), "")
 	src = strings.ReplaceAll(src, "\r\n", "\n")
 	title := name
-	if m := mdTitle.FindStringSubmatch(src); m != nil {
-		title = strings.TrimSpace(m[1])
+	parts := mdParts(mdFront.ReplaceAllString(src, ""))
+	for i := 0; i < len(parts); i += 2 { // the prose: "# install it" in code is no title
+		if m := mdTitle.FindStringSubmatch(parts[i]); m != nil {
+			title = strings.TrimSpace(m[1])
+			break
+		}
 	}
 	var b strings.Builder
-	for i, part := range mdParts(mdFront.ReplaceAllString(src, "")) {
+	for i, part := range parts {
 		if i%2 == 1 { // a fenced block: its lines as they are
 			opening, closing := Fence(part)
 			b.WriteString("\n" + opening + "\n" + part + "\n" + closing + "\n")
@@ -181,7 +183,7 @@ func Markdown(data []byte, name string) (Doc, error) {
 		part = mdHTML.ReplaceAllString(part, "")
 		// A line left reading as a fence ("# ```x", its heading mark
 		// gone) is not one.
-		b.WriteString(mdLoneFence.ReplaceAllString(part, "$1"))
+		b.WriteString(loneFence.ReplaceAllString(part, "$1"))
 	}
 	text := mdBlank.ReplaceAllString(b.String(), "\n\n")
 	return Doc{Title: title, Text: strings.TrimSpace(text), Format: "markdown"}, nil

@@ -155,6 +155,21 @@ from subprocess import Popen, PIPE
 	if !strings.Contains(doc.Text, want) || !strings.Contains(doc.Text, "virtual environment:\n\n"+FenceOpen) || !strings.Contains(doc.Text, FenceClose+"\n\nThe script then") {
 		t.Errorf("preformatted block not fenced apart:\n%s", doc.Text)
 	}
+	// Prose that reads as a fence is not one; a block's own fences, on
+	// lines a <br> breaks, are fenced with one backtick more.
+	odd := `<html><body><article><p>` + "```text" + `</p><p>Hello world prose, long enough for a reader to keep it as the body of the article it is in.</p>
+<pre>line one<br>` + "```text" + `<br>prose<br>` + "```" + `</pre><p>More prose follows the listing, so that readability keeps the whole article together as it is.</p></article></body></html>`
+	doc, err = HTML([]byte(odd), "https://docs.example.com/odd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFences(t, doc.Text)
+	if !strings.Contains(doc.Text, "````text\nline one\n```text\nprose\n```\n````") {
+		t.Errorf("a block holding fences:\n%s", doc.Text)
+	}
+	if doc, err := Markdown([]byte("```sh\n# install it\nmake install\n```\n\n# Building\n\nText.\n"), "b.md"); err != nil || doc.Title != "Building" {
+		t.Errorf("title %q from a comment in code: %v", doc.Title, err)
+	}
 	md := "# Build\n\nSet **both** options:\n\n```toml\n[profile.release]\nmy_flag = *on*\n```\n\nThen run _cargo build_.\n\n~~~\nunclosed_block\n"
 	doc, err = Markdown([]byte(md), "build.md")
 	if err != nil {
@@ -179,6 +194,7 @@ func FuzzHTML(f *testing.F) {
 		if !utf8.ValidString(doc.Text) || !utf8.ValidString(doc.Title) {
 			t.Fatal("invalid UTF-8 out")
 		}
+		checkFences(t, doc.Text)
 		for _, l := range doc.Links {
 			u, err := url.Parse(l)
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Fragment != "" {

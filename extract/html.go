@@ -150,6 +150,10 @@ func Fence(code string) (opening, closing string) {
 // sentences around them.
 func fencePre(n *html.Node) {
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.TextNode {
+			// Prose that would read as a fence is not one.
+			c.Data = loneFence.ReplaceAllString(c.Data, "$1")
+		}
 		if c.Type != html.ElementNode {
 			continue
 		}
@@ -163,13 +167,21 @@ func fencePre(n *html.Node) {
 	}
 }
 
-// nodeText is the text of n and its descendants.
+// loneFence is a line that would read as a code fence, but for its
+// backticks (the rest, $1).
+var loneFence = regexp.MustCompile("(?m)^[ \t]*`{3,}([^`\n]*)$")
+
+// nodeText is the text of n and its descendants, a line break where a
+// <br> is.
 func nodeText(n *html.Node) string {
 	var b strings.Builder
 	var walk func(*html.Node)
 	walk = func(c *html.Node) {
 		if c.Type == html.TextNode {
 			b.WriteString(c.Data)
+		}
+		if c.Type == html.ElementNode && c.Data == "br" {
+			b.WriteByte('\n')
 		}
 		for gc := c.FirstChild; gc != nil; gc = gc.NextSibling {
 			walk(gc)

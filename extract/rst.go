@@ -2,6 +2,7 @@ package extract
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -22,7 +23,16 @@ func RST(data []byte, name string) (Doc, error) {
 	if err := checkText(data); err != nil {
 		return Doc{}, err
 	}
-	text := renderRST(strings.ReplaceAll(strings.ToValidUTF8(string(data), ""), "\r\n", "\n"))
+	src := strings.TrimPrefix(strings.ToValidUTF8(string(data), ""), "\uFEFF")
+	lines := strings.Split(strings.ReplaceAll(src, "\r\n", "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = detab(l)
+	}
+	text := strings.Join(inlineProse(renderRST(lines, 0)), "\n")
+	for strings.Contains(text, "\n\n\n") {
+		text = strings.ReplaceAll(text, "\n\n\n", "\n\n")
+	}
+	text = strings.TrimSpace(text)
 	return Doc{Title: firstLineTitle(text, name), Text: text, Format: "rst"}, nil
 }
 
@@ -31,14 +41,22 @@ var (
 	rstDirective = regexp.MustCompile(`^\.\.\s+([A-Za-z][\w:.+-]*)::(?:\s+(.*))?$`)
 	// rstRole is an interpreted text with a role: ":role:`text`".
 	rstRole = regexp.MustCompile(":(?:[A-Za-z][\\w.+-]*:)+`([^`]+)`")
-	// rstLiteral is inline literal text: ``text``.
+	// rstLiteral is inline literal text: two backticks, the text, two.
 	rstLiteral = regexp.MustCompile("``([^`]+)``")
 	// rstLink is a hyperlink reference: `text <url>`_ or `text`_.
 	rstLink = regexp.MustCompile("`([^`<]+?)(?:\\s*<[^>`]*>)?`__?")
+	// rstInterpreted is interpreted text in the default role: `text`.
+	rstInterpreted = regexp.MustCompile("`([^`\\s](?:[^`]*[^`\\s])?)`")
+	// rstStrong and rstEm are strong emphasis and emphasis: the marks
+	// after a space or an opening bracket, before one or punctuation, the
+	// text not starting or ending with a space ("f(*args, **kwargs)" is
+	// neither).
+	rstStrong = regexp.MustCompile(`(^|[\s(\[{"'])\*\*([^*\s](?:[^*]*?[^*\s])?)\*\*($|[\s)\]}.,;:!?"'-])`)
+	rstEm     = regexp.MustCompile(`(^|[\s(\[{"'])\*([^*\s](?:[^*]*?[^*\s])?)\*($|[\s)\]}.,;:!?"'-])`)
 	// rstBullet opens a list item: "- ", "* ", "+ ", "1. ", "#. ".
 	rstBullet = regexp.MustCompile(`^(?:[-*+•]|\d+[.)]|#\.)\s+`)
-	// rstEmph is emphasis or strong emphasis: *text*, **text**.
-	rstEmph = regexp.MustCompile(`(^|[\s(])\*{1,2}([^*\s][^*]*?)\*{1,2}`)
+	// rstHeld is a piece of text inlineRST set aside: a literal or a role.
+	rstHeld = regexp.MustCompile("\uE000([0-9]+)\uE001")
 )
 
 // rstCode are the directives whose content is code; rstQuiet those that
@@ -48,25 +66,30 @@ var (
 	rstQuiet = map[string]bool{"toctree": true, "index": true, "include": true, "literalinclude": true, "image": true, "figure": true, "highlight": true,
 		"only": true, "raw": true, "contents": true, "sectionauthor": true, "moduleauthor": true, "codeauthor": true, "testsetup": true,
 		"testcleanup": true, "currentmodule": true, "module": true, "default-role": true, "meta": true, "tabularcolumns": true, "automodule": true,
-		"autoclass": true, "autofunction": true, "include-raw": true, "csv-table": true, "graphviz": true, "math": true}
-	rstVersion = map[string]string{"versionadded": "New in version", "versionchanged": "Changed in version", "deprecated": "Deprecated since version", "deprecated-removed": "Deprecated since version"}
+		"autoclass": true, "autofunction": true, "csv-table": true, "graphviz": true, "math": true}
+	rstVersion = map[string]string{"versionadded": "New in version", "versionchanged": "Changed in version", "deprecated": "Deprecated since version"}
 )
 
-// renderRST is reStructuredText's text.
-func renderRST(src string) string {
-	lines := strings.Split(src, "\n")
+// maxRSTDepth bounds how deep directives nest before a body is read as
+// plain lines: each level renders its body again.
+const maxRSTDepth = 8
+
+// renderRST renders lines (tabs expanded) as text lines, inline markup
+// left for inlineProse; depth is how deep in directive bodies they are.
+func renderRST(lines []string, depth int) []string {
 	var out []string
 	for i := 0; i < len(lines); i++ {
 		line := lines[i]
 		trimmed := strings.TrimSpace(line)
-		if strings.HasPrefix(trimmed, "```") {
-			// Not reStructuredText's markup, and it would read as a fence.
-			trimmed = strings.TrimLeft(trimmed, "`")
-		}
 		indent := indentOf(line)
 		switch {
 		case trimmed == "":
 			out = append(out, "")
+		case trimmed == "::":
+			// A literal block introduced by nothing.
+			body, next := rstLiteralBlock(lines, i+1, indent)
+			out = appendLiteral(out, body)
+			i = next - 1
 		case rstAdornment(trimmed) && i+2 < len(lines) && !rstAdornment(strings.TrimSpace(lines[i+1])) && strings.TrimSpace(lines[i+2]) == trimmed:
 			// An overlined title: adornment, title, adornment.
 			out = append(out, "", rawRST(strings.TrimSpace(lines[i+1])), "")
@@ -74,11 +97,11 @@ func renderRST(src string) string {
 		case i+1 < len(lines) && rstUnderline(trimmed, strings.TrimSpace(lines[i+1])):
 			out = append(out, "", rawRST(trimmed), "")
 			i++
-		case rstAdornment(trimmed):
-			out = append(out, "") // a transition, or an adornment left over
-		case strings.HasPrefix(trimmed, ".. "):
+		case rstAdornment(trimmed) && utf8.RuneCountInString(trimmed) >= 4:
+			out = append(out, "") // a transition
+		case trimmed == ".." || strings.HasPrefix(trimmed, ".. "):
 			body, next := rstBlock(lines, i+1, indent)
-			out = append(out, rstExplicit(trimmed, body)...)
+			out = append(out, rstExplicit(trimmed, body, depth)...)
 			i = next - 1
 		case strings.HasPrefix(trimmed, ">>> "):
 			// A doctest block: to the next blank line.
@@ -90,18 +113,17 @@ func renderRST(src string) string {
 			i = j - 1
 		case strings.HasSuffix(trimmed, "::"):
 			// A paragraph that introduces a literal block: "…, e.g.::" is
-			// "…, e.g.:", a lone "::" is nothing.
-			if p := strings.TrimSpace(strings.TrimSuffix(trimmed, "::")); p != "" {
-				if !strings.HasSuffix(p, ":") {
-					p += ":"
-				}
-				out = append(out, rawRST(p))
+			// "…, e.g.:".
+			p := rstBullet.ReplaceAllString(strings.TrimSpace(strings.TrimSuffix(trimmed, "::")), "")
+			if !strings.HasSuffix(p, ":") {
+				p += ":"
 			}
-			body, next := rstLiteralBlock(lines, i+1, indent)
-			if len(body) > 0 {
+			if rstBullet.MatchString(trimmed) {
 				out = append(out, "")
-				out = appendFenced(out, body)
 			}
+			out = append(out, rawRST(p))
+			body, next := rstLiteralBlock(lines, i+1, indent)
+			out = appendLiteral(out, body)
 			i = next - 1
 		case rstBullet.MatchString(trimmed):
 			// A list item is a paragraph of its own, as a page's <li>.
@@ -114,28 +136,28 @@ func renderRST(src string) string {
 			out = append(out, rawRST(trimmed))
 		}
 	}
-	text := strings.Join(inlineProse(out), "\n")
-	for strings.Contains(text, "\n\n\n") {
-		text = strings.ReplaceAll(text, "\n\n\n", "\n\n")
+	return out
+}
+
+// appendLiteral appends a literal block, fenced, after a blank line.
+func appendLiteral(out, body []string) []string {
+	if len(body) == 0 {
+		return out
 	}
-	return strings.TrimSpace(text)
+	return appendFenced(append(out, ""), body)
 }
 
 // inlineProse renders the inline markup of each paragraph of lines
 // outside fenced blocks, whole, since a role or a literal may run over a
-// line's end (an inline literal opened before "pip install -r" and
-// closed after "requirements.txt" on the next line).
+// line's end (a literal opened before "pip install -r" and closed after
+// "requirements.txt" on the next line).
 func inlineProse(lines []string) []string {
 	out := make([]string, 0, len(lines))
 	var para []string
 	flush := func() {
 		if len(para) > 0 {
 			for _, l := range strings.Split(inlineRST(strings.Join(para, "\n")), "\n") {
-				// Prose that would read as a fence is not one.
-				if k := len(l) - len(strings.TrimLeft(l, "`")); k >= 3 && !strings.Contains(l[k:], "`") {
-					l = l[k:]
-				}
-				out = append(out, l)
+				out = append(out, rawRST(l))
 			}
 			para = para[:0]
 		}
@@ -165,27 +187,36 @@ func inlineProse(lines []string) []string {
 }
 
 // rstExplicit renders an explicit markup block: its first line (".. x::
-// arg") and its indented body.
-func rstExplicit(first string, body []string) []string {
+// arg") and its indented body, depth deep in directive bodies.
+func rstExplicit(first string, body []string, depth int) []string {
 	m := rstDirective.FindStringSubmatch(first)
 	if m == nil {
 		// A comment, a target (".. _label:") or a substitution: no text.
 		// A footnote or a citation (".. [1] text") keeps its text.
 		if rest, ok := strings.CutPrefix(first, ".. ["); ok {
 			if _, text, ok := strings.Cut(rest, "]"); ok {
-				return append([]string{"", rawRST(strings.TrimSpace(text))}, inlineLines(body)...)
+				return append([]string{"", rawRST(strings.TrimSpace(text))}, trimAll(body)...)
 			}
 		}
 		return []string{""}
 	}
 	name, arg := strings.ToLower(m[1]), strings.TrimSpace(m[2])
-	for strings.HasSuffix(arg, `\`) && len(body) > 0 {
-		// A signature continued over lines.
-		arg = strings.TrimSpace(strings.TrimSuffix(arg, `\`)) + " " + strings.TrimSpace(body[0])
-		body = body[1:]
-	}
 	if i := strings.LastIndexByte(name, ':'); i >= 0 {
 		name = name[i+1:] // a domain's directive: "py:function" is "function"
+	}
+	if strings.HasSuffix(arg, `\`) {
+		// A signature continued over lines.
+		parts := []string{strings.TrimSpace(strings.TrimSuffix(arg, `\`))}
+		for len(body) > 0 {
+			l := strings.TrimSpace(body[0])
+			body = body[1:]
+			more := strings.HasSuffix(l, `\`)
+			parts = append(parts, strings.TrimSpace(strings.TrimSuffix(l, `\`)))
+			if !more {
+				break
+			}
+		}
+		arg = strings.Join(parts, " ")
 	}
 	body = rstOptions(body)
 	switch {
@@ -196,22 +227,24 @@ func rstExplicit(first string, body []string) []string {
 			return []string{""}
 		}
 		return appendFenced([]string{""}, body)
+	case name == "deprecated-removed":
+		// "3.9 3.11": deprecated in the first, removed in the second.
+		v, rest, _ := strings.Cut(arg, " ")
+		removed, note, _ := strings.Cut(strings.TrimSpace(rest), " ")
+		s := "Deprecated since version " + v
+		if removed != "" {
+			s += ", will be removed in version " + removed
+		}
+		return []string{"", rstNote(s, note, body), ""}
 	case rstVersion[name] != "":
 		v, rest, _ := strings.Cut(arg, " ")
-		s := rstVersion[name] + " " + v
-		if text := strings.TrimSpace(rest + " " + strings.Join(trimAll(body), " ")); text != "" {
-			s += ": " + rawRST(text)
-		} else {
-			s += "."
-		}
-		return []string{"", s, ""}
+		return []string{"", rstNote(rstVersion[name]+" "+v, rest, body), ""}
 	case name == "availability":
-		return []string{"", "Availability: " + arg, ""}
-	case name == "rubric" || name == "topic" || name == "sidebar":
-		return append([]string{"", rawRST(arg), ""}, renderBody(body)...)
-	case arg != "" && rstDescribes(name):
-		// A described object: its signature is the term its text defines.
-		return append([]string{"", rawRST(arg), ""}, renderBody(body)...)
+		return []string{"", rawRST("Availability: " + arg), ""}
+	case name == "rubric" || name == "topic" || name == "sidebar" || arg != "" && rstDescribes(name):
+		// A heading, or a described object: its signature is the term
+		// its text defines.
+		return append([]string{"", rawRST(arg), ""}, renderBody(body, depth)...)
 	default:
 		// An admonition (note, warning, seealso…) or a directive this
 		// reader does not know: its text, as prose.
@@ -219,15 +252,24 @@ func rstExplicit(first string, body []string) []string {
 		if arg != "" {
 			out = append(out, rawRST(arg))
 		}
-		return append(out, renderBody(body)...)
+		return append(out, renderBody(body, depth)...)
 	}
+}
+
+// rstNote is a version note: its lead ("New in version 3.9") and its
+// text, if any, after a colon, else a full stop.
+func rstNote(lead, rest string, body []string) string {
+	if text := strings.TrimSpace(rest + " " + strings.Join(trimAll(body), " ")); text != "" {
+		return rawRST(lead + ": " + text)
+	}
+	return rawRST(lead + ".")
 }
 
 // rstDescribes reports a directive that describes an object (Sphinx's
 // domains: a function, a class, a command-line option…).
 func rstDescribes(name string) bool {
 	switch name {
-	case "function", "class", "method", "attribute", "data", "exception", "module", "decorator", "decoratormethod",
+	case "function", "class", "method", "attribute", "data", "exception", "decorator", "decoratormethod",
 		"classmethod", "staticmethod", "coroutinefunction", "coroutinemethod", "abstractmethod", "property", "type",
 		"option", "envvar", "program", "describe", "object", "macro", "member", "var", "enum", "struct", "opcode", "cmdoption", "confval", "setting":
 		return true
@@ -236,19 +278,26 @@ func rstDescribes(name string) bool {
 }
 
 // renderBody renders a directive's body, dedented, as a document of its
-// own.
-func renderBody(body []string) []string {
+// own; past maxRSTDepth, as its lines.
+func renderBody(body []string, depth int) []string {
 	if len(body) == 0 {
 		return nil
 	}
-	return append(strings.Split(renderRST(strings.Join(dedent(body), "\n")), "\n"), "")
+	if depth >= maxRSTDepth {
+		return append(trimAll(body), "")
+	}
+	return append(renderRST(dedent(body), depth+1), "")
 }
 
 // rstOptions drops a directive body's leading options (":linenos:",
-// ":synopsis: …") and the blank line after them.
+// ":synopsis: …") and the blank lines after them.
 func rstOptions(body []string) []string {
 	i := 0
-	for i < len(body) && strings.HasPrefix(strings.TrimSpace(body[i]), ":") && strings.Count(strings.TrimSpace(body[i]), ":") >= 2 && !strings.Contains(strings.TrimSpace(body[i]), "`") {
+	for i < len(body) {
+		t := strings.TrimSpace(body[i])
+		if !strings.HasPrefix(t, ":") || strings.Count(t, ":") < 2 || strings.Contains(t, "`") {
+			break
+		}
 		i++
 	}
 	for i < len(body) && strings.TrimSpace(body[i]) == "" {
@@ -307,57 +356,87 @@ func rstLiteralBlock(lines []string, from, indent int) ([]string, int) {
 // character repeated, at least as long as the title, which has words.
 func rstUnderline(title, line string) bool {
 	return rstAdornment(line) && !rstAdornment(title) && title != "" && utf8.RuneCountInString(line) >= utf8.RuneCountInString(title) &&
-		!strings.HasPrefix(title, ".. ")
+		!strings.HasPrefix(title, "..")
 }
 
-// rstAdornment is a line of four or more of one punctuation character
-// (or as few as two, under a short title).
+// rstAdornment is a line of two or more of one punctuation character:
+// a title's underline (as short as the title) or, four or more, a
+// transition. ".." opens explicit markup and "::" a literal block.
 func rstAdornment(l string) bool {
-	if len(l) < 2 || !strings.ContainsRune("=-~^\"'`#*+<>:._", rune(l[0])) {
+	if len(l) < 2 || !strings.ContainsRune("=-~^\"'`#*+<>:._", rune(l[0])) || l == ".." || l == "::" {
 		return false
 	}
-	return strings.Trim(l, l[:1]) == "" && !strings.HasPrefix(l, "..") || l == strings.Repeat(".", len(l)) && len(l) >= 4
+	return strings.Trim(l, l[:1]) == ""
 }
 
-// rawRST is a line whose inline markup inlineProse renders later.
-func rawRST(s string) string { return s }
+// rawRST is a line of text as renderRST writes it, its inline markup left
+// for inlineProse; a line that would read as a code fence (three
+// backticks or more, then no backtick) loses them.
+func rawRST(s string) string {
+	if k := len(s) - len(strings.TrimLeft(s, "`")); k >= 3 && !strings.Contains(s[k:], "`") {
+		return s[k:]
+	}
+	return s
+}
 
-// inlineRST writes a text's inline markup as the words it shows.
+// inlineRST writes a text's inline markup as the words it shows. Roles
+// and literals are set aside first, so that the asterisks of a literal
+// **kwargs are not read as emphasis.
 func inlineRST(s string) string {
+	var held []string
+	hold := func(text string) string {
+		held = append(held, text)
+		return "\uE000" + strconv.Itoa(len(held)-1) + "\uE001"
+	}
+	s = strings.NewReplacer("\uE000", "", "\uE001", "").Replace(s)
 	s = rstRole.ReplaceAllStringFunc(s, func(m string) string {
 		text := rstRole.FindStringSubmatch(m)[1]
 		switch {
 		case strings.HasPrefix(m, ":pep:"):
-			return "PEP " + text
+			return hold("PEP " + text)
 		case strings.HasPrefix(m, ":rfc:"):
-			return "RFC " + text
+			return hold("RFC " + text)
 		}
 		if i := strings.LastIndex(text, "<"); i > 0 && strings.HasSuffix(text, ">") {
-			return strings.TrimSpace(text[:i]) // "title <target>"
+			return hold(strings.TrimSpace(text[:i])) // "title <target>"
 		}
 		if rest, ok := strings.CutPrefix(text, "~"); ok {
 			if i := strings.LastIndexByte(rest, '.'); i >= 0 {
-				return rest[i+1:] // "~str.removeprefix" shows "removeprefix"
+				return hold(rest[i+1:]) // "~str.removeprefix" shows "removeprefix"
 			}
-			return rest
+			return hold(rest)
 		}
-		return strings.TrimPrefix(text, "!")
+		return hold(strings.TrimPrefix(text, "!"))
 	})
-	s = rstLiteral.ReplaceAllString(s, "$1")
+	s = rstLiteral.ReplaceAllStringFunc(s, func(m string) string { return hold(m[2 : len(m)-2]) })
 	s = rstLink.ReplaceAllString(s, "$1")
-	return rstEmph.ReplaceAllString(s, "$1$2")
+	s = rstInterpreted.ReplaceAllString(s, "$1")
+	s = rstStrong.ReplaceAllString(s, "$1$2$3")
+	s = rstEm.ReplaceAllString(s, "$1$2$3")
+	return rstHeld.ReplaceAllStringFunc(s, func(m string) string {
+		i, err := strconv.Atoi(m[len("\uE000") : len(m)-len("\uE001")])
+		if err != nil || i >= len(held) {
+			return ""
+		}
+		return held[i]
+	})
 }
 
-// inlineLines renders lines' inline markup, trimmed.
-func inlineLines(ls []string) []string {
-	out := make([]string, 0, len(ls))
-	for _, l := range ls {
-		out = append(out, rawRST(strings.TrimSpace(l)))
+// detab expands a line's leading tabs to spaces, to the next multiple of
+// eight columns; the rest of the line stays as it is.
+func detab(l string) string {
+	i := 0
+	for i < len(l) && (l[i] == ' ' || l[i] == '\t') {
+		i++
 	}
-	return out
+	if !strings.Contains(l[:i], "\t") {
+		return l
+	}
+	return strings.Repeat(" ", indentOf(l)) + l[i:]
 }
 
-// indentOf is a line's leading white space, a tab counted as eight.
+// indentOf is a line's leading white space, a tab counted to the next
+// multiple of eight columns.
 func indentOf(l string) int {
 	n := 0
 	for _, r := range l {
@@ -373,7 +452,8 @@ func indentOf(l string) int {
 	return n
 }
 
-// dedent removes the indent the lines share, blank lines aside.
+// dedent removes the indent the lines (tabs expanded) share, blank lines
+// aside, and the blank lines at the end.
 func dedent(ls []string) []string {
 	least := -1
 	for _, l := range ls {
@@ -389,7 +469,7 @@ func dedent(ls []string) []string {
 		if strings.TrimSpace(l) == "" {
 			continue
 		}
-		out[i] = strings.ReplaceAll(l, "\t", "        ")[min(least, indentOf(l)):]
+		out[i] = l[min(least, indentOf(l), len(l)):]
 	}
 	for len(out) > 0 && out[len(out)-1] == "" {
 		out = out[:len(out)-1]
@@ -397,12 +477,12 @@ func dedent(ls []string) []string {
 	return out
 }
 
-// trimAll trims every line.
+// trimAll trims every line, leaving out blank ones.
 func trimAll(ls []string) []string {
 	out := make([]string, 0, len(ls))
 	for _, l := range ls {
 		if t := strings.TrimSpace(l); t != "" {
-			out = append(out, t)
+			out = append(out, rawRST(t))
 		}
 	}
 	return out

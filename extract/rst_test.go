@@ -68,6 +68,7 @@ Glossary
 `
 
 func TestRST(t *testing.T) {
+	t.Parallel()
 	doc, err := File(writeTemp(t, "venv.rst", sphinxPage))
 	if err != nil {
 		t.Fatal(err)
@@ -131,4 +132,50 @@ func FuzzRST(f *testing.F) {
 			t.Fatalf("text of %d bytes from %d", text, len(data))
 		}
 	})
+}
+
+// TestRSTHostile: what the review found — asterisks in literals and
+// signatures, prose that would read as a fence, a lone "::", tabs inside
+// a line, a long continued signature and deeply nested directives (in
+// bounded time: the test's own deadline).
+func TestRSTHostile(t *testing.T) {
+	t.Parallel()
+	render := func(src string) string {
+		doc, err := RST([]byte(src), "x.rst")
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkFences(t, doc.Text)
+		return doc.Text
+	}
+	for src, want := range map[string]string{
+		"Takes ``*args`` and ``**kwargs``.\n":                           "Takes *args and **kwargs.",
+		".. function:: f(*args, **kwargs)\n\n   Calls it.\n":            "f(*args, **kwargs)\n\nCalls it.",
+		".. rubric:: ```text\n\nprose\n":                                "text\n\nprose",
+		"Paragraph:\n\n::\n\n    for x in y:\n        print(x)\n":       "Paragraph:\n\n```text\nfor x in y:\n    print(x)\n```",
+		".. code::\n\n x\t\t\t\ty\n":                                    "```text\nx\t\t\t\ty\n```",
+		"- Example::\n\n    run it\n":                                   "Example:\n\n```text\nrun it\n```",
+		".. deprecated-removed:: 3.9 3.11\n":                            "Deprecated since version 3.9, will be removed in version 3.11.",
+		"\uFEFF.. _label:\n\nText after a target.\n":                    "Text after a target.",
+		"..\n   An empty comment's text.\n\nShown.\n":                   "Shown.",
+		"Use `the default role` and *emphasis* and **strong** words.\n": "Use the default role and emphasis and strong words.",
+	} {
+		if got := render(src); got != want {
+			t.Errorf("%q:\ngot  %q\nwant %q", src, got, want)
+		}
+	}
+	var long strings.Builder
+	long.WriteString(".. function:: f \\\n")
+	for long.Len() < 1<<20 {
+		long.WriteString(" x\\\n")
+	}
+	long.WriteString(" y\n")
+	if got := render(long.String()); !strings.HasPrefix(got, "f x x") {
+		t.Errorf("a long signature: %.40q", got)
+	}
+	var nested strings.Builder
+	for d := 0; nested.Len() < 1<<19; d++ {
+		nested.WriteString(strings.Repeat("\t", d%700) + ".. a::\n")
+	}
+	render(nested.String())
 }

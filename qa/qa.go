@@ -236,7 +236,7 @@ func answer(query, lang string, hits []kb.Result) *Answer {
 			if b.Len() > 0 {
 				b.WriteString(" ")
 			}
-			code := c.Code[i]
+			code := i < len(c.Code) && c.Code[i]
 			if code {
 				fmt.Fprintf(&b, "%s [%d]", inlineCode(text), n)
 			} else {

@@ -241,6 +241,16 @@ func TestFencedLinesAreCode(t *testing.T) {
 	if got = kinds(nested); got["shown as code, like this line here"] != Code || got["The fences stay in the listing, not in the prose."] != Sentence {
 		t.Errorf("nested fences: %v", got)
 	}
+	// A chunk that starts and ends inside listings: the prose between is
+	// prose.
+	both := "f(x)\nreturn x\n```\n\nThe function returns the value it was given.\n\n```text\nmore(code) and more of it"
+	if got = kinds(both); got["The function returns the value it was given."] != Sentence || got["more(code) and more of it"] != Code {
+		t.Errorf("cut at both ends: %v", got)
+	}
+	// An info string after a space is still one.
+	if got = kinds("Install it:\n\n``` python\nimport quarry_module\n```\n\nThen it is ready to be used."); got["import quarry_module"] != Code || got["Then it is ready to be used."] != Sentence {
+		t.Errorf("an info string after a space: %v", got)
+	}
 	// Backticks that open inline code are not a fence.
 	if _, _, ok := fence("```go run .``` builds it"); ok {
 		t.Error("inline code read as a fence")

@@ -123,19 +123,25 @@ type block struct {
 // of a fenced block (extract writes a page's preformatted blocks and a
 // document's listings so: "```text", the lines, "```") are code, however
 // they read; a block closes at a bare fence of as many backticks or more.
-// A text that starts inside one — a chunk cut from a document in the
-// middle of a listing — holds an odd number of fences, the first a bare
-// one that closes, and what comes before it is code too.
+// A text cut from inside a block (a chunk) opens with a bare fence that
+// closes it, and what comes before that is code too: a bare first fence
+// closes when the fence after it has an info string (extract's openers
+// do) or the bare fences are odd in number; otherwise bare fences pair
+// in order, as in Markdown written by hand.
 func blocks(text string) []block {
-	first, n := -1, 0
+	var fences []string // the info strings of the text's fences
 	for line := range strings.SplitSeq(text, "\n") {
-		if k, info, ok := fence(strings.TrimSpace(line)); ok {
-			if n == 0 && info == "" {
-				first = k
-			}
-			n++
+		if _, info, ok := fence(strings.TrimSpace(line)); ok {
+			fences = append(fences, info)
 		}
 	}
+	bare := 0
+	for _, info := range fences {
+		if info == "" {
+			bare++
+		}
+	}
+	startsInside := len(fences) > 0 && fences[0] == "" && (len(fences) > 1 && fences[1] != "" || bare%2 == 1)
 	var out []block
 	var cur []string
 	flush := func() {
@@ -145,8 +151,8 @@ func blocks(text string) []block {
 		}
 	}
 	open := 0 // the backticks of the fence a block opened with; 0 outside one
-	if n%2 == 1 && first > 0 {
-		open = first // the text began inside the block the first fence closes
+	if startsInside {
+		open = 3 // the first bare fence closes it
 	}
 	for line := range strings.SplitSeq(text, "\n") {
 		t := strings.TrimSpace(line)
@@ -177,12 +183,12 @@ func blocks(text string) []block {
 // info string or nothing: "```go" opens a block of Go; a bare "```"
 // closes one, or opens one in Markdown written by hand.
 func fence(t string) (k int, info string, ok bool) {
-	info = strings.TrimLeft(t, "`")
-	k = len(t) - len(info)
-	if k < 3 || strings.ContainsAny(info, "` ") {
-		return 0, "", false // inline code, or prose, after backticks
+	rest := strings.TrimLeft(t, "`")
+	k = len(t) - len(rest)
+	if k < 3 || strings.Contains(rest, "`") {
+		return 0, "", false // inline code after backticks
 	}
-	return k, info, true
+	return k, strings.TrimSpace(rest), true
 }
 
 // CodeLine reports a trimmed, non-empty line that reads as code, markup
