@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -614,9 +615,9 @@ func analyseChunks(title string, pieces []chunk.Chunk) analysedBatch {
 
 func embedText(title, text string) string {
 	if title == "" {
-		return text
+		return unfenced(text)
 	}
-	return title + "\n" + text
+	return title + "\n" + unfenced(text)
 }
 
 // newSource is the source row for a document: sanitised text and title,
@@ -682,6 +683,20 @@ func buildSource(d todoDoc, copt chunk.Options, limit int) (store.SourcePut, err
 func chunkRow(title string, p chunk.Chunk, lang string) store.Chunk {
 	return store.Chunk{
 		ChunkIndex: p.Index, Text: p.Text, TokenCount: p.Tokens, Language: lang,
-		Terms: strings.Join(analyze.Terms(title+"\n"+p.Text), " "),
+		Terms: strings.Join(analyze.Terms(title+"\n"+unfenced(p.Text)), " "),
 	}
+}
+
+// fenceLine is a code fence with its info string ("```text", "```go"),
+// which extraction writes around a block of code.
+var fenceLine = regexp.MustCompile("(?m)^[ \\t]*`{3,}[^`\\s]*[ \\t]*$")
+
+// unfenced is text without its code fences, for its terms and its
+// embedding: "```text" says nothing of what a chunk is about, and its
+// "text" would match every query that has the word.
+func unfenced(text string) string {
+	if !strings.Contains(text, "```") {
+		return text
+	}
+	return fenceLine.ReplaceAllString(text, "")
 }

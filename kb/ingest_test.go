@@ -312,3 +312,30 @@ func TestOfflineVectorsAsTheEmbedderGivesThem(t *testing.T) {
 		t.Fatalf("%d chunks scanned: %v", n, err)
 	}
 }
+
+// TestFencesAreNotTerms: the fences extraction writes around code are not
+// words of a chunk: a query with "text" does not find every chunk that
+// holds a listing, while the listing's own words are terms.
+func TestFencesAreNotTerms(t *testing.T) {
+	backends(t, func(t *testing.T, st store.Store) {
+		ctx := context.Background()
+		svc := kb.New(st, nil)
+		emb := embed.Hash{}
+		k, err := svc.Create(ctx, "fenced", "", emb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := kb.Document{URL: "https://example.org/gc", Title: "Cleaning up", Text: "Pack the loose objects by hand:\n\n```text\ngit gc --aggressive\n````\n\nThe collector runs by itself too.", Origin: "gc"}
+		if _, err := svc.AddDocuments(ctx, k, []kb.Document{doc}, kb.AddOptions{Embedder: emb}); err != nil {
+			t.Fatal(err)
+		}
+		cs := storedChunks(t, st, k.ID, doc.URL)
+		if len(cs) != 1 {
+			t.Fatalf("%d chunks", len(cs))
+		}
+		terms := " " + cs[0].Terms + " "
+		if strings.Contains(terms, " text ") || !strings.Contains(terms, " aggress ") || !strings.Contains(cs[0].Text, "```text") {
+			t.Fatalf("terms %q of %q", cs[0].Terms, cs[0].Text)
+		}
+	})
+}
