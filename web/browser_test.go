@@ -736,6 +736,52 @@ func TestUIKorean(t *testing.T) {
 	axe(t, tctx, "ask in Korean")
 }
 
+// TestUIAskCode: an answer that quotes a command shows it as code, apart
+// from the sentence before it.
+func TestUIAskCode(t *testing.T) {
+	base, a := serve(t)
+	ctx := context.Background()
+	svc, emb, err := a.OpenKB(ctx, "git", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(t.TempDir(), "gc.md")
+	doc := "# Cleaning up a repository\n\nLoose objects pile up as you work, and a repository slows down when there are many of them. " +
+		"To pack the loose objects of a repository by hand, run the garbage collector:\n\n```sh\ngit gc --aggressive --prune=now\n```\n\n" +
+		"The collector also runs by itself after some commands.\n"
+	if err := os.WriteFile(page, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.AddPaths(ctx, "git", []string{page}, kb.AddOptions{Embedder: emb}); err != nil {
+		t.Fatal(err)
+	}
+	bctx := browser(t, 390, 844)
+	tctx, cancel := context.WithTimeout(bctx, 60*time.Second)
+	defer cancel()
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	if err := chromedp.Do(tctx,
+		chromedp.Navigate(base+"/#/ask"),
+		chromedp.WaitVisible(css(`#ask-q`)),
+		chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById('ask-kb'); s.value = 'git'; s.dispatchEvent(new Event('change')); })()`),
+		chromedp.SendKeys(css(`#ask-q`), "How do I pack the loose objects of a repository by hand?"),
+		chromedp.Click(css(`main form button[type=submit]`)),
+		chromedp.WaitVisible(css(`.msg:not(.user)`)),
+	); err != nil {
+		t.Fatalf("ask: %v", err)
+	}
+	code, err := chromedp.Run(tctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('.msg:not(.user) p code')].map(c => c.textContent)`))
+	if err != nil || len(code) != 1 || code[0] != "git gc --aggressive --prune=now" {
+		answer, _ := chromedp.Run(tctx, chromedp.Text(css(`.msg:not(.user)`)))
+		t.Fatalf("code shown %q (%v) in the answer %q", code, err, answer)
+	}
+	// A long source URL wraps inside the answer at 390 px, not past it.
+	if over, err := chromedp.Run(tctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`)); err != nil || over > 0 {
+		t.Errorf("the page is %d px wider than the window (%v)", over, err)
+	}
+	screenshot(t, tctx, "ask-code-phone")
+	axe(t, tctx, "ask with code")
+}
+
 // TestUILongReport opens a stored research whose report has 10,000 words
 // and 200 citations, scrolls it from top to bottom in steps, and reports
 // the frames the browser's timeline saw while it did (long frames over

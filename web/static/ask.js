@@ -112,6 +112,22 @@ export async function askPage() {
   await restore();
 }
 
+// codeSpans splits an answer into its text and the code it quotes
+// between backticks (a command, a statement), shown as code.
+function codeSpans(text) {
+  const parts = [];
+  let last = 0;
+  for (const m of String(text || '').matchAll(/(`+)([^`](?:[\s\S]*?[^`])?)\1(?!`)/g)) {
+    if (m.index > last) parts.push(text.slice(last, m.index));
+    let code = m[2];
+    if (code.length > 2 && code.startsWith(' ') && code.endsWith(' ')) code = code.slice(1, -1);
+    parts.push(h('code', {}, code));
+    last = m.index + m[0].length;
+  }
+  if (last < String(text || '').length) parts.push(text.slice(last));
+  return parts;
+}
+
 function answerEl(a, ask) {
   return h(
     'div',
@@ -123,7 +139,7 @@ function answerEl(a, ask) {
       typeof a.confidence === 'number' ? ` · confidence ${fmt(a.confidence, 2)}` : '',
       a.unknown ? ' · does not know' : '',
     ),
-    h('p', {}, a.answer),
+    h('p', {}, codeSpans(a.answer)),
     a.sources && a.sources.length
       ? h(
           'ul',
