@@ -117,25 +117,31 @@ func FuzzAsciiDoc(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !utf8.ValidString(doc.Text) || !utf8.ValidString(doc.Title) {
-			t.Fatal("invalid UTF-8 out")
-		}
-		if strings.Contains(doc.Text, "\n\n\n") {
-			t.Fatalf("a run of blank lines in %q", doc.Text)
-		}
-		checkFences(t, doc.Text)
-		// Fences added to the listings, the text is no longer than the
-		// source by more than half.
-		var text int
-		for line := range strings.SplitSeq(doc.Text, "\n") {
-			if _, fenced := strings.CutPrefix(line, "```"); !fenced {
-				text += len(line) + 1
-			}
-		}
-		if text > len(data)+len(data)/2+2 {
-			t.Fatalf("text of %d bytes from %d", text, len(data))
-		}
+		checkExtracted(t, doc, len(data)+len(data)/2+2)
 	})
+}
+
+// checkExtracted fails unless a document extracted from outside input
+// is valid UTF-8, has no run of blank lines, closes every fenced block
+// and, fences aside, is at most most bytes long.
+func checkExtracted(t *testing.T, doc Doc, most int) {
+	t.Helper()
+	if !utf8.ValidString(doc.Text) || !utf8.ValidString(doc.Title) {
+		t.Fatal("invalid UTF-8 out")
+	}
+	if strings.Contains(doc.Text, "\n\n\n") {
+		t.Fatalf("a run of blank lines in %q", doc.Text)
+	}
+	checkFences(t, doc.Text)
+	var text int
+	for line := range strings.SplitSeq(doc.Text, "\n") {
+		if !strings.HasPrefix(line, "```") {
+			text += len(line) + 1
+		}
+	}
+	if text > most {
+		t.Fatalf("text of %d bytes, over %d", text, most)
+	}
 }
 
 // checkFences fails unless each opening fence of text (backticks and an
@@ -173,9 +179,6 @@ func FuzzMarkdown(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !utf8.ValidString(doc.Text) || !utf8.ValidString(doc.Title) {
-			t.Fatal("invalid UTF-8 out")
-		}
-		checkFences(t, doc.Text)
+		checkExtracted(t, doc, len(data)+1)
 	})
 }

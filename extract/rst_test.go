@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode/utf8"
 )
 
 // sphinxPage is the shape of a Sphinx source page, as Python's
@@ -115,22 +114,7 @@ func FuzzRST(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !utf8.ValidString(doc.Text) || !utf8.ValidString(doc.Title) {
-			t.Fatal("invalid UTF-8 out")
-		}
-		if strings.Contains(doc.Text, "\n\n\n") {
-			t.Fatalf("a run of blank lines in %q", doc.Text)
-		}
-		checkFences(t, doc.Text)
-		var text int
-		for line := range strings.SplitSeq(doc.Text, "\n") {
-			if !strings.HasPrefix(line, "```") {
-				text += len(line) + 1
-			}
-		}
-		if text > 2*len(data)+2 {
-			t.Fatalf("text of %d bytes from %d", text, len(data))
-		}
+		checkExtracted(t, doc, 2*len(data)+2)
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -711,21 +712,8 @@ func TestUIKorean(t *testing.T) {
 	if _, err := svc.AddPaths(ctx, "ko", []string{filepath.Join("..", "qa", "testdata", "ko.jsonl")}, kb.AddOptions{Embedder: emb}); err != nil {
 		t.Fatal(err)
 	}
-	bctx := browser(t, 390, 844)
-	tctx, cancel := context.WithTimeout(bctx, 60*time.Second)
-	defer cancel()
-	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
-	if err := chromedp.Do(tctx,
-		chromedp.Navigate(base+"/#/ask"),
-		chromedp.WaitVisible(css(`#ask-q`)),
-		chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById('ask-kb'); s.value = 'ko'; s.dispatchEvent(new Event('change')); })()`),
-		chromedp.SendKeys(css(`#ask-q`), "요금은 언제 납부하나요?"),
-		chromedp.Click(css(`main form button[type=submit]`)),
-		chromedp.WaitVisible(css(`.msg:not(.user)`)),
-	); err != nil {
-		t.Fatalf("Korean ask: %v", err)
-	}
-	answer, err := chromedp.Run(tctx, chromedp.Text(css(`.msg:not(.user)`)))
+	tctx := askPhone(t, base, "ko", "요금은 언제 납부하나요?")
+	answer, err := chromedp.Run(tctx, chromedp.Text(chromedp.CSS(`.msg:not(.user)`)))
 	if err != nil || !strings.Contains(answer, "25일") || !strings.Contains(answer, "kb://ko/") {
 		t.Fatalf("answer %q: %v", answer, err)
 	}
@@ -734,6 +722,28 @@ func TestUIKorean(t *testing.T) {
 	}
 	screenshot(t, tctx, "ask-korean-phone")
 	axe(t, tctx, "ask in Korean")
+}
+
+// askPhone opens the ask page at 390 px, asks question over the
+// knowledge base kb and waits for the answer; the context ends with the
+// test.
+func askPhone(t *testing.T, base, kb, question string) context.Context {
+	t.Helper()
+	bctx := browser(t, 390, 844)
+	tctx, cancel := context.WithTimeout(bctx, 60*time.Second)
+	t.Cleanup(cancel)
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	if err := chromedp.Do(tctx,
+		chromedp.Navigate(base+"/#/ask"),
+		chromedp.WaitVisible(css(`#ask-q`)),
+		chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById('ask-kb'); s.value = `+strconv.Quote(kb)+`; s.dispatchEvent(new Event('change')); })()`),
+		chromedp.SendKeys(css(`#ask-q`), question),
+		chromedp.Click(css(`main form button[type=submit]`)),
+		chromedp.WaitVisible(css(`.msg:not(.user)`)),
+	); err != nil {
+		t.Fatalf("ask %q over %s: %v", question, kb, err)
+	}
+	return tctx
 }
 
 // TestUIAskCode: an answer that quotes a command shows it as code, apart
@@ -755,23 +765,10 @@ func TestUIAskCode(t *testing.T) {
 	if _, err := svc.AddPaths(ctx, "git", []string{page}, kb.AddOptions{Embedder: emb}); err != nil {
 		t.Fatal(err)
 	}
-	bctx := browser(t, 390, 844)
-	tctx, cancel := context.WithTimeout(bctx, 60*time.Second)
-	defer cancel()
-	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
-	if err := chromedp.Do(tctx,
-		chromedp.Navigate(base+"/#/ask"),
-		chromedp.WaitVisible(css(`#ask-q`)),
-		chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById('ask-kb'); s.value = 'git'; s.dispatchEvent(new Event('change')); })()`),
-		chromedp.SendKeys(css(`#ask-q`), "How do I pack the loose objects of a repository by hand?"),
-		chromedp.Click(css(`main form button[type=submit]`)),
-		chromedp.WaitVisible(css(`.msg:not(.user)`)),
-	); err != nil {
-		t.Fatalf("ask: %v", err)
-	}
+	tctx := askPhone(t, base, "git", "How do I pack the loose objects of a repository by hand?")
 	code, err := chromedp.Run(tctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('.msg:not(.user) p code')].map(c => c.textContent)`))
 	if err != nil || len(code) != 1 || code[0] != "git gc --aggressive --prune=now" {
-		answer, _ := chromedp.Run(tctx, chromedp.Text(css(`.msg:not(.user)`)))
+		answer, _ := chromedp.Run(tctx, chromedp.Text(chromedp.CSS(`.msg:not(.user)`)))
 		t.Fatalf("code shown %q (%v) in the answer %q", code, err, answer)
 	}
 	// A long source URL wraps inside the answer at 390 px, not past it.
