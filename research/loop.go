@@ -11,6 +11,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/quarryhq/quarry/internal/passage"
 	"github.com/quarryhq/quarry/internal/safe"
 	"github.com/quarryhq/quarry/internal/textclean"
 	"github.com/quarryhq/quarry/internal/textseg"
@@ -337,11 +338,13 @@ func (x *run) merge(sq *SubQuestion, byURL map[string]int) {
 			}
 			continue
 		}
-		h.Title, h.Content = textclean.Line(h.Title), textclean.Text(h.Content)
+		// Each passage holds its code blocks whole, so passages of one
+		// source joined read as each did alone.
+		h.Title, h.Content = textclean.Line(h.Title), passage.Balance(textclean.Text(h.Content))
 		i, ok := byURL[h.URL]
 		if !ok {
 			s := Source{ID: "S" + strconv.Itoa(len(r.Sources)+1), URL: h.URL, Title: h.Title, Domain: search.Domain(h.URL), Kind: h.Kind,
-				Credibility: h.Credibility, AccessedAt: x.rn.now(), Published: h.Published, Authors: h.Authors, Content: clip(h.Content, MaxContentChars)}
+				Credibility: h.Credibility, AccessedAt: x.rn.now(), Published: h.Published, Authors: h.Authors, Content: passage.Balance(clip(h.Content, MaxContentChars-fenceRoom))}
 			if s.Title == "" {
 				s.Title = s.URL
 			}
@@ -359,6 +362,10 @@ func (x *run) merge(sq *SubQuestion, byURL map[string]int) {
 	}
 	sq.Hits = nil
 }
+
+// fenceRoom is what a source's text keeps free of MaxContentChars for
+// the fences that close a code block its clip cut (passage.Balance).
+const fenceRoom = 16
 
 // clip cuts s to at most n bytes at a rune boundary.
 func clip(s string, n int) string {

@@ -256,3 +256,31 @@ func TestFencedLinesAreCode(t *testing.T) {
 		t.Error("inline code read as a fence")
 	}
 }
+
+// TestBalance: a piece cut from inside a listing, or ending inside one,
+// is given the fence it lacks, so that pieces joined read as each did
+// alone; a piece whole or without fences is left as it is.
+func TestBalance(t *testing.T) {
+	for in, want := range map[string]string{
+		"f(x)\nreturn x\n```\n\nThe function returns its argument.": "```text\nf(x)\nreturn x\n```\n\nThe function returns its argument.",
+		"Run it:\n\n```text\nmake install":                          "Run it:\n\n```text\nmake install\n```",
+		"Run it:\n\n````text\nmake\n```\n":                          "Run it:\n\n````text\nmake\n```\n\n````",
+		"Run it:\n\n```text\nmake\n```\n\nDone.":                    "Run it:\n\n```text\nmake\n```\n\nDone.",
+		"No code at all here.":                                      "No code at all here.",
+	} {
+		if got := Balance(in); got != want {
+			t.Errorf("Balance(%q) = %q, want %q", in, got, want)
+		}
+	}
+	// Two pieces of one page joined: the second's prose stays prose.
+	joined := Balance("Each column is assigned one of these type affinities:\n\n```text\nTEXT NUMERIC\n```\n\nThe affinity decides how values are stored.") + "\n\n" +
+		Balance("INTEGER_AFFINITY REAL_AFFINITY\n```\n\nA column with TEXT affinity stores all data as text.")
+	for _, u := range Units(joined) {
+		if strings.Contains(u.Text, "affinit") && u.Kind != Sentence {
+			t.Errorf("%q read as %v in %q", u.Text, u.Kind, joined)
+		}
+		if u.Text == "INTEGER_AFFINITY REAL_AFFINITY" && u.Kind != Code {
+			t.Errorf("%q, a line of the second piece's listing, read as %v", u.Text, u.Kind)
+		}
+	}
+}

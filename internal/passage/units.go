@@ -129,19 +129,7 @@ type block struct {
 // do) or the bare fences are odd in number; otherwise bare fences pair
 // in order, as in Markdown written by hand.
 func blocks(text string) []block {
-	var fences []string // the info strings of the text's fences
-	for line := range strings.SplitSeq(text, "\n") {
-		if _, info, ok := fence(strings.TrimSpace(line)); ok {
-			fences = append(fences, info)
-		}
-	}
-	bare := 0
-	for _, info := range fences {
-		if info == "" {
-			bare++
-		}
-	}
-	startsInside := len(fences) > 0 && fences[0] == "" && (len(fences) > 1 && fences[1] != "" || bare%2 == 1)
+	startsInside := startsInFence(text)
 	var out []block
 	var cur []string
 	flush := func() {
@@ -177,6 +165,57 @@ func blocks(text string) []block {
 	}
 	flush()
 	return out
+}
+
+// Balance makes a piece of text cut from a longer one (a chunk) hold its
+// fenced blocks whole: an opening fence before it when it starts inside a
+// block (as blocks reads it), a closing one after it when it ends inside
+// one. Pieces joined (a research's passages of one source) then read as
+// each did alone.
+func Balance(text string) string {
+	if !strings.Contains(text, "```") {
+		return text
+	}
+	startsInside := startsInFence(text)
+	open := 0
+	if startsInside {
+		open = 3
+	}
+	for line := range strings.SplitSeq(text, "\n") {
+		if k, info, ok := fence(strings.TrimSpace(line)); ok && (open == 0 || info == "" && k >= open) {
+			if open > 0 {
+				open = 0
+			} else {
+				open = k
+			}
+		}
+	}
+	if startsInside {
+		text = "```text\n" + text
+	}
+	if open > 0 {
+		text += "\n" + strings.Repeat("`", open)
+	}
+	return text
+}
+
+// startsInFence reports a text that starts inside a fenced block: its
+// first fence is bare, and the fence after it has an info string or the
+// bare ones are odd in number.
+func startsInFence(text string) bool {
+	var fences []string // the info strings of the text's fences
+	for line := range strings.SplitSeq(text, "\n") {
+		if _, info, ok := fence(strings.TrimSpace(line)); ok {
+			fences = append(fences, info)
+		}
+	}
+	bare := 0
+	for _, info := range fences {
+		if info == "" {
+			bare++
+		}
+	}
+	return len(fences) > 0 && fences[0] == "" && (len(fences) > 1 && fences[1] != "" || bare%2 == 1)
 }
 
 // fence reports a code fence line — three backticks or more (k), then an
