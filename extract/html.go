@@ -167,9 +167,19 @@ func fencePre(n *html.Node) {
 	}
 }
 
-// loneFence is a line that would read as a code fence, but for its
-// backticks (the rest, $1).
+// loneFence is a line that reads as a code fence: backticks, then the
+// rest ($1) with none.
 var loneFence = regexp.MustCompile("(?m)^[ \t]*`{3,}([^`\n]*)$")
+
+// Unfenced is text without its code fences' lines (the code between
+// them kept): what a chunk says, for its terms and its embedding, since
+// "```text" says nothing of it.
+func Unfenced(text string) string {
+	if !strings.Contains(text, "```") {
+		return text
+	}
+	return loneFence.ReplaceAllString(text, "")
+}
 
 // nodeText is the text of n and its descendants, a line break where a
 // <br> is.

@@ -372,12 +372,7 @@ func rstAdornment(l string) bool {
 // rawRST is a line of text as renderRST writes it, its inline markup left
 // for inlineProse; a line that would read as a code fence (three
 // backticks or more, then no backtick) loses them.
-func rawRST(s string) string {
-	if k := len(s) - len(strings.TrimLeft(s, "`")); k >= 3 && !strings.Contains(s[k:], "`") {
-		return s[k:]
-	}
-	return s
-}
+func rawRST(s string) string { return loneFence.ReplaceAllString(s, "$1") }
 
 // inlineRST writes a text's inline markup as the words it shows. Roles
 // and literals are set aside first, so that the asterisks of a literal

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -20,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/quarryhq/quarry/embed"
+	"github.com/quarryhq/quarry/extract"
 	"github.com/quarryhq/quarry/internal/safe"
 	"github.com/quarryhq/quarry/internal/textclean"
 	"github.com/quarryhq/quarry/kb/analyze"
@@ -615,9 +615,9 @@ func analyseChunks(title string, pieces []chunk.Chunk) analysedBatch {
 
 func embedText(title, text string) string {
 	if title == "" {
-		return unfenced(text)
+		return extract.Unfenced(text)
 	}
-	return title + "\n" + unfenced(text)
+	return title + "\n" + extract.Unfenced(text)
 }
 
 // newSource is the source row for a document: sanitised text and title,
@@ -683,20 +683,6 @@ func buildSource(d todoDoc, copt chunk.Options, limit int) (store.SourcePut, err
 func chunkRow(title string, p chunk.Chunk, lang string) store.Chunk {
 	return store.Chunk{
 		ChunkIndex: p.Index, Text: p.Text, TokenCount: p.Tokens, Language: lang,
-		Terms: strings.Join(analyze.Terms(title+"\n"+unfenced(p.Text)), " "),
+		Terms: strings.Join(analyze.Terms(title+"\n"+extract.Unfenced(p.Text)), " "),
 	}
-}
-
-// fenceLine is a code fence with its info string ("```text", "```go"),
-// which extraction writes around a block of code.
-var fenceLine = regexp.MustCompile("(?m)^[ \\t]*`{3,}[^`\\s]*[ \\t]*$")
-
-// unfenced is text without its code fences, for its terms and its
-// embedding: "```text" says nothing of what a chunk is about, and its
-// "text" would match every query that has the word.
-func unfenced(text string) string {
-	if !strings.Contains(text, "```") {
-		return text
-	}
-	return fenceLine.ReplaceAllString(text, "")
 }

@@ -129,7 +129,7 @@ type block struct {
 // do) or the bare fences are odd in number; otherwise bare fences pair
 // in order, as in Markdown written by hand.
 func blocks(text string) []block {
-	startsInside := startsInFence(text)
+	fs := startFences(text)
 	var out []block
 	var cur []string
 	flush := func() {
@@ -138,25 +138,16 @@ func blocks(text string) []block {
 			cur = nil
 		}
 	}
-	open := 0 // the backticks of the fence a block opened with; 0 outside one
-	if startsInside {
-		open = 3 // the first bare fence closes it
-	}
 	for line := range strings.SplitSeq(text, "\n") {
 		t := strings.TrimSpace(line)
-		if k, info, ok := fence(t); ok && (open == 0 || info == "" && k >= open) {
+		if fs.step(t) {
 			flush()
-			if open > 0 {
-				open = 0
-			} else {
-				open = k
-			}
 			continue
 		}
 		switch {
 		case t == "":
 			flush()
-		case open > 0 || CodeLine(t):
+		case fs.open > 0 || CodeLine(t):
 			flush()
 			out = append(out, block{lines: []string{t}, code: true})
 		default:
@@ -176,27 +167,47 @@ func Balance(text string) string {
 	if !strings.Contains(text, "```") {
 		return text
 	}
-	startsInside := startsInFence(text)
-	open := 0
-	if startsInside {
-		open = 3
-	}
+	fs := startFences(text)
+	startsInside := fs.open > 0
 	for line := range strings.SplitSeq(text, "\n") {
-		if k, info, ok := fence(strings.TrimSpace(line)); ok && (open == 0 || info == "" && k >= open) {
-			if open > 0 {
-				open = 0
-			} else {
-				open = k
-			}
-		}
+		fs.step(strings.TrimSpace(line))
 	}
 	if startsInside {
 		text = "```text\n" + text
 	}
-	if open > 0 {
-		text += "\n" + strings.Repeat("`", open)
+	if fs.open > 0 {
+		text += "\n" + strings.Repeat("`", fs.open)
 	}
 	return text
+}
+
+// fences follows a text's fenced blocks line by line: open is the
+// backticks of the fence the block it is in opened with, 0 outside one.
+type fences struct{ open int }
+
+// startFences is the state a text starts in: inside a block when it was
+// cut from one (startsInFence), its first bare fence closing it.
+func startFences(text string) fences {
+	if startsInFence(text) {
+		return fences{open: 3}
+	}
+	return fences{}
+}
+
+// step reads a trimmed line and reports whether it is a fence that opens
+// or closes a block: any fence outside one, a bare fence of as many
+// backticks or more inside one.
+func (fs *fences) step(t string) bool {
+	k, info, ok := fence(t)
+	if !ok || fs.open > 0 && (info != "" || k < fs.open) {
+		return false
+	}
+	if fs.open > 0 {
+		fs.open = 0
+	} else {
+		fs.open = k
+	}
+	return true
 }
 
 // startsInFence reports a text that starts inside a fenced block: its
