@@ -118,6 +118,9 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		BeginWrite: func(ctx context.Context, db *sql.DB) (*sql.Tx, error) {
 			return db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 		},
+		// One process migrates at a time (any constant: the key
+		// of Quarry's migrations).
+		LockMigrations:    `SELECT pg_advisory_xact_lock(7163020519)`,
 		NativeVector:      s.nativeVector,
 		AfterEventsInsert: notifyEvents,
 	})

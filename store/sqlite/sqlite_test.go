@@ -43,3 +43,27 @@ func TestReopenKeepsData(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Processes that open a new database at once each get it migrated once
+// (two `quarry kb add` on a new data directory: the second had failed
+// with "table knowledge_bases already exists").
+func TestOpenAtOnce(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "q.db")
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			s, err := sqlite.Open(context.Background(), path)
+			if err == nil {
+				_, err = s.KBList(context.Background())
+				_ = s.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}

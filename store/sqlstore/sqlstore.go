@@ -48,6 +48,11 @@ type Dialect struct {
 	AtLeast, Below string
 	// BeginWrite opens a write transaction.
 	BeginWrite func(ctx context.Context, db *sql.DB) (*sql.Tx, error)
+	// LockMigrations, when set, is run first in each transaction that
+	// migrates, to keep other processes' migrations out until it ends
+	// (PostgreSQL: an advisory lock; SQLite's write transactions
+	// already exclude one another).
+	LockMigrations string
 }
 
 // DB is a store.Store over database/sql.
@@ -90,11 +95,11 @@ func (s *DB) q(query string) string {
 }
 
 // Migrate applies the embedded *.sql files in order, each once, recording
-// them in schema_migrations.
+// them in schema_migrations. Processes that open a new database at once
+// each apply what is left: a migration is applied in a write transaction
+// that first takes the dialect's lock, then checks it is still not
+// recorded.
 func (s *DB) Migrate(ctx context.Context, files embed.FS, dir string) error {
-	if _, err := s.SQL.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY)`); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
 	entries, err := fs.ReadDir(files, dir)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -106,36 +111,68 @@ func (s *DB) Migrate(ctx context.Context, files embed.FS, dir string) error {
 		}
 	}
 	sort.Strings(names)
-	for _, name := range names {
-		var one int
-		err := s.SQL.QueryRowContext(ctx, s.q(`SELECT 1 FROM schema_migrations WHERE version = ?`), name).Scan(&one)
-		if err == nil {
-			continue
+	applied := map[string]bool{}
+	rows, err := s.SQL.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+	if err == nil {
+		// A database migrated before: what it holds needs no lock.
+		for rows.Next() {
+			var v string
+			if err := rows.Scan(&v); err != nil {
+				rows.Close()
+				return fmt.Errorf("migrate: %w", err)
+			}
+			applied[v] = true
 		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("migrate %s: %w", name, err)
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+	}
+	for _, name := range names {
+		if applied[name] {
+			continue
 		}
 		body, err := fs.ReadFile(files, dir+"/"+name)
 		if err != nil {
 			return fmt.Errorf("migrate %s: %w", name, err)
 		}
-		tx, err := s.dialect.BeginWrite(ctx, s.SQL)
-		if err != nil {
-			return fmt.Errorf("migrate %s: %w", name, err)
-		}
-		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
-			_ = tx.Rollback()
-			return fmt.Errorf("migrate %s: %w", name, err)
-		}
-		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO schema_migrations (version) VALUES (?)`), name); err != nil {
-			_ = tx.Rollback()
-			return fmt.Errorf("migrate %s: %w", name, err)
-		}
-		if err := tx.Commit(); err != nil {
+		if err := s.migrate(ctx, name, string(body)); err != nil {
 			return fmt.Errorf("migrate %s: %w", name, err)
 		}
 	}
 	return nil
+}
+
+// migrate applies one migration unless another process has meanwhile.
+func (s *DB) migrate(ctx context.Context, name, body string) error {
+	tx, err := s.dialect.BeginWrite(ctx, s.SQL)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }() // a no-op once committed
+	if s.dialect.LockMigrations != "" {
+		if _, err := tx.ExecContext(ctx, s.dialect.LockMigrations); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY)`); err != nil {
+		return err
+	}
+	var one int
+	err = tx.QueryRowContext(ctx, s.q(`SELECT 1 FROM schema_migrations WHERE version = ?`), name).Scan(&one)
+	if err == nil {
+		return nil // applied by another process
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, body); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO schema_migrations (version) VALUES (?)`), name); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // Time is stored as RFC 3339 text in SQLite and TIMESTAMPTZ in PostgreSQL;
