@@ -15,7 +15,8 @@ import (
 // paragraph of their own as an HTML page's terms are, with the item's
 // text unindented; and inline macros as the text they show
 // ("linkgit:git-rebase[1]" is "git-rebase(1)", "link:url[the text]" is
-// "the text"); block macros (an include, a condition) are not text. Code
+// "the text") and cross references ("<<URLS,GIT URLS>>" is "GIT URLS");
+// block macros (an include, a condition) are not text. Code
 // in listing and literal blocks keeps its lines, fenced (FenceOpen).
 func AsciiDoc(data []byte, name string) (Doc, error) {
 	if err := checkText(data); err != nil {
@@ -44,7 +45,34 @@ var (
 	adocFence = regexp.MustCompile("^`{3,}[\\w+.-]*$")
 	// adocTitle is a section title in the one-line form: "== Options".
 	adocTitle = regexp.MustCompile(`^={1,6}\s+(\S.*)$`)
+	// adocXref is a cross reference: "<<URLS,GIT URLS>>", "<<URLS>>".
+	adocXref = regexp.MustCompile(`<<([A-Za-z0-9_:.-]+)(?:,([^<>\n]*))?>>`)
+	// rstDirectiveLine is a reStructuredText directive: ".. note::".
+	rstDirectiveLine = regexp.MustCompile(`(?m)^\.\. [a-z][a-z:-]*::`)
 )
+
+// writtenInAsciiDoc reports a text file written in AsciiDoc, as Git's
+// manuals are (git-push.txt): three or more lines in its first 64 KiB
+// that only AsciiDoc writes — a list item's continuation ("+" alone),
+// block attributes or an anchor alone ("[verse]", "[[def]]"), an inline
+// macro ("linkgit:git-add[1]"), a cross reference ("<<URLS,GIT URLS>>")
+// — and no reStructuredText directive (Sphinx's .rst.txt copies).
+func writtenInAsciiDoc(data []byte) bool {
+	text := string(data[:min(len(data), 64<<10)])
+	if rstDirectiveLine.MatchString(text) {
+		return false
+	}
+	signs := 0
+	for line := range strings.SplitSeq(text, "\n") {
+		t := strings.TrimSpace(line)
+		if t == "+" || adocAttributes.MatchString(t) || adocMacro.MatchString(t) || adocXref.MatchString(t) {
+			if signs++; signs == 3 {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // renderAsciiDoc is AsciiDoc's text.
 func renderAsciiDoc(src string) string {
@@ -138,10 +166,26 @@ func underline(lines []string, i int) bool {
 	return above != "" && !adocDelimiter.MatchString(above) && n >= len(line)-1 && n <= len(line)+1
 }
 
-// adocProse is a line of prose as it renders: its macros as their text,
-// and not read as a code fence ("```!" is "!").
+// adocProse is a line of prose as it renders: its macros and cross
+// references as their text, and not read as a code fence ("```!" is "!").
 func adocProse(line string) string {
-	return loneFence.ReplaceAllString(macros(line), "$1")
+	return loneFence.ReplaceAllString(xrefs(macros(line)), "$1")
+}
+
+// xrefs writes a line's cross references as the text they show: the
+// text after the comma ("<<URLS,GIT URLS>>" is "GIT URLS"), else the
+// target's id.
+func xrefs(line string) string {
+	if !strings.Contains(line, "<<") {
+		return line
+	}
+	return adocXref.ReplaceAllStringFunc(line, func(m string) string {
+		p := adocXref.FindStringSubmatch(m)
+		if text := strings.TrimSpace(p[2]); text != "" {
+			return text
+		}
+		return p[1]
+	})
 }
 
 // macros writes a line's inline macros as the text they show: the text

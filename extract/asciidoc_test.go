@@ -91,11 +91,32 @@ func TestAsciiDoc(t *testing.T) {
 	}
 }
 
-// A .txt file is plain text, whatever markup it holds.
-func TestTextIsNotAsciiDoc(t *testing.T) {
+// A .txt written in AsciiDoc (Git's manuals) is read as AsciiDoc; a
+// plain text with a rule, a "+" or a bracket, and reStructuredText's
+// .rst.txt copies, stay text.
+func TestTextInAsciiDoc(t *testing.T) {
 	doc, err := File(writeTemp(t, "git-commit.txt", gitManual))
-	if err != nil || doc.Format != "text" || doc.Text != strings.TrimSpace(gitManual) {
-		t.Errorf("read as %s: %v", doc.Format, err)
+	if err != nil || doc.Format != "asciidoc" || strings.Contains(doc.Text, "linkgit:") {
+		t.Errorf("read as %s: %q %v", doc.Format, doc.Text, err)
+	}
+	for name, text := range map[string]string{
+		"notes.txt":     "Notes\n=====\n\nA list [1] and a sum:\n\n+\n\n----\n\nSee [2], then [3].\n\nx = 1 + 2\n",
+		"about.rst.txt": "About\n=====\n\n.. note::\n\n   See <<URLS,GIT URLS>> and linkgit:git-add[1].\n+\n[verse]\n",
+	} {
+		doc, err := File(writeTemp(t, name, text))
+		if err != nil || doc.Format != "text" || doc.Text != strings.TrimSpace(text) {
+			t.Errorf("%s read as %s: %v", name, doc.Format, err)
+		}
+	}
+}
+
+func TestAsciiDocXref(t *testing.T) {
+	doc, err := AsciiDoc([]byte("See the section <<URLS,GIT URLS>> below, and <<REMOTES>>.\n\n----\nx <<a,b>> y\n----\n"), "x.adoc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "See the section GIT URLS below, and REMOTES."; !strings.HasPrefix(doc.Text, want) || !strings.Contains(doc.Text, "x <<a,b>> y") {
+		t.Errorf("got %q, want it to open with %q and keep the listing's line", doc.Text, want)
 	}
 }
 
@@ -112,7 +133,9 @@ func FuzzAsciiDoc(f *testing.F) {
 	f.Add([]byte(gitManual))
 	f.Add([]byte("= T\n\nlink:[]\n----\nunclosed"))
 	f.Add([]byte("T\n=\n\n::\n;;\n[[\n]]\n+\n"))
+	f.Add([]byte("<<a,<<b>>>> <<>> <<x,>>\n+\n[x]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		writtenInAsciiDoc(data)
 		doc, err := AsciiDoc(data, "f.adoc")
 		if err != nil {
 			return

@@ -63,14 +63,8 @@ func File(path string) (Doc, error) {
 		return HTML(data, "")
 	case ".pdf":
 		return PDF(data)
-	case ".md", ".markdown", ".mdx":
-		return Markdown(data, name)
-	case ".adoc", ".asciidoc", ".asc":
-		return AsciiDoc(data, name)
-	case ".rst", ".rest":
-		return RST(data, name)
-	case ".txt", ".text", ".log", "":
-		return Text(data, name)
+	case ".md", ".markdown", ".mdx", ".adoc", ".asciidoc", ".asc", ".rst", ".rest", ".txt", ".text", ".log", "":
+		return PlainText(data, name)
 	case ".js", ".mjs", ".cjs", ".css", ".map", ".json", ".svg":
 		// A page's script, style or data: text to a sniffer, not prose.
 		// A documentation folder is full of them (a search index in
@@ -83,10 +77,29 @@ func File(path string) (Doc, error) {
 	case strings.HasPrefix(ct, "application/pdf"):
 		return PDF(data)
 	case strings.HasPrefix(ct, "text/plain"):
-		return Text(data, name)
+		return PlainText(data, name)
 	default:
 		return Doc{}, fmt.Errorf("%w: %s (%s)", ErrUnsupported, filepath.Ext(path), ct)
 	}
+}
+
+// PlainText reads a text file in the markup its name says (Markdown,
+// AsciiDoc, reStructuredText) or, for any other name, its content shows
+// (a .txt written in AsciiDoc, as Git's manuals are); else as plain text.
+// A crawl reads a text/plain page by it too.
+func PlainText(data []byte, name string) (Doc, error) {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".md", ".markdown", ".mdx":
+		return Markdown(data, name)
+	case ".adoc", ".asciidoc", ".asc":
+		return AsciiDoc(data, name)
+	case ".rst", ".rest":
+		return RST(data, name)
+	}
+	if writtenInAsciiDoc(data) {
+		return AsciiDoc(data, name)
+	}
+	return Text(data, name)
 }
 
 // checkText rejects binary and mis-encoded input.
@@ -113,9 +126,8 @@ func checkText(data []byte) error {
 
 // Text extracts a plain-text file; the title is its first line with a
 // letter or a digit when short (a line of only "=" or "*" over or under
-// a title is an ornament), else the file name. A .txt written in
-// AsciiDoc (Git's manuals) is read as text: reading it as AsciiDoc was
-// measured and not kept (docs/answer-quality.md).
+// a title is an ornament), else the file name. File reads a .txt
+// written in AsciiDoc (Git's manuals) as AsciiDoc.
 func Text(data []byte, name string) (Doc, error) {
 	if err := checkText(data); err != nil {
 		return Doc{}, err

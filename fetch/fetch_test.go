@@ -404,3 +404,34 @@ func TestSecretsRedacted(t *testing.T) {
 		t.Errorf("err = %v: want the redacted URL", err)
 	}
 }
+
+// A text/plain page is read in the markup its name or content shows: a
+// manual written in AsciiDoc, a reStructuredText source.
+func TestPlainTextMarkup(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		switch r.URL.Path {
+		case "/git-mv.txt":
+			fmt.Fprint(w, "git-mv(1)\n=========\n\n[verse]\n'git mv' <source> <destination>\n\n-f::\n\tForce it.\n+\nSee linkgit:git-add[1] and <<URLS,GIT URLS>>.\n")
+		case "/guide.rst":
+			fmt.Fprint(w, "Guide\n=====\n\nUse :func:`open` here.\n")
+		case "/notes.txt":
+			fmt.Fprint(w, "Notes\n\nSee [1] and x + y.\n")
+		}
+	}))
+	defer srv.Close()
+	f := loopback()
+	for path, want := range map[string]struct{ format, text string }{
+		"/git-mv.txt": {"asciidoc", "See git-add(1) and GIT URLS."},
+		"/guide.rst":  {"rst", "Use open here."},
+		"/notes.txt":  {"text", "See [1] and x + y."},
+	} {
+		p, err := f.Page(context.Background(), srv.URL+path, Request{})
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if p.Doc.Format != want.format || !strings.Contains(p.Doc.Text, want.text) {
+			t.Errorf("%s: read as %s: %q, want %s holding %q", path, p.Doc.Format, p.Doc.Text, want.format, want.text)
+		}
+	}
+}

@@ -54,7 +54,7 @@ func Extract(resp *Response) (extract.Doc, error) {
 		if resp.MediaType == "text/markdown" {
 			return extract.Markdown(body, name)
 		}
-		return extract.Text(body, name)
+		return extract.PlainText(body, name)
 	}
 	return extract.Doc{}, errors.New("no extractor for " + resp.MediaType)
 }
