@@ -85,7 +85,7 @@ func (a *App) Asker(ctx context.Context, kbName string) (*qa.Asker, error) {
 	}
 	return &qa.Asker{Model: model, Sessions: sessions, Search: qa.SearchFunc(func(ctx context.Context, q kb.Query) ([]kb.Result, error) {
 		return svc.Search(ctx, kbName, emb, q)
-	})}, nil
+	}), Chunks: func(ctx context.Context) (int, error) { return svc.Chunks(ctx, kbName) }}, nil
 }
 
 // Console returns the RAG console's service.

@@ -94,6 +94,16 @@ func (s *Service) Get(ctx context.Context, name string) (*store.KB, error) {
 	return s.store.KBGet(ctx, name)
 }
 
+// Chunks counts a knowledge base's chunks.
+func (s *Service) Chunks(ctx context.Context, name string) (int, error) {
+	k, err := s.Get(ctx, name)
+	if err != nil {
+		return 0, err
+	}
+	st, err := s.store.KBStats(ctx, k.ID)
+	return st.Chunks, err
+}
+
 // Delete removes a knowledge base and everything in it.
 func (s *Service) Delete(ctx context.Context, name string) error {
 	if err := ValidateName(name); err != nil {

@@ -31,7 +31,7 @@ func BenchmarkAskHotpot(b *testing.B) {
 	ctx := context.Background()
 	svc, emb := benchKB(b, "hotpot", hotpotDir+"corpus.jsonl")
 	search := SearchFunc(func(ctx context.Context, q kb.Query) ([]kb.Result, error) { return svc.Search(ctx, "hotpot", emb, q) })
-	a := &Asker{Search: search, Sessions: &session.Memory{}}
+	a := &Asker{Search: search, Sessions: &session.Memory{}, Chunks: func(ctx context.Context) (int, error) { return svc.Chunks(ctx, "hotpot") }}
 	for range b.N {
 		var hit, wrongUnknown, rightUnknown int
 		var highN, highHit, lowN, lowHit, baseHit int
@@ -51,7 +51,10 @@ func BenchmarkAskHotpot(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			chosen, conf := pick(q.Question, hits)
+			chosen, conf, err := pick(q.Question, hits, a.holds(ctx))
+			if err != nil {
+				b.Fatal(err)
+			}
 			var text strings.Builder
 			for _, c := range chosen {
 				text.WriteString(strings.Join(c.Sentences, " ") + " ")

@@ -16,7 +16,12 @@ func FuzzAnswer(f *testing.F) {
 	f.Add("Are Tim O'Brien and Erica Jong of the same nationality?", "\x00\xff. Tim O'Brien. ! ? 2003 2003", "")
 	f.Fuzz(func(t *testing.T, question, text, title string) {
 		hits := []kb.Result{{ChunkID: 1, SourceURL: "kb://k/a", Title: title, Text: text}, {ChunkID: 2, SourceURL: "kb://k/b", Title: question, Text: question + " " + text}}
-		ans := answer(question, Language(question), hits)
+		// The knowledge base holds a name when the title holds it.
+		held := func(name string) (bool, error) { return strings.Contains(title, name), nil }
+		ans, err := answer(question, Language(question), hits, held)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if ans.Confidence < 0 || ans.Confidence > 1 {
 			t.Fatalf("confidence %v", ans.Confidence)
 		}

@@ -10,12 +10,15 @@ package qa
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/quarryhq/quarry/errcode"
 	"github.com/quarryhq/quarry/internal/passage"
 	"github.com/quarryhq/quarry/internal/textclean"
+	"github.com/quarryhq/quarry/internal/textseg"
 	"github.com/quarryhq/quarry/kb"
 	"github.com/quarryhq/quarry/kb/analyze"
 	"github.com/quarryhq/quarry/llm"
@@ -89,6 +92,11 @@ type Asker struct {
 	// Model, when set, writes the answer from the chunks read (one
 	// structured call, its citations checked); nil answers extractively.
 	Model llm.Provider
+	// Chunks, when set, counts the knowledge base's chunks, for the
+	// names it is about (passage.Weights.Scope); without it every name
+	// the chunks read do not hold lowers an extractive answer's
+	// confidence.
+	Chunks func(ctx context.Context) (int, error)
 }
 
 // Validate checks a request and fills defaults.
@@ -140,8 +148,11 @@ func (a *Asker) Ask(ctx context.Context, req Request) (*Answer, error) {
 		return nil, err
 	}
 	var ans *Answer
+	held := a.holds(ctx)
 	if len(hits) > 0 && a.Model == nil {
-		ans = answer(query, lang, hits)
+		if ans, err = answer(query, lang, hits, held); err != nil {
+			return nil, err
+		}
 	}
 	if len(hits) == 0 || ans != nil && ans.Unknown {
 		anyHits, err := a.Search.Search(ctx, kb.Query{Text: query, K: req.TopK, Mode: kb.ModeHybrid})
@@ -152,7 +163,11 @@ func (a *Asker) Ask(ctx context.Context, req Request) (*Answer, error) {
 			return nil, errcode.New(errcode.Invalid, "question", "the knowledge base holds no chunks; add documents first")
 		}
 		if a.Model == nil {
-			if other := answer(query, lang, anyHits); ans == nil || !other.Unknown {
+			other, err := answer(query, lang, anyHits, held)
+			if err != nil {
+				return nil, err
+			}
+			if ans == nil || !other.Unknown {
 				ans, hits = other, anyHits
 			}
 		} else if len(hits) == 0 {
@@ -193,17 +208,75 @@ func queryOf(q string, sess *session.Session) string {
 	return q
 }
 
+// holds reports whether a name the question gives (passage.Marked) is
+// what the knowledge base is about.
+type holds func(name string) (bool, error)
+
+// holds reports a name that the knowledge base writes in
+// passage.Weights.Scope of its chunks or more: a search of the name asks
+// for that many and counts those that write it, its words in a row. It
+// reports none without Chunks.
+func (a *Asker) holds(ctx context.Context) holds {
+	n := -1 // the knowledge base's chunks, once counted
+	return func(name string) (bool, error) {
+		if a.Chunks == nil || !slices.ContainsFunc(analyze.Terms(name), func(t string) bool { return !textseg.Number(t) }) {
+			return false, nil // a year or a version is never a topic
+		}
+		if n < 0 {
+			var err error
+			if n, err = a.Chunks(ctx); err != nil {
+				return false, err
+			}
+		}
+		need := min(max(int(math.Ceil(float64(n)*passage.Weights.Scope)), 1), maxScopeHits)
+		hits, err := a.Search.Search(ctx, kb.Query{Text: name, K: need, Mode: kb.ModeBM25})
+		if err != nil {
+			return false, err
+		}
+		writes := 0
+		for _, h := range hits {
+			if len(passage.Unheld([]string{name}, []passage.Doc{{Title: h.Title, Body: h.Text}})) == 0 {
+				writes++
+			}
+		}
+		return n > 0 && writes >= need, nil
+	}
+}
+
+// maxScopeHits caps the chunks a search for a name reads (a knowledge
+// base of more than 100,000 chunks needs a name in 1,000 of them).
+const maxScopeHits = 1000
+
 // pick finds the windows that answer (passage.Find over the chunks read):
 // the best, and those that add what it lacks (a comparison's other side,
 // a question's second hop), with their confidence (passage.Confidence).
-func pick(query string, hits []kb.Result) ([]passage.Answer, float64) {
+// A name the question gives that no chunk read holds lowers the
+// confidence unless the knowledge base is about it (held, when not nil,
+// says): a passage of LibreOffice's help may answer a question about
+// "Writer" in words that leave it unsaid ("text document"), but a
+// knowledge base that names a thing rarely or never does not answer
+// about it.
+func pick(query string, hits []kb.Result, held holds) ([]passage.Answer, float64, error) {
 	docs := make([]passage.Doc, len(hits))
 	for i, h := range hits {
 		docs[i] = passage.Doc{Title: h.Title, Body: h.Text}
 	}
 	found, missing := passage.Find(query, docs, maxAnswers)
 	chosen := passage.Answers(found)
-	return chosen, passage.Confidence(query, chosen, missing)
+	if held != nil {
+		unknown := missing[:0:0]
+		for _, name := range missing {
+			ok, err := held(name)
+			if err != nil {
+				return nil, 0, err
+			}
+			if !ok {
+				unknown = append(unknown, name)
+			}
+		}
+		missing = unknown
+	}
+	return chosen, passage.Confidence(query, chosen, missing), nil
 }
 
 // maxAnswers is how many windows an answer quotes at most.
@@ -213,15 +286,18 @@ const maxAnswers = 3
 // not know when the confidence is under Threshold. query is what was
 // searched: the question, with the one before it for a follow-up that
 // names little.
-func answer(query, lang string, hits []kb.Result) *Answer {
+func answer(query, lang string, hits []kb.Result, held holds) (*Answer, error) {
 	ans := &Answer{Language: lang, Sources: []string{}, Suggestions: []string{}, Quotes: []Quote{}, Engine: "offline-extractive", Note: note(lang)}
-	chosen, conf := pick(query, hits)
+	chosen, conf, err := pick(query, hits, held)
+	if err != nil {
+		return nil, err
+	}
 	ans.Confidence = conf
 	if ans.Confidence < Threshold || len(chosen) == 0 {
 		ans.Unknown = true
 		ans.Answer = unknownText(lang)
 		ans.Suggestions = suggestions(lang, hits, nil)
-		return ans
+		return ans, nil
 	}
 	var b strings.Builder
 	cited := map[int]int{} // hit → reference number
@@ -247,7 +323,7 @@ func answer(query, lang string, hits []kb.Result) *Answer {
 	}
 	ans.Answer = b.String()
 	ans.Suggestions = suggestions(lang, hits, cited)
-	return ans
+	return ans, nil
 }
 
 // inlineCode quotes a line of code as Markdown's inline code: between

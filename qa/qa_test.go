@@ -2,7 +2,9 @@ package qa_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,7 +39,7 @@ func asker(t *testing.T, sessions session.Store, files ...string) *qa.Asker {
 	}
 	return &qa.Asker{Sessions: sessions, Search: qa.SearchFunc(func(ctx context.Context, q kb.Query) ([]kb.Result, error) {
 		return svc.Search(ctx, "notes", emb, q)
-	})}
+	}), Chunks: func(ctx context.Context) (int, error) { return svc.Chunks(ctx, "notes") }}
 }
 
 var wiki = filepath.Join("..", "cmd", "quarry", "testdata", "research", "corpus.jsonl")
@@ -216,4 +218,55 @@ func TestAskQuotesCodeAsCode(t *testing.T) {
 	if code != 1 {
 		t.Errorf("%d quotes marked code, want 1: %+v", code, ans.Quotes)
 	}
+}
+
+// TestAskNamesInScope: a name the chunks read do not hold lowers the
+// confidence unless the knowledge base is about it: the answering page of
+// an office suite's help need not name the application, but a name the
+// knowledge base never writes is not answered about (scope_test.go: a
+// name written rarely is not what it is about either).
+func TestAskNamesInScope(t *testing.T) {
+	a := asker(t, &session.Memory{}, officeHelp(t))
+	ctx := context.Background()
+	for q, known := range map[string]bool{
+		"How do I hyphenate the selected text by hand in Writer?": true,
+		"How do I hyphenate the selected text by hand in Draw?":   false,
+	} {
+		ans, err := a.Ask(ctx, qa.Request{Question: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ans.Unknown == known || known && !strings.Contains(ans.Answer, "Tools - Language - Hyphenation") {
+			t.Errorf("%s: %+v", q, ans)
+		}
+	}
+}
+
+// officeHelp writes an office suite's help as a corpus: a page on
+// hyphenation that does not name the application, one on slides that
+// names Impress, 20 on selected text that name nothing, and 150 that
+// name Writer.
+func officeHelp(t *testing.T) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	docs := []map[string]string{
+		{"_id": "hyphen", "title": "Hyphenation", "text": "To hyphenate the selected text by hand, choose Tools - Language - Hyphenation, then confirm each break."},
+		{"_id": "impress", "title": "Slides", "text": "Impress shows the transitions of a slide in the sidebar."},
+	}
+	for i := range 20 {
+		docs = append(docs, map[string]string{"_id": fmt.Sprintf("s%d", i), "title": fmt.Sprintf("Selection %d", i), "text": fmt.Sprintf("The selected text can be moved by hand to place %d.", i)})
+	}
+	for i := range 150 {
+		docs = append(docs, map[string]string{"_id": fmt.Sprintf("p%d", i), "title": fmt.Sprintf("Page style %d", i), "text": fmt.Sprintf("Writer lays out page %d with the margins of its page style, number %d.", i, i)})
+	}
+	for _, d := range docs {
+		if err := enc.Encode(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	corpus := filepath.Join(t.TempDir(), "help.jsonl")
+	if err := os.WriteFile(corpus, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return corpus
 }

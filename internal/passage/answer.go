@@ -78,6 +78,13 @@ var Weights = struct {
 	// answered right, of unanswerable ones refused and of false refusals
 	// were best balanced there.
 	Answered float64
+	// Scope is the share of a knowledge base's chunks that write a name
+	// for it to be what the knowledge base is about ("Writer" across
+	// LibreOffice's help, "Linux" across Node.js's API): a passage may
+	// leave such a name unsaid, so the chunks read not holding it does
+	// not lower the confidence (ask). A name the knowledge base writes
+	// more rarely, or never, still does.
+	Scope float64
 
 	// The passages a model is shown of a source (Select).
 
@@ -146,7 +153,7 @@ var Weights = struct {
 	// pair's subject.
 	Bridge float64
 }{
-	Heading: 0.5, Title: 0.5, Neighbour: 0.25, Fit: 0.2, Rank: 0.05, Scene: 0.5, Gain: 0.1, WindowCost: 0.01, Answered: 0.25,
+	Heading: 0.5, Title: 0.5, Neighbour: 0.25, Fit: 0.2, Rank: 0.05, Scene: 0.5, Gain: 0.1, WindowCost: 0.01, Answered: 0.25, Scope: 0.01,
 	Further: 0.5, HeadingShare: 0.5, FragmentShare: 0.5,
 	SubQuestion: 0.5, Lead: 0.25, WriterLead: 0.1, NameFloor: 0.1, LongSentence: 30,
 	PairTitle: 0.5, PairLink: 0.5, PartialLink: 0.5, Keep: 0.6, Bear: 0.25, MinGain: 0.05, Unanswered: 0.35,
@@ -619,6 +626,45 @@ func missingMarked(question string, docs []map[string]bool) []string {
 		}
 	}
 	return out
+}
+
+// Unheld lists the names (Marked) that no one of docs writes: the name's
+// words in a row, in its title or its text ("Spirited Away", not a
+// paragraph with "spirited" in one sentence and "away" in another).
+func Unheld(names []string, docs []Doc) []string {
+	seqs := make([][]string, 0, 2*len(docs))
+	for _, d := range docs {
+		seqs = append(seqs, analyze.Terms(d.Title), analyze.Terms(d.Body))
+	}
+	var out []string
+	for _, name := range names {
+		ts := analyze.Terms(name)
+		if !slices.ContainsFunc(seqs, func(seq []string) bool { return inRow(seq, ts) }) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// inRow reports whether seq holds run, one term after another (a number
+// also as a version: "18" as "v18").
+func inRow(seq, run []string) bool {
+	if len(run) == 0 {
+		return false
+	}
+	for i := 0; i+len(run) <= len(seq); i++ {
+		match := true
+		for j, t := range run {
+			if s := seq[i+j]; s != t && !(textseg.Number(t) && s == "v"+t) {
+				match = false
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
 }
 
 // holds reports whether a document's terms hold t, a number also as a

@@ -1,0 +1,63 @@
+package qa
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/quarryhq/quarry/embed"
+	"github.com/quarryhq/quarry/kb"
+	"github.com/quarryhq/quarry/store/sqlite"
+)
+
+// TestHoldsScope: a knowledge base is about a name it writes in 1% of
+// its chunks or more (Writer, in 150 of 152), not one it writes once
+// (Impress: 2 needed), never (Draw), or a number (150 chunks say "1").
+func TestHoldsScope(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "q.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	svc := kb.New(st, nil)
+	emb := embed.Hash{Dim: 64}
+	if _, err := svc.Create(ctx, "help", "", emb); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	if err := enc.Encode(map[string]string{"_id": "impress", "title": "Slides", "text": "Impress shows the transitions of a slide in the sidebar."}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 151 {
+		if err := enc.Encode(map[string]string{"_id": fmt.Sprintf("p%d", i), "title": "Page styles", "text": fmt.Sprintf("Writer lays out page %d with 1 margin.", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	corpus := filepath.Join(t.TempDir(), "help.jsonl")
+	if err := os.WriteFile(corpus, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.AddPaths(ctx, "help", []string{corpus}, kb.AddOptions{Embedder: emb}); err != nil {
+		t.Fatal(err)
+	}
+	a := &Asker{Search: SearchFunc(func(ctx context.Context, q kb.Query) ([]kb.Result, error) { return svc.Search(ctx, "help", emb, q) }),
+		Chunks: func(ctx context.Context) (int, error) { return svc.Chunks(ctx, "help") }}
+	held := a.holds(ctx)
+	for name, want := range map[string]bool{"Writer": true, "Impress": false, "Draw": false, "1": false} {
+		got, err := held(name)
+		if err != nil || got != want {
+			t.Errorf("holds(%q) = %v, %v; want %v", name, got, err, want)
+		}
+	}
+	// Without a count, no name is what the knowledge base is about.
+	a.Chunks = nil
+	if got, err := a.holds(ctx)("Writer"); got || err != nil {
+		t.Errorf("without Chunks: %v, %v", got, err)
+	}
+}
