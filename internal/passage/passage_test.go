@@ -187,6 +187,12 @@ func TestPlaceholdersAreProse(t *testing.T) {
 		".. note:: It is strongly advised that you do not log to the root logger.": true,
 		".. module:: logging.config":                true,
 		"... and so on, as before, for every file.": false,
+		// Prose that quotes code between backticks is prose however
+		// dense the code it quotes; the code alone is code.
+		"`--fixup=reword:<commit>` replaces the log message of <commit>":    false,
+		"The commit created by `--fixup=amend:<commit>` is similar but its": false,
+		"`git rebase -i HEAD~3`": true,
+		"`x = f(a, b);` or `y;`": true,
 	} {
 		if got := CodeLine(line); got != want {
 			t.Errorf("CodeLine(%q) = %v, want %v", line, got, want)

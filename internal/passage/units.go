@@ -276,8 +276,33 @@ func CodeLine(l string) bool {
 	if command(l) {
 		return true
 	}
-	letters, symbols := Density(l)
+	letters, symbols := Density(proseAround(l))
 	return symbols*10 > letters
+}
+
+// inlineCodeRE is a span of inline code, as Markdown and AsciiDoc write
+// one: "`--fixup=reword:<commit>`".
+var inlineCodeRE = regexp.MustCompile("`[^`]+`")
+
+// proseAround is a line's text outside its spans of inline code, when it
+// has three words or more there: prose that quotes code ("`--squash`
+// replaces the log message of <commit>") is not code however dense the
+// code it quotes. Any other line is itself.
+func proseAround(l string) string {
+	if strings.Count(l, "`")%2 != 0 || !strings.Contains(l, "`") {
+		return l
+	}
+	outside := inlineCodeRE.ReplaceAllString(l, " ")
+	words := 0
+	for _, f := range strings.Fields(outside) {
+		if strings.IndexFunc(f, unicode.IsLetter) >= 0 {
+			words++
+		}
+	}
+	if words < 3 {
+		return l
+	}
+	return outside
 }
 
 // command reports a command line as a manual shows one: a lower-case
