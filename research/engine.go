@@ -112,6 +112,18 @@ type WriteInput struct {
 	Evidence []string
 }
 
+// PageReader is an Engine that reads pages, not passages: a model shown
+// the passages of each source that bear on its sub-question (passage.
+// Select) can find the one that answers among several of a page. The
+// runner asks a source that can (search.PageSearcher) for pages, each
+// with its passages among the source's best. The offline engine is not
+// one: it quotes by the words a passage shares with the question, and
+// more passages of a page gave it more that share words but do not
+// answer (docs/answer-quality.md).
+type PageReader interface {
+	ReadsPages() bool
+}
+
 // Ranker chooses, among the sources a research read (ids, in the order
 // its sub-questions found them), those that bear on the question, best
 // first.

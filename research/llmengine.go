@@ -22,6 +22,9 @@ var _ Engine = (*LLMEngine)(nil)
 // Name implements Engine.
 func (e *LLMEngine) Name() string { return e.Provider.Name() }
 
+// ReadsPages implements PageReader.
+func (e *LLMEngine) ReadsPages() bool { return true }
+
 const systemPrompt = "You are one agent of Quarry, a research assistant that answers from evidence. Be precise and terse. Answer with one JSON object that matches the given schema and nothing else."
 
 // planReply asks for what the research runs on and no more: the search

@@ -296,6 +296,10 @@ func (x *run) searchAll(ctx context.Context, sq SubQuestion, k int) ([]search.Re
 			// A source that panics is a source that failed.
 			sctx, end := x.span(ctx, "search "+c.src.Name(), attrSource.String(c.src.Name()))
 			c.err = safe.Call(func() (err error) {
+				if ps, ok := c.src.(search.PageSearcher); ok && x.readsPages() {
+					c.res, err = ps.SearchPages(sctx, c.q, k)
+					return err
+				}
 				c.res, err = c.src.Search(sctx, c.q, k)
 				return err
 			})
@@ -320,6 +324,12 @@ func (x *run) searchAll(ctx context.Context, sq SubQuestion, k int) ([]search.Re
 		out = append(out, c.res...)
 	}
 	return out, failures, last
+}
+
+// readsPages reports an engine that reads pages (PageReader).
+func (x *run) readsPages() bool {
+	pr, ok := x.rn.Engine.(PageReader)
+	return ok && pr.ReadsPages()
 }
 
 // merge moves a sub-question's hits into the research's sources; byURL

@@ -406,3 +406,43 @@ func mustState(t *testing.T, st store.Store, id string) []byte {
 	}
 	return rec.State
 }
+
+// pageSource is a source that can find pages: it counts which kind of
+// search it was asked for.
+type pageSource struct {
+	*researchtest.Source
+	pages, passages atomic.Int64
+}
+
+func (p *pageSource) Search(ctx context.Context, q string, k int) ([]search.Result, error) {
+	p.passages.Add(1)
+	return p.Source.Search(ctx, q, k)
+}
+
+func (p *pageSource) SearchPages(ctx context.Context, q string, pages int) ([]search.Result, error) {
+	p.pages.Add(1)
+	return p.Source.Search(ctx, q, pages)
+}
+
+// A model reads pages (PageReader): the runner asks a source that can
+// for pages; the offline engine asks for passages.
+func TestModelReadsPages(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		engine research.Engine
+		pages  bool
+	}{
+		{"model", &research.LLMEngine{Provider: &llmtest.Fake{Model: "m", Reply: researchtest.ReplyBySchema(researchtest.Analysis1)}}, true},
+		{"offline", offline.Engine{}, false},
+	} {
+		src := &pageSource{Source: &researchtest.Source{SourceName: "kb:docs"}}
+		rn := &research.Runner{Engine: tc.engine, Fallback: offline.Engine{}, Sources: []search.Source{src}, Store: researchtest.Store(t)}
+		if _, err := rn.Start(context.Background(), "What is alpha?", research.Options{Sources: []string{"kb:docs"}, Level: research.LevelQuick}); err != nil {
+			t.Fatal(err)
+		}
+		if got := src.pages.Load() > 0 && src.passages.Load() == 0; got != tc.pages {
+			t.Errorf("%s: %d searches for pages, %d for passages", tc.name, src.pages.Load(), src.passages.Load())
+		}
+	}
+}

@@ -37,6 +37,13 @@ type Source interface {
 	Search(ctx context.Context, query string, k int) ([]Result, error)
 }
 
+// PageSearcher is a Source that can find pages rather than passages: the
+// first pages its best results come from, each with every passage of it
+// among them (a knowledge base's chunks of one document), in rank order.
+type PageSearcher interface {
+	SearchPages(ctx context.Context, query string, pages int) ([]Result, error)
+}
+
 // Spec is a parsed source name.
 type Spec struct {
 	Kind string // kb, web, arxiv, wikipedia

@@ -106,6 +106,21 @@ func TestSelectFencesCode(t *testing.T) {
 	}
 }
 
+// TestSelectKeepsATermsLead: whichever sentence of a term's text
+// matches best, the sentence the term opens with, which says what it is,
+// comes with it.
+func TestSelectKeepsATermsLead(t *testing.T) {
+	text := buried("Section %d\n\nThis section describes behaviour number %d of the build and is rarely read.\n\n",
+		"-x\n\nWhen recording the commit, append a line that says where it came from to the original message. "+
+			"This is done only for picks without conflicts. Do not use this option for cherry-pick from a private branch. "+
+			"Between public branches the line can be useful.\n\n",
+		"Appendix %d\n\nThis appendix lists option number %d of the build for slow disks.\n\n")
+	got := Select(text, NewQuery("What does the -x option of cherry-pick do?"), 220)
+	if !strings.Contains(got, "When recording the commit, append a line") || !strings.Contains(got, "Do not use this option") {
+		t.Fatalf("the term's lead sentence is not in the passage (%d bytes):\n%s", len(got), got)
+	}
+}
+
 func TestSelectKeepsShortTextWhole(t *testing.T) {
 	if got := Select("Verdi died in Milan.", NewQuery("Where did Verdi die?"), 1500); got != "Verdi died in Milan." {
 		t.Errorf("a text under the budget changed: %q", got)

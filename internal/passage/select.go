@@ -95,6 +95,12 @@ func Select(text string, q Query, n int) string {
 		}
 		if h := us[i].Heading; h >= 0 {
 			take(h)
+			if h+1 < i && us[h+1].Heading == h && us[h+1].Kind == Sentence {
+				// The sentence a heading or a term opens with says what
+				// it is ("-x: When recording the commit, append a line
+				// …"), whichever of its sentences matched.
+				take(h + 1)
+			}
 		}
 		for _, j := range []int{i + 1, i - 1} {
 			if j >= 0 && j < len(us) && us[j].Block == us[i].Block && us[j].Kind != Heading {

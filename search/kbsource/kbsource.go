@@ -22,7 +22,10 @@ type Source struct {
 	emb  embed.Embedder
 }
 
-var _ search.Source = (*Source)(nil)
+var (
+	_ search.Source       = (*Source)(nil)
+	_ search.PageSearcher = (*Source)(nil)
+)
 
 // New returns a source over the knowledge base name, searched with emb.
 func New(svc *kb.Service, name string, emb embed.Embedder) *Source {
@@ -35,6 +38,44 @@ func (s *Source) Name() string { return "kb:" + s.name }
 // Search implements search.Source with the knowledge base's default hybrid
 // search. Queries longer than the knowledge base accepts are cut.
 func (s *Source) Search(ctx context.Context, query string, k int) ([]search.Result, error) {
+	hits, err := s.search(ctx, query, k)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]search.Result, len(hits))
+	for i, h := range hits {
+		out[i] = result(h)
+	}
+	return out, nil
+}
+
+// PageDepth is how many chunks deeper than the pages asked for
+// SearchPages reads, for the passages of those pages.
+const PageDepth = 3
+
+// SearchPages implements search.PageSearcher: the chunks of the first
+// pages documents among the best pages×PageDepth chunks (at most 100),
+// every one of them that is among those, in rank order.
+func (s *Source) SearchPages(ctx context.Context, query string, pages int) ([]search.Result, error) {
+	hits, err := s.search(ctx, query, min(pages*PageDepth, 100))
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []search.Result
+	for _, h := range hits {
+		if !seen[h.SourceURL] {
+			if len(seen) == pages {
+				continue
+			}
+			seen[h.SourceURL] = true
+		}
+		out = append(out, result(h))
+	}
+	return out, nil
+}
+
+func (s *Source) search(ctx context.Context, query string, k int) ([]kb.Result, error) {
 	if r := []rune(query); len(r) > kb.MaxQueryChars {
 		query = string(r[:kb.MaxQueryChars])
 	}
@@ -42,9 +83,9 @@ func (s *Source) Search(ctx context.Context, query string, k int) ([]search.Resu
 	if err != nil {
 		return nil, fmt.Errorf("kb:%s: %w", s.name, err)
 	}
-	out := make([]search.Result, len(hits))
-	for i, h := range hits {
-		out[i] = search.Result{URL: h.SourceURL, Title: h.Title, Content: h.Text, Kind: "kb", Credibility: Credibility, Score: h.Score}
-	}
-	return out, nil
+	return hits, nil
+}
+
+func result(h kb.Result) search.Result {
+	return search.Result{URL: h.SourceURL, Title: h.Title, Content: h.Text, Kind: "kb", Credibility: Credibility, Score: h.Score}
 }
