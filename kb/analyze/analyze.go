@@ -78,6 +78,13 @@ func TermsFunc(text string, fn func(string)) {
 			return
 		case 1:
 			fn(string(cjk))
+		case 2:
+			fn(string(cjk))
+			if nounParticle(cjk) {
+				// A one-syllable noun and its particle ("키를", "셀은")
+				// is the noun too: "키는" and "키를" are one key.
+				fn(string(cjk[:1]))
+			}
 		default:
 			for i := 0; i+1 < len(cjk); i++ {
 				fn(string(cjk[i : i+2]))
@@ -141,7 +148,8 @@ var koreanEndings = func() [][]rune {
 }()
 
 // trimEnding cuts the longest Korean ending off a run of Hangul that
-// keeps two syllables after it.
+// keeps two syllables after it, or one before a copula ("개인가요", "how
+// many is it", is "개").
 func trimEnding(run []rune) []rune {
 	if len(run) < 3 || !unicode.Is(unicode.Hangul, run[0]) {
 		return run
@@ -151,7 +159,21 @@ func trimEnding(run []rune) []rune {
 			return run[:len(run)-len(e)]
 		}
 	}
+	for _, e := range copulas {
+		if len(run)-len(e) == 1 && slices.Equal(run[1:], e) {
+			return run[:1]
+		}
+	}
 	return run
+}
+
+// copulas are the endings of "is N" questions and statements.
+var copulas = [][]rune{[]rune("인가요"), []rune("입니까"), []rune("입니다"), []rune("이에요"), []rune("이다")}
+
+// nounParticle reports two syllables that read as a one-syllable noun
+// and its object or topic particle, which no noun ends in.
+func nounParticle(run []rune) bool {
+	return len(run) == 2 && unicode.Is(unicode.Hangul, run[0]) && strings.ContainsRune("는를은을", run[1])
 }
 
 // Language returns an ISO 639-1 code for text ("ko", "en", …) or "und" when

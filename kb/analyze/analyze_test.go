@@ -80,6 +80,23 @@ func TestKoreanEndings(t *testing.T) {
 	}
 }
 
+// TestKoreanOneSyllableNouns: a one-syllable noun with its particle is
+// the noun ("키는", "키를": the key), and "how many is it" (개인가요) is
+// the counter, not "개인" (a person).
+func TestKoreanOneSyllableNouns(t *testing.T) {
+	t.Parallel()
+	q, p := Terms("누를 키는 무엇인가요"), Terms("F9 키를 누릅니다")
+	if !slices.Contains(q, "키") || !slices.Contains(p, "키") {
+		t.Errorf("키는 %v and 키를 %v share no term", q, p)
+	}
+	if got := Terms("독은 몇 개인가요"); !slices.Contains(got, "개") || slices.Contains(got, "개인") {
+		t.Errorf("몇 개인가요: %v", got)
+	}
+	if got := Terms("국가는 사이에"); slices.Contains(got, "국") || slices.Contains(got, "사") {
+		t.Errorf("a two-syllable noun is not cut: %v", got)
+	}
+}
+
 // BenchmarkLanguage: a source's language, detected once per source at
 // ingest, on a 1 KB English paragraph and a French one.
 func BenchmarkLanguage(b *testing.B) {
