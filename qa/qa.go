@@ -35,8 +35,8 @@ const (
 )
 
 // Threshold is the confidence under which an answer is "I don't know"
-// (passage.Weights.Answered).
-var Threshold = passage.Weights.Answered
+// (passage.Weights.AskAnswered).
+var Threshold = passage.Weights.AskAnswered
 
 // Searcher searches one knowledge base.
 type Searcher interface {

@@ -72,12 +72,28 @@ var Weights = struct {
 	// WindowCost is what each sentence of a window beyond the first costs
 	// it: a sentence that says it all is quoted alone.
 	WindowCost float64
-	// Answered is the confidence under which the documents do not
-	// answer. Set on the five documentation dev sets
+	// Answered is the confidence under which the documents a research
+	// read do not answer; AskAnswered is ask's, over the five chunks it
+	// reads (a research reads twenty or more, and its best window holds
+	// more of a question). Set on the seven documentation dev sets
 	// (eval/testdata/research): the share of answerable questions
 	// answered right, of unanswerable ones refused and of false refusals
 	// were best balanced there.
-	Answered float64
+	Answered, AskAnswered float64
+	// Unheld scales the weight of a question's word that no sentence
+	// read holds, and that is not a name the question marks: the
+	// sources speak of the thing in other words ("clobbering commits a
+	// colleague may have pushed meanwhile"; "without installing the
+	// uuid package"), and a word no window can hold does not tell one
+	// window from another. A name none holds, and a word in a script
+	// none is written in (Hangul over English sources), still weighs
+	// whole.
+	Unheld float64
+	// UnheldWords is the fewest words a question has for Unheld to
+	// apply: in a short question a word no source holds is what it
+	// asks about ("시립 미술관 관람료는 얼마인가요?", the museum's fee,
+	// over a city's notes that have no museum).
+	UnheldWords int
 	// Scope is the share of a knowledge base's chunks that write a name
 	// for it to be what the knowledge base is about ("Writer" across
 	// LibreOffice's help, "Linux" across Node.js's API): a passage may
@@ -153,7 +169,7 @@ var Weights = struct {
 	// pair's subject.
 	Bridge float64
 }{
-	Heading: 0.5, Title: 0.5, Neighbour: 0.25, Fit: 0.2, Rank: 0.05, Scene: 0.5, Gain: 0.1, WindowCost: 0.01, Answered: 0.25, Scope: 0.01,
+	Heading: 0.5, Title: 0.5, Neighbour: 0.25, Fit: 0.2, Rank: 0.05, Scene: 0.5, Gain: 0.1, WindowCost: 0.01, Answered: 0.25, AskAnswered: 0.28, Unheld: 0.5, UnheldWords: 6, Scope: 0.01,
 	Further: 0.5, HeadingShare: 0.5, FragmentShare: 0.5,
 	SubQuestion: 0.5, Lead: 0.25, WriterLead: 0.1, NameFloor: 0.1, LongSentence: 30,
 	PairTitle: 0.5, PairLink: 0.5, PartialLink: 0.5, Keep: 0.6, Bear: 0.25, MinGain: 0.05, Unanswered: 0.35,
@@ -169,7 +185,7 @@ var Weights = struct {
 var Ablate = map[string]bool{}
 
 // Rules are the answer finder's rules that Ablate switches off.
-var Rules = []string{"asking", "content", "continued", "fit", "heading", "neighbour", "rank", "title", "window"}
+var Rules = []string{"asking", "content", "continued", "fit", "heading", "neighbour", "rank", "title", "unheld", "window"}
 
 // SetAblated switches off the named rules and switches on the others.
 func SetAblated(names []string) error {
@@ -291,12 +307,26 @@ func (f *finder) held() []map[string]bool {
 // pairs): a word is held in the share of its terms a sentence holds, so
 // a Korean word counts once, however many pairs it has. The sentence
 // that asks weighs more than the scene set before it ("I keep making
-// 'fixup!' commits. Which setting …?").
+// 'fixup!' commits. Which setting …?"), and in a long question a word no
+// sentence read holds weighs less (Weights.Unheld).
 func (f *finder) weigh(question, content string) {
 	nUnits := float64(len(f.all))
 	f.weight = map[string]float64{}
 	asking := termSet(Content(lastSentence(question)))
+	// The scripts the sentences read are written in (Hangul or not): a
+	// word of another script is not one they could have put otherwise.
+	scripts := map[bool]bool{}
+	for t := range f.df {
+		scripts[hangulTerm(t)] = true
+	}
+	marked := map[string]bool{}
+	for _, m := range Marked(question) {
+		for _, w := range strings.Fields(m) {
+			marked[w] = true
+		}
+	}
 	seenWord := map[string]bool{}
+	var unheldWords []int // the words no sentence read holds
 	for _, field := range strings.Fields(content) {
 		ts := unique(analyze.Terms(field))
 		if len(ts) == 0 || seenWord[strings.Join(ts, " ")] || len(f.words) == maxQuestionWords {
@@ -304,25 +334,41 @@ func (f *finder) weigh(question, content string) {
 		}
 		seenWord[strings.Join(ts, " ")] = true
 		var w float64
-		scene := true
+		scene, unheld := true, true
 		for _, t := range ts {
 			w += math.Log(1 + nUnits/float64(1+f.df[t]))
 			scene = scene && !asking[t]
+			unheld = unheld && f.df[t] == 0
 		}
 		w /= float64(len(ts))
 		if scene && !Ablate["asking"] {
 			w *= Weights.Scene
 		}
 		f.words = append(f.words, qword{ts, w})
-		for _, t := range ts {
-			f.weight[t] = max(f.weight[t], w/float64(len(ts)))
+		if unheld && !marked[field] && scripts[hangulTerm(ts[0])] {
+			unheldWords = append(unheldWords, len(f.words)-1)
 		}
-		f.total += w
+	}
+	if len(f.words) >= Weights.UnheldWords && !Ablate["unheld"] {
+		for _, i := range unheldWords {
+			f.words[i].w *= Weights.Unheld
+		}
+	}
+	for _, qw := range f.words {
+		for _, t := range qw.terms {
+			f.weight[t] = max(f.weight[t], qw.w/float64(len(qw.terms)))
+		}
+		f.total += qw.w
 	}
 	for t := range f.weight {
 		f.qterms = append(f.qterms, t)
 	}
 	sort.Strings(f.qterms)
+}
+
+// hangulTerm reports a term written in Hangul.
+func hangulTerm(t string) bool {
+	return strings.IndexFunc(t, textseg.IsHangul) >= 0
 }
 
 // cover is the share of the question's weight unit i of document d

@@ -305,3 +305,26 @@ func TestBalance(t *testing.T) {
 		}
 	}
 }
+
+// TestUnheldWordsWeighLess: in a long question, words no source holds
+// ("clobbering", "colleague", "meanwhile": the page says "refuses to
+// update the branch when the remote has moved") weigh less, so the
+// window that answers is not refused for them; a short question's word
+// no source holds is what it asks about, and weighs whole.
+func TestUnheldWordsWeighLess(t *testing.T) {
+	docs := []Doc{{Title: "git-push(1)", Body: "To force-push a rebased branch safely, use git push --force-with-lease, which refuses to update the branch when the remote has moved since you last fetched it."},
+		{Title: "git-fetch(1)", Body: "Fetch downloads objects and refs from another repository. The remote branches are updated."}}
+	confidence := func(q string, ablate bool) float64 {
+		defer func() { Ablate["unheld"] = false }()
+		Ablate["unheld"] = ablate
+		found, missing := Find(q, docs, 3)
+		return Confidence(q, Answers(found), missing)
+	}
+	long := "I rebased a branch I had already pushed. How can I force-push it without clobbering commits a colleague may have pushed meanwhile?"
+	if with, without := confidence(long, false), confidence(long, true); with < Weights.AskAnswered || without >= with {
+		t.Errorf("long question: confidence %v, %v with every word whole", with, without)
+	}
+	if c := confidence("What is the museum fee for a branch?", false); c >= Weights.AskAnswered {
+		t.Errorf("short question about a museum: confidence %v", c)
+	}
+}
