@@ -408,9 +408,19 @@ func (ev *evidence) unread(question string) ([]string, float64) {
 	}
 	var out []string
 	var missing float64
+	total := ev.total
 	// Korean interrogatives and question endings are not what is asked
 	// about ("어느", "좋나요").
-	for _, w := range keywords(passage.Content(question)) {
+	words := keywords(passage.Content(question))
+	// A long question that names nothing puts in its own words what the
+	// sources say in theirs: a word of it none holds weighs
+	// passage.Weights.Unheld ("clobbering commits a colleague may have
+	// pushed meanwhile"), as in the answer finder.
+	unheld := 1.0
+	if len(words) >= passage.Weights.UnheldWords && len(names(question)) == 0 {
+		unheld = passage.Weights.Unheld
+	}
+	for _, w := range words {
 		ts := termSet(w)
 		if len(ts) == 0 {
 			continue
@@ -430,13 +440,14 @@ func (ev *evidence) unread(question string) ([]string, float64) {
 		}
 		if absent {
 			out = append(out, w)
-			missing += wt
+			missing += wt * unheld
+			total -= wt * (1 - unheld)
 		}
 	}
-	if ev.total == 0 {
+	if total <= 0 {
 		return out, 0
 	}
-	return out, missing / ev.total
+	return out, missing / total
 }
 
 func b2f(b bool) float64 {

@@ -2,6 +2,7 @@ package offline
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -236,6 +237,34 @@ func TestUnansweredCitesNothing(t *testing.T) {
 	}
 	if !strings.HasPrefix(d.Summary, "None of the 2 sources read mentions unobtainium") || len(research.ParseMarkers(d.Summary)) > 0 || len(d.Sections) > 0 {
 		t.Fatalf("draft: %+v", d)
+	}
+}
+
+// TestLongQuestionInItsOwnWords: a long question that names nothing is
+// not refused for words of its own that no source uses ("clobbering",
+// "colleague", "meanwhile": the page says "the remote has moved"); a short
+// one about something no source mentions still is (above).
+func TestLongQuestionInItsOwnWords(t *testing.T) {
+	t.Parallel()
+	srcs := map[string]*research.Source{
+		"S1": {ID: "S1", Title: "git-push(1)", Content: "To force-push a rebased branch safely, use git push --force-with-lease, which refuses to update the branch when the remote has moved since you last fetched it."},
+		"S2": {ID: "S2", Title: "git-rebase(1)", Content: "Rebasing a branch you have already pushed rewrites commits others may have built on; push it without care and you risk clobbering their work."},
+	}
+	ids := []string{"S1", "S2"}
+	for i := 3; i <= 12; i++ {
+		// The manual's other pages, about branches, pushes and commits.
+		id := fmt.Sprintf("S%d", i)
+		srcs[id] = &research.Source{ID: id, Title: fmt.Sprintf("git-page-%d(1)", i), Content: fmt.Sprintf("A branch you have already pushed may be rebased without force only when page %d says its commits are yours; a force-push of it risks clobbering work.", i)}
+		ids = append(ids, id)
+	}
+	q := "I rebased a branch I had already pushed. How can I force-push it without clobbering commits a colleague may have pushed meanwhile?"
+	d, _, err := Engine{}.Write(context.Background(), research.WriteInput{Question: q,
+		SubQuestions: []research.SubQuestion{{ID: "Q1", Text: q, SourceIDs: ids}}, Sources: srcs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.HasPrefix(d.Summary, "None of") || !strings.Contains(d.Summary, "--force-with-lease") {
+		t.Fatalf("summary: %q", d.Summary)
 	}
 }
 
@@ -507,7 +536,9 @@ func TestFacetHeadings(t *testing.T) {
 		},
 		Sources: map[string]*research.Source{
 			"S1": {ID: "S1", Title: "timeit", Content: "If number is not given, timeit runs the snippet one million times."},
-			"S2": {ID: "S2", Title: "Profiling", Content: "A profiler tells you where a snippet spends its time. Tell the profiler which snippet to run, and it reports each call."},
+			"S2": {ID: "S2", Title: "Profiling", Content: "A profiler tells you where a snippet spends its time. Tell the profiler which snippet to run, and it reports each call. " +
+				"A snippet that writes to a file spends most of its time waiting. Tell the profiler to sort its report by the time each call took. " +
+				"A snippet profiled twice may report different times. Tell the profiler to repeat a snippet to see how much its times vary."},
 		},
 		Evidence: []string{"S1", "S2"},
 	})
