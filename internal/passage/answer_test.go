@@ -57,6 +57,10 @@ func TestMarked(t *testing.T) {
 	if got := Marked("Will fs.watch(dir, { recursive: true }) report it while I'm away?"); !slices.Equal(got, []string{"fs.watch"}) {
 		t.Errorf("Marked = %q, want the function's name alone", got)
 	}
+	// A name is quoted as the question writes it.
+	if got := Marked("It fails with ECONNREFUSED ::1 since Node 18."); !slices.Equal(got, []string{"ECONNREFUSED ::1", "Node 18"}) {
+		t.Errorf("Marked = %q, want the names as written", got)
+	}
 }
 
 // A number in a name is held as a version: "Node 18" is written

@@ -166,7 +166,7 @@ func Marked(question string) []string {
 		}
 	}
 	for _, n := range names {
-		add(n)
+		add(asWritten(question, n))
 	}
 	inName := map[string]bool{}
 	for _, n := range names {
@@ -184,6 +184,30 @@ func Marked(question string) []string {
 		}
 	}
 	return out
+}
+
+// asWritten is a name of several words as the question writes it, the
+// marks between its words kept ("ECONNREFUSED ::1", not "ECONNREFUSED
+// 1"), when its words follow one another there with only spaces and
+// marks between them; else the name.
+func asWritten(question, name string) string {
+	ws := strings.Fields(name)
+	if len(ws) < 2 {
+		return name
+	}
+	start := strings.Index(question, ws[0])
+	if start < 0 {
+		return name
+	}
+	end := start + len(ws[0])
+	for _, w := range ws[1:] {
+		i := strings.Index(question[end:], w)
+		if i < 0 || strings.IndexFunc(question[end:end+i], func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0 {
+			return name
+		}
+		end += i + len(w)
+	}
+	return question[start:end]
 }
 
 // codeName is an acronym or a code or file name: mostly capitals, or a
