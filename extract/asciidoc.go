@@ -52,26 +52,38 @@ var (
 )
 
 // writtenInAsciiDoc reports a text file written in AsciiDoc, as Git's
-// manuals are (git-push.txt): three or more lines in its first 64 KiB
-// that only AsciiDoc writes — a list item's continuation ("+" alone),
-// block attributes or an anchor alone ("[verse]", "[[def]]"), an inline
-// macro ("linkgit:git-add[1]"), a cross reference ("<<URLS,GIT URLS>>")
-// — and no reStructuredText directive (Sphinx's .rst.txt copies).
+// manuals are (git-push.txt): three or more lines in its first 64 KiB,
+// of two kinds or more, that only AsciiDoc writes — a list item's
+// continuation ("+" alone), block attributes or an anchor alone
+// ("[verse]", "[[def]]"), an inline macro ("linkgit:git-add[1]"), a
+// cross reference ("<<URLS,GIT URLS>>") — and no reStructuredText
+// directive (Sphinx's .rst.txt copies). Lines of one kind are not enough:
+// an INI file's sections and a changelog's "[Added]" are bracketed lines
+// too.
 func writtenInAsciiDoc(data []byte) bool {
 	text := string(data[:min(len(data), 64<<10)])
 	if rstDirectiveLine.MatchString(text) {
 		return false
 	}
 	signs := 0
+	var kinds [4]bool
 	for line := range strings.SplitSeq(text, "\n") {
 		t := strings.TrimSpace(line)
-		if t == "+" || adocAttributes.MatchString(t) || adocMacro.MatchString(t) || adocXref.MatchString(t) {
-			if signs++; signs == 3 {
-				return true
+		for k, is := range [4]bool{t == "+", adocAttributes.MatchString(t), adocMacro.MatchString(t), adocXref.MatchString(t)} {
+			if is {
+				kinds[k] = true
+				signs++
+				break
 			}
 		}
 	}
-	return false
+	n := 0
+	for _, k := range kinds {
+		if k {
+			n++
+		}
+	}
+	return signs >= 3 && n >= 2
 }
 
 // renderAsciiDoc is AsciiDoc's text.

@@ -85,7 +85,8 @@ func File(path string) (Doc, error) {
 
 // PlainText reads a text file in the markup its name says (Markdown,
 // AsciiDoc, reStructuredText) or, for any other name, its content shows
-// (a .txt written in AsciiDoc, as Git's manuals are); else as plain text.
+// (a .txt written in AsciiDoc, as Git's manuals are; never a .log); else
+// as plain text.
 // A crawl reads a text/plain page by it too.
 func PlainText(data []byte, name string) (Doc, error) {
 	switch strings.ToLower(filepath.Ext(name)) {
@@ -96,7 +97,7 @@ func PlainText(data []byte, name string) (Doc, error) {
 	case ".rst", ".rest":
 		return RST(data, name)
 	}
-	if writtenInAsciiDoc(data) {
+	if !strings.EqualFold(filepath.Ext(name), ".log") && writtenInAsciiDoc(data) {
 		return AsciiDoc(data, name)
 	}
 	return Text(data, name)

@@ -101,7 +101,10 @@ func (s *Service) Chunks(ctx context.Context, name string) (int, error) {
 		return 0, err
 	}
 	st, err := s.store.KBStats(ctx, k.ID)
-	return st.Chunks, err
+	if err != nil {
+		return 0, fmt.Errorf("kb %s: %w", name, err)
+	}
+	return st.Chunks, nil
 }
 
 // Delete removes a knowledge base and everything in it.

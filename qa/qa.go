@@ -217,29 +217,34 @@ type holds func(name string) (bool, error)
 // for that many and counts those that write it, its words in a row. It
 // reports none without Chunks.
 func (a *Asker) holds(ctx context.Context) holds {
-	n := -1 // the knowledge base's chunks, once counted
+	n := -1                    // the knowledge base's chunks, once counted
+	known := map[string]bool{} // the names already looked up
 	return func(name string) (bool, error) {
 		if a.Chunks == nil || !slices.ContainsFunc(analyze.Terms(name), func(t string) bool { return !textseg.Number(t) }) {
 			return false, nil // a year or a version is never a topic
 		}
+		if about, ok := known[name]; ok {
+			return about, nil
+		}
 		if n < 0 {
 			var err error
 			if n, err = a.Chunks(ctx); err != nil {
-				return false, err
+				return false, fmt.Errorf("count chunks: %w", err)
 			}
 		}
 		need := min(max(int(math.Ceil(float64(n)*passage.Weights.Scope)), 1), maxScopeHits)
 		hits, err := a.Search.Search(ctx, kb.Query{Text: name, K: need, Mode: kb.ModeBM25})
 		if err != nil {
-			return false, err
+			return false, fmt.Errorf("search for %q: %w", name, err)
 		}
 		writes := 0
 		for _, h := range hits {
-			if len(passage.Unheld([]string{name}, []passage.Doc{{Title: h.Title, Body: h.Text}})) == 0 {
+			if len(passage.Unwritten([]string{name}, []passage.Doc{{Title: h.Title, Body: h.Text}})) == 0 {
 				writes++
 			}
 		}
-		return n > 0 && writes >= need, nil
+		known[name] = n > 0 && writes >= need
+		return known[name], nil
 	}
 }
 

@@ -15,9 +15,10 @@ import (
 )
 
 // TestHoldsScope: a knowledge base is about a name it writes in 1% of
-// its chunks or more (Writer, in 150 of 152), not one it writes once
+// its chunks or more (Writer, in 151 of 152), not one it writes once
 // (Impress: 2 needed), never (Draw), or a number (150 chunks say "1").
 func TestHoldsScope(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "q.db"))
 	if err != nil {

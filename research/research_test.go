@@ -436,13 +436,16 @@ func TestModelReadsPages(t *testing.T) {
 		{"model", &research.LLMEngine{Provider: &llmtest.Fake{Model: "m", Reply: researchtest.ReplyBySchema(researchtest.Analysis1)}}, true},
 		{"offline", offline.Engine{}, false},
 	} {
-		src := &pageSource{Source: &researchtest.Source{SourceName: "kb:docs"}}
-		rn := &research.Runner{Engine: tc.engine, Fallback: offline.Engine{}, Sources: []search.Source{src}, Store: researchtest.Store(t)}
-		if _, err := rn.Start(context.Background(), "What is alpha?", research.Options{Sources: []string{"kb:docs"}, Level: research.LevelQuick}); err != nil {
-			t.Fatal(err)
-		}
-		if got := src.pages.Load() > 0 && src.passages.Load() == 0; got != tc.pages {
-			t.Errorf("%s: %d searches for pages, %d for passages", tc.name, src.pages.Load(), src.passages.Load())
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			src := &pageSource{Source: &researchtest.Source{SourceName: "kb:docs"}}
+			rn := &research.Runner{Engine: tc.engine, Fallback: offline.Engine{}, Sources: []search.Source{src}, Store: researchtest.Store(t)}
+			if _, err := rn.Start(context.Background(), "What is alpha?", research.Options{Sources: []string{"kb:docs"}, Level: research.LevelQuick}); err != nil {
+				t.Fatal(err)
+			}
+			if got := src.pages.Load() > 0 && src.passages.Load() == 0; got != tc.pages {
+				t.Errorf("%d searches for pages, %d for passages", src.pages.Load(), src.passages.Load())
+			}
+		})
 	}
 }

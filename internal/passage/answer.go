@@ -89,8 +89,8 @@ var Weights = struct {
 	// none is written in (Hangul over English sources), still weighs
 	// whole.
 	Unheld float64
-	// UnheldWords is the fewest words a question has for Unheld to
-	// apply: in a short question a word no source holds is what it
+	// UnheldWords is the fewest content words (stop words and
+	// repeats left out) a question has for Unheld to apply: in a short question a word no source holds is what it
 	// asks about ("시립 미술관 관람료는 얼마인가요?", the museum's fee,
 	// over a city's notes that have no museum).
 	UnheldWords int
@@ -319,11 +319,9 @@ func (f *finder) weigh(question, content string) {
 	for t := range f.df {
 		scripts[hangulTerm(t)] = true
 	}
-	marked := map[string]bool{}
+	marked := map[string]bool{} // the terms of the names it marks
 	for _, m := range Marked(question) {
-		for _, w := range strings.Fields(m) {
-			marked[w] = true
-		}
+		analyze.TermsFunc(m, func(t string) { marked[t] = true })
 	}
 	seenWord := map[string]bool{}
 	var unheldWords []int // the words no sentence read holds
@@ -345,7 +343,7 @@ func (f *finder) weigh(question, content string) {
 			w *= Weights.Scene
 		}
 		f.words = append(f.words, qword{ts, w})
-		if unheld && !marked[field] && scripts[hangulTerm(ts[0])] {
+		if unheld && !slices.ContainsFunc(ts, func(t string) bool { return marked[t] }) && scripts[hangulTerm(ts[0])] {
 			unheldWords = append(unheldWords, len(f.words)-1)
 		}
 	}
@@ -636,7 +634,8 @@ func Answers(found []Answer) []Answer {
 // holds (one window answers; the further ones add context), lowered in
 // proportion to the names the question marks (Marked) that no document
 // holds: those documents speak of something else. Under
-// Weights.Answered the documents do not answer. (The share the answers
+// Weights.Answered (research; ask's is Weights.AskAnswered) the
+// documents do not answer. (The share the answers
 // hold together told answerable questions from the others less well on
 // the dev sets: 0.39 of the unanswerable refused at 0.17 false refusals,
 // against 0.50 at 0.16.)
@@ -674,10 +673,10 @@ func missingMarked(question string, docs []map[string]bool) []string {
 	return out
 }
 
-// Unheld lists the names (Marked) that no one of docs writes: the name's
+// Unwritten lists the names (Marked) that no one of docs writes: the name's
 // words in a row, in its title or its text ("Spirited Away", not a
 // paragraph with "spirited" in one sentence and "away" in another).
-func Unheld(names []string, docs []Doc) []string {
+func Unwritten(names []string, docs []Doc) []string {
 	seqs := make([][]string, 0, 2*len(docs))
 	for _, d := range docs {
 		seqs = append(seqs, analyze.Terms(d.Title), analyze.Terms(d.Body))
@@ -692,8 +691,8 @@ func Unheld(names []string, docs []Doc) []string {
 	return out
 }
 
-// inRow reports whether seq holds run, one term after another (a number
-// also as a version: "18" as "v18").
+// inRow reports whether seq holds run, one term after another (sameTerm:
+// a number also as a version, "18" as "v18").
 func inRow(seq, run []string) bool {
 	if len(run) == 0 {
 		return false
@@ -701,7 +700,7 @@ func inRow(seq, run []string) bool {
 	for i := 0; i+len(run) <= len(seq); i++ {
 		match := true
 		for j, t := range run {
-			if s := seq[i+j]; s != t && !(textseg.Number(t) && s == "v"+t) {
+			if !sameTerm(seq[i+j], t) {
 				match = false
 				break
 			}
@@ -717,6 +716,11 @@ func inRow(seq, run []string) bool {
 // version ("18" in "v18", as "Node 18" is written "Node.js v18.20.4").
 func holds(terms map[string]bool, t string) bool {
 	return terms[t] || textseg.Number(t) && terms["v"+t]
+}
+
+// sameTerm reports a document's term s the question's t, as holds does.
+func sameTerm(s, t string) bool {
+	return s == t || textseg.Number(t) && s == "v"+t
 }
 
 func termSet(s string) map[string]bool {

@@ -327,4 +327,9 @@ func TestUnheldWordsWeighLess(t *testing.T) {
 	if c := confidence("What is the museum fee for a branch?", false); c >= Weights.AskAnswered {
 		t.Errorf("short question about a museum: confidence %v", c)
 	}
+	// A name the question marks weighs whole, wherever it stands.
+	named := "How can I force-push a rebased Git branch safely when the remote has moved in Mercurial?"
+	if with, without := confidence(named, false), confidence(named, true); with != without {
+		t.Errorf("a marked name at the question's end weighs less: confidence %v, %v with every word whole", with, without)
+	}
 }

@@ -41,8 +41,8 @@ const Gap = "\n…\n"
 // Select returns at most n bytes of text: all of it when it fits, else
 // the sentence windows that bear most on q, in document order, Gap
 // between windows that are not adjacent. A window is a sentence with
-// the heading it sits under and its neighbours in the same block as the
-// budget allows; sentences are ranked by the weight of the query's terms
+// the heading it sits under, the sentence that heading opens with, and
+// its neighbours in the same block as the budget allows; sentences are ranked by the weight of the query's terms
 // they hold, each weighed by its rarity in this text (a term on every
 // line tells nothing apart), damped for long sentences. When no sentence
 // holds a query term, it returns the text's beginning.

@@ -167,13 +167,28 @@ func trimEnding(run []rune) []rune {
 	return run
 }
 
-// copulas are the endings of "is N" questions and statements.
-var copulas = [][]rune{[]rune("인가요"), []rune("입니까"), []rune("입니다"), []rune("이에요"), []rune("이다")}
+// copulas are the endings of "is N" questions and statements ("이다"
+// is not one: "사이다" is cider).
+var copulas = [][]rune{[]rune("인가요"), []rune("입니까"), []rune("입니다"), []rune("이에요")}
 
 // nounParticle reports two syllables that read as a one-syllable noun
-// and its object or topic particle, which no noun ends in.
+// and its topic or object particle: 는 or 를 after a syllable that ends
+// in a vowel ("키는", "키를"), 은 or 을 after one that ends in a consonant
+// ("셀은", "책을"), as Korean writes them. A noun that ends in such a
+// syllable ends otherwise: "가을" (autumn) and "수은" (mercury) have 을
+// and 은 after a vowel.
 func nounParticle(run []rune) bool {
-	return len(run) == 2 && unicode.Is(unicode.Hangul, run[0]) && strings.ContainsRune("는를은을", run[1])
+	if len(run) != 2 || run[0] < 0xAC00 || run[0] > 0xD7A3 {
+		return false // not two syllables of Hangul
+	}
+	closed := (run[0]-0xAC00)%28 != 0 // the first ends in a consonant
+	switch run[1] {
+	case '는', '를':
+		return !closed
+	case '은', '을':
+		return closed
+	}
+	return false
 }
 
 // Language returns an ISO 639-1 code for text ("ko", "en", …) or "und" when

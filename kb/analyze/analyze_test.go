@@ -95,6 +95,16 @@ func TestKoreanOneSyllableNouns(t *testing.T) {
 	if got := Terms("국가는 사이에"); slices.Contains(got, "국") || slices.Contains(got, "사") {
 		t.Errorf("a two-syllable noun is not cut: %v", got)
 	}
+	// 은 and 을 follow a consonant, 는 and 를 a vowel: a noun that ends
+	// otherwise is a noun, and so is cider.
+	for _, w := range []string{"가을", "마을", "수은", "사이다"} {
+		if got := Terms(w); len(got) == 0 || slices.ContainsFunc(got, func(t string) bool { return len([]rune(t)) == 1 }) {
+			t.Errorf("%s: %v", w, got)
+		}
+	}
+	if got := Terms("셀은 책을"); !slices.Contains(got, "셀") || !slices.Contains(got, "책") {
+		t.Errorf("셀은 책을: %v", got)
+	}
 }
 
 // BenchmarkLanguage: a source's language, detected once per source at

@@ -415,7 +415,9 @@ func (ev *evidence) unread(question string) ([]string, float64) {
 	// A long question that names nothing puts in its own words what the
 	// sources say in theirs: a word of it none holds weighs
 	// passage.Weights.Unheld ("clobbering commits a colleague may have
-	// pushed meanwhile"), as in the answer finder.
+	// pushed meanwhile"), as in the answer finder. Only when it names
+	// nothing: the words this rule reads are the names a question gives
+	// when it gives any (focus), which weigh whole in the finder too.
 	unheld := 1.0
 	if len(words) >= passage.Weights.UnheldWords && len(names(question)) == 0 {
 		unheld = passage.Weights.Unheld

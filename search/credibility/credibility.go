@@ -122,7 +122,11 @@ func Apply(src search.Source, t *Table) search.Source {
 	if t == nil || len(t.custom) == 0 {
 		return src
 	}
-	return applied{src, t}
+	a := applied{src, t}
+	if _, ok := src.(search.PageSearcher); ok {
+		return appliedPages{a} // a knowledge base still finds pages
+	}
+	return a
 }
 
 type applied struct {
@@ -132,11 +136,27 @@ type applied struct {
 
 func (a applied) Search(ctx context.Context, query string, k int) ([]search.Result, error) {
 	res, err := a.Source.Search(ctx, query, k)
+	a.score(res)
+	return res, err
+}
+
+// score gives results from a host the table scores that score.
+func (a applied) score(res []search.Result) {
 	for i := range res {
 		if s, ok := a.t.Custom(search.Domain(res[i].URL)); ok {
 			res[i].Credibility = s
 		}
 	}
+}
+
+// appliedPages is applied over a source that finds pages.
+type appliedPages struct{ applied }
+
+var _ search.PageSearcher = appliedPages{}
+
+func (a appliedPages) SearchPages(ctx context.Context, query string, pages int) ([]search.Result, error) {
+	res, err := a.Source.(search.PageSearcher).SearchPages(ctx, query, pages)
+	a.score(res)
 	return res, err
 }
 

@@ -70,4 +70,23 @@ func TestApply(t *testing.T) {
 	if err != nil || res[0].Credibility != 0.6 || res[1].Credibility != 0.75 {
 		t.Fatalf("configured domain must win, others keep their score: %+v %v", res, err)
 	}
+	// A source that finds pages still does, its results scored too; one
+	// that does not is not made to.
+	if _, ok := Apply(src, tab).(search.PageSearcher); ok {
+		t.Error("a source of passages became one of pages")
+	}
+	pages, ok := Apply(pageSource{src}, tab).(search.PageSearcher)
+	if !ok {
+		t.Fatal("a source of pages lost SearchPages")
+	}
+	if res, err := pages.SearchPages(context.Background(), "q", 1); err != nil || res[0].Credibility != 0.6 {
+		t.Fatalf("pages: %+v %v", res, err)
+	}
+}
+
+// pageSource finds pages: the same results.
+type pageSource struct{ fixed }
+
+func (p pageSource) SearchPages(ctx context.Context, q string, pages int) ([]search.Result, error) {
+	return p.Search(ctx, q, pages)
 }

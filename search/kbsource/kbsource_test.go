@@ -21,6 +21,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // A search finds passages (chunks); a search for pages finds the first
 // pages among the best chunks, each with all of its chunks among them.
 func TestSearchPages(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "q.db"))
 	if err != nil {

@@ -51,7 +51,9 @@ type Dialect struct {
 	// LockMigrations, when set, is run first in each transaction that
 	// migrates, to keep other processes' migrations out until it ends
 	// (PostgreSQL: an advisory lock; SQLite's write transactions
-	// already exclude one another).
+	// already exclude one another). Every migration runs in a
+	// transaction: one that cannot (CREATE INDEX CONCURRENTLY) has no
+	// place here.
 	LockMigrations string
 }
 
@@ -112,9 +114,11 @@ func (s *DB) Migrate(ctx context.Context, files embed.FS, dir string) error {
 	}
 	sort.Strings(names)
 	applied := map[string]bool{}
+	// A database migrated before says what it holds, which needs no lock.
+	// A new one has no table to read (an error that migrate's own
+	// statements meet again, and return, if it is any other).
 	rows, err := s.SQL.QueryContext(ctx, `SELECT version FROM schema_migrations`)
 	if err == nil {
-		// A database migrated before: what it holds needs no lock.
 		for rows.Next() {
 			var v string
 			if err := rows.Scan(&v); err != nil {
