@@ -15,28 +15,16 @@ import (
 	"github.com/quarryhq/quarry/embed"
 	"github.com/quarryhq/quarry/errcode"
 	"github.com/quarryhq/quarry/kb"
+	"github.com/quarryhq/quarry/kb/kbtest"
 	"github.com/quarryhq/quarry/qa"
 	"github.com/quarryhq/quarry/session"
-	"github.com/quarryhq/quarry/store/sqlite"
 )
 
 // asker builds an Asker over a knowledge base of the files.
 func asker(t *testing.T, sessions session.Store, files ...string) *qa.Asker {
 	t.Helper()
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "q.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	svc := kb.New(st, nil)
 	emb := embed.Hash{Dim: 64}
-	if _, err := svc.Create(ctx, "notes", "", emb); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.AddPaths(ctx, "notes", files, kb.AddOptions{Embedder: emb}); err != nil {
-		t.Fatal(err)
-	}
+	svc := kbtest.New(t, "notes", emb, files...)
 	return &qa.Asker{Sessions: sessions, Search: qa.SearchFunc(func(ctx context.Context, q kb.Query) ([]kb.Result, error) {
 		return svc.Search(ctx, "notes", emb, q)
 	}), Chunks: func(ctx context.Context) (int, error) { return svc.Chunks(ctx, "notes") }}

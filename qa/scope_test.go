@@ -11,7 +11,7 @@ import (
 
 	"github.com/quarryhq/quarry/embed"
 	"github.com/quarryhq/quarry/kb"
-	"github.com/quarryhq/quarry/store/sqlite"
+	"github.com/quarryhq/quarry/kb/kbtest"
 )
 
 // TestHoldsScope: a knowledge base is about a name it writes in 1% of
@@ -20,16 +20,7 @@ import (
 func TestHoldsScope(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "q.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	svc := kb.New(st, nil)
 	emb := embed.Hash{Dim: 64}
-	if _, err := svc.Create(ctx, "help", "", emb); err != nil {
-		t.Fatal(err)
-	}
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
 	if err := enc.Encode(map[string]string{"_id": "impress", "title": "Slides", "text": "Impress shows the transitions of a slide in the sidebar."}); err != nil {
@@ -44,9 +35,7 @@ func TestHoldsScope(t *testing.T) {
 	if err := os.WriteFile(corpus, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.AddPaths(ctx, "help", []string{corpus}, kb.AddOptions{Embedder: emb}); err != nil {
-		t.Fatal(err)
-	}
+	svc := kbtest.New(t, "help", emb, corpus)
 	a := &Asker{Search: SearchFunc(func(ctx context.Context, q kb.Query) ([]kb.Result, error) { return svc.Search(ctx, "help", emb, q) }),
 		Chunks: func(ctx context.Context) (int, error) { return svc.Chunks(ctx, "help") }}
 	held := a.holds(ctx)

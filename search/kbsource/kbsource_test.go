@@ -11,9 +11,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/quarryhq/quarry/embed"
-	"github.com/quarryhq/quarry/kb"
+	"github.com/quarryhq/quarry/kb/kbtest"
 	"github.com/quarryhq/quarry/search/kbsource"
-	"github.com/quarryhq/quarry/store/sqlite"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -23,16 +22,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func TestSearchPages(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "q.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	svc := kb.New(st, nil)
 	emb := embed.Hash{Dim: 64}
-	if _, err := svc.Create(ctx, "docs", "", emb); err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	// A long page about lanterns, cut into several chunks, and two short
 	// ones.
@@ -50,9 +40,7 @@ func TestSearchPages(t *testing.T) {
 		}
 		paths = append(paths, p)
 	}
-	if _, err := svc.AddPaths(ctx, "docs", paths, kb.AddOptions{Embedder: emb}); err != nil {
-		t.Fatal(err)
-	}
+	svc := kbtest.New(t, "docs", emb, paths...)
 	src := kbsource.New(svc, "docs", emb)
 	q := "paper lantern candle over the river at dusk"
 	one, err := src.Search(ctx, q, 1)

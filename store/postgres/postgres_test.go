@@ -503,20 +503,5 @@ func TestVectorSearchEF(t *testing.T) {
 // once.
 func TestOpenAtOnce(t *testing.T) {
 	url := testpg.Schema(t, "QUARRY_TEST_POSTGRES_URL")
-	errs := make(chan error, 4)
-	for range 4 {
-		go func() {
-			s, err := postgres.Open(context.Background(), url, postgres.Options{})
-			if err == nil {
-				_, err = s.KBList(context.Background())
-				_ = s.Close()
-			}
-			errs <- err
-		}()
-	}
-	for range 4 {
-		if err := <-errs; err != nil {
-			t.Error(err)
-		}
-	}
+	storetest.OpenAtOnce(t, func(ctx context.Context) (store.Store, error) { return postgres.Open(ctx, url, postgres.Options{}) })
 }

@@ -50,20 +50,5 @@ func TestReopenKeepsData(t *testing.T) {
 func TestOpenAtOnce(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "q.db")
-	errs := make(chan error, 4)
-	for range 4 {
-		go func() {
-			s, err := sqlite.Open(context.Background(), path)
-			if err == nil {
-				_, err = s.KBList(context.Background())
-				_ = s.Close()
-			}
-			errs <- err
-		}()
-	}
-	for range 4 {
-		if err := <-errs; err != nil {
-			t.Error(err)
-		}
-	}
+	storetest.OpenAtOnce(t, func(ctx context.Context) (store.Store, error) { return sqlite.Open(ctx, path) })
 }

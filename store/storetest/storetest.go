@@ -93,3 +93,28 @@ func ExerciseVector(t *testing.T, s interface {
 		t.Fatal("wrong dimension accepted")
 	}
 }
+
+// OpenAtOnce opens four stores at once over one new database (processes
+// starting together: two `quarry kb add` on a new data directory,
+// replicas on a new PostgreSQL database) and fails unless each opens,
+// migrated, and reads.
+func OpenAtOnce(t *testing.T, open func(ctx context.Context) (store.Store, error)) {
+	t.Helper()
+	ctx := context.Background()
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			s, err := open(ctx)
+			if err == nil {
+				_, err = s.KBList(ctx)
+				_ = s.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
