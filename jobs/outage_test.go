@@ -129,9 +129,9 @@ func TestDatabaseAway(t *testing.T) {
 	// A job River fetched as the connection was cut is running in the
 	// database though no worker got it (the fetch committed, its reply was
 	// lost); River rescues it RescueAfter after its attempt, at its next
-	// rescue round (a minute apart at most), so the wait
-	// outlasts that (in CI once: "still pending" 90 s after the database
-	// came back, 120 s after the cut).
+	// rescue round (a minute apart at most), so the wait outlasts that (in
+	// CI once: "still pending" 90 s after the database came back, 120 s
+	// after the cut).
 	completeAfter(t, st, ids, rescueAfter+time.Minute, "after the database came back")
 	plans.Range(func(q, c any) bool {
 		if n := c.(*atomic.Int64).Load(); n != 1 {
