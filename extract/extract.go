@@ -58,13 +58,15 @@ func File(path string) (Doc, error) {
 		return Doc{}, errors.New("file is empty")
 	}
 	name := filepath.Base(path)
-	switch strings.ToLower(filepath.Ext(path)) {
+	ext := strings.ToLower(filepath.Ext(path))
+	if _, ok := markup[ext]; ok || plain[ext] {
+		return PlainText(data, name)
+	}
+	switch ext {
 	case ".html", ".htm", ".xhtml":
 		return HTML(data, "")
 	case ".pdf":
 		return PDF(data)
-	case ".md", ".markdown", ".mdx", ".adoc", ".asciidoc", ".asc", ".rst", ".rest", ".txt", ".text", ".log", "":
-		return PlainText(data, name)
 	case ".js", ".mjs", ".cjs", ".css", ".map", ".json", ".svg":
 		// A page's script, style or data: text to a sniffer, not prose.
 		// A documentation folder is full of them (a search index in
@@ -89,19 +91,26 @@ func File(path string) (Doc, error) {
 // as plain text.
 // A crawl reads a text/plain page by it too.
 func PlainText(data []byte, name string) (Doc, error) {
-	switch strings.ToLower(filepath.Ext(name)) {
-	case ".md", ".markdown", ".mdx":
-		return Markdown(data, name)
-	case ".adoc", ".asciidoc", ".asc":
-		return AsciiDoc(data, name)
-	case ".rst", ".rest":
-		return RST(data, name)
+	ext := strings.ToLower(filepath.Ext(name))
+	if read, ok := markup[ext]; ok {
+		return read(data, name)
 	}
-	if !strings.EqualFold(filepath.Ext(name), ".log") && writtenInAsciiDoc(data) {
+	if ext != ".log" && writtenInAsciiDoc(data) {
 		return AsciiDoc(data, name)
 	}
 	return Text(data, name)
 }
+
+// markup are the readers of text whose markup its name says; plain are
+// the names of plain text (File reads both by PlainText).
+var (
+	markup = map[string]func([]byte, string) (Doc, error){
+		".md": Markdown, ".markdown": Markdown, ".mdx": Markdown,
+		".adoc": AsciiDoc, ".asciidoc": AsciiDoc, ".asc": AsciiDoc,
+		".rst": RST, ".rest": RST,
+	}
+	plain = map[string]bool{".txt": true, ".text": true, ".log": true, "": true}
+)
 
 // checkText rejects binary and mis-encoded input.
 func checkText(data []byte) error {

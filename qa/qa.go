@@ -237,13 +237,11 @@ func (a *Asker) holds(ctx context.Context) holds {
 		if err != nil {
 			return false, fmt.Errorf("search for %q: %w", name, err)
 		}
-		writes := 0
-		for _, h := range hits {
-			if len(passage.Unwritten([]string{name}, []passage.Doc{{Title: h.Title, Body: h.Text}})) == 0 {
-				writes++
-			}
+		docs := make([]passage.Doc, len(hits))
+		for i, h := range hits {
+			docs[i] = passage.Doc{Title: h.Title, Body: h.Text}
 		}
-		known[name] = n > 0 && writes >= need
+		known[name] = n > 0 && passage.Writers(name, docs) >= need
 		return known[name], nil
 	}
 }

@@ -89,10 +89,11 @@ var Weights = struct {
 	// none is written in (Hangul over English sources), still weighs
 	// whole.
 	Unheld float64
-	// UnheldWords is the fewest content words (stop words and
-	// repeats left out) a question has for Unheld to apply: in a short question a word no source holds is what it
-	// asks about ("시립 미술관 관람료는 얼마인가요?", the museum's fee,
-	// over a city's notes that have no museum).
+	// UnheldWords is the fewest content words (stop words and repeats
+	// left out) a question has for Unheld to apply: in a short question
+	// a word no source holds is what it asks about ("시립 미술관 관람료는
+	// 얼마인가요?", the museum's fee, over a city's notes that have no
+	// museum).
 	UnheldWords int
 	// Scope is the share of a knowledge base's chunks that write a name
 	// for it to be what the knowledge base is about ("Writer" across
@@ -313,11 +314,18 @@ func (f *finder) weigh(question, content string) {
 	nUnits := float64(len(f.all))
 	f.weight = map[string]float64{}
 	asking := termSet(Content(lastSentence(question)))
-	// The scripts the sentences read are written in (Hangul or not): a
-	// word of another script is not one they could have put otherwise.
-	scripts := map[bool]bool{}
-	for t := range f.df {
-		scripts[hangulTerm(t)] = true
+	// The scripts the sentences read are written in (Hangul or not),
+	// read once a word none holds asks: a word of another script is not
+	// one they could have put otherwise.
+	var scripts map[bool]bool
+	written := func(hangul bool) bool {
+		if scripts == nil {
+			scripts = map[bool]bool{}
+			for t := range f.df {
+				scripts[hangulTerm(t)] = true
+			}
+		}
+		return scripts[hangul]
 	}
 	marked := map[string]bool{} // the terms of the names it marks
 	for _, m := range Marked(question) {
@@ -343,7 +351,7 @@ func (f *finder) weigh(question, content string) {
 			w *= Weights.Scene
 		}
 		f.words = append(f.words, qword{ts, w})
-		if unheld && !slices.ContainsFunc(ts, func(t string) bool { return marked[t] }) && scripts[hangulTerm(ts[0])] {
+		if unheld && !slices.ContainsFunc(ts, func(t string) bool { return marked[t] }) && written(hangulTerm(ts[0])) {
 			unheldWords = append(unheldWords, len(f.words)-1)
 		}
 	}
@@ -673,22 +681,18 @@ func missingMarked(question string, docs []map[string]bool) []string {
 	return out
 }
 
-// Unwritten lists the names (Marked) that no one of docs writes: the name's
-// words in a row, in its title or its text ("Spirited Away", not a
-// paragraph with "spirited" in one sentence and "away" in another).
-func Unwritten(names []string, docs []Doc) []string {
-	seqs := make([][]string, 0, 2*len(docs))
+// Writers counts the docs that write a name (Marked): its words in a row,
+// in a doc's title or its text ("Spirited Away", not a paragraph with
+// "spirited" in one sentence and "away" in another).
+func Writers(name string, docs []Doc) int {
+	ts := analyze.Terms(name)
+	n := 0
 	for _, d := range docs {
-		seqs = append(seqs, analyze.Terms(d.Title), analyze.Terms(d.Body))
-	}
-	var out []string
-	for _, name := range names {
-		ts := analyze.Terms(name)
-		if !slices.ContainsFunc(seqs, func(seq []string) bool { return inRow(seq, ts) }) {
-			out = append(out, name)
+		if inRow(analyze.Terms(d.Title), ts) || inRow(analyze.Terms(d.Body), ts) {
+			n++
 		}
 	}
-	return out
+	return n
 }
 
 // inRow reports whether seq holds run, one term after another (sameTerm:

@@ -42,10 +42,11 @@ const Gap = "\n…\n"
 // the sentence windows that bear most on q, in document order, Gap
 // between windows that are not adjacent. A window is a sentence with
 // the heading it sits under, the sentence that heading opens with, and
-// its neighbours in the same block as the budget allows; sentences are ranked by the weight of the query's terms
-// they hold, each weighed by its rarity in this text (a term on every
-// line tells nothing apart), damped for long sentences. When no sentence
-// holds a query term, it returns the text's beginning.
+// its neighbours in the same block as the budget allows; sentences are
+// ranked by the weight of the query's terms they hold, each weighed by
+// its rarity in this text (a term on every line tells nothing apart),
+// damped for long sentences. When no sentence holds a query term, it
+// returns the text's beginning.
 func Select(text string, q Query, n int) string {
 	if len(text) <= n {
 		return text
