@@ -132,16 +132,19 @@ func removeBracketDebris(s string) string {
 	return s
 }
 
-// mayHaveDebris reports whether an opening bracket in s is followed,
-// past ASCII white space (the patterns' \s), by what debris or
-// emptyParens needs next; without one, neither matches.
+// mayHaveDebris reports whether an opening bracket in s that starts a
+// word (at the text's start or after white space, as both patterns
+// need) is followed, past ASCII white space (the patterns' \s), by what
+// debris or emptyParens needs next; without one, neither matches. A
+// call's brackets ("main()") are neither: a manual of code has
+// thousands.
 func mayHaveDebris(s string) bool {
 	for i := strings.IndexByte(s, '('); i >= 0; {
 		j := i + 1
 		for j < len(s) && isSpace(s[j]) {
 			j++
 		}
-		if j < len(s) && strings.IndexByte(";,:/|][)", s[j]) >= 0 {
+		if (i == 0 || isSpace(s[i-1])) && j < len(s) && strings.IndexByte(";,:/|][)", s[j]) >= 0 {
 			return true
 		}
 		k := strings.IndexByte(s[i+1:], '(')
@@ -159,7 +162,9 @@ func isSpace(b byte) bool {
 }
 
 // mayHaveStrayTail reports whether a closing bracket in s has nothing but
-// spaces and tabs after it on its line, as strayTail needs.
+// spaces and tabs after it on its line and, before it, what strayTail
+// needs: a sentence's end, spaces or tabs, and 1 to 40 characters
+// without white space or brackets.
 func mayHaveStrayTail(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] != ')' && s[i] != ']' {
@@ -169,11 +174,30 @@ func mayHaveStrayTail(s string) bool {
 		for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
 			j++
 		}
-		if j == len(s) || s[j] == '\n' {
+		if (j == len(s) || s[j] == '\n') && sentenceTailBefore(s, i) {
 			return true
 		}
 	}
 	return false
+}
+
+// sentenceTailBefore reports whether s[:i] ends as strayTail needs before
+// its closing bracket: [.!?][ \t]+ and 1 to 40 characters that are not
+// white space or brackets.
+func sentenceTailBefore(s string, i int) bool {
+	k, runes := i, 0
+	for k > 0 && !isSpace(s[k-1]) && strings.IndexByte("()[]", s[k-1]) < 0 {
+		_, n := utf8.DecodeLastRuneInString(s[:k]) // an invalid byte is a character too, as to the pattern
+		k -= n
+		runes++
+	}
+	if runes < 1 || runes > 40 || k == 0 || s[k-1] != ' ' && s[k-1] != '\t' {
+		return false
+	}
+	for k > 0 && (s[k-1] == ' ' || s[k-1] == '\t') {
+		k--
+	}
+	return k > 0 && strings.IndexByte(".!?", s[k-1]) >= 0
 }
 
 // removeEmptyParens drops each emptyParens but "()" after a word that

@@ -88,7 +88,7 @@ func FuzzLine(f *testing.F) {
 // FuzzDebrisChecks: the checks Debris makes before its patterns never
 // change what it returns; debrisPatterns runs the patterns always.
 func FuzzDebrisChecks(f *testing.F) {
-	for _, s := range []string{"", "a ( ; ] b", "( \f;x", "x. y)\t\nz", "x. y] ", "((\n)", "Paris ( ) is", "f() (\r)", "a. b)\r\n"} {
+	for _, s := range []string{"", "a ( ; ] b", "( \f;x", "x. y)\t\nz", "x. y] ", "((\n)", "Paris ( ) is", "f() (\r)", "a. b)\r\n", "x(( ) ]", "\t( ;]y", "os.getcwd()\nf( )", "end.\tdata)", "end. éé)\n", "a.  (b)", "x.y)", "end! " + strings.Repeat("é", 40) + ")", "end! " + strings.Repeat("é", 41) + ")"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

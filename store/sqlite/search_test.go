@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"path/filepath"
@@ -162,6 +163,28 @@ func TestChunkNearestAtScale(t *testing.T) {
 	}
 	if _, err := s.SourcePutBatch(ctx, kb.ID, puts); err != nil {
 		t.Fatal(err)
+	}
+	// Chunks are written many to a statement, their rows returned in no
+	// set order: each code is its own chunk's.
+	rows, err := s.SQL.QueryContext(ctx, `SELECT s.url, c.code FROM chunk_codes c JOIN chunks ch ON ch.id = c.chunk_id JOIN sources s ON s.id = ch.source_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for rows.Next() {
+		var url string
+		var code []byte
+		if err := rows.Scan(&url, &code); err != nil {
+			t.Fatal(err)
+		}
+		i, _ := strconv.Atoi(strings.TrimPrefix(url, "https://a.test/"))
+		if !bytes.Equal(code, store.Code(vec(i))) {
+			t.Fatalf("%s holds another chunk's code", url)
+		}
+		seen++
+	}
+	if err := rows.Close(); err != nil || seen != n {
+		t.Fatalf("%d codes of %d: %v", seen, n, err)
 	}
 	check := func(s *sqlite.Store) {
 		t.Helper()

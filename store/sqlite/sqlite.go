@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"modernc.org/sqlite"
@@ -56,7 +57,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if path == ":memory:" {
 		db.SetMaxOpenConns(1)
 	}
-	s := &Store{DB: sqlstore.New(db, sqlstore.Dialect{Name: "sqlite", IsUniqueViolation: isUnique, AfterChunkInsert: writeCode})}
+	s := &Store{DB: sqlstore.New(db, sqlstore.Dialect{Name: "sqlite", IsUniqueViolation: isUnique, AfterChunksInsert: writeCodes})}
 	if err := s.Migrate(ctx, migrations, "migrations"); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
@@ -68,9 +69,26 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	return s, nil
 }
 
-// writeCode stores a new chunk's vector code beside it.
-func writeCode(ctx context.Context, tx *sql.Tx, chunkID int64, c store.Chunk) error {
-	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO chunk_codes (kb_id, chunk_id, code) VALUES (?, ?, ?)`, c.KBID, chunkID, store.Code(c.Embedding))
+// writeCodes stores the vector codes of new chunks beside them, in one
+// statement: ids[i] is chunks[i]'s row. A chunk without an embedding has
+// none.
+func writeCodes(ctx context.Context, tx *sql.Tx, kbID int64, ids []int64, chunks []store.Chunk) error {
+	var b strings.Builder
+	args := make([]any, 0, 3*len(chunks))
+	for i, c := range chunks {
+		if c.Embedding == nil {
+			continue
+		}
+		if len(args) > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?, ?, ?)")
+		args = append(args, kbID, ids[i], store.Code(c.Embedding))
+	}
+	if len(args) == 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO chunk_codes (kb_id, chunk_id, code) VALUES `+b.String(), args...)
 	return err
 }
 

@@ -231,6 +231,13 @@ func (s *DB) upsertSources(ctx context.Context, tx *sql.Tx, kbID int64, puts []s
 	return ids, nil
 }
 
+// chunkRows is how many chunks one INSERT writes (8 parameters each,
+// under SQLite's 32,766). SQLite's full-text index, kept by a trigger,
+// writes what a statement added to disk when the next one starts: a
+// statement a chunk wrote a segment a chunk, and merging those segments
+// was a third of an ingest's database work.
+const chunkRows = 256
+
 // insertChunks writes chunks, each of the source its SourceID names.
 func (s *DB) insertChunks(ctx context.Context, tx *sql.Tx, kbID int64, chunks []store.Chunk) error {
 	if len(chunks) == 0 {
@@ -239,22 +246,48 @@ func (s *DB) insertChunks(ctx context.Context, tx *sql.Tx, kbID int64, chunks []
 	if s.dialect.InsertChunks != nil {
 		return s.dialect.InsertChunks(ctx, tx, kbID, chunks)
 	}
-	for _, c := range chunks {
-		var cid int64
-		err := tx.QueryRowContext(ctx, s.q(`INSERT INTO chunks (source_id, kb_id, chunk_index, text, token_count, language, embedding, terms)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
-			c.SourceID, kbID, c.ChunkIndex, c.Text, c.TokenCount, orUnd(c.Language), store.EncodeVector(c.Embedding), c.Terms).Scan(&cid)
-		if err != nil {
-			return fmt.Errorf("source %d chunk %d: %w", c.SourceID, c.ChunkIndex, err)
-		}
-		c.KBID = kbID
-		if s.dialect.AfterChunkInsert != nil && c.Embedding != nil {
-			if err := s.dialect.AfterChunkInsert(ctx, tx, cid, c); err != nil {
-				return fmt.Errorf("chunk %d vector: %w", c.ChunkIndex, err)
+	return inBatches(chunks, chunkRows, func(batch []store.Chunk) error {
+		var b strings.Builder
+		b.WriteString(`INSERT INTO chunks (source_id, kb_id, chunk_index, text, token_count, language, embedding, terms) VALUES `)
+		args := make([]any, 0, 8*len(batch))
+		for i, c := range batch {
+			if i > 0 {
+				b.WriteString(", ")
 			}
+			b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?)")
+			args = append(args, c.SourceID, kbID, c.ChunkIndex, c.Text, c.TokenCount, orUnd(c.Language), store.EncodeVector(c.Embedding), c.Terms)
 		}
-	}
-	return nil
+		// The rows come back in no set order: each is known by its
+		// source and place in it.
+		b.WriteString(` RETURNING id, source_id, chunk_index`)
+		type written struct{ id, source, index int64 }
+		rows, err := list(ctx, tx, fmt.Sprintf("source %d chunk %d…", batch[0].SourceID, batch[0].ChunkIndex), s.q(b.String()), args, func(r rowScanner) (written, error) {
+			var w written
+			return w, r.Scan(&w.id, &w.source, &w.index)
+		})
+		if err != nil {
+			return err
+		}
+		if s.dialect.AfterChunksInsert == nil {
+			return nil
+		}
+		idOf := make(map[[2]int64]int64, len(rows))
+		for _, w := range rows {
+			idOf[[2]int64{w.source, w.index}] = w.id
+		}
+		ids := make([]int64, len(batch))
+		for i, c := range batch {
+			id, ok := idOf[[2]int64{c.SourceID, int64(c.ChunkIndex)}]
+			if !ok {
+				return fmt.Errorf("source %d chunk %d: no id returned", c.SourceID, c.ChunkIndex)
+			}
+			ids[i] = id
+		}
+		if err := s.dialect.AfterChunksInsert(ctx, tx, kbID, ids, batch); err != nil {
+			return fmt.Errorf("source %d chunk %d…: %w", batch[0].SourceID, batch[0].ChunkIndex, err)
+		}
+		return nil
+	})
 }
 
 // SourceAppendChunks adds chunks to a source in one transaction and, with

@@ -24,9 +24,10 @@ type Dialect struct {
 	Dollar bool
 	// IsUniqueViolation reports a unique-constraint error.
 	IsUniqueViolation func(error) bool
-	// AfterChunkInsert runs in the chunk-writing transaction after each
-	// chunk's row is written (SQLite's vector codes).
-	AfterChunkInsert func(ctx context.Context, tx *sql.Tx, chunkID int64, c store.Chunk) error
+	// AfterChunksInsert runs in the chunk-writing transaction after the
+	// rows of chunks of knowledge base kbID are written, ids[i] being
+	// chunks[i]'s (SQLite's vector codes).
+	AfterChunksInsert func(ctx context.Context, tx *sql.Tx, kbID int64, ids []int64, chunks []store.Chunk) error
 	// InsertChunks, when set, writes the chunks of several sources (each
 	// chunk's SourceID set) in place of a row at a time (PostgreSQL:
 	// multi-row inserts across sources, pgvector's column with them, so
