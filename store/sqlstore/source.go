@@ -233,9 +233,9 @@ func (s *DB) upsertSources(ctx context.Context, tx *sql.Tx, kbID int64, puts []s
 
 // chunkRows is how many chunks one INSERT writes (8 parameters each,
 // under SQLite's 32,766). SQLite's full-text index, kept by a trigger,
-// writes what a statement added to disk when the next one starts: a
-// statement a chunk wrote a segment a chunk, and merging those segments
-// was a third of an ingest's database work.
+// writes what a statement added to disk when the next statement starts:
+// with one statement a chunk it wrote a segment a chunk, and merging
+// those segments was a third of an ingest's database work.
 const chunkRows = 256
 
 // insertChunks writes chunks, each of the source its SourceID names.
