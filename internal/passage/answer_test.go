@@ -41,6 +41,15 @@ func TestContentDropsKoreanQuestionWords(t *testing.T) {
 	if got := Content("요금은 언제 납부하나요?"); !strings.Contains(got, "납부하나요") {
 		t.Errorf("a predicate with a stem of two syllables is content: %q", got)
 	}
+	// Each clause that asks closes on a question ending; a noun a comma
+	// ends is content.
+	got = Content("셀에는 보호 속성이 켜져 있나요, 꺼져 있나요?")
+	if strings.Contains(got, "있나요") || !strings.Contains(got, "켜져") || !strings.Contains(got, "꺼져") {
+		t.Errorf("Content of two asking clauses: %q", got)
+	}
+	if got := Content("설치에 무엇이 필요, 무엇이 선택인가요?"); !strings.Contains(got, "필요") {
+		t.Errorf("Content dropped a noun a comma ends: %q", got)
+	}
 }
 
 func TestMarked(t *testing.T) {

@@ -85,9 +85,11 @@ var koreanQuestionWords = []string{"어느", "어떤", "어떻게", "무엇", "�
 var koreanQuestionEndings = []string{"습니까", "ㅂ니까", "나요", "까요", "가요", "니까", "는지", "을까", "ㄹ까", "죠", "요"}
 
 // Content is a question without the words that only ask: Korean
-// interrogatives ("어느", "무엇을") and a closing predicate that, its
-// question ending cut, is under two syllables ("좋나요", "되나요").
-// English question words are stop words to the analyser already.
+// interrogatives ("어느", "무엇을") and a predicate closing a clause that
+// asks (the question's last word, or one a comma or question mark ends:
+// "켜져 있나요, 꺼져 있나요?") that, its question ending cut, is under two
+// syllables ("좋나요", "되나요", "있나요"). English question words are stop
+// words to the analyser already.
 func Content(question string) string {
 	fields := strings.Fields(question)
 	out := fields[:0:0]
@@ -96,15 +98,18 @@ func Content(question string) string {
 		if asks(w) {
 			continue
 		}
-		if i == len(fields)-1 && hangulWord(w) {
-			stem := w
+		last := i == len(fields)-1
+		if (last || strings.HasSuffix(f, ",") || strings.HasSuffix(f, "?")) && hangulWord(w) {
+			stem, asked := w, last
 			for _, e := range koreanQuestionEndings {
 				if strings.HasSuffix(stem, e) {
-					stem = strings.TrimSuffix(stem, e)
+					// Inside a question a bare "요" may end a noun
+					// ("필요,"): only a question ending closes a clause.
+					stem, asked = strings.TrimSuffix(stem, e), last || e != "요"
 					break
 				}
 			}
-			if utf8.RuneCountInString(stem) < 2 {
+			if asked && utf8.RuneCountInString(stem) < 2 {
 				continue
 			}
 		}
