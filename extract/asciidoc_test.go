@@ -100,11 +100,11 @@ func TestTextInAsciiDoc(t *testing.T) {
 		t.Errorf("read as %s: %q %v", doc.Format, doc.Text, err)
 	}
 	for name, text := range map[string]string{
-		"notes.txt":     "Notes\n=====\n\nA list [1] and a sum:\n\n+\n\n----\n\nSee [2], then [3].\n\nx = 1 + 2\n",
-		"about.rst.txt": "About\n=====\n\n.. note::\n\n   See <<URLS,GIT URLS>> and linkgit:git-add[1].\n+\n[verse]\n",
-		"config.txt":    "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = x\n[branch \"main\"]\n\tremote = origin\n",
-		"CHANGES.txt":   "Changes\n\n[Added]\n- a\n\n[Changed]\n- b\n\n[Removed]\n- c\n",
-		"app.log":       "+\n[ OK ] started\n+\n[ OK ] linkgit:x[1] ready\n",
+		"notes.txt":   "Notes\n=====\n\nA list [1] and a sum:\n\n+\n\n----\n\nSee [2], then [3].\n\nx = 1 + 2\n",
+		"about.txt":   "About\n=====\n\n.. note::\n\n   See <<URLS,GIT URLS>> and linkgit:git-add[1].\n+\n[verse]\n",
+		"config.txt":  "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = x\n[branch \"main\"]\n\tremote = origin\n",
+		"CHANGES.txt": "Changes\n\n[Added]\n- a\n\n[Changed]\n- b\n\n[Removed]\n- c\n",
+		"app.log":     "+\n[ OK ] started\n+\n[ OK ] linkgit:x[1] ready\n",
 	} {
 		doc, err := File(writeTemp(t, name, text))
 		if err != nil || doc.Format != "text" || doc.Text != strings.TrimSpace(text) {

@@ -86,14 +86,20 @@ func File(path string) (Doc, error) {
 }
 
 // PlainText reads a text file in the markup its name says (Markdown,
-// AsciiDoc, reStructuredText) or, for any other name, its content shows
-// (a .txt written in AsciiDoc, as Git's manuals are; never a .log); else
-// as plain text.
+// AsciiDoc, reStructuredText, also before a last ".txt": Sphinx publishes
+// each page's source as "_sources/page.rst.txt") or, for any other name,
+// its content shows (a .txt written in AsciiDoc, as Git's manuals are;
+// never a .log); else as plain text.
 // A crawl reads a text/plain page by it too.
 func PlainText(data []byte, name string) (Doc, error) {
 	ext := strings.ToLower(filepath.Ext(name))
 	if read, ok := markup[ext]; ok {
 		return read(data, name)
+	}
+	if ext == ".txt" {
+		if read, ok := markup[strings.ToLower(filepath.Ext(strings.TrimSuffix(name, filepath.Ext(name))))]; ok {
+			return read(data, name)
+		}
 	}
 	if ext != ".log" && writtenInAsciiDoc(data) {
 		return AsciiDoc(data, name)

@@ -103,6 +103,10 @@ func TestRST(t *testing.T) {
 		}
 	}
 	checkFences(t, doc.Text)
+	// Sphinx publishes a page's source beside it as _sources/page.rst.txt.
+	if src, err := File(writeTemp(t, "venv.rst.txt", sphinxPage)); err != nil || src.Format != "rst" || src.Text != doc.Text {
+		t.Errorf("venv.rst.txt read as %q: %v", src.Format, err)
+	}
 }
 
 func FuzzRST(f *testing.F) {
