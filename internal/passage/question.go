@@ -104,7 +104,8 @@ func Content(question string) string {
 			for _, e := range koreanQuestionEndings {
 				if strings.HasSuffix(stem, e) {
 					// Inside a question a bare "요" may end a noun
-					// ("필요,"): only a question ending closes a clause.
+					// ("필요,"), so it alone does not mark a word as
+					// asking.
 					stem, asked = strings.TrimSuffix(stem, e), last || e != "요"
 					break
 				}

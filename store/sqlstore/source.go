@@ -234,8 +234,8 @@ func (s *DB) upsertSources(ctx context.Context, tx *sql.Tx, kbID int64, puts []s
 // chunkRows is how many chunks one INSERT writes (8 parameters each,
 // under SQLite's 32,766). SQLite's full-text index, kept by a trigger,
 // writes what a statement added to disk when the next statement starts:
-// with one statement a chunk it wrote a segment a chunk, and merging
-// those segments was a third of an ingest's database work.
+// a statement per chunk flushed a segment per chunk, and merging those
+// segments was a third of an ingest's database work.
 const chunkRows = 256
 
 // insertChunks writes chunks, each of the source its SourceID names.
@@ -284,7 +284,7 @@ func (s *DB) insertChunks(ctx context.Context, tx *sql.Tx, kbID int64, chunks []
 			ids[i] = id
 		}
 		if err := s.dialect.AfterChunksInsert(ctx, tx, kbID, ids, batch); err != nil {
-			return fmt.Errorf("source %d chunk %d…: %w", batch[0].SourceID, batch[0].ChunkIndex, err)
+			return fmt.Errorf("source %d chunk %d…: vector codes: %w", batch[0].SourceID, batch[0].ChunkIndex, err)
 		}
 		return nil
 	})

@@ -24,9 +24,9 @@ type Dialect struct {
 	Dollar bool
 	// IsUniqueViolation reports a unique-constraint error.
 	IsUniqueViolation func(error) bool
-	// AfterChunksInsert runs in the chunk-writing transaction after the
-	// rows of chunks of knowledge base kbID are written, ids[i] being
-	// chunks[i]'s (SQLite's vector codes).
+	// AfterChunksInsert runs in the chunk-writing transaction after each
+	// INSERT of chunks (at most chunkRows) of knowledge base kbID, ids[i]
+	// being chunks[i]'s row (SQLite's vector codes).
 	AfterChunksInsert func(ctx context.Context, tx *sql.Tx, kbID int64, ids []int64, chunks []store.Chunk) error
 	// InsertChunks, when set, writes the chunks of several sources (each
 	// chunk's SourceID set) in place of a row at a time (PostgreSQL:
