@@ -381,9 +381,11 @@ func suggestions(lang string, hits []kb.Result, cited map[int]int) []string {
 			continue
 		}
 		seen[key] = true
-		q := "What does the knowledge base say about " + title + "?"
+		// The title quoted: a title that is a phrase ("How the crawler
+		// keeps a knowledge base fresh") reads as one inside the question.
+		q := "What does the knowledge base say about “" + title + "”?"
 		if lang == "ko" {
-			q = title + "에 대해 알려 주세요."
+			q = "“" + title + "”에 대해 알려 주세요."
 		}
 		if utf8.RuneCountInString(q) > session.MaxSuggestionChar {
 			continue

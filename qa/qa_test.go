@@ -57,6 +57,10 @@ func TestAskEnglish(t *testing.T) {
 		if utf8.RuneCountInString(s) > 200 || strings.Contains(s, "Verdi") {
 			t.Fatalf("suggestion %q: too long, or about what was already quoted", s)
 		}
+		// A title reads as one inside the question: quoted.
+		if !strings.HasPrefix(s, "What does the knowledge base say about “") || !strings.HasSuffix(s, "”?") {
+			t.Fatalf("suggestion %q does not quote its title", s)
+		}
 	}
 	// What the corpus does not hold is "I don't know", in English.
 	no, err := a.Ask(ctx, qa.Request{Question: "Who designed the Sydney Opera House?"})
