@@ -97,7 +97,8 @@ func PlainText(data []byte, name string) (Doc, error) {
 		return read(data, name)
 	}
 	if ext == ".txt" {
-		if read, ok := markup[strings.ToLower(filepath.Ext(strings.TrimSuffix(name, filepath.Ext(name))))]; ok {
+		inner := strings.ToLower(filepath.Ext(name[:len(name)-len(ext)])) // ".rst" of "page.rst.txt"
+		if read, ok := markup[inner]; ok {
 			return read(data, name)
 		}
 	}

@@ -237,12 +237,19 @@ func (a *Asker) holds(ctx context.Context) holds {
 		if err != nil {
 			return false, fmt.Errorf("search for %q: %w", name, err)
 		}
-		docs := make([]passage.Doc, len(hits))
-		for i, h := range hits {
-			docs[i] = passage.Doc{Title: h.Title, Body: h.Text}
+		// The name's writers are all the hits, and as many as it needs: a
+		// search returns at most need, so one hit short or one that does
+		// not write it settles it.
+		about := n > 0 && len(hits) >= need
+		if about {
+			docs := make([]passage.Doc, len(hits))
+			for i, h := range hits {
+				docs[i] = passage.Doc{Title: h.Title, Body: h.Text}
+			}
+			about = passage.AllWrite(name, docs)
 		}
-		known[name] = n > 0 && passage.Writers(name, docs) >= need
-		return known[name], nil
+		known[name] = about
+		return about, nil
 	}
 }
 

@@ -681,18 +681,18 @@ func missingMarked(question string, docs []map[string]bool) []string {
 	return out
 }
 
-// Writers counts the docs that write a name (Marked): its words in a row,
-// in a doc's title or its text ("Spirited Away", not a paragraph with
-// "spirited" in one sentence and "away" in another).
-func Writers(name string, docs []Doc) int {
+// AllWrite reports whether every doc writes a name (Marked): its words in
+// a row, in the doc's title or its text ("Spirited Away", not a paragraph
+// with "spirited" in one sentence and "away" in another). It stops at the
+// first doc that does not.
+func AllWrite(name string, docs []Doc) bool {
 	ts := analyze.Terms(name)
-	n := 0
 	for _, d := range docs {
-		if inRow(analyze.Terms(d.Title), ts) || inRow(analyze.Terms(d.Body), ts) {
-			n++
+		if !inRow(analyze.Terms(d.Title), ts) && !inRow(analyze.Terms(d.Body), ts) {
+			return false
 		}
 	}
-	return n
+	return true
 }
 
 // inRow reports whether seq holds run, one term after another (sameTerm:

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quarryhq/quarry/internal/safe"
 	"github.com/quarryhq/quarry/store"
 )
 
@@ -104,12 +105,16 @@ func OpenAtOnce(t *testing.T, open func(ctx context.Context) (store.Store, error
 	errs := make(chan error, 4)
 	for range 4 {
 		go func() {
-			s, err := open(ctx)
-			if err == nil {
+			// A panic opening is that opener's failure, not the test binary's.
+			errs <- safe.Call(func() error {
+				s, err := open(ctx)
+				if err != nil {
+					return err
+				}
+				defer s.Close()
 				_, err = s.KBList(ctx)
-				_ = s.Close()
-			}
-			errs <- err
+				return err
+			})
 		}()
 	}
 	for range 4 {
