@@ -151,6 +151,7 @@ type ingest struct {
 	start time.Time
 	seen  map[string]string // each URL taken, and where it came from
 	done  int               // documents written or found unchanged
+	begun bool              // the store's BeforeIngest has run
 }
 
 func (s *Service) newIngest(kb *store.KB, opt AddOptions) *ingest {
@@ -214,6 +215,12 @@ func (in *ingest) write(ctx context.Context, docs []Document) error {
 	batches, stop := s.prepareAhead(ctx, kb, todo, opt)
 	defer stop()
 	tuner, tuned := s.store.(store.Tuner)
+	if tuned && !in.begun && len(todo) > 0 {
+		if err := tuner.BeforeIngest(ctx, kb); err != nil {
+			return fmt.Errorf("ingest: %w", err)
+		}
+		in.begun = true
+	}
 	written := 0
 	for b := range batches {
 		if b.err != nil {

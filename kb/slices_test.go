@@ -16,8 +16,8 @@ import (
 // tunedStore counts the Tuner calls an ingest makes.
 type tunedStore struct {
 	*sqlite.Store
-	after   int
-	written []int
+	before, after int
+	written       []int
 }
 
 func (t *tunedStore) AfterIngest(_ context.Context, _ *store.KB, written int) error {
@@ -27,6 +27,11 @@ func (t *tunedStore) AfterIngest(_ context.Context, _ *store.KB, written int) er
 }
 
 func (t *tunedStore) WhileIngesting(context.Context, *store.KB, int) error { return nil }
+
+func (t *tunedStore) BeforeIngest(context.Context, *store.KB) error {
+	t.before++
+	return nil
+}
 
 // TestAddPathsInSlices: a corpus larger than a slice is written a slice
 // at a time as one ingest: one report, a URL given twice refused across
@@ -71,6 +76,9 @@ func TestAddPathsInSlices(t *testing.T) {
 	}
 	if !strings.Contains(rep.Failed[0].Reason+rep.Failed[1].Reason, "duplicate source URL kb://big/d2") {
 		t.Fatalf("the URL given twice across slices was not refused: %+v", rep.Failed)
+	}
+	if st.before != 1 {
+		t.Fatalf("BeforeIngest called %d times, want once for the ingest's four slices", st.before)
 	}
 	if st.after != 1 || st.written[0] != 11 {
 		t.Fatalf("AfterIngest called %d times with %v, want once with 11", st.after, st.written)

@@ -379,8 +379,12 @@ type VectorSearcher interface {
 // searches plan for an empty table and scan the pending list;
 // WhileIngesting, called after each batch an ingest writes with the
 // chunks it has written so far, refreshes the statistics when the
-// tables have outgrown them.
+// tables have outgrown them. BeforeIngest, called once before an ingest
+// writes its first batch, lets a backend defer work to AfterIngest:
+// PostgreSQL counts a new knowledge base's document frequencies once,
+// over all its chunks, instead of at each insert.
 type Tuner interface {
+	BeforeIngest(ctx context.Context, kb *KB) error
 	AfterIngest(ctx context.Context, kb *KB, written int) error
 	WhileIngesting(ctx context.Context, kb *KB, written int) error
 }

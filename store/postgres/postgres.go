@@ -216,8 +216,12 @@ const refreshChunks = 1000
 // whole knowledge base's id index for every term, and each query scanned
 // the GIN index's pending list (100,171 chunks: BM25 p50 92 → 42 ms).
 // Then it builds the knowledge base's term lists when they are due
-// (termlists.go).
+// (termlists.go). First of all, when the knowledge base's document
+// frequencies wait to be counted (BeforeIngest), it counts them.
 func (s *Store) AfterIngest(ctx context.Context, kb *store.KB, written int) error {
+	if err := s.settleTermDF(ctx, kb.ID); err != nil {
+		return err
+	}
 	if err := s.EnsureVectorIndex(ctx, kb); err != nil {
 		return err
 	}
@@ -233,6 +237,72 @@ func (s *Store) AfterIngest(ctx context.Context, kb *store.KB, written int) erro
 		// The lists built before, with the entries added beside them,
 		// still bound every chunk: searches lose only speed.
 		s.logger.Warn("postgres: ingest: term lists not rebuilt", "kb", kb.ID, "err", redactErr(err))
+	}
+	return nil
+}
+
+// BeforeIngest defers counting a knowledge base's document frequencies
+// (kb_term_df) to the end of the ingest when the knowledge base holds no
+// chunk yet: its inserts then leave kb_term_df alone, and AfterIngest
+// counts every chunk's terms in one statement (migration 0022). On 2
+// cores, a first ingest of 100,171 generated chunks took 94-97 s instead
+// of 105-117, of 1,001,803 chunks 1,197 s instead of 1,310 (the chunks
+// written and counted in 623 s instead of 790). Until the count, a search
+// of the knowledge base counts its query terms' chunks itself (termIDFs).
+func (s *Store) BeforeIngest(ctx context.Context, kb *store.KB) error {
+	// A knowledge base removed meanwhile is left to the ingest's first
+	// write to report.
+	_, err := s.SQL.ExecContext(ctx, `INSERT INTO kb_term_df_pending (kb_id)
+		SELECT id FROM knowledge_bases k WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM chunks WHERE kb_id = $1)
+		ON CONFLICT DO NOTHING`, kb.ID)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23503" {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("defer term counts: %w", err)
+	}
+	return nil
+}
+
+// settleTermDF counts the document frequencies of a knowledge base whose
+// count was deferred (BeforeIngest), in one transaction: it removes the
+// knowledge base from kb_term_df_pending first, which waits for every
+// insert that skipped kb_term_df to commit (each holds a share lock on
+// that row), then replaces the knowledge base's counts with those of its
+// chunks. An insert after the removal waits for the count to commit and
+// adds its own terms to it. Nothing to count, nothing is done.
+func (s *Store) settleTermDF(ctx context.Context, kbID int64) error {
+	tx, err := s.SQL.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("count terms: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	res, err := tx.ExecContext(ctx, `DELETE FROM kb_term_df_pending WHERE kb_id = $1`, kbID)
+	if err != nil {
+		return fmt.Errorf("count terms: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return err
+	}
+	for _, stmt := range []string{
+		`SELECT set_config('work_mem', '64MB', true)`,
+		`DELETE FROM kb_term_df WHERE kb_id = $1`,
+		`INSERT INTO kb_term_df (kb_id, term, df)
+			SELECT $1, t.term, count(*) FROM chunks c, unnest(tsvector_to_array(c.terms_tsv)) AS t(term)
+			WHERE c.kb_id = $1 GROUP BY t.term ORDER BY t.term
+			ON CONFLICT (kb_id, term) DO UPDATE SET df = EXCLUDED.df`,
+	} {
+		var args []any
+		if strings.Contains(stmt, "$1") {
+			args = []any{kbID}
+		}
+		if _, err := tx.ExecContext(ctx, stmt, args...); err != nil {
+			return fmt.Errorf("count terms: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("count terms: %w", err)
 	}
 	return nil
 }

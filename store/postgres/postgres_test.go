@@ -5,12 +5,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quarryhq/quarry/index"
 	"github.com/quarryhq/quarry/internal/testpg"
@@ -504,4 +506,118 @@ func TestVectorSearchEF(t *testing.T) {
 func TestOpenAtOnce(t *testing.T) {
 	url := testpg.Schema(t, "QUARRY_TEST_POSTGRES_URL")
 	storetest.OpenAtOnce(t, func(ctx context.Context) (store.Store, error) { return postgres.Open(ctx, url, postgres.Options{}) })
+}
+
+// TestFirstIngestDefersTermCounts: an ingest into a knowledge base with no
+// chunks leaves kb_term_df alone until AfterIngest counts every chunk;
+// meanwhile a search counts its terms' chunks itself and ranks as it does
+// after the count; an insert that skipped the counts and commits while
+// the count waits is counted; an ingest into a knowledge base that holds
+// chunks counts as it inserts.
+func TestFirstIngestDefersTermCounts(t *testing.T) {
+	s := openPG(t, "QUARRY_TEST_POSTGRES_URL", 0)
+	ctx := context.Background()
+	kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: "first", Embedder: "hash", Dimension: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(from, to int) {
+		t.Helper()
+		var puts []store.SourcePut
+		for i := from; i < to; i++ {
+			terms := "pear plum"
+			if i%3 == 0 {
+				terms = "apple pear"
+			}
+			puts = append(puts, store.SourcePut{
+				Source: store.Source{URL: fmt.Sprintf("https://first.test/%d", i), Title: "t", Content: "c", ContentHash: fmt.Sprint(i)},
+				Chunks: []store.Chunk{{ChunkIndex: 0, Text: terms, TokenCount: 2, Embedding: []float32{1, 0}, Terms: terms}},
+			})
+		}
+		if _, err := s.SourcePutBatch(ctx, kb.ID, puts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counts := func() map[string]int64 {
+		t.Helper()
+		rows, err := s.SQL.QueryContext(ctx, `SELECT term, df FROM kb_term_df WHERE kb_id = $1 AND df > 0`, kb.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		out := map[string]int64{}
+		for rows.Next() {
+			var term string
+			var df int64
+			if err := rows.Scan(&term, &df); err != nil {
+				t.Fatal(err)
+			}
+			out[term] = df
+		}
+		return out
+	}
+	search := func() []store.VectorHit {
+		t.Helper()
+		hits, err := s.ChunkTermSearch(ctx, store.TermQuery{KBID: kb.ID, Terms: []string{"apple", "plum", "kiwi"}, K: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hits
+	}
+
+	if err := s.BeforeIngest(ctx, kb); err != nil {
+		t.Fatal(err)
+	}
+	put(0, 9)
+	if got := counts(); len(got) != 0 {
+		t.Fatalf("first ingest counted as it inserted: %v", got)
+	}
+	during := search()
+	if len(during) != 4 {
+		t.Fatalf("search during the first ingest: %v, want 4 hits", during)
+	}
+
+	// A second writer inserts while the counts are deferred and commits
+	// only after the count has begun: the count waits for it.
+	tx, err := s.SQL.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	var src int64
+	if err := tx.QueryRowContext(ctx, `INSERT INTO sources (kb_id, url, title, content, content_hash, crawled_at) VALUES ($1, 'https://first.test/late', 't', 'c', 'late', now()) RETURNING id`, kb.ID).Scan(&src); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO chunks (source_id, kb_id, chunk_index, text, token_count, terms) VALUES ($1, $2, 0, 'kiwi', 1, 'kiwi apple')`, src, kb.ID); err != nil {
+		t.Fatal(err)
+	}
+	settled := make(chan error, 1)
+	go func() { settled <- s.AfterIngest(ctx, kb, 10) }()
+	time.Sleep(200 * time.Millisecond) // time for the count to run, were it not waiting
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-settled; err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"apple": 4, "pear": 9, "plum": 6, "kiwi": 1}
+	if got := counts(); !maps.Equal(got, want) {
+		t.Fatalf("counts after the first ingest %v, want %v", got, want)
+	}
+	if _, err := s.SQL.ExecContext(ctx, `DELETE FROM chunks WHERE source_id = $1`, src); err != nil {
+		t.Fatal(err)
+	}
+	if after := search(); !slices.Equal(after, during) {
+		t.Fatalf("search after the count %v, during the first ingest %v", after, during)
+	}
+
+	// The knowledge base holds chunks: the next ingest counts as it goes.
+	if err := s.BeforeIngest(ctx, kb); err != nil {
+		t.Fatal(err)
+	}
+	put(9, 12)
+	want = map[string]int64{"apple": 4, "pear": 12, "plum": 8}
+	if got := counts(); !maps.Equal(got, want) {
+		t.Fatalf("counts after a later ingest %v, want %v", got, want)
+	}
 }

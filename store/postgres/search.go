@@ -224,8 +224,17 @@ type termIDF struct {
 // termIDFs returns the terms the knowledge base holds with their idf: the
 // index.MaxQueryTerms rarest, rarest first, as the in-memory index takes
 // them (index.Rarest).
+//
+// While the knowledge base's first ingest defers its counts
+// (BeforeIngest), kb_term_df holds none of its terms, and each term's
+// chunks are counted through the text index instead (a row with the
+// empty term, which no chunk holds, says the counts are deferred).
 func (s *Store) termIDFs(ctx context.Context, kbID, n int64, terms []string) ([]termIDF, error) {
-	df, err := termValues[int64](ctx, s.SQL, `SELECT term, df FROM kb_term_df WHERE kb_id = $1 AND term = ANY($2::text[]) AND df > 0`, kbID, terms)
+	df, err := termValues[int64](ctx, s.SQL, `SELECT term, df FROM kb_term_df WHERE kb_id = $1 AND term = ANY($2::text[]) AND df > 0
+		UNION ALL SELECT '', 0 FROM kb_term_df_pending WHERE kb_id = $1`, kbID, terms)
+	if _, deferred := df[""]; err == nil && deferred {
+		df, err = s.countTerms(ctx, kbID, terms)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("chunk term search: %w", err)
 	}
@@ -233,6 +242,23 @@ func (s *Store) termIDFs(ctx context.Context, kbID, n int64, terms []string) ([]
 	out := make([]termIDF, len(held))
 	for i, t := range held {
 		out[i] = termIDF{term: t, df: df[t], idf: index.IDF(n, df[t])}
+	}
+	return out, nil
+}
+
+// countTerms counts the chunks of a knowledge base that hold each term,
+// through the text index, and returns the terms some chunk holds.
+func (s *Store) countTerms(ctx context.Context, kbID int64, terms []string) (map[string]int64, error) {
+	out := map[string]int64{}
+	for _, t := range terms {
+		var n int64
+		err := s.SQL.QueryRowContext(ctx, `SELECT count(*) FROM chunks WHERE kb_id = $1 AND terms_tsv @@ to_tsquery('simple', $2)`, kbID, tsQuery([]string{t})).Scan(&n)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			out[t] = n
+		}
 	}
 	return out, nil
 }

@@ -168,8 +168,12 @@ func due(n int64, built, written sql.NullInt64) bool {
 // BuildTermLists builds the knowledge base's term lists anew from its
 // chunks, in one pass over them, replacing the lists and the entries
 // added since the last build. Writes of chunks into the knowledge base
-// wait meanwhile.
+// wait meanwhile. Document frequencies a first ingest still defers are
+// counted first: the lists are chosen by them.
 func (s *Store) BuildTermLists(ctx context.Context, kbID int64) error {
+	if err := s.settleTermDF(ctx, kbID); err != nil {
+		return err
+	}
 	return s.buildTermLists(ctx, kbID, false)
 }
 
