@@ -82,8 +82,12 @@ func (h Hash) VectorOfTerms(text string, terms []string) []float32 {
 	// each.
 	counts := featureCounts.Get().(map[uint64]float64)
 	defer func() {
-		clear(counts)
-		featureCounts.Put(counts)
+		// A map a long text grew would cost its size to clear at every
+		// later call: it is left to the collector.
+		if len(counts) <= 1<<12 {
+			clear(counts)
+			featureCounts.Put(counts)
+		}
 	}()
 	for _, t := range terms {
 		counts[fnvAdd(wordFeature, t)]++

@@ -70,6 +70,7 @@ type Store struct {
 var (
 	_ store.Store          = (*Store)(nil)
 	_ store.VectorSearcher = (*Store)(nil)
+	_ store.Tuner          = (*Store)(nil)
 )
 
 // Open connects, applies migrations and enables pgvector when it can.
@@ -273,17 +274,33 @@ func (s *Store) BeforeIngest(ctx context.Context, kb *store.KB) error {
 // chunks. An insert after the removal waits for the count to commit and
 // adds its own terms to it. Nothing to count, nothing is done.
 func (s *Store) settleTermDF(ctx context.Context, kbID int64) error {
-	tx, err := s.SQL.BeginTx(ctx, nil)
+	// Read committed, whatever the server's default: the count must see
+	// the chunks of the writers the removal waited for.
+	tx, err := s.SQL.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 	if err != nil {
 		return fmt.Errorf("count terms: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
+	// The knowledge base's row first, as a chunk's insert takes it: a
+	// removal of the knowledge base then waits for the count, or the
+	// count finds it gone, instead of each waiting for the other.
+	var one int
+	switch err := tx.QueryRowContext(ctx, `SELECT 1 FROM knowledge_bases WHERE id = $1 FOR KEY SHARE`, kbID).Scan(&one); {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return fmt.Errorf("count terms: %w", err)
+	}
 	res, err := tx.ExecContext(ctx, `DELETE FROM kb_term_df_pending WHERE kb_id = $1`, kbID)
 	if err != nil {
 		return fmt.Errorf("count terms: %w", err)
 	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return err
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("count terms: %w", err)
+	}
+	if n == 0 {
+		return nil
 	}
 	for _, stmt := range []string{
 		`SELECT set_config('work_mem', '64MB', true)`,

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -569,6 +570,15 @@ func TestFirstIngestDefersTermCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	put(0, 9)
+	// A source replaced while the counts wait: its old chunk's terms are
+	// not subtracted from counts that never held them.
+	replace := store.SourcePut{
+		Source: store.Source{URL: "https://first.test/0", Title: "t", Content: "c", ContentHash: "new"},
+		Chunks: []store.Chunk{{ChunkIndex: 0, Text: "apple pear", TokenCount: 2, Embedding: []float32{1, 0}, Terms: "apple pear"}},
+	}
+	if _, err := s.SourcePutBatch(ctx, kb.ID, []store.SourcePut{replace}); err != nil {
+		t.Fatal(err)
+	}
 	if got := counts(); len(got) != 0 {
 		t.Fatalf("first ingest counted as it inserted: %v", got)
 	}
@@ -577,40 +587,65 @@ func TestFirstIngestDefersTermCounts(t *testing.T) {
 		t.Fatalf("search during the first ingest: %v, want 4 hits", during)
 	}
 
-	// A second writer inserts while the counts are deferred and commits
-	// only after the count has begun: the count waits for it.
-	tx, err := s.SQL.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
+	// A writer inserts while the counts are deferred and commits only
+	// after the count has begun: the count waits for it. Then the same
+	// for a writer that deletes.
+	settleAround := func(write func(tx *sql.Tx)) {
+		t.Helper()
+		tx, err := s.SQL.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = tx.Rollback() }()
+		write(tx)
+		settled := make(chan error, 1)
+		go func() { settled <- s.AfterIngest(ctx, kb, 10) }()
+		for waiting := false; !waiting; {
+			select {
+			case err := <-settled:
+				t.Fatalf("the count ended (%v) before a write that skipped the counts committed", err)
+			case <-time.After(10 * time.Millisecond):
+			}
+			if err := s.SQL.QueryRowContext(ctx, `SELECT count(*) > 0 FROM pg_stat_activity
+				WHERE wait_event_type = 'Lock' AND query LIKE 'DELETE FROM kb_term_df_pending%'`).Scan(&waiting); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-settled; err != nil {
+			t.Fatal(err)
+		}
 	}
-	defer func() { _ = tx.Rollback() }()
 	var src int64
-	if err := tx.QueryRowContext(ctx, `INSERT INTO sources (kb_id, url, title, content, content_hash, crawled_at) VALUES ($1, 'https://first.test/late', 't', 'c', 'late', now()) RETURNING id`, kb.ID).Scan(&src); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO chunks (source_id, kb_id, chunk_index, text, token_count, terms) VALUES ($1, $2, 0, 'kiwi', 1, 'kiwi apple')`, src, kb.ID); err != nil {
-		t.Fatal(err)
-	}
-	settled := make(chan error, 1)
-	go func() { settled <- s.AfterIngest(ctx, kb, 10) }()
-	time.Sleep(200 * time.Millisecond) // time for the count to run, were it not waiting
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-settled; err != nil {
-		t.Fatal(err)
-	}
+	settleAround(func(tx *sql.Tx) {
+		if err := tx.QueryRowContext(ctx, `INSERT INTO sources (kb_id, url, title, content, content_hash, crawled_at) VALUES ($1, 'https://first.test/late', 't', 'c', 'late', now()) RETURNING id`, kb.ID).Scan(&src); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO chunks (source_id, kb_id, chunk_index, text, token_count, terms) VALUES ($1, $2, 0, 'kiwi', 1, 'kiwi apple')`, src, kb.ID); err != nil {
+			t.Fatal(err)
+		}
+	})
 	want := map[string]int64{"apple": 4, "pear": 9, "plum": 6, "kiwi": 1}
 	if got := counts(); !maps.Equal(got, want) {
 		t.Fatalf("counts after the first ingest %v, want %v", got, want)
 	}
-	if _, err := s.SQL.ExecContext(ctx, `DELETE FROM chunks WHERE source_id = $1`, src); err != nil {
+	if _, err := s.SQL.ExecContext(ctx, `INSERT INTO kb_term_df_pending (kb_id) VALUES ($1)`, kb.ID); err != nil {
 		t.Fatal(err)
+	}
+	settleAround(func(tx *sql.Tx) {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM chunks WHERE source_id = $1`, src); err != nil {
+			t.Fatal(err)
+		}
+	})
+	want = map[string]int64{"apple": 3, "pear": 9, "plum": 6}
+	if got := counts(); !maps.Equal(got, want) {
+		t.Fatalf("counts after a delete while they were deferred %v, want %v", got, want)
 	}
 	if after := search(); !slices.Equal(after, during) {
 		t.Fatalf("search after the count %v, during the first ingest %v", after, during)
 	}
-
 	// The knowledge base holds chunks: the next ingest counts as it goes.
 	if err := s.BeforeIngest(ctx, kb); err != nil {
 		t.Fatal(err)

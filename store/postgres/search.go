@@ -31,7 +31,8 @@ func tsQuery(terms []string) string {
 // search through term lists returns the best of a budget of chunks read
 // (unless Options.ExactSearch; see termlists.go):
 //
-//   - each query term's document frequency comes from kb_term_df;
+//   - each query term's document frequency comes from kb_term_df (while
+//     a first ingest defers those counts, from counting its chunks);
 //   - where the knowledge base has term lists (termlists.go), the chunks
 //     holding its rare terms and those the common terms' lists name that
 //     can make the top K are read first, and each common term then adds
@@ -233,7 +234,7 @@ func (s *Store) termIDFs(ctx context.Context, kbID, n int64, terms []string) ([]
 	df, err := termValues[int64](ctx, s.SQL, `SELECT term, df FROM kb_term_df WHERE kb_id = $1 AND term = ANY($2::text[]) AND df > 0
 		UNION ALL SELECT '', 0 FROM kb_term_df_pending WHERE kb_id = $1`, kbID, terms)
 	if _, deferred := df[""]; err == nil && deferred {
-		df, err = s.countTerms(ctx, kbID, terms)
+		df, err = s.chunkCounts(ctx, kbID, terms)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("chunk term search: %w", err)
@@ -246,9 +247,9 @@ func (s *Store) termIDFs(ctx context.Context, kbID, n int64, terms []string) ([]
 	return out, nil
 }
 
-// countTerms counts the chunks of a knowledge base that hold each term,
+// chunkCounts counts the chunks of a knowledge base that hold each term,
 // through the text index, and returns the terms some chunk holds.
-func (s *Store) countTerms(ctx context.Context, kbID int64, terms []string) (map[string]int64, error) {
+func (s *Store) chunkCounts(ctx context.Context, kbID int64, terms []string) (map[string]int64, error) {
 	out := map[string]int64{}
 	for _, t := range terms {
 		var n int64
