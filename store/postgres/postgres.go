@@ -269,10 +269,10 @@ func (s *Store) BeforeIngest(ctx context.Context, kb *store.KB) error {
 // settleTermDF counts the document frequencies of a knowledge base whose
 // count was deferred (BeforeIngest), in one transaction: it removes the
 // knowledge base from kb_term_df_pending first, which waits for every
-// insert that skipped kb_term_df to commit (each holds a share lock on
-// that row), then replaces the knowledge base's counts with those of its
-// chunks. An insert after the removal waits for the count to commit and
-// adds its own terms to it. Nothing to count, nothing is done.
+// insert or delete that skipped kb_term_df to commit (each holds a share
+// lock on that row), then replaces the knowledge base's counts with those
+// of its chunks. A write after the removal waits for the count to commit
+// and then updates the counts itself. Nothing to count, nothing is done.
 func (s *Store) settleTermDF(ctx context.Context, kbID int64) error {
 	// Read committed, whatever the server's default: the count must see
 	// the chunks of the writers the removal waited for.
@@ -302,19 +302,17 @@ func (s *Store) settleTermDF(ctx context.Context, kbID int64) error {
 	if n == 0 {
 		return nil
 	}
+	if _, err := tx.ExecContext(ctx, `SELECT set_config('work_mem', '64MB', true)`); err != nil {
+		return fmt.Errorf("count terms: %w", err)
+	}
 	for _, stmt := range []string{
-		`SELECT set_config('work_mem', '64MB', true)`,
 		`DELETE FROM kb_term_df WHERE kb_id = $1`,
 		`INSERT INTO kb_term_df (kb_id, term, df)
 			SELECT $1, t.term, count(*) FROM chunks c, unnest(tsvector_to_array(c.terms_tsv)) AS t(term)
 			WHERE c.kb_id = $1 GROUP BY t.term ORDER BY t.term
 			ON CONFLICT (kb_id, term) DO UPDATE SET df = EXCLUDED.df`,
 	} {
-		var args []any
-		if strings.Contains(stmt, "$1") {
-			args = []any{kbID}
-		}
-		if _, err := tx.ExecContext(ctx, stmt, args...); err != nil {
+		if _, err := tx.ExecContext(ctx, stmt, kbID); err != nil {
 			return fmt.Errorf("count terms: %w", err)
 		}
 	}
