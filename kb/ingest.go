@@ -152,6 +152,8 @@ type ingest struct {
 	seen  map[string]string // each URL taken, and where it came from
 	done  int               // documents written or found unchanged
 	begun bool              // the store's BeforeIngest has run
+	// writers is how many batches the store takes at once (BeforeIngest).
+	writers int
 }
 
 func (s *Service) newIngest(kb *store.KB, opt AddOptions) *ingest {
@@ -210,48 +212,94 @@ func (in *ingest) write(ctx context.Context, docs []Document) error {
 			rep.Tokens += c.TokenCount
 		}
 	}
-	// The next batch is chunked and embedded while this one is written:
-	// the store's work and Quarry's own overlap.
-	batches, stop := s.prepareAhead(ctx, kb, todo, opt)
-	defer stop()
 	tuner, tuned := s.store.(store.Tuner)
 	if tuned && !in.begun && len(todo) > 0 {
-		if err := tuner.BeforeIngest(ctx, kb); err != nil {
+		n, err := tuner.BeforeIngest(ctx, kb)
+		if err != nil {
 			return fmt.Errorf("ingest: %w", err)
 		}
-		in.begun = true
+		in.begun, in.writers = true, n
 	}
-	written := 0
-	for b := range batches {
-		if b.err != nil {
-			return b.err
-		}
-		rep.Failed = append(rep.Failed, b.probs...)
+	// The next batches are chunked and embedded while others are
+	// written: the store's work and Quarry's own overlap. A store may
+	// take more than one batch at a time (BeforeIngest), each in its own
+	// transaction. The first failure stops the preparing and the taking
+	// of further batches; a batch being written meanwhile (one before the
+	// failed one) is written to its end.
+	wctx, fail := context.WithCancelCause(ctx)
+	defer fail(nil)
+	batches, stop := s.prepareAhead(wctx, kb, todo, opt)
+	defer stop()
+	var mu sync.Mutex // rep, in.done and written
+	locked := func(fn func()) {
+		mu.Lock()
+		defer mu.Unlock()
+		fn()
+	}
+	written := 0 // documents of todo written
+	writeBatch := func(b preparedBatch) (err error) {
+		locked(func() { rep.Failed = append(rep.Failed, b.probs...) })
 		if _, err := s.store.SourcePutBatch(ctx, kb.ID, b.puts); err != nil {
-			return s.writeError(ctx, kb, rep, b.docs[0].Origin, err)
+			locked(func() { err = s.writeError(ctx, kb, rep, b.docs[0].Origin, err) })
+			return err
 		}
-		for _, p := range b.puts {
-			count(p.Source.URL, p.Chunks)
-		}
+		locked(func() {
+			for _, p := range b.puts {
+				count(p.Source.URL, p.Chunks)
+			}
+		})
 		for _, d := range b.long {
 			chunks, tokens, err := s.addLong(ctx, kb, d.src, opt)
+			locked(func() {
+				if err != nil {
+					err = s.writeError(ctx, kb, rep, d.origin, err)
+					return
+				}
+				count(d.src.URL, nil)
+				rep.Chunks += chunks
+				rep.Tokens += tokens
+			})
 			if err != nil {
-				return s.writeError(ctx, kb, rep, d.origin, err)
-			}
-			count(d.src.URL, nil)
-			rep.Chunks += chunks
-			rep.Tokens += tokens
-		}
-		if tuned {
-			if err := tuner.WhileIngesting(ctx, kb, rep.Chunks); err != nil {
-				return fmt.Errorf("ingest: %w", err)
+				return err
 			}
 		}
-		in.done += b.done - written
-		written = b.done
-		if opt.Progress != nil {
-			opt.Progress(Progress{Done: in.done, Total: in.done + len(todo) - written})
-		}
+		locked(func() {
+			if tuned {
+				if err = tuner.WhileIngesting(ctx, kb, rep.Chunks); err != nil {
+					err = fmt.Errorf("ingest: %w", err)
+					return
+				}
+			}
+			in.done += len(b.docs)
+			written += len(b.docs)
+			if opt.Progress != nil {
+				opt.Progress(Progress{Done: in.done, Total: in.done + len(todo) - written})
+			}
+		})
+		return err
+	}
+	var wg sync.WaitGroup
+	for range max(1, in.writers) {
+		wg.Go(func() {
+			for b := range batches {
+				if wctx.Err() != nil {
+					return // another batch failed
+				}
+				err := b.err
+				if err == nil {
+					// A panic in the store is this batch's failure.
+					err = safe.Call(func() error { return writeBatch(b) })
+				}
+				if err != nil {
+					fail(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := context.Cause(wctx); err != nil && ctx.Err() == nil {
+		return err
 	}
 	return ctx.Err()
 }
@@ -378,6 +426,11 @@ func (s *Service) prepare(ctx context.Context, kb *store.KB, batch []todoDoc, op
 		prob *Problem
 	}
 	results := make([]result, len(batch))
+	// The offline embedder's word features are a chunk's search terms,
+	// already analysed for the terms column (over the same title and
+	// text): it embeds each document where it is built, on all cores.
+	hash, hashed := opt.Embedder.(embed.Hash)
+	hashed = hashed && hash.Dimension() == kb.Dimension
 	var wg sync.WaitGroup
 	next := make(chan int)
 	workers := runtime.GOMAXPROCS(0)
@@ -385,10 +438,15 @@ func (s *Service) prepare(ctx context.Context, kb *store.KB, batch []todoDoc, op
 		wg.Go(func() {
 			for i := range next {
 				var put store.SourcePut
-				// A document that panics the chunker or the analyser is
-				// that document's problem, not the ingest's.
+				// A document that panics the chunker, the analyser or the
+				// embedder is that document's problem, not the ingest's.
 				err := safe.Call(func() (err error) {
 					put, err = buildSource(batch[i], opt.Chunking, opt.ChunkBatch)
+					if err == nil && hashed {
+						for j, c := range put.Chunks {
+							put.Chunks[j].Embedding = hash.VectorOfTerms(embedText(put.Source.Title, c.Text), strings.Fields(c.Terms))
+						}
+					}
 					return err
 				})
 				switch {
@@ -423,29 +481,17 @@ func (s *Service) prepare(ctx context.Context, kb *store.KB, batch []todoDoc, op
 			continue
 		}
 		puts = append(puts, r.put)
-		for _, c := range r.put.Chunks {
-			texts = append(texts, embedText(r.put.Source.Title, c.Text))
+		if !hashed {
+			for _, c := range r.put.Chunks {
+				texts = append(texts, embedText(r.put.Source.Title, c.Text))
+			}
 		}
 	}
 	if len(texts) == 0 {
 		return puts, long, probs, nil
 	}
-	var vecs [][]float32
-	var err error
-	if h, ok := opt.Embedder.(embed.Hash); ok && h.Dimension() == kb.Dimension {
-		// The offline embedder's word features are the chunk's search
-		// terms, already analysed for the terms column (over the same
-		// title and text): not analysed again.
-		vecs = make([][]float32, 0, len(texts))
-		for i := range puts {
-			if err := ctx.Err(); err != nil {
-				return nil, nil, nil, err
-			}
-			for _, c := range puts[i].Chunks {
-				vecs = append(vecs, h.VectorOfTerms(texts[len(vecs)], strings.Fields(c.Terms)))
-			}
-		}
-	} else if vecs, err = embedTexts(ctx, kb, texts, opt); err != nil {
+	vecs, err := embedTexts(ctx, kb, texts, opt)
+	if err != nil {
 		return nil, nil, nil, err
 	}
 	k := 0

@@ -28,9 +28,9 @@ func (t *tunedStore) AfterIngest(_ context.Context, _ *store.KB, written int) er
 
 func (t *tunedStore) WhileIngesting(context.Context, *store.KB, int) error { return nil }
 
-func (t *tunedStore) BeforeIngest(context.Context, *store.KB) error {
+func (t *tunedStore) BeforeIngest(context.Context, *store.KB) (int, error) {
 	t.before++
-	return nil
+	return 1, nil
 }
 
 // TestAddPathsInSlices: a corpus larger than a slice is written a slice

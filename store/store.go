@@ -382,9 +382,10 @@ type VectorSearcher interface {
 // tables have outgrown them. BeforeIngest, called once before an ingest
 // writes its first batch, lets a backend defer work to AfterIngest:
 // PostgreSQL counts a new knowledge base's document frequencies once,
-// over all its chunks, instead of at each insert.
+// over all its chunks, instead of at each insert. It returns how many
+// batches the ingest may write at once, each in its own transaction.
 type Tuner interface {
-	BeforeIngest(ctx context.Context, kb *KB) error
+	BeforeIngest(ctx context.Context, kb *KB) (writers int, err error)
 	AfterIngest(ctx context.Context, kb *KB, written int) error
 	WhileIngesting(ctx context.Context, kb *KB, written int) error
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/quarryhq/quarry/internal/safe"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/sqlstore"
 )
@@ -208,36 +209,53 @@ const (
 // refreshes the tables' statistics and the text index's pending list.
 const refreshChunks = 1000
 
-// AfterIngest builds a new knowledge base's vector index once an ingest
-// has written its chunks (EnsureVectorIndex) and, when the ingest wrote
-// refreshChunks or more, analyses the chunks and sources tables and merges
-// the pending entries of the chunks' text index into it. Without that, a
-// knowledge base's searches after a large ingest ran at half speed until
-// autovacuum came by: the planner, taking the tables for empty, read the
-// whole knowledge base's id index for every term, and each query scanned
-// the GIN index's pending list (100,171 chunks: BM25 p50 92 → 42 ms).
-// Then it builds the knowledge base's term lists when they are due
-// (termlists.go). First of all, when the knowledge base's document
-// frequencies wait to be counted (BeforeIngest), it counts them.
+// AfterIngest brings a knowledge base's indexes up to date once an
+// ingest has written its chunks. Two things run side by side, on their
+// own connections, since neither writes what the other reads:
+//   - the knowledge base's first vector index is built over the chunks
+//     (EnsureVectorIndex), on every core the server gives it;
+//   - document frequencies a first ingest deferred (BeforeIngest) are
+//     counted, then the term lists are built when they are due
+//     (termlists.go), each on one core.
+//
+// One after the other, they left a core idle for the count and the lists
+// (1,001,803 generated chunks: about 35 s after the build). Then, when the
+// ingest wrote refreshChunks or more, the chunks and sources tables are
+// analysed and the pending entries of the chunks' text index merged into
+// it. Without that, a knowledge base's searches after a large ingest ran
+// at half speed until autovacuum came by: the planner, taking the tables
+// for empty, read the whole knowledge base's id index for every term, and
+// each query scanned the GIN index's pending list (100,171 chunks: BM25
+// p50 92 → 42 ms).
 func (s *Store) AfterIngest(ctx context.Context, kb *store.KB, written int) error {
-	if err := s.settleTermDF(ctx, kb.ID); err != nil {
+	counted := make(chan error, 1)
+	go func() {
+		counted <- safe.Call(func() error {
+			if err := s.settleTermDF(ctx, kb.ID); err != nil {
+				return err
+			}
+			if err := s.buildTermListsIfDue(ctx, kb.ID); err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				// The lists built before, with the entries added beside
+				// them, still bound every chunk: searches lose only speed.
+				s.logger.Warn("postgres: ingest: term lists not rebuilt", "kb", kb.ID, "err", redactErr(err))
+			}
+			return nil
+		})
+	}()
+	built := s.EnsureVectorIndex(ctx, kb)
+	if err := <-counted; err != nil {
 		return err
 	}
-	if err := s.EnsureVectorIndex(ctx, kb); err != nil {
-		return err
+	if built != nil {
+		return built
 	}
 	if written >= refreshChunks {
 		if err := s.refresh(ctx, kb, `SELECT gin_clean_pending_list('chunks_terms'::regclass)`); err != nil {
 			return err
 		}
-	}
-	if err := s.buildTermListsIfDue(ctx, kb.ID); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		// The lists built before, with the entries added beside them,
-		// still bound every chunk: searches lose only speed.
-		s.logger.Warn("postgres: ingest: term lists not rebuilt", "kb", kb.ID, "err", redactErr(err))
 	}
 	return nil
 }
@@ -250,7 +268,16 @@ func (s *Store) AfterIngest(ctx context.Context, kb *store.KB, written int) erro
 // of 105-117, of 1,001,803 chunks 1,197 s instead of 1,310 (the chunks
 // written and counted in 623 s instead of 790). Until the count, a search
 // of the knowledge base counts its query terms' chunks itself (termIDFs).
-func (s *Store) BeforeIngest(ctx context.Context, kb *store.KB) error {
+//
+// While the count waits, the ingest's batches share no row but the
+// knowledge base's (each locks it for key share and bumps its version
+// last), so it may write ingestWriters of them at once: one batch's
+// transaction left the server's backend idle while Quarry encoded it and
+// read its ids, and the machine a third idle (1,001,803 generated chunks
+// on 2 cores: written in about 360 s instead of 400; three at once wrote
+// no faster than two at 100,000). Otherwise one at a time: two batches
+// would queue on the counts of the terms they share.
+func (s *Store) BeforeIngest(ctx context.Context, kb *store.KB) (int, error) {
 	// A knowledge base removed meanwhile is left to the ingest's first
 	// write to report.
 	_, err := s.SQL.ExecContext(ctx, `INSERT INTO kb_term_df_pending (kb_id)
@@ -258,13 +285,24 @@ func (s *Store) BeforeIngest(ctx context.Context, kb *store.KB) error {
 		ON CONFLICT DO NOTHING`, kb.ID)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23503" {
-		return nil
+		return 1, nil
 	}
 	if err != nil {
-		return fmt.Errorf("defer term counts: %w", err)
+		return 0, fmt.Errorf("defer term counts: %w", err)
 	}
-	return nil
+	// Pending now, or still from an ingest that failed before its count.
+	var pending bool
+	if err := s.SQL.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM kb_term_df_pending WHERE kb_id = $1)`, kb.ID).Scan(&pending); err != nil {
+		return 0, fmt.Errorf("defer term counts: %w", err)
+	}
+	if pending {
+		return ingestWriters, nil
+	}
+	return 1, nil
 }
+
+// ingestWriters is how many batches a first ingest writes at once.
+const ingestWriters = 2
 
 // settleTermDF counts the document frequencies of a knowledge base whose
 // count was deferred (BeforeIngest), in one transaction: it removes the

@@ -566,7 +566,7 @@ func TestFirstIngestDefersTermCounts(t *testing.T) {
 		return hits
 	}
 
-	if err := s.BeforeIngest(ctx, kb); err != nil {
+	if _, err := s.BeforeIngest(ctx, kb); err != nil {
 		t.Fatal(err)
 	}
 	put(0, 9)
@@ -647,7 +647,7 @@ func TestFirstIngestDefersTermCounts(t *testing.T) {
 		t.Fatalf("search after the count %v, during the first ingest %v", after, during)
 	}
 	// The knowledge base holds chunks: the next ingest counts as it goes.
-	if err := s.BeforeIngest(ctx, kb); err != nil {
+	if _, err := s.BeforeIngest(ctx, kb); err != nil {
 		t.Fatal(err)
 	}
 	put(9, 12)

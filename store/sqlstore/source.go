@@ -338,7 +338,9 @@ func (s *DB) SourceAppendChunks(ctx context.Context, kbID int64, p store.SourceA
 func (s *DB) kbExists(ctx context.Context, tx *sql.Tx, kbID int64) error {
 	query := `SELECT 1 FROM knowledge_bases WHERE id = ?`
 	if s.dialect.Dollar {
-		query += ` FOR SHARE`
+		// Key share: a delete of the knowledge base waits, and another
+		// batch's bump of its version (bumpVersion) does not.
+		query += ` FOR KEY SHARE`
 	}
 	var one int
 	err := tx.QueryRowContext(ctx, s.q(query), kbID).Scan(&one)

@@ -1,0 +1,117 @@
+package kb_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quarryhq/quarry/embed"
+	"github.com/quarryhq/quarry/internal/testpg"
+	"github.com/quarryhq/quarry/kb"
+	"github.com/quarryhq/quarry/store"
+	"github.com/quarryhq/quarry/store/postgres"
+)
+
+// overlapStore counts the batches PostgreSQL is writing at once. Its
+// first write of an ingest waits, up to a few seconds, for a second to
+// begin, so an ingest that writes one batch at a time shows as such.
+type overlapStore struct {
+	*postgres.Store
+	mu       sync.Mutex
+	inFlight int
+	most     int
+	second   chan struct{}
+}
+
+func (s *overlapStore) reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.most, s.second = 0, make(chan struct{})
+}
+
+func (s *overlapStore) SourcePutBatch(ctx context.Context, kbID int64, puts []store.SourcePut) ([]int64, error) {
+	s.mu.Lock()
+	s.inFlight++
+	s.most = max(s.most, s.inFlight)
+	first := s.inFlight == 1 && s.most == 1
+	if s.inFlight == 2 {
+		select {
+		case <-s.second:
+		default:
+			close(s.second)
+		}
+	}
+	second := s.second
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.inFlight--
+		s.mu.Unlock()
+	}()
+	if first {
+		select {
+		case <-second:
+		case <-time.After(3 * time.Second):
+		}
+	}
+	return s.Store.SourcePutBatch(ctx, kbID, puts)
+}
+
+// TestFirstIngestWritesBatchesAtOnce: on PostgreSQL a new knowledge
+// base's batches are written two at a time, each in its own transaction,
+// and they do not wait on each other: each locks the knowledge base's row
+// for key share and bumps its version (with a plain share lock, two
+// batches each waited for the other's, and the server broke the deadlock
+// by failing one). Every document is written, once. The next ingest into
+// it, whose inserts update the term counts, writes one batch at a time.
+func TestFirstIngestWritesBatchesAtOnce(t *testing.T) {
+	url := testpg.Schema(t, "QUARRY_TEST_POSTGRES_URL")
+	ctx := context.Background()
+	pg, err := postgres.Open(ctx, url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pg.Close() })
+	st := &overlapStore{Store: pg}
+	svc := kb.New(st, nil)
+	base, err := svc.Create(ctx, "writers", "", embed.Hash{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := func(from, to int) []kb.Document {
+		var out []kb.Document
+		for i := from; i < to; i++ {
+			out = append(out, kb.Document{URL: fmt.Sprintf("kb://writers/%d", i), Title: "d", Text: fmt.Sprintf("Document %d says something about topic %d.", i, i%7)})
+		}
+		return out
+	}
+	var seen []kb.Progress
+	st.reset()
+	rep, err := svc.AddDocuments(ctx, base, docs(0, 60), kb.AddOptions{Embedder: embed.Hash{}, BatchSize: 3, Progress: func(p kb.Progress) { seen = append(seen, p) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.most != 2 {
+		t.Fatalf("a first ingest wrote at most %d batches at once, want 2", st.most)
+	}
+	if rep.Added != 60 || rep.Chunks != 60 {
+		t.Fatalf("report %+v, want 60 documents added in 60 chunks", rep)
+	}
+	if len(seen) != 20 || seen[19] != (kb.Progress{Done: 60, Total: 60}) {
+		t.Fatalf("progress %v, want 20 reports ending at 60 of 60", seen)
+	}
+	if s, err := st.KBStats(ctx, base.ID); err != nil || s.Sources != 60 || s.Chunks != 60 {
+		t.Fatalf("stored %+v (%v), want 60 sources and chunks", s, err)
+	}
+
+	st.reset()
+	rep, err = svc.AddDocuments(ctx, base, docs(60, 72), kb.AddOptions{Embedder: embed.Hash{}, BatchSize: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.most != 1 || rep.Added != 12 {
+		t.Fatalf("a later ingest wrote %d batches at once and added %d, want 1 and 12", st.most, rep.Added)
+	}
+}
