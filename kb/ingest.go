@@ -223,21 +223,23 @@ func (in *ingest) write(ctx context.Context, docs []Document) error {
 	// The next batches are chunked and embedded while others are
 	// written: the store's work and Quarry's own overlap. A store may
 	// take more than one batch at a time (BeforeIngest), each in its own
-	// transaction. The first failure stops the preparing and the taking
-	// of further batches; a batch being written meanwhile (one before the
-	// failed one) is written to its end.
+	// transaction, so a batch may commit before one taken earlier. The
+	// first failure stops the preparing and the taking of further batches
+	// (and of a batch's long documents); a batch being written meanwhile
+	// is written to its end.
 	wctx, fail := context.WithCancelCause(ctx)
 	defer fail(nil)
 	batches, stop := s.prepareAhead(wctx, kb, todo, opt)
 	defer stop()
-	var mu sync.Mutex // rep, in.done and written
+	var mu sync.Mutex     // rep, in.done and written
+	var tuning sync.Mutex // WhileIngesting
 	locked := func(fn func()) {
 		mu.Lock()
 		defer mu.Unlock()
 		fn()
 	}
 	written := 0 // documents of todo written
-	writeBatch := func(b preparedBatch) (err error) {
+	writeBatch := func(b preparedBatch) error {
 		locked(func() { rep.Failed = append(rep.Failed, b.probs...) })
 		if _, err := s.store.SourcePutBatch(ctx, kb.ID, b.puts); err != nil {
 			locked(func() { err = s.writeError(ctx, kb, rep, b.docs[0].Origin, err) })
@@ -249,6 +251,9 @@ func (in *ingest) write(ctx context.Context, docs []Document) error {
 			}
 		})
 		for _, d := range b.long {
+			if wctx.Err() != nil {
+				return nil // another batch failed: its error is the ingest's
+			}
 			chunks, tokens, err := s.addLong(ctx, kb, d.src, opt)
 			locked(func() {
 				if err != nil {
@@ -263,20 +268,27 @@ func (in *ingest) write(ctx context.Context, docs []Document) error {
 				return err
 			}
 		}
-		locked(func() {
-			if tuned {
-				if err = tuner.WhileIngesting(ctx, kb, rep.Chunks); err != nil {
-					err = fmt.Errorf("ingest: %w", err)
-					return
-				}
+		if tuned {
+			// Outside the lock (it may analyse the tables), one at a time.
+			var chunks int
+			locked(func() { chunks = rep.Chunks })
+			err := func() error {
+				tuning.Lock()
+				defer tuning.Unlock()
+				return tuner.WhileIngesting(ctx, kb, chunks)
+			}()
+			if err != nil {
+				return fmt.Errorf("ingest: %w", err)
 			}
+		}
+		locked(func() {
 			in.done += len(b.docs)
 			written += len(b.docs)
 			if opt.Progress != nil {
 				opt.Progress(Progress{Done: in.done, Total: in.done + len(todo) - written})
 			}
 		})
-		return err
+		return nil
 	}
 	var wg sync.WaitGroup
 	for range max(1, in.writers) {
@@ -319,18 +331,17 @@ func (in *ingest) finish(ctx context.Context) error {
 }
 
 // preparedBatch is a batch of documents chunked, analysed and embedded,
-// ready to write: done is how many of the ingest's documents it ends at.
+// ready to write.
 type preparedBatch struct {
 	docs  []todoDoc
 	puts  []store.SourcePut
 	long  []longDoc
 	probs []Problem
-	done  int
 	err   error
 }
 
-// prepareAhead prepares todo's batches in order, one ahead of the batch
-// being written. The channel closes after the last batch, after a batch
+// prepareAhead prepares todo's batches in order, one ahead of those being
+// written (one more waits in the channel). The channel closes after the last batch, after a batch
 // that failed, or when ctx ends; stop ends the preparing and waits for
 // it. A panic in it is that batch's error.
 func (s *Service) prepareAhead(ctx context.Context, kb *store.KB, todo []todoDoc, opt AddOptions) (<-chan preparedBatch, func()) {
@@ -340,7 +351,7 @@ func (s *Service) prepareAhead(ctx context.Context, kb *store.KB, todo []todoDoc
 	wg.Go(func() {
 		defer close(out)
 		for i := 0; i < len(todo); i += opt.BatchSize {
-			b := preparedBatch{docs: todo[i:min(len(todo), i+opt.BatchSize)], done: min(len(todo), i+opt.BatchSize)}
+			b := preparedBatch{docs: todo[i:min(len(todo), i+opt.BatchSize)]}
 			b.err = safe.Call(func() (err error) {
 				b.puts, b.long, b.probs, err = s.prepare(ctx, kb, b.docs, opt)
 				return err

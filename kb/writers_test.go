@@ -3,6 +3,7 @@ package kb_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/quarryhq/quarry/embed"
 	"github.com/quarryhq/quarry/internal/testpg"
 	"github.com/quarryhq/quarry/kb"
+	"github.com/quarryhq/quarry/kb/chunk"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/postgres"
 )
@@ -61,7 +63,7 @@ func (s *overlapStore) SourcePutBatch(ctx context.Context, kbID int64, puts []st
 
 // TestFirstIngestWritesBatchesAtOnce: on PostgreSQL a new knowledge
 // base's batches are written two at a time, each in its own transaction,
-// and they do not wait on each other: each locks the knowledge base's row
+// and neither fails for the other: each locks the knowledge base's row
 // for key share and bumps its version (with a plain share lock, two
 // batches each waited for the other's, and the server broke the deadlock
 // by failing one). Every document is written, once. The next ingest into
@@ -113,5 +115,63 @@ func TestFirstIngestWritesBatchesAtOnce(t *testing.T) {
 	}
 	if st.most != 1 || rep.Added != 12 {
 		t.Fatalf("a later ingest wrote %d batches at once and added %d, want 1 and 12", st.most, rep.Added)
+	}
+}
+
+// TestFirstIngestWritersTakeLocksInOrder: two batches written at once,
+// each of more chunks than one INSERT writes (chunkBatch, 1,000), the one
+// English then Korean, the other Korean then English. Each INSERT's
+// triggers lock the knowledge base's counts per language and its term
+// statistics row; had they taken the language rows first, each batch's
+// second INSERT would wait for a language row the other batch's first
+// holds, and PostgreSQL would fail one with a deadlock. Every chunk is
+// written and counted once.
+func TestFirstIngestWritersTakeLocksInOrder(t *testing.T) {
+	url := testpg.Schema(t, "QUARRY_TEST_POSTGRES_URL")
+	ctx := context.Background()
+	pg, err := postgres.Open(ctx, url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pg.Close() })
+	st := &overlapStore{Store: pg}
+	svc := kb.New(st, nil)
+	base, err := svc.Create(ctx, "languages", "", embed.Hash{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := func(n int, korean bool) kb.Document {
+		var b strings.Builder
+		for i := range 150 {
+			if korean {
+				fmt.Fprintf(&b, "문서 %d의 %d번째 문단은 한국어로 쓴 설명입니다.\n\n", n, i)
+			} else {
+				fmt.Fprintf(&b, "Paragraph %d of document %d explains something in English.\n\n", i, n)
+			}
+		}
+		return kb.Document{URL: fmt.Sprintf("kb://languages/%d", n), Title: "d", Text: b.String()}
+	}
+	var docs []kb.Document
+	for batch := range 4 {
+		for i := range 10 {
+			// Batches 0 and 2: seven English documents, then three
+			// Korean; 1 and 3 the other way round.
+			docs = append(docs, doc(batch*10+i, (i < 7) == (batch%2 == 1)))
+		}
+	}
+	st.reset()
+	rep, err := svc.AddDocuments(ctx, base, docs, kb.AddOptions{Embedder: embed.Hash{}, BatchSize: 10, ChunkBatch: 512, Chunking: chunk.Options{MaxTokens: 24}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.most != 2 {
+		t.Fatalf("wrote at most %d batches at once, want 2", st.most)
+	}
+	if rep.Added != 40 || rep.Chunks < 4*1100 {
+		t.Fatalf("report %+v, want 40 documents added in more than 1,100 chunks a batch", rep)
+	}
+	stats, err := st.KBStats(ctx, base.ID)
+	if err != nil || stats.Chunks != rep.Chunks {
+		t.Fatalf("stored %+v (%v), want %d chunks", stats, err, rep.Chunks)
 	}
 }

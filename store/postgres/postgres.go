@@ -269,14 +269,17 @@ func (s *Store) AfterIngest(ctx context.Context, kb *store.KB, written int) erro
 // written and counted in 623 s instead of 790). Until the count, a search
 // of the knowledge base counts its query terms' chunks itself (termIDFs).
 //
-// While the count waits, the ingest's batches share no row but the
-// knowledge base's (each locks it for key share and bumps its version
-// last), so it may write ingestWriters of them at once: one batch's
-// transaction left the server's backend idle while Quarry encoded it and
-// read its ids, and the machine a third idle (1,001,803 generated chunks
-// on 2 cores: written in about 360 s instead of 400; three at once wrote
-// no faster than two at 100,000). Otherwise one at a time: two batches
-// would queue on the counts of the terms they share.
+// While the count waits, the ingest's batches update no row of the
+// counts of terms, so it may write ingestWriters of them at once: their
+// chunks, heaps and indexes are written side by side, and they queue only
+// in their statements' triggers, on the knowledge base's one row of term
+// statistics (taken first, migration 0023) and its counts per language.
+// One batch's transaction at a time left the server's backend idle while
+// Quarry encoded it and read its ids, and the machine a fifth idle
+// (1,001,803 generated chunks on 2 cores: written in about 360 s instead
+// of 400; three at once wrote no faster than two at 100,000). Otherwise
+// one at a time: two batches would queue on the counts of the terms they
+// share.
 func (s *Store) BeforeIngest(ctx context.Context, kb *store.KB) (int, error) {
 	// A knowledge base removed meanwhile is left to the ingest's first
 	// write to report.
