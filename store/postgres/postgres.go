@@ -270,10 +270,11 @@ func (s *Store) AfterIngest(ctx context.Context, kb *store.KB, written int) erro
 // of the knowledge base counts its query terms' chunks itself (termIDFs).
 //
 // While the count waits, the ingest's batches update no row of the
-// counts of terms, so it may write ingestWriters of them at once: their
-// chunks, heaps and indexes are written side by side, and they queue only
-// in their statements' triggers, on the knowledge base's one row of term
-// statistics (taken first, migration 0023) and its counts per language.
+// counts of terms, so it may write ingestWriters of them at once: one's
+// sources and chunks, with their indexes, are written while the other's
+// triggers run and it commits; they queue in their statements' triggers,
+// which take the knowledge base's one row of term statistics first
+// (migration 0023), so they never wait for each other in a cycle.
 // One batch's transaction at a time left the server's backend idle while
 // Quarry encoded it and read its ids, and the machine a fifth idle
 // (1,001,803 generated chunks on 2 cores: written in about 360 s instead
