@@ -66,6 +66,24 @@ func (s *overlapStore) SourcePutBatch(ctx context.Context, kbID int64, puts []st
 	return s.Store.SourcePutBatch(ctx, kbID, puts)
 }
 
+// overlapKB opens a schema of the test PostgreSQL with its writes counted
+// (overlapStore) and creates a knowledge base there.
+func overlapKB(t *testing.T, name string) (*overlapStore, *kb.Service, *store.KB) {
+	t.Helper()
+	pg, err := postgres.Open(context.Background(), testpg.Schema(t, "QUARRY_TEST_POSTGRES_URL"), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pg.Close() })
+	st := &overlapStore{Store: pg}
+	svc := kb.New(st, nil)
+	base, err := svc.Create(context.Background(), name, "", embed.Hash{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, svc, base
+}
+
 // TestFirstIngestWritesBatchesAtOnce: on PostgreSQL a new knowledge
 // base's batches are written two at a time, each in its own transaction,
 // and neither fails for the other: each locks the knowledge base's row
@@ -74,19 +92,8 @@ func (s *overlapStore) SourcePutBatch(ctx context.Context, kbID int64, puts []st
 // by failing one). Every document is written, once. The next ingest into
 // it, whose inserts update the term counts, writes one batch at a time.
 func TestFirstIngestWritesBatchesAtOnce(t *testing.T) {
-	url := testpg.Schema(t, "QUARRY_TEST_POSTGRES_URL")
 	ctx := context.Background()
-	pg, err := postgres.Open(ctx, url, postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pg.Close() })
-	st := &overlapStore{Store: pg}
-	svc := kb.New(st, nil)
-	base, err := svc.Create(ctx, "writers", "", embed.Hash{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, svc, base := overlapKB(t, "writers")
 	docs := func(from, to int) []kb.Document {
 		var out []kb.Document
 		for i := from; i < to; i++ {
@@ -132,19 +139,8 @@ func TestFirstIngestWritesBatchesAtOnce(t *testing.T) {
 // holds, and PostgreSQL would fail one with a deadlock. Every chunk is
 // written and counted once.
 func TestFirstIngestWritersTakeLocksInOrder(t *testing.T) {
-	url := testpg.Schema(t, "QUARRY_TEST_POSTGRES_URL")
 	ctx := context.Background()
-	pg, err := postgres.Open(ctx, url, postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pg.Close() })
-	st := &overlapStore{Store: pg}
-	svc := kb.New(st, nil)
-	base, err := svc.Create(ctx, "languages", "", embed.Hash{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, svc, base := overlapKB(t, "languages")
 	doc := func(n int, korean bool) kb.Document {
 		var b strings.Builder
 		for i := range 200 {
@@ -178,7 +174,7 @@ func TestFirstIngestWritersTakeLocksInOrder(t *testing.T) {
 	// Each batch's first INSERT (1,000 chunks) is of one language: five
 	// documents of 143 chunks or more.
 	var fewest, english, korean, counted, byLanguage int
-	err = pg.SQL.QueryRowContext(ctx, `SELECT (SELECT min(n) FROM (SELECT count(*) AS n FROM chunks WHERE kb_id = $1 GROUP BY source_id) c),
+	err = st.SQL.QueryRowContext(ctx, `SELECT (SELECT min(n) FROM (SELECT count(*) AS n FROM chunks WHERE kb_id = $1 GROUP BY source_id) c),
 		(SELECT count(*) FROM chunks WHERE kb_id = $1 AND language = 'en'), (SELECT count(*) FROM chunks WHERE kb_id = $1 AND language = 'ko'),
 		(SELECT chunks FROM kb_term_stats WHERE kb_id = $1), (SELECT sum(chunks) FROM kb_language_stats WHERE kb_id = $1)`, base.ID).
 		Scan(&fewest, &english, &korean, &counted, &byLanguage)
