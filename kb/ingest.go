@@ -341,9 +341,9 @@ type preparedBatch struct {
 }
 
 // prepareAhead prepares todo's batches in order, one ahead of those being
-// written (one more waits in the channel). The channel closes after the last batch, after a batch
-// that failed, or when ctx ends; stop ends the preparing and waits for
-// it. A panic in it is that batch's error.
+// written (one more waits in the channel). The channel closes after the
+// last batch, after a batch that failed, or when ctx ends; stop ends the
+// preparing and waits for it. A panic in it is that batch's error.
 func (s *Service) prepareAhead(ctx context.Context, kb *store.KB, todo []todoDoc, opt AddOptions) (<-chan preparedBatch, func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	out := make(chan preparedBatch, 1)

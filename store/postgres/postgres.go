@@ -229,22 +229,7 @@ const refreshChunks = 1000
 // p50 92 → 42 ms).
 func (s *Store) AfterIngest(ctx context.Context, kb *store.KB, written int) error {
 	counted := make(chan error, 1)
-	go func() {
-		counted <- safe.Call(func() error {
-			if err := s.settleTermDF(ctx, kb.ID); err != nil {
-				return err
-			}
-			if err := s.buildTermListsIfDue(ctx, kb.ID); err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				// The lists built before, with the entries added beside
-				// them, still bound every chunk: searches lose only speed.
-				s.logger.Warn("postgres: ingest: term lists not rebuilt", "kb", kb.ID, "err", redactErr(err))
-			}
-			return nil
-		})
-	}()
+	go func() { counted <- safe.Call(func() error { return s.countAndList(ctx, kb.ID) }) }()
 	built := s.EnsureVectorIndex(ctx, kb)
 	if err := <-counted; err != nil {
 		return err
@@ -256,6 +241,23 @@ func (s *Store) AfterIngest(ctx context.Context, kb *store.KB, written int) erro
 		if err := s.refresh(ctx, kb, `SELECT gin_clean_pending_list('chunks_terms'::regclass)`); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// countAndList counts the document frequencies a first ingest deferred,
+// then builds the knowledge base's term lists when they are due. A build
+// that fails is logged: the lists built before, with the entries added
+// beside them, still bound every chunk, and searches lose only speed.
+func (s *Store) countAndList(ctx context.Context, kbID int64) error {
+	if err := s.settleTermDF(ctx, kbID); err != nil {
+		return err
+	}
+	if err := s.buildTermListsIfDue(ctx, kbID); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s.logger.Warn("postgres: ingest: term lists not rebuilt", "kb", kbID, "err", redactErr(err))
 	}
 	return nil
 }
