@@ -656,3 +656,55 @@ func TestFirstIngestDefersTermCounts(t *testing.T) {
 		t.Fatalf("counts after a later ingest %v, want %v", got, want)
 	}
 }
+
+// TestOverlappingBatchesAtOnce: two transactions that write the same
+// sources given in opposite orders (two processes ingesting one site) both
+// succeed: the rows are locked in the order of their URLs, so the second
+// waits for the first instead of deadlocking on the sources' unique index.
+func TestOverlappingBatchesAtOnce(t *testing.T) {
+	s := openPG(t, "QUARRY_TEST_POSTGRES_URL", 0)
+	ctx := context.Background()
+	kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: "overlap", Embedder: "hash", Dimension: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := func(round int, reverse bool) []store.SourcePut {
+		var puts []store.SourcePut
+		for i := range 400 {
+			terms := fmt.Sprintf("round%d page%d", round, i)
+			puts = append(puts, store.SourcePut{
+				Source: store.Source{URL: fmt.Sprintf("https://overlap.test/%03d", i), Title: "t", Content: terms, ContentHash: terms},
+				Chunks: []store.Chunk{{ChunkIndex: 0, Text: terms, TokenCount: 2, Embedding: []float32{1, 0}, Terms: terms}},
+			})
+		}
+		if reverse {
+			slices.Reverse(puts)
+		}
+		return puts
+	}
+	for round := range 8 {
+		start := make(chan struct{})
+		errs := make(chan error, 2)
+		for _, reverse := range []bool{false, true} {
+			puts := batch(round, reverse)
+			go func() {
+				<-start
+				_, err := s.SourcePutBatch(ctx, kb.ID, puts)
+				errs <- err
+			}()
+		}
+		close(start)
+		for range 2 {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+	}
+	var sources, chunks int
+	if err := s.SQL.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM sources WHERE kb_id = $1), (SELECT count(*) FROM chunks WHERE kb_id = $1)`, kb.ID).Scan(&sources, &chunks); err != nil {
+		t.Fatal(err)
+	}
+	if sources != 400 || chunks != 400 {
+		t.Errorf("after the rounds: %d sources, %d chunks; want 400 of each", sources, chunks)
+	}
+}

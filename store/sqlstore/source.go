@@ -166,8 +166,8 @@ func (s *DB) SourcePutBatch(ctx context.Context, kbID int64, puts []store.Source
 // under SQLite's 32,766 and PostgreSQL's 65,535.
 const sourceRows = 500
 
-// upsertSources writes the sources of puts, many to a statement, and
-// returns each put's source id. The same URL twice in a batch is one
+// upsertSources writes the sources of puts, many to a statement, in the
+// order of their URLs, and returns each put's source id. The same URL twice in a batch is one
 // source, written as the later put has it, as one put after the other
 // would leave it.
 func (s *DB) upsertSources(ctx context.Context, tx *sql.Tx, kbID int64, puts []store.SourcePut) ([]int64, error) {
@@ -182,6 +182,12 @@ func (s *DB) upsertSources(ctx context.Context, tx *sql.Tx, kbID int64, puts []s
 		}
 		last[p.Source.URL] = i
 	}
+	// The rows are written in the order of their URLs, whatever order the
+	// puts came in: two transactions writing some of the same sources
+	// (two processes ingesting one site) then lock their rows in the
+	// unique index in one order, and the second waits for the first
+	// instead of each holding a row the other needs next.
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(puts[a].Source.URL, puts[b].Source.URL) })
 	idOf := make(map[string]int64, len(order))
 	err := inBatches(order, sourceRows, func(batch []int) error {
 		var b strings.Builder
