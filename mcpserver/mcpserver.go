@@ -57,6 +57,7 @@ func New(b Backend, version string, log *slog.Logger) *mcp.Server {
 		Instructions: "Quarry researches questions from evidence and answers from knowledge bases, always citing the text it read. Use kb_list to see the knowledge bases, research for a cited report (long-running; progress is reported), ask for a short cited answer, kb_search for the chunks themselves.",
 		Logger:       log,
 	})
+	s.AddReceivingMiddleware(recoverPanics(log))
 	mcp.AddTool(s, &mcp.Tool{Name: "research", Description: "Research a question over knowledge bases (and any other configured source) and return the cited report in Markdown with its numbered references. Long-running: progress notifications follow the research's stages; cancelling the call cancels the research. The research_id in the result reads it again with research_get."}, t.research)
 	mcp.AddTool(s, &mcp.Tool{Name: "research_get", Description: "Read a research by its id: its status and, when it is finished, its report in Markdown."}, t.researchGet)
 	mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "Ask a knowledge base a question and get a short answer quoting and citing its sources, with a confidence; \"I don't know\" when the evidence is too weak. Pass the session_id of an earlier answer to ask a follow-up."}, t.ask)
@@ -65,6 +66,31 @@ func New(b Backend, version string, log *slog.Logger) *mcp.Server {
 	s.AddResourceTemplate(&mcp.ResourceTemplate{Name: "research-report", Title: "Research report (Markdown)", URITemplate: "quarry://researches/{id}", MIMEType: "text/markdown"}, t.readReport)
 	s.AddResourceTemplate(&mcp.ResourceTemplate{Name: "research-json", Title: "Research (JSON)", URITemplate: "quarry://researches/{id}/json", MIMEType: "application/json"}, t.readReport)
 	return s
+}
+
+// recoverPanics turns a panic in a request's handler into that request's
+// failure: a tool call's result says it failed, any other request gets
+// an error. The SDK runs each request in a goroutine of its own and
+// recovers nothing, so a panic in a tool would end the process — every
+// host's session, and `quarry serve` with them.
+func recoverPanics(log *slog.Logger) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+			perr := safe.Call(func() error {
+				res, err = next(ctx, method, req)
+				return nil
+			})
+			if perr == nil {
+				return res, err
+			}
+			log.ErrorContext(ctx, "mcp: request panicked", "method", method, "err", perr, "stack", string(safe.Stack(perr)))
+			failed := errors.New("internal error: the request failed; the server's log has the details")
+			if method == "tools/call" {
+				return toolError(failed), nil
+			}
+			return nil, failed
+		}
+	}
 }
 
 type tools struct {
