@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/quarryhq/quarry/errcode"
+	"github.com/quarryhq/quarry/internal/safe"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/store"
 )
@@ -135,20 +136,7 @@ func (s *Server) sseEvents(w http.ResponseWriter, r *http.Request, id string, af
 	if write("retry: 2000\n\n") != nil {
 		return
 	}
-	hb := time.NewTicker(s.opt.Heartbeat)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		defer hb.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-hb.C:
-				_ = write(": keep-alive\n\n")
-			}
-		}
-	})
-	defer wg.Wait()
+	defer heartbeat(ctx, s.opt.Heartbeat, func(context.Context) { _ = write(": keep-alive\n\n") })()
 	last := after
 	err := s.app.Watch(ctx, id, after, func(e store.ResearchEvent) error {
 		if err := write(fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Type, e.Data)); err != nil {
@@ -190,22 +178,11 @@ func (s *Server) websocketEvents(w http.ResponseWriter, r *http.Request, id stri
 	c.SetReadLimit(4096)
 	ctx, done := s.streamContext(c.CloseRead(r.Context()))
 	defer done()
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(s.opt.Heartbeat)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				pctx, cancel := context.WithTimeout(ctx, s.opt.WriteTimeout)
-				_ = c.Ping(pctx)
-				cancel()
-			}
-		}
-	})
-	defer wg.Wait()
+	defer heartbeat(ctx, s.opt.Heartbeat, func(ctx context.Context) {
+		pctx, cancel := context.WithTimeout(ctx, s.opt.WriteTimeout)
+		defer cancel()
+		_ = c.Ping(pctx)
+	})()
 	last := after
 	err = s.app.Watch(ctx, id, after, func(e store.ResearchEvent) error {
 		wctx, cancel := context.WithTimeout(ctx, s.opt.WriteTimeout)
@@ -224,6 +201,34 @@ func (s *Server) websocketEvents(w http.ResponseWriter, r *http.Request, id stri
 		_ = c.Close(websocket.StatusServiceRestart, fmt.Sprintf("server restarting; reconnect with after=%d", last))
 	default:
 		s.log.Debug("websocket stream ended", "research", id, "err", err)
+	}
+}
+
+// heartbeat calls beat every interval until ctx ends or the returned stop
+// is called; stop returns once beat is no longer running. A stream defers
+// stop: the heartbeat ends with the handler however it ends (a panic
+// included), not only when the stream's context does — a deferred wait
+// alone would wait for ever on a beat nothing had stopped.
+func heartbeat(ctx context.Context, every time.Duration, beat func(context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if safe.Do(func() { beat(ctx) }) != nil {
+					return // a beat that panics beats no more; the stream goes on
+				}
+			}
+		}
+	})
+	return func() {
+		cancel()
+		wg.Wait()
 	}
 }
 
