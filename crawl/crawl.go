@@ -182,7 +182,9 @@ func (c *Crawler) run(ctx context.Context, kbName, start string, opt Options) (*
 	} else if n > 0 {
 		c.logger().Info("purged old crawl logs", "count", n)
 	}
-	log, err := c.Store.CrawlLogCreate(ctx, k.ID, normalize(seed), began)
+	// The log shows the start page as a reader may see it: a token in
+	// its query is not stored, nor written to the process's log.
+	log, err := c.Store.CrawlLogCreate(ctx, k.ID, shown(seed), began)
 	if err != nil {
 		return nil, fmt.Errorf("crawl: %w", err)
 	}
@@ -252,7 +254,7 @@ func (c *Crawler) countFailures(ctx context.Context, kbID int64, st *stats) erro
 			continue
 		}
 		if dropped {
-			c.logger().Warn("page never fetched after repeated failures; no longer tried", "url", it.url, "runs", StaleAfter)
+			c.logger().Warn("page never fetched after repeated failures; no longer tried", "url", redacted(it.url), "runs", StaleAfter)
 		}
 	}
 	for _, u := range st.leftPending {
@@ -442,6 +444,25 @@ func scopePath(seed *url.URL, wholeHost bool) string {
 
 // normalize gives a page one spelling: lower-case scheme and host, no
 // default port, no fragment, "/" for an empty path.
+// shown is u normalised, with its user and secret query values redacted
+// (fetch.Redact): for the crawl's log, errors and the process's log.
+func shown(u *url.URL) string {
+	n, err := url.Parse(normalize(u))
+	if err != nil {
+		return fetch.Redact(u)
+	}
+	return fetch.Redact(n)
+}
+
+// redacted is a page's URL as the process's log shows it (fetch.Redact).
+func redacted(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(a URL that does not parse)"
+	}
+	return fetch.Redact(u)
+}
+
 func normalize(u *url.URL) string {
 	c := *u
 	c.Scheme = strings.ToLower(c.Scheme)

@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -620,4 +621,52 @@ func TestCrawlTrace(t *testing.T) {
 	if attrs["quarry.crawl.status"] == "" || attrs["quarry.crawl.pages_crawled"] == "" {
 		t.Fatalf("crawl span attributes %v", attrs)
 	}
+}
+
+// TestSecretInSeedNotLogged: a start page whose query carries a token is
+// fetched with it, but the crawl's log, its error and the process's log
+// show it redacted.
+func TestSecretInSeedNotLogged(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	var logs syncBuffer
+	b.crawler.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s := newSite(t)
+	s.set("/", html("Home"))
+	s.fail("/", 10)
+	seed := s.srv.URL + "/?access_token=S3CRET&lang=en"
+	log, err := b.crawler.Run(context.Background(), "site", seed, Options{Backoff: time.Millisecond, Retries: 1})
+	if err == nil || log == nil || log.Status != store.CrawlFailed {
+		t.Fatalf("down site: log %+v err %v", log, err)
+	}
+	stored, lerr := b.store.CrawlLogList(context.Background(), b.kb.ID, 10)
+	if lerr != nil || len(stored) != 1 {
+		t.Fatalf("crawl logs: %v %v", stored, lerr)
+	}
+	for what, text := range map[string]string{"error": err.Error(), "crawl log url": stored[0].URL, "crawl log error": stored[0].ErrorMessage, "process log": logs.String()} {
+		if strings.Contains(text, "S3CRET") {
+			t.Errorf("%s shows the token: %s", what, text)
+		}
+	}
+	if !strings.Contains(stored[0].URL, "access_token=REDACTED") || !strings.Contains(stored[0].URL, "lang=en") {
+		t.Errorf("crawl log url = %s, want the seed with its token redacted", stored[0].URL)
+	}
+}
+
+// syncBuffer is a bytes.Buffer a crawl's goroutines log to at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

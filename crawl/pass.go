@@ -44,6 +44,8 @@ type pass struct {
 	site  site
 	under string
 	seed  string
+	// shown is the seed as errors show it (no secret query values).
+	shown string
 	known map[string]store.Source
 	// queued holds each URL's smallest known link depth; fetches finish
 	// out of order, so a page can be found by a longer path first.
@@ -60,7 +62,7 @@ type pass struct {
 // at a time from the frontier, stores each under the URL it is known by
 // and follows its links.
 func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt Options) (*stats, error) {
-	p := &pass{c: c, opt: opt, st: &stats{}, site: siteOf(seed), under: scopePath(seed, opt.WholeHost), seed: normalize(seed),
+	p := &pass{c: c, opt: opt, st: &stats{}, site: siteOf(seed), under: scopePath(seed, opt.WholeHost), seed: normalize(seed), shown: shown(seed),
 		known: map[string]store.Source{}, queued: map[string]int{}, pending: map[string]bool{},
 		done: map[string]bool{}, sameText: map[[sha256.Size]byte]string{}}
 	st := p.st
@@ -122,7 +124,7 @@ func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt O
 		return st, fmt.Errorf("crawl cancelled: %w", err)
 	}
 	if seedErr != nil && succeeded == 0 {
-		return st, fmt.Errorf("start page %s: %w", p.seed, seedErr)
+		return st, fmt.Errorf("start page %s: %w", p.shown, seedErr)
 	}
 	return st, nil
 }
@@ -213,7 +215,7 @@ func (p *pass) failed(r outcome) {
 	}
 	if errors.Is(r.err, fetch.ErrDisallowed) {
 		st.skipped++
-		p.c.logger().Debug("page disallowed by robots.txt", "url", r.url)
+		p.c.logger().Debug("page disallowed by robots.txt", "url", redacted(r.url))
 		return
 	}
 	st.failed++
@@ -222,7 +224,7 @@ func (p *pass) failed(r outcome) {
 	} else if !fetch.Permanent(r.err) {
 		st.failedNew = append(st.failedNew, item{r.url, r.depth})
 	}
-	p.c.logger().Info("page failed", "url", r.url, "err", r.err)
+	p.c.logger().Info("page failed", "url", redacted(r.url), "err", r.err)
 }
 
 // place is the URL a fetched page is stored under — where it redirected,
@@ -233,7 +235,7 @@ func (p *pass) place(r outcome) (string, bool) {
 	final := r.url
 	if u, err := url.Parse(r.page.URL); err == nil && r.page.URL != r.url {
 		if !sameSite(u, p.site) || !strings.HasPrefix(u.Path, p.under) {
-			p.c.logger().Info("page redirects out of the crawl's scope; skipped", "url", r.url, "to", fetch.Redact(u))
+			p.c.logger().Info("page redirects out of the crawl's scope; skipped", "url", redacted(r.url), "to", fetch.Redact(u))
 			return "", false
 		}
 		final = normalize(u)

@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -463,7 +464,11 @@ func ParseURL(raw string) (*url.URL, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, &URLError{URL: raw, Rule: "does not parse: " + err.Error()}
+		// url.Parse's error quotes the URL whole, a password included.
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			err = ue.Err
+		}
+		return nil, &URLError{URL: userInfo.ReplaceAllString(raw, "//REDACTED@"), Rule: "does not parse: " + err.Error()}
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return nil, &URLError{URL: Redact(u), Rule: "must start with http:// or https://"}
@@ -484,7 +489,22 @@ func (e *URLError) Error() string { return fmt.Sprintf("url %q %s", e.URL, e.Rul
 // ErrorCode implements errcode.Coder: a URL given is invalid input.
 func (e *URLError) ErrorCode() errcode.Code { return errcode.Invalid }
 
-var secretParams = []string{"key", "api_key", "apikey", "token", "access_token", "auth", "password", "secret", "sig", "signature", "x-api-key"}
+// userInfo is the user and password of a URL that does not parse.
+var userInfo = regexp.MustCompile(`//[^/?#]*@`)
+
+// secretParam reports whether a query parameter's value is secret by its
+// name: a key, a token, a signature, a password, a credential — also as
+// part of a longer name (access_token, client_secret, X-Amz-Signature,
+// X-Amz-Credential, private_token, sessionid).
+func secretParam(name string) bool {
+	name = strings.ToLower(name)
+	for _, s := range []string{"token", "secret", "signature", "password", "passwd", "credential", "apikey", "api_key", "api-key", "session"} {
+		if strings.Contains(name, s) {
+			return true
+		}
+	}
+	return name == "key" || name == "sig" || name == "auth" || strings.HasSuffix(name, "_key") || strings.HasSuffix(name, "-key")
+}
 
 // Redact renders u with user info and the values of secret-looking query
 // parameters (key, token, …) replaced, for logs and errors.
@@ -500,11 +520,9 @@ func Redact(u *url.URL) string {
 		q := c.Query()
 		changed := false
 		for k := range q {
-			for _, s := range secretParams {
-				if strings.EqualFold(k, s) {
-					q[k] = []string{"REDACTED"}
-					changed = true
-				}
+			if secretParam(k) {
+				q[k] = []string{"REDACTED"}
+				changed = true
 			}
 		}
 		if changed {

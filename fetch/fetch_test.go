@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"net/netip"
 	"strings"
 	"sync"
@@ -433,5 +434,29 @@ func TestPlainTextMarkup(t *testing.T) {
 		if p.Doc.Format != want.format || !strings.Contains(p.Doc.Text, want.text) {
 			t.Errorf("%s: read as %s: %q, want %s holding %q", path, p.Doc.Format, p.Doc.Text, want.format, want.text)
 		}
+	}
+}
+
+// TestRedactNames: a parameter is secret by its name, also as part of a
+// longer one; others, and the rest of the URL, are shown as they are.
+func TestRedactNames(t *testing.T) {
+	t.Parallel()
+	u, err := url.Parse("https://u:pw@example.com/p?X-Amz-Signature=s1&X-Amz-Credential=s2&client_secret=s3&private_token=s4&sessionid=s5&key=s6&subscription-key=s7&q=kept&keyword=kept&page=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := Redact(u)
+	for i := 1; i <= 7; i++ {
+		if strings.Contains(got, fmt.Sprintf("s%d", i)) {
+			t.Errorf("Redact = %s: s%d shown", got, i)
+		}
+	}
+	if strings.Contains(got, "pw") || !strings.Contains(got, "q=kept") || !strings.Contains(got, "keyword=kept") || !strings.Contains(got, "page=2") {
+		t.Errorf("Redact = %s", got)
+	}
+	// A URL that does not parse keeps its password out of the error.
+	_, err = ParseURL("https://user:hunter2@exa mple.com/%zz")
+	if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "does not parse") {
+		t.Errorf("ParseURL = %v, want a parse error without the password", err)
 	}
 }
