@@ -468,7 +468,7 @@ func ParseURL(raw string) (*url.URL, error) {
 		if ue, ok := errors.AsType[*url.Error](err); ok {
 			err = ue.Err
 		}
-		return nil, &URLError{URL: userInfo.ReplaceAllString(raw, "//REDACTED@"), Rule: "does not parse: " + err.Error()}
+		return nil, &URLError{URL: RedactRaw(raw), Rule: "does not parse: " + err.Error()}
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return nil, &URLError{URL: Redact(u), Rule: "must start with http:// or https://"}
@@ -504,6 +504,16 @@ func secretParam(name string) bool {
 		}
 	}
 	return name == "key" || name == "sig" || name == "auth" || strings.HasSuffix(name, "_key") || strings.HasSuffix(name, "-key")
+}
+
+// RedactRaw is Redact for a URL given as text; one that does not parse is
+// shown without its user and password.
+func RedactRaw(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return userInfo.ReplaceAllString(raw, "//REDACTED@")
+	}
+	return Redact(u)
 }
 
 // Redact renders u with user info and the values of secret-looking query

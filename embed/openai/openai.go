@@ -11,11 +11,13 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/quarryhq/quarry/embed"
+	"github.com/quarryhq/quarry/fetch"
 )
 
 // Config configures the client.
@@ -162,6 +164,10 @@ func (c *Client) do(ctx context.Context, body []byte, n int) ([][]float32, time.
 	}
 	resp, err := c.cfg.HTTPClient.Do(req)
 	if err != nil {
+		// The error names the URL: a key in its query is not shown.
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			ue.URL = fetch.RedactRaw(ue.URL)
+		}
 		return nil, 0, netErr{fmt.Errorf("embeddings: %w", err)}
 	}
 	defer resp.Body.Close()

@@ -451,6 +451,7 @@ func TestNew(t *testing.T) {
 		{name: "bad scheme", cfg: openai.Config{BaseURL: "ftp://example.com/v1", Model: "m"}, wantErr: "base URL"},
 		{name: "no host", cfg: openai.Config{BaseURL: "localhost:8000", Model: "m"}, wantErr: "base URL"},
 		{name: "unparsable", cfg: openai.Config{BaseURL: "http://[::1", Model: "m"}, wantErr: "base URL"},
+		{name: "bad scheme with a password", cfg: openai.Config{BaseURL: "htp://user:PW_SECRET@example.com/v1", Model: "m"}, wantErr: "base URL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -465,10 +466,21 @@ func TestNew(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("err = %v, want %q", err, tt.wantErr)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "PW_SECRET") {
+				t.Fatalf("err = %v, want %q without the password", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestUnreachableServerKeyNotShown: a connection failure names the
+// endpoint without the key a server takes in its query.
+func TestUnreachableServerKeyNotShown(t *testing.T) {
+	t.Parallel()
+	c := newClient(t, openai.Config{BaseURL: "http://127.0.0.1:1/v1?key=SECRETQ", Model: "m", MaxRetries: -1})
+	_, err := c.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: "user", Content: "x"}}}, nil)
+	if err == nil || strings.Contains(err.Error(), "SECRETQ") || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Fatalf("err = %v, want the endpoint without its key", err)
 	}
 }
 

@@ -8,9 +8,12 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	neturl "net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/quarryhq/quarry/fetch"
 )
 
 // Backoff bounds when a server gives no usable Retry-After: the n-th retry
@@ -97,6 +100,10 @@ func (c Conn) try(ctx context.Context, hc *http.Client, url string, header http.
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := hc.Do(req)
 	if err != nil {
+		// The error names the URL: a key in its query is not shown.
+		if ue, ok := errors.AsType[*neturl.Error](err); ok {
+			ue.URL = fetch.RedactRaw(ue.URL)
+		}
 		err = attemptErr(actx, err)
 		cancel()
 		return nil, err

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quarryhq/quarry/fetch"
 	"github.com/quarryhq/quarry/llm"
 )
 
@@ -44,7 +45,7 @@ func Resolve(name, base, defaultBase, form string, retries int, timeout time.Dur
 	}
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return Conn{}, fmt.Errorf("%s: base URL %q: want %s", name, base, form)
+		return Conn{}, fmt.Errorf("%s: base URL %q: want %s", name, fetch.RedactRaw(base), form)
 	}
 	return Conn{BaseURL: strings.TrimRight(base, "/"), URL: u, Retries: orDefault(retries, DefaultMaxRetries), Timeout: orDefault(timeout, DefaultTimeout)}, nil
 }
