@@ -266,3 +266,73 @@ func TestPanicEveryAttempt(t *testing.T) {
 		t.Fatalf("%d attempts (want %d); error %q", p.attempts.Load(), want, bad.Error)
 	}
 }
+
+// unwritable is a runner whose research cannot be read or written: every
+// attempt fails, and so does recording the failure.
+type unwritable struct {
+	*research.Runner
+	bad   string
+	fails atomic.Int64
+}
+
+func (u *unwritable) Work(ctx context.Context, id string) (*research.Research, error) {
+	if id == u.bad {
+		return nil, errors.New("stored state: invalid character")
+	}
+	return u.Runner.Work(ctx, id)
+}
+
+func (u *unwritable) Fail(ctx context.Context, id string, cause error) (*research.Research, error) {
+	if id == u.bad {
+		u.fails.Add(1)
+		return nil, errors.New("stored state: invalid character")
+	}
+	return u.Runner.Fail(ctx, id, cause)
+}
+
+// TestGivenUpWhenItsFailureCannotBeRecorded: a research whose every
+// attempt fails, and whose failure cannot be recorded either, is marked
+// failed in its status, so the requeue does not queue it again for ever.
+func TestGivenUpWhenItsFailureCannotBeRecorded(t *testing.T) {
+	st := researchtest.Store(t)
+	fake, _ := model()
+	rn := runner(st, fake, researchtest.NewSource("web"))
+	r, err := rn.Create(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: "quick"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unwritable{Runner: rn, bad: r.ID}
+	enqueue(t, st, r.ID)
+	q, err := jobs.Open(context.Background(), st, jobs.Options{Workers: 1, Research: u, Poll: 20 * time.Millisecond, Backoff: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for u.fails.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the last attempt never came")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for {
+		got, err := st.ResearchGet(context.Background(), r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status == research.StatusFailed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status %s after the queue gave up, want failed", got.Status)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	now, _ := st.Now(context.Background())
+	if ids, err := st.ResearchRunnable(context.Background(), now.Add(time.Hour), 10); err != nil || len(ids) != 0 {
+		t.Fatalf("runnable after it was given up: %v %v", ids, err)
+	}
+}

@@ -112,8 +112,15 @@ func (w *researchWorker) Work(ctx context.Context, job *river.Job[ResearchArgs])
 	case err != nil && job.Attempt >= job.MaxAttempts:
 		// The last attempt: the research says why it stopped.
 		cause := fmt.Errorf("gave up after %d attempts; the last: %w", job.Attempt, err)
-		if _, ferr := q.opt.Research.Fail(context.WithoutCancel(ctx), id, cause); ferr != nil {
-			q.log.Error("research: record the last attempt's failure", "research", id, "err", ferr)
+		fctx := context.WithoutCancel(ctx)
+		if _, ferr := q.opt.Research.Fail(fctx, id, cause); ferr != nil && !errors.Is(ferr, store.ErrBusy) {
+			// Its state cannot be read or written: marked failed in its
+			// status alone, or the requeue would queue it again, and
+			// again, for ever.
+			q.log.Error("research: record the last attempt's failure; marking it failed", "research", id, "err", ferr)
+			if gerr := q.giveUp(fctx, id); gerr != nil {
+				q.log.Error("research: mark it failed", "research", id, "err", gerr)
+			}
 		}
 		return err
 	case err != nil:
@@ -121,6 +128,15 @@ func (w *researchWorker) Work(ctx context.Context, job *river.Job[ResearchArgs])
 		return err
 	}
 	return nil
+}
+
+// giveUp marks a research failed in its status alone (store.ResearchGiveUp).
+func (q *Queue) giveUp(ctx context.Context, id string) error {
+	now, err := q.st.Now(ctx)
+	if err != nil {
+		return err
+	}
+	return q.st.ResearchGiveUp(ctx, id, now)
 }
 
 // RequeueArgs queue every research that should have a job and has none: one

@@ -499,8 +499,7 @@ func (rn *Runner) Fail(ctx context.Context, id string, cause error) (*Research, 
 		return nil, err
 	}
 	x := rn.newRun(r, seq)
-	out, _ := x.finish(x.end(hctx, StatusFailed, cause))
-	return out, nil
+	return x.finish(x.end(hctx, StatusFailed, cause))
 }
 
 // Load reads a stored research.

@@ -496,6 +496,11 @@ type ResearchStore interface {
 	// job: pending, or processing with no lease or one that ended before
 	// now (its runner died or shut down).
 	ResearchRunnable(ctx context.Context, now time.Time, limit int) ([]string, error)
+	// ResearchGiveUp marks a research still pending or processing failed
+	// in its status alone, its state left as it is: one whose state cannot
+	// be read or written, so that no process takes it up again. Nothing
+	// when it has ended; ErrNotFound if there is none.
+	ResearchGiveUp(ctx context.Context, id string, at time.Time) error
 }
 
 // LeaseError says who holds a research's lease, and until when.

@@ -242,6 +242,27 @@ func (s *DB) ResearchRunnable(ctx context.Context, now time.Time, limit int) ([]
 	})
 }
 
+// ResearchGiveUp marks a research still pending or processing failed, in
+// its status column alone.
+func (s *DB) ResearchGiveUp(ctx context.Context, id string, at time.Time) error {
+	res, err := s.SQL.ExecContext(ctx, s.q(`UPDATE researches SET status = 'failed', updated_at = ? WHERE id = ? AND status IN ('pending', 'processing')`), s.tm(at), id)
+	if err != nil {
+		return fmt.Errorf("research give up %q: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("research give up %q: %w", id, err)
+	} else if n > 0 {
+		return nil
+	}
+	var status string
+	if err := s.SQL.QueryRowContext(ctx, s.q(`SELECT status FROM researches WHERE id = ?`), id).Scan(&status); errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("research %q: %w", id, store.ErrNotFound)
+	} else if err != nil {
+		return fmt.Errorf("research give up %q: %w", id, err)
+	}
+	return nil // it had ended
+}
+
 // ResearchLastSeq returns the last event's sequence number, 0 if none.
 func (s *DB) ResearchLastSeq(ctx context.Context, id string) (int64, error) {
 	var n int64

@@ -223,6 +223,31 @@ func researches(t *testing.T, open Opener) {
 	if ids, _ := s.ResearchRunnable(ctx, now.Add(2*time.Minute), 1); len(ids) != 1 {
 		t.Fatalf("limit: %v", ids)
 	}
+	// Given up: no longer runnable, failed in the list, its state kept;
+	// one that has ended stays as it ended.
+	if err := s.ResearchGiveUp(ctx, "r-1", now); err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := s.ResearchRunnable(ctx, now.Add(2*time.Minute), 10); len(ids) != 1 || ids[0] != "r-2" {
+		t.Fatalf("runnable after r-1 was given up: %v", ids)
+	}
+	if got, err := s.ResearchGet(ctx, "r-1"); err != nil || got.Status != "failed" || string(got.State) != string(r.State) {
+		t.Fatalf("given up: %+v %v", got, err)
+	}
+	done := r2
+	done.Status = "completed"
+	if err := s.ResearchSave(ctx, done, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ResearchGiveUp(ctx, "r-2", now); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.ResearchGet(ctx, "r-2"); got.Status != "completed" {
+		t.Fatalf("a completed research given up is %s", got.Status)
+	}
+	if err := s.ResearchGiveUp(ctx, "nope", now); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("give up of a missing research: %v", err)
+	}
 	r2.Status = "done"
 	if err := s.ResearchSave(ctx, r2, nil); err == nil {
 		t.Fatal("bad status accepted")
