@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/quarryhq/quarry/internal/safe"
 	"github.com/quarryhq/quarry/store"
 )
 
@@ -21,26 +22,35 @@ type Listener interface {
 func Follow(ctx context.Context, st store.ResearchStore, l Listener, b *Broker, logger *slog.Logger) error {
 	last := map[string]int64{}
 	return l.ListenEvents(ctx, func(id string) {
-		if b.Subscribers(id) == 0 {
-			delete(last, id)
-			return
+		// Any client of the database can notify: a panic bringing one
+		// research's events is logged, and the listening goes on.
+		if err := safe.Do(func() { follow(ctx, st, b, logger, last, id) }); err != nil {
+			logger.Error("follow events: panic", "research", id, "err", err, "stack", string(safe.Stack(err)))
 		}
-		if _, ok := last[id]; !ok {
-			n, err := st.ResearchLastSeq(ctx, id)
-			if err != nil {
-				logger.Warn("follow events", "research", id, "err", err)
-				return
-			}
-			last[id] = max(0, n-1)
-		}
-		evs, err := st.ResearchEvents(ctx, id, last[id])
+	})
+}
+
+// follow publishes into b research id's events stored since last[id].
+func follow(ctx context.Context, st store.ResearchStore, b *Broker, logger *slog.Logger, last map[string]int64, id string) {
+	if b.Subscribers(id) == 0 {
+		delete(last, id)
+		return
+	}
+	if _, ok := last[id]; !ok {
+		n, err := st.ResearchLastSeq(ctx, id)
 		if err != nil {
 			logger.Warn("follow events", "research", id, "err", err)
 			return
 		}
-		for _, e := range evs {
-			b.Publish(id, e)
-			last[id] = e.Seq
-		}
-	})
+		last[id] = max(0, n-1)
+	}
+	evs, err := st.ResearchEvents(ctx, id, last[id])
+	if err != nil {
+		logger.Warn("follow events", "research", id, "err", err)
+		return
+	}
+	for _, e := range evs {
+		b.Publish(id, e)
+		last[id] = e.Seq
+	}
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"go.uber.org/goleak"
 
 	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/research"
@@ -105,5 +108,66 @@ func TestAttemptsAreBounded(t *testing.T) {
 	got, err = rn.Resume(ctx, r.ID)
 	if err != nil || got.Status != research.StatusCompleted || got.Attempts != 0 {
 		t.Fatalf("resume: %v, status %s, attempts %d", err, got.Status, got.Attempts)
+	}
+}
+
+// TestPanicBeforeTheRunLeavesNoGoroutine: a panic on the way into a run
+// (its sources failing to open by panicking) reaches the caller, which a
+// job queue recovers, and leaves no goroutine of the run behind: its
+// event delivery and its lease are stopped. Not parallel: goleak looks at
+// every goroutine.
+func TestPanicBeforeTheRunLeavesNoGoroutine(t *testing.T) {
+	st := researchtest.Store(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent()) // the store's own are closed later
+	rn := &research.Runner{Engine: offline.Engine{}, Store: st, OpenSources: func(context.Context, []string) ([]search.Source, error) {
+		panic("the sources exploded")
+	}}
+	r, err := rn.Create(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: "quick"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recovered := func() (v any) {
+		defer func() { v = recover() }()
+		_, _ = rn.Work(context.Background(), r.ID)
+		return nil
+	}()
+	if recovered != "the sources exploded" {
+		t.Fatalf("recovered %v", recovered)
+	}
+}
+
+// cancelPanics is a store whose check for a cancel asked elsewhere panics
+// from its second call on (the first is the runner's, before the run).
+type cancelPanics struct {
+	store.Store
+	calls *atomic.Int64
+}
+
+func (c cancelPanics) ResearchCancelRequested(ctx context.Context, id string) (bool, error) {
+	if c.calls.Add(1) > 1 {
+		panic("cancel check exploded")
+	}
+	return c.Store.ResearchCancelRequested(ctx, id)
+}
+
+// waitSource answers once its search is cancelled.
+type waitSource struct{}
+
+func (waitSource) Name() string { return "web" }
+func (waitSource) Search(ctx context.Context, _ string, _ int) ([]search.Result, error) {
+	<-ctx.Done()
+	return nil, context.Cause(ctx)
+}
+
+// TestLeaseWatchPanicFailsItsResearch: a panic in the goroutine that
+// watches a running research's lease and cancel requests ends that
+// research, with the panic's message, and not the process.
+func TestLeaseWatchPanicFailsItsResearch(t *testing.T) {
+	t.Parallel()
+	st := cancelPanics{researchtest.Store(t), new(atomic.Int64)}
+	rn := &research.Runner{Engine: offline.Engine{}, Sources: []search.Source{waitSource{}}, Store: st}
+	r, err := rn.Start(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: "quick"})
+	if err == nil || r == nil || r.Status == research.StatusCompleted || !strings.Contains(err.Error()+r.Error, "cancel check exploded") {
+		t.Fatalf("research ended %v: %v", r, err)
 	}
 }

@@ -32,6 +32,8 @@ type run struct {
 	disp    *events.Dispatcher[Event]
 	sources []search.Source
 	started time.Time
+	// finished is set by finish, which stops the dispatcher.
+	finished bool
 }
 
 func (rn *Runner) newRun(r *Research, seq int64) *run {
@@ -57,10 +59,20 @@ func (rn *Runner) newRun(r *Research, seq int64) *run {
 // finish stops the run's event delivery once everything queued is stored
 // and published; a store error fails the run if nothing else did.
 func (x *run) finish(r *Research, err error) (*Research, error) {
+	x.finished = true
 	if derr := x.disp.Close(); derr != nil && err == nil {
 		err = fmt.Errorf("research %s: %w", x.r.ID, derr)
 	}
 	return r, err
+}
+
+// abandon stops the run's event delivery when finish was not reached (a
+// panic on the way to it): deferred after newRun, so the dispatcher's
+// goroutine never outlives its run.
+func (x *run) abandon() {
+	if !x.finished {
+		_ = x.disp.Close()
+	}
 }
 
 // emit numbers an event and queues it for the dispatcher, which stores

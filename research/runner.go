@@ -110,39 +110,44 @@ func (rn *Runner) hold(ctx context.Context, id string) (context.Context, func(),
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		// A cancel asked from another process is seen within a poll; the
-		// lease is renewed every leaseRenew.
-		t := time.NewTicker(cancelPoll)
-		defer t.Stop()
-		renewed := time.Now()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
+		// A panic here is the research's failure, not the process's end.
+		if err := safe.Do(func() {
+			// A cancel asked from another process is seen within a poll; the
+			// lease is renewed every leaseRenew.
+			t := time.NewTicker(cancelPoll)
+			defer t.Stop()
+			renewed := time.Now()
+			for {
+				select {
+				case <-done:
+					return
+				case <-t.C:
+				}
+				if c, err := rn.Store.ResearchCancelRequested(ctx, id); err == nil && c {
+					cancel(ErrCanceled)
+					return
+				}
+				if time.Since(renewed) < leaseRenew {
+					continue
+				}
+				now, err := rn.Store.Now(ctx)
+				if err == nil {
+					err = rn.Store.ResearchClaim(ctx, id, owner, now, now.Add(leaseTTL))
+				}
+				switch {
+				case err == nil:
+					renewed = time.Now()
+				case store.Transient(err):
+					// The database is away (a restart): try again at the next
+					// poll, well inside the lease's time.
+					rn.logger().Warn("renew research lease: the store is unreachable", "research", id, "err", err)
+				case ctx.Err() == nil:
+					cancel(fmt.Errorf("%w: %w", errLostLease, err))
+					return
+				}
 			}
-			if c, err := rn.Store.ResearchCancelRequested(ctx, id); err == nil && c {
-				cancel(ErrCanceled)
-				return
-			}
-			if time.Since(renewed) < leaseRenew {
-				continue
-			}
-			now, err := rn.Store.Now(ctx)
-			if err == nil {
-				err = rn.Store.ResearchClaim(ctx, id, owner, now, now.Add(leaseTTL))
-			}
-			switch {
-			case err == nil:
-				renewed = time.Now()
-			case store.Transient(err):
-				// The database is away (a restart): try again at the next
-				// poll, well inside the lease's time.
-				rn.logger().Warn("renew research lease: the store is unreachable", "research", id, "err", err)
-			case ctx.Err() == nil:
-				cancel(fmt.Errorf("%w: %w", errLostLease, err))
-				return
-			}
+		}); err != nil {
+			cancel(err)
 		}
 	}()
 	release := func() {
@@ -361,6 +366,7 @@ func (rn *Runner) run(ctx context.Context, id string, queued bool) (*Research, e
 		r.Error, r.FailedStage, r.Stage = "", "", stage
 	}
 	x := rn.newRun(r, seq)
+	defer x.abandon()
 	if queued && cancelAsked {
 		return x.finish(x.end(ctx, StatusCanceled, fmt.Errorf("%w before it ran (resume with the research id %s)", ErrCanceled, id)))
 	}
@@ -473,6 +479,7 @@ func (rn *Runner) Requeue(ctx context.Context, id string) (*Research, error) {
 		return nil, err
 	}
 	x := rn.newRun(r, seq)
+	defer x.abandon()
 	x.setStatus(StatusProcessing, orDefault(r.FailedStage, orDefault(r.Stage, StagePlanning)))
 	return x.finish(r, x.checkpoint(hctx))
 }
@@ -499,6 +506,7 @@ func (rn *Runner) Fail(ctx context.Context, id string, cause error) (*Research, 
 		return nil, err
 	}
 	x := rn.newRun(r, seq)
+	defer x.abandon()
 	return x.finish(x.end(hctx, StatusFailed, cause))
 }
 
