@@ -63,6 +63,7 @@ type Source struct {
 type page struct {
 	once sync.Once
 	r    search.Result
+	err  error // a read that panicked: every search that wants the page fails with it
 }
 
 var _ search.Source = (*Source)(nil)
@@ -86,7 +87,7 @@ func (s *Source) Search(ctx context.Context, query string, k int) ([]search.Resu
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = safe.Do(func() { out[i] = s.result(ctx, h, i) })
+			out[i], errs[i] = s.result(ctx, h, i)
 		}()
 	}
 	wg.Wait()
@@ -96,13 +97,16 @@ func (s *Source) Search(ctx context.Context, query string, k int) ([]search.Resu
 	return out, nil
 }
 
-func (s *Source) result(ctx context.Context, h Hit, rank int) search.Result {
+func (s *Source) result(ctx context.Context, h Hit, rank int) (search.Result, error) {
 	v, _ := s.pages.LoadOrStore(h.URL, &page{})
 	p := v.(*page)
-	p.once.Do(func() { p.r = s.read(ctx, h) })
+	p.once.Do(func() { p.err = safe.Do(func() { p.r = s.read(ctx, h) }) })
+	if p.err != nil {
+		return search.Result{}, p.err
+	}
 	r := p.r
 	r.Score = 1 / float64(rank+1)
-	return r
+	return r, nil
 }
 
 // read fetches a hit's page; its credibility is that of the host the page

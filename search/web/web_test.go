@@ -212,3 +212,32 @@ func TestHostileResultURLs(t *testing.T) {
 		}
 	}
 }
+
+// oneHit is an engine that finds one page.
+type oneHit struct{}
+
+func (oneHit) Name() string { return "one" }
+func (oneHit) Search(context.Context, string, int) ([]Hit, error) {
+	return []Hit{{URL: "https://example.com/a", Title: "A", Snippet: "a snippet"}}, nil
+}
+
+// panicPages panics reading any page.
+type panicPages struct{}
+
+func (panicPages) Page(context.Context, string, fetch.Request) (*fetch.Page, error) {
+	panic("reader exploded")
+}
+
+// TestPageReadPanicFailsEverySearchOfIt: a page whose read panicked fails
+// the searches that want it, each time, instead of reading later as an
+// empty page.
+func TestPageReadPanicFailsEverySearchOfIt(t *testing.T) {
+	t.Parallel()
+	src := &Source{Engine: oneHit{}, Pages: panicPages{}}
+	for i := range 2 {
+		res, err := src.Search(context.Background(), "a", 5)
+		if err == nil || !strings.Contains(err.Error(), "reader exploded") {
+			t.Fatalf("search %d = %v, %v; want the panic as its error", i, res, err)
+		}
+	}
+}
