@@ -116,7 +116,30 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, &httpError{status: http.StatusNotFound, code: errcode.NotFound, field: "path", msg: "no such route: " + r.URL.Path + " (see /openapi.json)"})
 	})
-	return s.recoverPanics(s.cors(mux))
+	return s.recoverPanics(s.cors(s.noNUL(mux)))
+}
+
+// noNUL refuses a request whose path or query holds a NUL character, which
+// no id, name or filter holds and PostgreSQL cannot store or compare,
+// naming the part of the request that does.
+func (s *Server) noNUL(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.ContainsRune(r.URL.Path, 0) {
+			s.writeError(w, r, badRequest("path", "must not contain a NUL character"))
+			return
+		}
+		if strings.Contains(r.URL.RawQuery, "%00") || strings.ContainsRune(r.URL.RawQuery, 0) {
+			for name, values := range r.URL.Query() {
+				for _, v := range values {
+					if strings.ContainsRune(name+v, 0) {
+						s.writeError(w, r, badRequest(name, "must not contain a NUL character"))
+						return
+					}
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // recoverPanics turns a handler's panic into that request's 500, with the

@@ -599,3 +599,29 @@ func TestModelEndpointGuard(t *testing.T) {
 		t.Fatalf("evaluation with a defaulted endpoint: %s", r.Body)
 	}
 }
+
+// TestNULInRequest: a NUL character in a path, a query value or an id in
+// a body is the client's error, named, on PostgreSQL too (which cannot
+// store or compare one), never a 500.
+func TestNULInRequest(t *testing.T) {
+	e := start(t, envOptions{postgres: true})
+	for _, tc := range []struct{ path, field string }{
+		{"/v1/researches/a%00b", "path"},
+		{"/v1/threads/a%00b", "path"},
+		{"/v1/knowledge-bases/wiki/search?q=Verdi&source=a%00b", "source"},
+		{"/v1/knowledge-bases/wiki/search?q=Verdi&lang=e%00n", "lang"},
+	} {
+		r := e.raw("GET", tc.path)
+		if r.Status != http.StatusBadRequest {
+			t.Errorf("GET %s: %d %s, want 400", tc.path, r.Status, r.Body)
+			continue
+		}
+		if _, field, msg := r.apiErr(t); field != tc.field || !strings.Contains(msg, "NUL") {
+			t.Errorf("GET %s: field %q, %q", tc.path, field, msg)
+		}
+	}
+	r := e.postBad("/v1/researches", map[string]any{"question": "Who was Verdi?", "sources": []string{"kb:wiki"}, "thread_id": "a\x00b"})
+	if r.Status >= 500 {
+		t.Errorf("a thread id with a NUL: %d %s, want a client error", r.Status, r.Body)
+	}
+}
