@@ -276,11 +276,15 @@ func (c *Config) load(fs *pflag.FlagSet, env func(string) (string, bool)) error 
 	default:
 		return fmt.Errorf("web-search: must be google, searxng or brave, got %q", c.WebSearch)
 	}
-	if c.EmbedDim < 0 {
-		return fmt.Errorf("embed-dim: must not be negative, got %d", c.EmbedDim)
+	if c.EmbedDim < 0 || c.EmbedDim > MaxEmbedDim {
+		return fmt.Errorf("embed-dim: must be between 1 and %d (0 = the embedder's own), got %d", MaxEmbedDim, c.EmbedDim)
 	}
 	return nil
 }
+
+// MaxEmbedDim is the longest embedding a knowledge base takes: pgvector's
+// limit for a stored vector (the largest models' are 3,072 or 4,096).
+const MaxEmbedDim = 16000
 
 var unknownKey = regexp.MustCompile(`line (\d+): field (\S+) not found in type`)
 

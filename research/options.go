@@ -21,6 +21,8 @@ const (
 	MaxQuestionChars = 2000
 	MaxDepth         = 5
 	MaxBreadth       = 20
+	// MaxTimeout bounds a research's wall-time budget: a day.
+	MaxTimeout = 24 * time.Hour
 	// DefaultConfidence is the early-stop threshold.
 	DefaultConfidence = 0.7
 	// ResultsPerSearch is how many hits each sub-question's search keeps
@@ -109,6 +111,9 @@ func Validate(question string, o *Options) (string, error) {
 	}
 	if o.Timeout < 0 {
 		return "", &store.ValidationError{Field: "timeout", Rule: "must not be negative"}
+	}
+	if o.Timeout > MaxTimeout {
+		return "", &store.ValidationError{Field: "timeout", Rule: fmt.Sprintf("must be at most %s (0 = none), got %s", MaxTimeout, o.Timeout)}
 	}
 	if o.Confidence == 0 {
 		o.Confidence = DefaultConfidence

@@ -377,7 +377,7 @@ func (x *run) deadlines(ctx context.Context) (loopCtx, writeCtx context.Context,
 		left = time.Second
 	}
 	writeCtx, c1 := context.WithTimeout(ctx, left)
-	loopCtx, c2 := context.WithTimeout(ctx, left*3/4)
+	loopCtx, c2 := context.WithTimeout(ctx, left-left/4)
 	return loopCtx, writeCtx, func() { c2(); c1() }
 }
 

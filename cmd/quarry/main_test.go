@@ -111,6 +111,7 @@ func TestCLIEndToEnd(t *testing.T) {
 		{[]string{"kb", "search", "missing", "x"}, `knowledge base "missing": not found`},
 		{[]string{"kb", "search", "ko", "x", "--mode", "fuzzy"}, "mode: must be bm25, vector or hybrid"},
 		{[]string{"kb", "search", "ko", "x", "--embedder", "hash", "--embed-dim", "64"}, "was embedded with hash-v1/384"},
+		{[]string{"kb", "create", "huge", "--embed-dim", "2000000000"}, "embed-dim: must be between 1 and 16000"},
 		{[]string{"eval", "retrieval", "--kb", "ko", "--queries", "q", "--qrels", "r", "--k", "0"}, "k: must be between 1 and 100"},
 	}
 	for _, b := range bad {

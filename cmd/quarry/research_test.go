@@ -150,6 +150,8 @@ func TestResearchOffline(t *testing.T) {
 		{[]string{"research", "q", "--source", "kb:" + name, "--level", "deep"}, "level: must be quick, standard or comprehensive"},
 		{[]string{"research", "q", "--source", "kb:" + name, "--breadth", "2", "--depth", "6"}, "depth: must be between 0 and 5"},
 		{[]string{"research", "q", "--source", "kb:" + name, "--breadth", "0"}, "breadth: must be between 1 and 20"},
+		{[]string{"research", "q", "--source", "kb:" + name, "--timeout", "900000h"}, "timeout: must be at most 24h0m0s"},
+		{[]string{"research", "q", "--source", "kb:" + name, "--timeout", "-1s"}, "timeout: must not be negative"},
 		{[]string{"research", "q", "--source", "kb:missing"}, `knowledge base "missing" does not exist`},
 		{[]string{"research", "q", "--source", "bogus"}, `unknown source "bogus"`},
 		{[]string{"research", "q"}, "source: give --source"},
