@@ -216,7 +216,9 @@ func decodeError(err error) error {
 
 func jsonKind(k string) string {
 	switch k {
-	case "int", "int64", "int32", "float64", "float32":
+	case "int", "int64", "int32", "int16", "int8", "uint", "uint64", "uint32", "uint16", "uint8":
+		return "an integer (written without a fraction or an exponent, in the field's range)"
+	case "float64", "float32":
 		return "a number"
 	case "string":
 		return "a string"

@@ -118,6 +118,8 @@ func TestBadInput(t *testing.T) {
 		{"not json", `question=x`, 400, "body", "not valid JSON"},
 		{"wrong type", `{"question": 42, "sources": ["kb:wiki"]}`, 400, "question", "must be a string"},
 		{"wrong type nested", `{"question": "q", "sources": "kb:wiki"}`, 400, "sources", "must be an array"},
+		{"fraction for an integer", `{"question": "q", "sources": ["kb:wiki"], "depth": 1.5}`, 400, "depth", "must be an integer"},
+		{"exponent for an integer", `{"question": "q", "sources": ["kb:wiki"], "max_tokens": 1e12}`, 400, "max_tokens", "must be an integer"},
 		{"unknown field", `{"question": "q", "sources": ["kb:wiki"], "depht": 2}`, 400, "depht", "not a known field"},
 		{"two objects", `{"question": "q", "sources": ["kb:wiki"]} {}`, 400, "body", "one JSON object"},
 		{"empty", ``, 400, "body", "empty"},

@@ -52,6 +52,9 @@ event streams with a "reconnect" close.`,
 			if opt.Workers == 0 {
 				opt.Workers = -1 // the library's "none"; its zero is the default
 			}
+			if err := serveLimits(opt, grace); err != nil {
+				return usageError{err}
+			}
 			if opt.RescueAfter != 0 && opt.RescueAfter < time.Second {
 				return usageError{fmt.Errorf("rescue-after: must be at least 1s, got %s", opt.RescueAfter)}
 			}
@@ -103,6 +106,38 @@ event streams with a "reconnect" close.`,
 	fl.StringVar(&cors, "cors-origin", "", "origins allowed to call the API from a browser, comma-separated (none by default)")
 	fl.DurationVar(&grace, "grace", 30*time.Second, "how long a shutdown waits for running requests")
 	return cmd
+}
+
+// serveLimits checks the serve flags that are counts, sizes and rates: a
+// value out of range is an error naming the flag, never a silent default
+// (a negative rate would have turned the limit off).
+func serveLimits(opt server.Options, grace time.Duration) error {
+	for _, r := range []struct {
+		name string
+		v    float64
+	}{{"rate", opt.Rate}, {"ip-rate", opt.IPRate}} {
+		if r.v != -1 && r.v <= 0 {
+			return fmt.Errorf("%s: must be more than 0 requests per second, or -1 for no limit, got %g", r.name, r.v)
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		v     int64
+		least int64
+	}{
+		{"burst", int64(opt.Burst), 1}, {"ip-burst", int64(opt.IPBurst), 1},
+		{"max-researches", int64(opt.MaxResearches), 1}, {"max-conns", int64(opt.MaxConns), 1},
+		{"max-conns-per-ip", int64(opt.MaxConnsPerIP), 0},
+		{"max-body", opt.MaxBodyBytes, 1}, {"max-upload", opt.MaxUploadBytes, 1}, {"sync-upload", opt.SyncUploadBytes, 1},
+	} {
+		if c.v < c.least {
+			return fmt.Errorf("%s: must be at least %d, got %d", c.name, c.least, c.v)
+		}
+	}
+	if grace < 0 {
+		return fmt.Errorf("grace: must not be negative, got %s", grace)
+	}
+	return nil
 }
 
 func (a *cli) tokenCmd() *cobra.Command {

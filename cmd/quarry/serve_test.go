@@ -26,6 +26,20 @@ func TestServeCLI(t *testing.T) {
 			t.Errorf("%v: %v", args, err)
 		}
 	}
+	for _, b := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--rate", "-5"}, "rate: must be more than 0"},
+		{[]string{"serve", "--ip-rate", "0"}, "ip-rate: must be more than 0"},
+		{[]string{"serve", "--max-body", "-1"}, "max-body: must be at least 1"},
+		{[]string{"serve", "--max-researches", "-3"}, "max-researches: must be at least 1"},
+		{[]string{"serve", "--grace", "-1s"}, "grace: must not be negative"},
+	} {
+		if _, _, err := run(t, data, b.args...); err == nil || exitCode(err) != exitUsage || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%v: %v, want %q", b.args, err, b.want)
+		}
+	}
 	token, _, err := run(t, data, "token", "create", "ci", "--scope", "research")
 	if err != nil || !strings.HasPrefix(token, "qry_") {
 		t.Fatalf("token create: %q %v", token, err)
