@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/quarryhq/quarry/qa"
@@ -11,12 +12,16 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		Question  string `json:"question"`
 		SessionID string `json:"session_id"`
-		TopK      int    `json:"top_k"`
+		TopK      *int   `json:"top_k"`
 	}
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
-	q := qa.Request{Question: req.Question, SessionID: req.SessionID, TopK: req.TopK}
+	topK, err := topKOf(req.TopK)
+	if err != nil {
+		return err
+	}
+	q := qa.Request{Question: req.Question, SessionID: req.SessionID, TopK: topK}
 	if err := q.Validate(); err != nil {
 		return err
 	}
@@ -55,4 +60,17 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// topKOf is a request's top_k: 0 (the default, 5) when it is not given;
+// one given must be between 1 and 20, 0 included, rather than read as
+// the default.
+func topKOf(v *int) (int, error) {
+	if v == nil {
+		return 0, nil
+	}
+	if *v < 1 || *v > qa.MaxTopK {
+		return 0, invalid("top_k", fmt.Sprintf("must be between 1 and %d, got %d", qa.MaxTopK, *v))
+	}
+	return *v, nil
 }

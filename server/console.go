@@ -140,16 +140,20 @@ func (s *Server) deletePipeline(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		Query string `json:"query"`
-		TopK  int    `json:"top_k"`
+		TopK  *int   `json:"top_k"`
 	}
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
-	if req.TopK == 0 {
-		req.TopK = 5
+	topK := 5 // when not given; one given must be in range, 0 included
+	if req.TopK != nil {
+		if err := console.CheckTopK(*req.TopK); err != nil {
+			return err
+		}
+		topK = *req.TopK
 	}
 	return consoleCall(s, w, r, http.StatusOK, func(ctx context.Context, svc *console.Service) (*console.Retrieval, error) {
-		return svc.Retrieve(ctx, r.PathValue("id"), req.Query, req.TopK)
+		return svc.Retrieve(ctx, r.PathValue("id"), req.Query, topK)
 	})
 }
 

@@ -458,6 +458,11 @@ func walkAPI(t *testing.T, e *env) {
 			t.Fatalf("session: %s", sess.Body)
 		}
 		want(t, e.postBad("/v1/knowledge-bases/notes/ask", map[string]any{"question": "q", "top_k": 21}), 422)
+		r0 := e.postBad("/v1/knowledge-bases/notes/ask", map[string]any{"question": "q", "top_k": 0})
+		want(t, r0, 422)
+		if _, field, msg := r0.apiErr(t); field != "top_k" || !strings.Contains(msg, "got 0") {
+			t.Errorf("top_k 0: field %q, %q", field, msg)
+		}
 		want(t, e.post("/v1/knowledge-bases/nope/ask", map[string]any{"question": "q"}), 404)
 		want(t, e.do("DELETE", "/v1/sessions/"+ans.SessionID, nil, nil, true), 204)
 		want(t, e.get("/v1/sessions/"+ans.SessionID), 404)
@@ -735,8 +740,9 @@ func walkConsole(t *testing.T, e *env) {
 	}{
 		{map[string]any{"query": ""}, "Query must be 1-10000 characters"},
 		{map[string]any{"query": "q", "top_k": 21}, "Top K must be between 1 and 20"},
+		{map[string]any{"query": "q", "top_k": 0}, "Top K must be between 1 and 20"},
 	} {
-		r := e.post("/v1/pipelines/wiki-test/retrieve", c.body)
+		r := e.postBad("/v1/pipelines/wiki-test/retrieve", c.body)
 		want(t, r, 422)
 		if _, _, msg := r.apiErr(t); msg != c.msg {
 			t.Fatalf("%v: %s", c.body, msg)
