@@ -860,33 +860,42 @@ func notifyEvents(ctx context.Context, tx *sql.Tx, researchID string) error {
 // ends. A lost connection is dialled again after a pause; fn may then
 // have missed notifications, which callers cover by reading the store.
 func (s *Store) ListenEvents(ctx context.Context, fn func(researchID string)) error {
+	pause := time.Second
 	for ctx.Err() == nil {
-		err := s.listen(ctx, fn)
+		listened, err := s.listen(ctx, fn)
 		if ctx.Err() != nil {
 			break
 		}
-		s.logger.Warn("postgres: event notifications interrupted; listening again", "err", redactErr(err))
+		if listened {
+			pause = time.Second
+		}
+		s.logger.Warn("postgres: event notifications interrupted; listening again", "in", pause, "err", redactErr(err))
 		select {
 		case <-ctx.Done():
-		case <-time.After(time.Second):
+		case <-time.After(pause):
 		}
+		// A server that keeps refusing is asked less often, up to every
+		// 30 s; a connection that listened starts again from 1 s.
+		pause = min(2*pause, 30*time.Second)
 	}
 	return nil
 }
 
-func (s *Store) listen(ctx context.Context, fn func(string)) error {
+// listen listens on one connection until it fails; listened reports
+// whether it got as far as listening.
+func (s *Store) listen(ctx context.Context, fn func(string)) (listened bool, err error) {
 	conn, err := pgx.ConnectConfig(ctx, s.cfg)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
 	if _, err := conn.Exec(ctx, "LISTEN "+EventsChannel); err != nil {
-		return err
+		return false, err
 	}
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
-			return err
+			return true, err
 		}
 		fn(n.Payload)
 	}
