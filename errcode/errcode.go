@@ -33,15 +33,6 @@ func Of(err error) Code {
 	if errors.As(err, &c) {
 		return c.ErrorCode()
 	}
-	// A database that refuses the text it was given (PostgreSQL stores
-	// no NUL character, nor bytes that are not UTF-8): the input's fault.
-	var st interface{ SQLState() string }
-	if errors.As(err, &st) {
-		switch st.SQLState() {
-		case "22021", "22P05": // character_not_in_repertoire, untranslatable_character
-			return Invalid
-		}
-	}
 	return Internal
 }
 

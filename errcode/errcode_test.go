@@ -16,8 +16,6 @@ func TestOf(t *testing.T) {
 		{New(Invalid, "question", "must not be empty"), Invalid},
 		{fmt.Errorf("wrapped: %w", New(Conflict, "", "already running")), Conflict},
 		{errors.New("disk on fire"), Internal},
-		{fmt.Errorf("research %q: %w", "a\x00b", sqlState("22021")), Invalid},
-		{fmt.Errorf("save: %w", sqlState("23505")), Internal},
 		{nil, Internal},
 	}
 	for _, tc := range cases {
@@ -33,9 +31,3 @@ func TestOf(t *testing.T) {
 		t.Fatalf("field %q, message %q", Field(e), e)
 	}
 }
-
-// sqlState is a database error with a SQLSTATE, as drivers' errors have.
-type sqlState string
-
-func (s sqlState) Error() string    { return "ERROR (SQLSTATE " + string(s) + ")" }
-func (s sqlState) SQLState() string { return string(s) }

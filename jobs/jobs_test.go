@@ -335,4 +335,8 @@ func TestGivenUpWhenItsFailureCannotBeRecorded(t *testing.T) {
 	if ids, err := st.ResearchRunnable(context.Background(), now.Add(time.Hour), 10); err != nil || len(ids) != 0 {
 		t.Fatalf("runnable after it was given up: %v %v", ids, err)
 	}
+	// Read, it says it failed and why, though its state was not changed.
+	if got, err := research.Load(context.Background(), st, r.ID); err != nil || got.Status != research.StatusFailed || !strings.Contains(got.Error, "given up") {
+		t.Fatalf("read after it was given up: %+v %v", got, err)
+	}
 }

@@ -113,10 +113,12 @@ func (w *researchWorker) Work(ctx context.Context, job *river.Job[ResearchArgs])
 		// The last attempt: the research says why it stopped.
 		cause := fmt.Errorf("gave up after %d attempts; the last: %w", job.Attempt, err)
 		fctx := context.WithoutCancel(ctx)
-		if _, ferr := q.opt.Research.Fail(fctx, id, cause); ferr != nil && !errors.Is(ferr, store.ErrBusy) {
+		if _, ferr := q.opt.Research.Fail(fctx, id, cause); ferr != nil && !errors.Is(ferr, store.ErrBusy) && !store.Transient(ferr) {
 			// Its state cannot be read or written: marked failed in its
 			// status alone, or the requeue would queue it again, and
-			// again, for ever.
+			// again, for ever. (Not while the database is away: the
+			// requeue brings it back, and its next last attempt records
+			// its failure.)
 			q.log.Error("research: record the last attempt's failure; marking it failed", "research", id, "err", ferr)
 			if gerr := q.giveUp(fctx, id); gerr != nil {
 				q.log.Error("research: mark it failed", "research", id, "err", gerr)

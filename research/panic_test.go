@@ -3,8 +3,9 @@ package research_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -137,24 +138,32 @@ func TestPanicBeforeTheRunLeavesNoGoroutine(t *testing.T) {
 }
 
 // cancelPanics is a store whose check for a cancel asked elsewhere panics
-// from its second call on (the first is the runner's, before the run).
+// once the research's search has begun (the runner's own check, before
+// the run, passes).
 type cancelPanics struct {
 	store.Store
-	calls *atomic.Int64
+	searching <-chan struct{}
 }
 
 func (c cancelPanics) ResearchCancelRequested(ctx context.Context, id string) (bool, error) {
-	if c.calls.Add(1) > 1 {
+	select {
+	case <-c.searching:
 		panic("cancel check exploded")
+	default:
 	}
 	return c.Store.ResearchCancelRequested(ctx, id)
 }
 
-// waitSource answers once its search is cancelled.
-type waitSource struct{}
+// waitSource says when its first search begins, and answers once that
+// search is cancelled.
+type waitSource struct {
+	once      *sync.Once
+	searching chan struct{}
+}
 
 func (waitSource) Name() string { return "web" }
-func (waitSource) Search(ctx context.Context, _ string, _ int) ([]search.Result, error) {
+func (w waitSource) Search(ctx context.Context, _ string, _ int) ([]search.Result, error) {
+	w.once.Do(func() { close(w.searching) })
 	<-ctx.Done()
 	return nil, context.Cause(ctx)
 }
@@ -164,10 +173,31 @@ func (waitSource) Search(ctx context.Context, _ string, _ int) ([]search.Result,
 // research, with the panic's message, and not the process.
 func TestLeaseWatchPanicFailsItsResearch(t *testing.T) {
 	t.Parallel()
-	st := cancelPanics{researchtest.Store(t), new(atomic.Int64)}
-	rn := &research.Runner{Engine: offline.Engine{}, Sources: []search.Source{waitSource{}}, Store: st}
+	src := waitSource{once: new(sync.Once), searching: make(chan struct{})}
+	st := cancelPanics{researchtest.Store(t), src.searching}
+	rn := &research.Runner{Engine: offline.Engine{}, Sources: []search.Source{src}, Store: st}
 	r, err := rn.Start(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: "quick"})
 	if err == nil || r == nil || r.Status == research.StatusCompleted || !strings.Contains(err.Error()+r.Error, "cancel check exploded") {
 		t.Fatalf("research ended %v: %v", r, err)
+	}
+}
+
+// TestFailRecordsTheCause: Fail stores the research failed with the cause
+// as its error, and reports no error once that is stored.
+func TestFailRecordsTheCause(t *testing.T) {
+	t.Parallel()
+	st := researchtest.Store(t)
+	rn := &research.Runner{Engine: offline.Engine{}, Store: st}
+	r, err := rn.Create(context.Background(), "What is alpha?", research.Options{Sources: []string{"web"}, Level: "quick"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := rn.Fail(context.Background(), r.ID, errors.New("every attempt failed"))
+	if err != nil || got.Status != research.StatusFailed || got.Error != "every attempt failed" {
+		t.Fatalf("Fail = %+v, %v", got, err)
+	}
+	stored, err := research.Load(context.Background(), st, r.ID)
+	if err != nil || stored.Status != research.StatusFailed || stored.Error != "every attempt failed" {
+		t.Fatalf("stored: %+v, %v", stored, err)
 	}
 }

@@ -351,13 +351,19 @@ func (x *run) fail(ctx context.Context, err error) (*Research, error) {
 }
 
 func (x *run) end(ctx context.Context, status string, err error) (*Research, error) {
-	x.r.Error = err.Error()
-	x.r.FailedStage = orDefault(x.r.Stage, StagePlanning)
-	x.r.Timings.Total += x.rn.now().Sub(x.started).Seconds()
-	if cerr := x.finalize(status, StageFailed); cerr != nil {
+	if cerr := x.recordEnd(status, err); cerr != nil {
 		x.logger.Error("checkpoint after failure", "err", cerr)
 	}
 	return x.r, err
+}
+
+// recordEnd ends the run with status and err as its error, and returns the
+// error of storing that (nil once it is stored).
+func (x *run) recordEnd(status string, err error) error {
+	x.r.Error = err.Error()
+	x.r.FailedStage = orDefault(x.r.Stage, StagePlanning)
+	x.r.Timings.Total += x.rn.now().Sub(x.started).Seconds()
+	return x.finalize(status, StageFailed)
 }
 
 var (

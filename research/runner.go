@@ -507,7 +507,8 @@ func (rn *Runner) Fail(ctx context.Context, id string, cause error) (*Research, 
 	}
 	x := rn.newRun(r, seq)
 	defer x.abandon()
-	return x.finish(x.end(hctx, StatusFailed, cause))
+	// The error is that of recording the failure, not the failure.
+	return x.finish(x.r, x.recordEnd(StatusFailed, cause))
 }
 
 // Load reads a stored research.
@@ -519,6 +520,14 @@ func Load(ctx context.Context, st store.ResearchStore, id string) (*Research, er
 	var r Research
 	if err := json.Unmarshal(rec.State, &r); err != nil {
 		return nil, fmt.Errorf("research %s: stored state: %w", id, err)
+	}
+	if rec.Status == StatusFailed && (r.Status == StatusPending || r.Status == StatusProcessing) {
+		// Given up by its job queue (store.ResearchGiveUp): its state
+		// could not record the failure, its status did.
+		r.Status = StatusFailed
+		if r.Error == "" {
+			r.Error = "given up: every attempt failed, and recording why failed too (the server's log has the details)"
+		}
 	}
 	return &r, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 
@@ -185,7 +186,82 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 		}
 		return badRequest("body", "must hold one JSON object and nothing after it")
 	}
+	if field := nulField(reflect.ValueOf(v), ""); field != "" {
+		// No id, name or text holds one, and PostgreSQL cannot store it.
+		return invalid(field, "must not contain a NUL character")
+	}
 	return nil
+}
+
+// nulField is the JSON name of the first string under v that holds a NUL
+// character ("thread_id", "pipelines[0]", "settings.prompt"), or "".
+func nulField(v reflect.Value, path string) string {
+	switch v.Kind() {
+	case reflect.String:
+		if strings.ContainsRune(v.String(), 0) {
+			return orBody(path)
+		}
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			return nulField(v.Elem(), path)
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Uint8 {
+			return "" // bytes (json.RawMessage) are not text
+		}
+		for i := range v.Len() {
+			if f := nulField(v.Index(i), fmt.Sprintf("%s[%d]", path, i)); f != "" {
+				return f
+			}
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			key := fmt.Sprint(it.Key().Interface())
+			if strings.ContainsRune(key, 0) {
+				return orBody(path)
+			}
+			if f := nulField(it.Value(), joinField(path, key)); f != "" {
+				return f
+			}
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			sf := t.Field(i)
+			if !sf.IsExported() {
+				continue
+			}
+			name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+			if name == "-" {
+				continue
+			}
+			fieldPath := path // an embedded struct's fields are its parent's
+			if !sf.Anonymous || name != "" {
+				if name == "" {
+					name = sf.Name
+				}
+				fieldPath = joinField(path, name)
+			}
+			if f := nulField(v.Field(i), fieldPath); f != "" {
+				return f
+			}
+		}
+	}
+	return ""
+}
+
+func joinField(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+func orBody(path string) string {
+	if path == "" {
+		return "body"
+	}
+	return path
 }
 
 func decodeError(err error) error {

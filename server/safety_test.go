@@ -602,9 +602,9 @@ func TestModelEndpointGuard(t *testing.T) {
 	}
 }
 
-// TestNULInRequest: a NUL character in a path, a query value or an id in
-// a body is the client's error, named, on PostgreSQL too (which cannot
-// store or compare one), never a 500.
+// TestNULInRequest: a NUL character in a path, a query value or a body's
+// string is the client's error, naming where it is, on PostgreSQL too
+// (which cannot store or compare one), never a 500.
 func TestNULInRequest(t *testing.T) {
 	e := start(t, envOptions{postgres: true})
 	for _, tc := range []struct{ path, field string }{
@@ -622,8 +622,22 @@ func TestNULInRequest(t *testing.T) {
 			t.Errorf("GET %s: field %q, %q", tc.path, field, msg)
 		}
 	}
-	r := e.postBad("/v1/researches", map[string]any{"question": "Who was Verdi?", "sources": []string{"kb:wiki"}, "thread_id": "a\x00b"})
-	if r.Status >= 500 {
-		t.Errorf("a thread id with a NUL: %d %s, want a client error", r.Status, r.Body)
+	for _, tc := range []struct {
+		path  string
+		body  map[string]any
+		field string
+	}{
+		{"/v1/researches", map[string]any{"question": "Who was Verdi?", "sources": []string{"kb:wiki"}, "thread_id": "a\x00b"}, "thread_id"},
+		{"/v1/researches", map[string]any{"question": "Who was Verdi?", "sources": []string{"kb:wiki", "kb:a\x00b"}}, "sources[1]"},
+		{"/v1/evaluations", map[string]any{"pipelines": []string{"a\x00b"}}, "pipelines[0]"},
+	} {
+		r := e.postBad(tc.path, tc.body)
+		if r.Status != http.StatusUnprocessableEntity {
+			t.Errorf("POST %s %v: %d %s, want 422", tc.path, tc.body, r.Status, r.Body)
+			continue
+		}
+		if _, field, msg := r.apiErr(t); field != tc.field || !strings.Contains(msg, "NUL") {
+			t.Errorf("POST %s: field %q, %q; want %q", tc.path, field, msg, tc.field)
+		}
 	}
 }

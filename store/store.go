@@ -499,7 +499,8 @@ type ResearchStore interface {
 	// ResearchGiveUp marks a research still pending or processing failed
 	// in its status alone, its state left as it is: one whose state cannot
 	// be read or written, so that no process takes it up again. Nothing
-	// when it has ended; ErrNotFound if there is none.
+	// when it has ended or a process holds its lease at at; ErrNotFound
+	// if there is none.
 	ResearchGiveUp(ctx context.Context, id string, at time.Time) error
 }
 

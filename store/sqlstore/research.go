@@ -242,10 +242,11 @@ func (s *DB) ResearchRunnable(ctx context.Context, now time.Time, limit int) ([]
 	})
 }
 
-// ResearchGiveUp marks a research still pending or processing failed, in
-// its status column alone.
+// ResearchGiveUp marks a research still pending or processing, and run by
+// no process, failed, in its status column alone.
 func (s *DB) ResearchGiveUp(ctx context.Context, id string, at time.Time) error {
-	res, err := s.SQL.ExecContext(ctx, s.q(`UPDATE researches SET status = 'failed', updated_at = ? WHERE id = ? AND status IN ('pending', 'processing')`), s.tm(at), id)
+	res, err := s.SQL.ExecContext(ctx, s.q(`UPDATE researches SET status = 'failed', updated_at = ?
+		WHERE id = ? AND status IN ('pending', 'processing') AND (lease_until IS NULL OR lease_until < ?)`), s.tm(at), id, s.tm(at))
 	if err != nil {
 		return fmt.Errorf("research give up %q: %w", id, err)
 	}
@@ -260,7 +261,7 @@ func (s *DB) ResearchGiveUp(ctx context.Context, id string, at time.Time) error 
 	} else if err != nil {
 		return fmt.Errorf("research give up %q: %w", id, err)
 	}
-	return nil // it had ended
+	return nil // it had ended, or another process runs it
 }
 
 // ResearchLastSeq returns the last event's sequence number, 0 if none.

@@ -223,9 +223,16 @@ func researches(t *testing.T, open Opener) {
 	if ids, _ := s.ResearchRunnable(ctx, now.Add(2*time.Minute), 1); len(ids) != 1 {
 		t.Fatalf("limit: %v", ids)
 	}
-	// Given up: no longer runnable, failed in the list, its state kept;
-	// one that has ended stays as it ended.
-	if err := s.ResearchGiveUp(ctx, "r-1", now); err != nil {
+	// Given up: not while a process holds its lease; then no longer
+	// runnable, failed in the list, its state kept; one that has ended
+	// stays as it ended.
+	if err := s.ResearchGiveUp(ctx, "r-2", now); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.ResearchGet(ctx, "r-2"); got.Status != "pending" {
+		t.Fatalf("given up while its lease was held: %s", got.Status)
+	}
+	if err := s.ResearchGiveUp(ctx, "r-1", now.Add(2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if ids, _ := s.ResearchRunnable(ctx, now.Add(2*time.Minute), 10); len(ids) != 1 || ids[0] != "r-2" {
