@@ -269,7 +269,7 @@ func (c *Crawler) countFailures(ctx context.Context, kbID int64, st *stats) erro
 			continue
 		}
 		if stale {
-			c.logger().Warn("page marked stale", "url", u)
+			c.logger().Warn("page marked stale", "url", redacted(u))
 		}
 	}
 	return err
@@ -311,7 +311,7 @@ func (c *Crawler) sitemapURLs(ctx context.Context, seed *url.URL) []string {
 			}
 			sm, err := c.sitemap(ctx, m)
 			if err != nil {
-				c.logger().Debug("no sitemap", "url", m, "err", err)
+				c.logger().Debug("no sitemap", "url", redacted(m), "err", err)
 				continue
 			}
 			pages = append(pages, sm.Pages...)
@@ -401,7 +401,7 @@ func (w *writer) flush(ctx context.Context) error {
 		for _, p := range rep.Failed {
 			w.st.failed++
 			w.st.crawled--
-			w.c.logger().Info("page not indexed", "url", p.Origin, "reason", p.Reason)
+			w.c.logger().Info("page not indexed", "url", redacted(p.Origin), "reason", p.Reason)
 		}
 	}
 	if err != nil {
@@ -442,8 +442,6 @@ func scopePath(seed *url.URL, wholeHost bool) string {
 	return p[:strings.LastIndex(p, "/")+1]
 }
 
-// normalize gives a page one spelling: lower-case scheme and host, no
-// default port, no fragment, "/" for an empty path.
 // shown is u normalised, with its user and secret query values redacted
 // (fetch.Redact): for the crawl's log, errors and the process's log.
 func shown(u *url.URL) string {
@@ -463,6 +461,8 @@ func redacted(raw string) string {
 	return fetch.Redact(u)
 }
 
+// normalize gives a page one spelling: lower-case scheme and host, no
+// default port, no fragment, "/" for an empty path.
 func normalize(u *url.URL) string {
 	c := *u
 	c.Scheme = strings.ToLower(c.Scheme)

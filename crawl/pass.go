@@ -259,7 +259,7 @@ func (p *pass) place(r outcome) (string, bool) {
 	if !r.page.NotModified && r.page.Doc.Text != "" {
 		h := sha256.Sum256([]byte(r.page.Doc.Text))
 		if first, ok := p.sameText[h]; ok {
-			p.c.logger().Info("page repeats another one's text; kept once", "url", final, "as", first)
+			p.c.logger().Info("page repeats another one's text; kept once", "url", redacted(final), "as", redacted(first))
 			p.done[final] = true
 			return "", false
 		}

@@ -464,11 +464,14 @@ func ParseURL(raw string) (*url.URL, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		// url.Parse's error quotes the URL whole, a password included.
-		if ue, ok := errors.AsType[*url.Error](err); ok {
-			err = ue.Err
+		// url.Parse's error quotes the URL whole and its parts (a
+		// password read as a port), so the reason is given only for a
+		// URL without a user.
+		rule := "does not parse"
+		if ue, ok := errors.AsType[*url.Error](err); ok && !strings.Contains(raw, "@") {
+			rule += ": " + ue.Err.Error()
 		}
-		return nil, &URLError{URL: RedactRaw(raw), Rule: "does not parse: " + err.Error()}
+		return nil, &URLError{URL: RedactRaw(raw), Rule: rule}
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return nil, &URLError{URL: Redact(u), Rule: "must start with http:// or https://"}
@@ -489,29 +492,37 @@ func (e *URLError) Error() string { return fmt.Sprintf("url %q %s", e.URL, e.Rul
 // ErrorCode implements errcode.Coder: a URL given is invalid input.
 func (e *URLError) ErrorCode() errcode.Code { return errcode.Invalid }
 
-// userInfo is the user and password of a URL that does not parse.
-var userInfo = regexp.MustCompile(`//[^/?#]*@`)
+// userInfo is the user and password of a URL that does not parse: all
+// up to its last "@" (a password may hold a "/" that ends the host).
+var userInfo = regexp.MustCompile(`//.*@`)
 
 // secretParam reports whether a query parameter's value is secret by its
-// name: a key, a token, a signature, a password, a credential — also as
-// part of a longer name (access_token, client_secret, X-Amz-Signature,
-// X-Amz-Credential, private_token, sessionid).
+// name: a key, a token, a signature, a password, an authorization, a
+// credential — also as part of a longer name (access_token,
+// client_secret, X-Amz-Signature, X-Amz-Credential, private_token,
+// sessionid, pwd, authorization). A few innocent names (author,
+// passage) are redacted too, which costs a log line its detail only.
 func secretParam(name string) bool {
 	name = strings.ToLower(name)
-	for _, s := range []string{"token", "secret", "signature", "password", "passwd", "credential", "apikey", "api_key", "api-key", "session"} {
+	for _, s := range []string{"token", "secret", "signature", "pass", "pwd", "auth", "credential", "apikey", "api_key", "api-key", "session"} {
 		if strings.Contains(name, s) {
 			return true
 		}
 	}
-	return name == "key" || name == "sig" || name == "auth" || strings.HasSuffix(name, "_key") || strings.HasSuffix(name, "-key")
+	return name == "key" || name == "sig" || strings.HasSuffix(name, "_key") || strings.HasSuffix(name, "-key")
 }
 
 // RedactRaw is Redact for a URL given as text; one that does not parse is
 // shown without its user and password.
 func RedactRaw(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil {
+	switch {
+	case err != nil:
 		return userInfo.ReplaceAllString(raw, "//REDACTED@")
+	case u.Opaque != "" && strings.Contains(u.Opaque, "@"):
+		// "user:password@host/v1", its scheme left out, reads as the
+		// scheme "user" and the opaque "password@host/v1".
+		return "REDACTED@" + u.Opaque[strings.LastIndex(u.Opaque, "@")+1:]
 	}
 	return Redact(u)
 }

@@ -454,9 +454,18 @@ func TestRedactNames(t *testing.T) {
 	if strings.Contains(got, "pw") || !strings.Contains(got, "q=kept") || !strings.Contains(got, "keyword=kept") || !strings.Contains(got, "page=2") {
 		t.Errorf("Redact = %s", got)
 	}
-	// A URL that does not parse keeps its password out of the error.
-	_, err = ParseURL("https://user:hunter2@exa mple.com/%zz")
-	if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "does not parse") {
-		t.Errorf("ParseURL = %v, want a parse error without the password", err)
+	u, _ = url.Parse("https://example.com/?authorization=s8&pwd=s9")
+	if got := Redact(u); strings.Contains(got, "s8") || strings.Contains(got, "s9") {
+		t.Errorf("Redact = %s", got)
+	}
+	// A URL that does not parse, or parses oddly, keeps its password out.
+	for _, raw := range []string{"https://user:hunter2@exa mple.com/%zz", "https://u:hunter2/x@host/"} {
+		_, err = ParseURL(raw)
+		if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "does not parse") {
+			t.Errorf("ParseURL(%q) = %v, want a parse error without the password", raw, err)
+		}
+	}
+	if got := RedactRaw("admin:hunter2@llm.internal:8000/v1"); strings.Contains(got, "hunter2") || !strings.Contains(got, "llm.internal:8000/v1") {
+		t.Errorf("RedactRaw of a URL without its scheme = %s", got)
 	}
 }

@@ -162,16 +162,24 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 // "answer" event (the whole response) or an "error" event. A model that
 // fails is a 502 with the timings spent.
 func (s *Server) generate(w http.ResponseWriter, r *http.Request) error {
-	var req console.GenerateRequest
-	if err := s.decode(w, r, &req); err != nil {
+	var body struct {
+		console.GenerateRequest
+		TopK *int `json:"top_k"` // given as 0, refused, not read as the default
+	}
+	if err := s.decode(w, r, &body); err != nil {
 		return err
 	}
+	req := body.GenerateRequest
 	if req.Pipeline != "" && req.Pipeline != r.PathValue("id") {
 		return invalid("pipeline_id", "must be empty or the pipeline of the path")
 	}
 	req.Pipeline = r.PathValue("id")
-	if req.TopK == 0 {
-		req.TopK = 5
+	req.TopK = 5
+	if body.TopK != nil {
+		if err := console.CheckTopK(*body.TopK); err != nil {
+			return err
+		}
+		req.TopK = *body.TopK
 	}
 	// Bad input is a 4xx before a chat is started or a stream begins.
 	if err := req.Check(); err != nil {

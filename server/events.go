@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -136,7 +137,7 @@ func (s *Server) sseEvents(w http.ResponseWriter, r *http.Request, id string, af
 	if write("retry: 2000\n\n") != nil {
 		return
 	}
-	defer heartbeat(ctx, s.opt.Heartbeat, func(context.Context) { _ = write(": keep-alive\n\n") })()
+	defer heartbeat(ctx, s.opt.Heartbeat, s.log, func(context.Context) { _ = write(": keep-alive\n\n") })()
 	last := after
 	err := s.app.Watch(ctx, id, after, func(e store.ResearchEvent) error {
 		if err := write(fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Type, e.Data)); err != nil {
@@ -178,7 +179,7 @@ func (s *Server) websocketEvents(w http.ResponseWriter, r *http.Request, id stri
 	c.SetReadLimit(4096)
 	ctx, done := s.streamContext(c.CloseRead(r.Context()))
 	defer done()
-	defer heartbeat(ctx, s.opt.Heartbeat, func(ctx context.Context) {
+	defer heartbeat(ctx, s.opt.Heartbeat, s.log, func(ctx context.Context) {
 		pctx, cancel := context.WithTimeout(ctx, s.opt.WriteTimeout)
 		defer cancel()
 		_ = c.Ping(pctx)
@@ -209,7 +210,7 @@ func (s *Server) websocketEvents(w http.ResponseWriter, r *http.Request, id stri
 // stop: the heartbeat ends with the handler however it ends (a panic
 // included), not only when the stream's context does — a deferred wait
 // alone would wait for ever on a beat nothing had stopped.
-func heartbeat(ctx context.Context, every time.Duration, beat func(context.Context)) (stop func()) {
+func heartbeat(ctx context.Context, every time.Duration, log *slog.Logger, beat func(context.Context)) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -220,8 +221,10 @@ func heartbeat(ctx context.Context, every time.Duration, beat func(context.Conte
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if safe.Do(func() { beat(ctx) }) != nil {
-					return // a beat that panics beats no more; the stream goes on
+				if err := safe.Do(func() { beat(ctx) }); err != nil {
+					// A beat that panics beats no more; the stream goes on.
+					log.Error("stream heartbeat panicked", "err", err, "stack", string(safe.Stack(err)))
+					return
 				}
 			}
 		}

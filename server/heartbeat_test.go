@@ -1,7 +1,10 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,7 +19,7 @@ func TestHeartbeatEndsWithItsHandler(t *testing.T) {
 	var beats atomic.Int64
 	recovered := func() (v any) {
 		defer func() { v = recover() }()
-		defer heartbeat(ctx, time.Millisecond, func(context.Context) { beats.Add(1) })()
+		defer heartbeat(ctx, time.Millisecond, slog.New(slog.DiscardHandler), func(context.Context) { beats.Add(1) })()
 		for beats.Load() < 3 {
 			time.Sleep(time.Millisecond)
 		}
@@ -32,12 +35,13 @@ func TestHeartbeatEndsWithItsHandler(t *testing.T) {
 	}
 
 	var panicked atomic.Int64
-	stop := heartbeat(ctx, time.Millisecond, func(context.Context) { panicked.Add(1); panic("beat failed") })
+	var logs bytes.Buffer
+	stop := heartbeat(ctx, time.Millisecond, slog.New(slog.NewTextHandler(&logs, nil)), func(context.Context) { panicked.Add(1); panic("beat failed") })
 	for panicked.Load() == 0 {
 		time.Sleep(time.Millisecond)
 	}
 	stop()
-	if got := panicked.Load(); got != 1 {
-		t.Fatalf("a panicking beat ran %d times, want 1", got)
+	if got := panicked.Load(); got != 1 || !strings.Contains(logs.String(), "beat failed") {
+		t.Fatalf("a panicking beat ran %d times, want 1, logged: %s", got, logs.String())
 	}
 }

@@ -821,6 +821,11 @@ func walkConsole(t *testing.T, e *env) {
 	if _, _, msg := r.apiErr(t); msg != "Invalid vLLM endpoint URL" {
 		t.Fatalf("endpoint: %s", msg)
 	}
+	r = e.postBad("/v1/pipelines/wiki-test/generate", map[string]any{"query": "q", "model_config": model, "top_k": 0})
+	want(t, r, 422)
+	if _, field, msg := r.apiErr(t); field != "top_k" || msg != "Top K must be between 1 and 20" {
+		t.Fatalf("top_k 0: %s %s", field, msg)
+	}
 	want(t, e.post("/v1/pipelines/999/generate", map[string]any{"query": "q", "model_config": model}), 404)
 	// A model that is down: 502 with the timings.
 	down := httptest.NewServer(http.NotFoundHandler())

@@ -167,9 +167,9 @@ func (s *DB) SourcePutBatch(ctx context.Context, kbID int64, puts []store.Source
 const sourceRows = 500
 
 // upsertSources writes the sources of puts, many to a statement, in the
-// order of their URLs, and returns each put's source id. The same URL twice in a batch is one
-// source, written as the later put has it, as one put after the other
-// would leave it.
+// order of their URLs, and returns each put's source id. The same URL
+// twice in a batch is one source, written as the later put has it, as one
+// put after the other would leave it.
 func (s *DB) upsertSources(ctx context.Context, tx *sql.Tx, kbID int64, puts []store.SourcePut) ([]int64, error) {
 	last := map[string]int{} // URL → its last put
 	var order []int          // the puts written, each URL once
