@@ -1,7 +1,6 @@
 package crawl
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/quarryhq/quarry/embed"
 	"github.com/quarryhq/quarry/fetch"
+	"github.com/quarryhq/quarry/internal/logbuf"
 	"github.com/quarryhq/quarry/internal/testpg"
 	"github.com/quarryhq/quarry/kb"
 	"github.com/quarryhq/quarry/store"
@@ -629,7 +629,7 @@ func TestCrawlTrace(t *testing.T) {
 func TestSecretInSeedNotLogged(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	b.crawler.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s := newSite(t)
 	s.set("/", html("Home"))
@@ -651,22 +651,4 @@ func TestSecretInSeedNotLogged(t *testing.T) {
 	if !strings.Contains(stored[0].URL, "access_token=REDACTED") || !strings.Contains(stored[0].URL, "lang=en") {
 		t.Errorf("crawl log url = %s, want the seed with its token redacted", stored[0].URL)
 	}
-}
-
-// syncBuffer is a bytes.Buffer a crawl's goroutines log to at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -1,15 +1,14 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/quarryhq/quarry/internal/logbuf"
 	"github.com/quarryhq/quarry/store"
 )
 
@@ -22,7 +21,7 @@ func (panicky) Store(context.Context) (store.Store, error) { panic("store explod
 // fails that call, with the panic in the server's log and not in the
 // result, and the server goes on answering.
 func TestPanicIsTheCallsFailure(t *testing.T) {
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	srv := New(panicky{}, "test", slog.New(slog.NewTextHandler(&logs, nil)))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -55,22 +54,4 @@ func TestPanicIsTheCallsFailure(t *testing.T) {
 	if got := logs.String(); strings.Count(got, "store exploded") != 3 || !strings.Contains(got, "mcpserver.panicky.Store") {
 		t.Fatalf("log = %s, want each panic with its stack", got)
 	}
-}
-
-// syncBuffer is a bytes.Buffer the server's goroutines write to at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
