@@ -68,8 +68,11 @@ func Watch(ctx context.Context, st store.ResearchStore, id string, opt WatchOpti
 			return &store.ValidationError{Field: "after", Rule: fmt.Sprintf("research %s has %d events so far; after must be at most that", id, n)}
 		}
 	}
-	if w.last == opt.After && opt.Ended != nil && opt.Ended(rec.Status) {
-		return nil // nothing new: a research that has ended has nothing more to say
+	if !w.ended && opt.Ended != nil && opt.Ended(rec.Status) {
+		// It had ended when the watch began and all it stored has been
+		// delivered: it has nothing more to say (a research given up by
+		// its job queue ends so without a last event).
+		return nil
 	}
 	return w.follow(ctx, poll)
 }

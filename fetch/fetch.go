@@ -18,7 +18,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -460,7 +459,8 @@ func ParseURL(raw string) (*url.URL, error) {
 		return nil, &URLError{URL: raw, Rule: "is empty"}
 	}
 	if len(raw) > 2048 {
-		return nil, &URLError{URL: raw[:64] + "…", Rule: "is longer than 2048 characters"}
+		shown := []rune(RedactRaw(raw))
+		return nil, &URLError{URL: string(shown[:min(len(shown), 64)]) + "…", Rule: "is longer than 2048 characters"}
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -474,10 +474,10 @@ func ParseURL(raw string) (*url.URL, error) {
 		return nil, &URLError{URL: RedactRaw(raw), Rule: rule}
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, &URLError{URL: Redact(u), Rule: "must start with http:// or https://"}
+		return nil, &URLError{URL: RedactRaw(raw), Rule: "must start with http:// or https://"}
 	}
 	if u.Hostname() == "" {
-		return nil, &URLError{URL: Redact(u), Rule: "has no host"}
+		return nil, &URLError{URL: RedactRaw(raw), Rule: "has no host"}
 	}
 	return u, nil
 }
@@ -491,10 +491,6 @@ func (e *URLError) Error() string { return fmt.Sprintf("url %q %s", e.URL, e.Rul
 
 // ErrorCode implements errcode.Coder: a URL given is invalid input.
 func (e *URLError) ErrorCode() errcode.Code { return errcode.Invalid }
-
-// userInfo is the user and password of a URL that does not parse: all
-// up to its last "@" (a password may hold a "/" that ends the host).
-var userInfo = regexp.MustCompile(`//.*@`)
 
 // secretParam reports whether a query parameter's value is secret by its
 // name: a key, a token, a signature, a password, an authorization, a
@@ -516,15 +512,35 @@ func secretParam(name string) bool {
 // shown without its user and password.
 func RedactRaw(raw string) string {
 	u, err := url.Parse(raw)
-	switch {
-	case err != nil:
-		return userInfo.ReplaceAllString(raw, "//REDACTED@")
-	case u.Opaque != "" && strings.Contains(u.Opaque, "@"):
-		// "user:password@host/v1", its scheme left out, reads as the
-		// scheme "user" and the opaque "password@host/v1".
-		return "REDACTED@" + u.Opaque[strings.LastIndex(u.Opaque, "@")+1:]
+	if err == nil && u.Opaque == "" {
+		return Redact(u)
 	}
-	return Redact(u)
+	// Text that does not parse, or parses oddly ("user:password@host/v1",
+	// its scheme left out, reads as the scheme "user"): all up to its last
+	// "@" is taken for a user and a password (a password may hold a "/"),
+	// and the secret parameters of its query are blanked.
+	s := raw
+	if i := strings.LastIndex(s, "@"); i >= 0 {
+		scheme := ""
+		if j := strings.Index(s[:i], "://"); j >= 0 {
+			scheme = s[:j+3]
+		}
+		s = scheme + "REDACTED@" + s[i+1:]
+	}
+	if q := strings.IndexByte(s, '?'); q >= 0 {
+		params := strings.Split(s[q+1:], "&")
+		for k, p := range params {
+			name, _, _ := strings.Cut(p, "=")
+			if n, err := url.QueryUnescape(name); err == nil {
+				name = n
+			}
+			if secretParam(name) {
+				params[k] = name + "=REDACTED"
+			}
+		}
+		s = s[:q+1] + strings.Join(params, "&")
+	}
+	return s
 }
 
 // Redact renders u with user info and the values of secret-looking query

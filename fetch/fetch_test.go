@@ -465,7 +465,14 @@ func TestRedactNames(t *testing.T) {
 			t.Errorf("ParseURL(%q) = %v, want a parse error without the password", raw, err)
 		}
 	}
-	if got := RedactRaw("admin:hunter2@llm.internal:8000/v1"); strings.Contains(got, "hunter2") || !strings.Contains(got, "llm.internal:8000/v1") {
-		t.Errorf("RedactRaw of a URL without its scheme = %s", got)
+	for _, raw := range []string{"admin:hunter2@llm.internal:8000/v1", "1user:hunter2@host/v1", "http://h/%zz?token=hunter2&q=kept"} {
+		if got := RedactRaw(raw); strings.Contains(got, "hunter2") {
+			t.Errorf("RedactRaw(%q) = %s", raw, got)
+		}
+	}
+	for _, raw := range []string{"user:hunter2@host/v1?token=x", "https://user:hunter2@example.com/" + strings.Repeat("a", 2100)} {
+		if _, err := ParseURL(raw); err == nil || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("ParseURL(%.40q) = %v, want an error without the password", raw, err)
+		}
 	}
 }

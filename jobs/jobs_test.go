@@ -335,8 +335,14 @@ func TestGivenUpWhenItsFailureCannotBeRecorded(t *testing.T) {
 	if ids, err := st.ResearchRunnable(context.Background(), now.Add(time.Hour), 10); err != nil || len(ids) != 0 {
 		t.Fatalf("runnable after it was given up: %v %v", ids, err)
 	}
-	// Read, it says it failed and why, though its state was not changed.
+	// Read, it says it failed and why, though its state was not changed;
+	// a watch delivers what it stored and returns.
 	if got, err := research.Load(context.Background(), st, r.ID); err != nil || got.Status != research.StatusFailed || !strings.Contains(got.Error, "given up") {
 		t.Fatalf("read after it was given up: %+v %v", got, err)
+	}
+	wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := research.Watch(wctx, st, r.ID, research.WatchOptions{}, func(store.ResearchEvent) error { return nil }); err != nil {
+		t.Fatalf("watching a research given up: %v, want it to return", err)
 	}
 }

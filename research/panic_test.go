@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -199,5 +200,26 @@ func TestFailRecordsTheCause(t *testing.T) {
 	stored, err := research.Load(context.Background(), st, r.ID)
 	if err != nil || stored.Status != research.StatusFailed || stored.Error != "every attempt failed" {
 		t.Fatalf("stored: %+v, %v", stored, err)
+	}
+}
+
+// TestLoadGivenUpWithUnreadableState: a research its job queue gave up on
+// because its state cannot be read reads as failed, saying why.
+func TestLoadGivenUpWithUnreadableState(t *testing.T) {
+	t.Parallel()
+	st := researchtest.Store(t)
+	now := time.Now().UTC()
+	if err := st.ResearchSave(context.Background(), store.Research{ID: "r-bad", Question: "What is alpha?", Status: research.StatusProcessing, CreatedAt: now, UpdatedAt: now, State: []byte("{not json")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := research.Load(context.Background(), st, "r-bad"); err == nil {
+		t.Fatal("an unreadable state read without an error before it was given up")
+	}
+	if err := st.ResearchGiveUp(context.Background(), "r-bad", now); err != nil {
+		t.Fatal(err)
+	}
+	got, err := research.Load(context.Background(), st, "r-bad")
+	if err != nil || got.Status != research.StatusFailed || got.Question != "What is alpha?" || !strings.Contains(got.Error, "cannot be read") {
+		t.Fatalf("given up: %+v, %v", got, err)
 	}
 }

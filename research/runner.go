@@ -519,6 +519,12 @@ func Load(ctx context.Context, st store.ResearchStore, id string) (*Research, er
 	}
 	var r Research
 	if err := json.Unmarshal(rec.State, &r); err != nil {
+		if rec.Status == StatusFailed {
+			// Given up because its state could not be read: what the
+			// record says of it.
+			return &Research{ID: rec.ID, Question: rec.Question, Status: StatusFailed, Stage: StageFailed, CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt,
+				Error: fmt.Sprintf("given up: its stored state cannot be read (%v)", err)}, nil
+		}
 		return nil, fmt.Errorf("research %s: stored state: %w", id, err)
 	}
 	if rec.Status == StatusFailed && (r.Status == StatusPending || r.Status == StatusProcessing) {

@@ -101,6 +101,11 @@ func (s *Server) errorBody(r *http.Request, err error) (int, apiError) {
 		status, body = http.StatusRequestEntityTooLarge, apiError{Code: string(errcode.TooLarge), Message: fmt.Sprintf("request body is over the limit of %d bytes", mbe.Limit)}
 	default:
 		code := errcode.Of(err)
+		if code == errcode.Internal && storeRefusedText(err) {
+			// A request's text the checks above let through (a NUL in a
+			// dataset's lines) that PostgreSQL cannot store.
+			code, err = errcode.Invalid, errors.New("a value in the request holds a character the store cannot keep (a NUL)")
+		}
 		status = statusOf(code)
 		field := fieldOf(err)
 		// The field has its own member: the message need not repeat it
@@ -193,6 +198,16 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 	return nil
 }
 
+// storeRefusedText reports a database error refusing text (PostgreSQL's
+// SQLSTATE 22021, a NUL or bytes not in the encoding, or 22P05).
+func storeRefusedText(err error) bool {
+	var st interface{ SQLState() string }
+	if errors.As(err, &st) {
+		return st.SQLState() == "22021" || st.SQLState() == "22P05"
+	}
+	return false
+}
+
 // nulField is the JSON name of the first string under v that holds a NUL
 // character ("thread_id", "pipelines[0]", "settings.prompt"), or "".
 func nulField(v reflect.Value, path string) string {
@@ -216,7 +231,7 @@ func nulField(v reflect.Value, path string) string {
 		}
 	case reflect.Map:
 		for it := v.MapRange(); it.Next(); {
-			key := fmt.Sprint(it.Key().Interface())
+			key := fmt.Sprint(it.Key()) // a reflect.Value prints its value
 			if strings.ContainsRune(key, 0) {
 				return orBody(path)
 			}
@@ -228,8 +243,8 @@ func nulField(v reflect.Value, path string) string {
 		t := v.Type()
 		for i := range t.NumField() {
 			sf := t.Field(i)
-			if !sf.IsExported() {
-				continue
+			if !sf.IsExported() && !sf.Anonymous {
+				continue // as encoding/json: an embedded struct's fields are decoded, exported or not
 			}
 			name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
 			if name == "-" {

@@ -630,6 +630,9 @@ func TestNULInRequest(t *testing.T) {
 		{"/v1/researches", map[string]any{"question": "Who was Verdi?", "sources": []string{"kb:wiki"}, "thread_id": "a\x00b"}, "thread_id"},
 		{"/v1/researches", map[string]any{"question": "Who was Verdi?", "sources": []string{"kb:wiki", "kb:a\x00b"}}, "sources[1]"},
 		{"/v1/evaluations", map[string]any{"pipelines": []string{"a\x00b"}}, "pipelines[0]"},
+		// A dataset's lines are read after the body: the store's refusal
+		// is still the request's error.
+		{"/v1/datasets", map[string]any{"name": "nul", "knowledge_base": "wiki", "questions": []map[string]any{{"question": "a\x00b", "doc_ids": []string{"w00612"}}}}, "body"},
 	} {
 		r := e.postBad(tc.path, tc.body)
 		if r.Status != http.StatusUnprocessableEntity {

@@ -54,6 +54,9 @@ func New(cfg Config) (*Client, error) {
 	if !strings.HasPrefix(cfg.BaseURL, "http://") && !strings.HasPrefix(cfg.BaseURL, "https://") {
 		return nil, errors.New("embedder base_url: must be an http(s) URL")
 	}
+	if strings.ContainsAny(cfg.BaseURL, "?#") {
+		return nil, errors.New("embedder base_url: must have no query or fragment (/embeddings is appended to it)")
+	}
 	if cfg.Model == "" {
 		return nil, errors.New("embedder model: must not be empty")
 	}

@@ -157,4 +157,7 @@ func TestConfigValidation(t *testing.T) {
 	if _, err := New(Config{}); err == nil || !strings.Contains(err.Error(), "model") {
 		t.Fatalf("missing model: %v", err)
 	}
+	if _, err := New(Config{BaseURL: "http://127.0.0.1:1/v1?key=SECRETQ", Model: "m"}); err == nil || strings.Contains(err.Error(), "SECRETQ") || !strings.Contains(err.Error(), "no query") {
+		t.Fatalf("a base url with a query: %v", err)
+	}
 }

@@ -478,9 +478,11 @@ func TestNew(t *testing.T) {
 // key in the error.
 func TestBaseURLWithAQuery(t *testing.T) {
 	t.Parallel()
-	_, err := openai.New(openai.Config{BaseURL: "http://127.0.0.1:1/v1?key=SECRETQ", Model: "m"})
-	if err == nil || strings.Contains(err.Error(), "SECRETQ") || !strings.Contains(err.Error(), "no query") {
-		t.Fatalf("err = %v, want the query refused without its key", err)
+	for _, base := range []string{"http://127.0.0.1:1/v1?key=SECRETQ", "http://127.0.0.1:1/v1?", "http://127.0.0.1:1/v1#"} {
+		_, err := openai.New(openai.Config{BaseURL: base, Model: "m"})
+		if err == nil || strings.Contains(err.Error(), "SECRETQ") || !strings.Contains(err.Error(), "no query") {
+			t.Fatalf("%s: err = %v, want the query refused without its key", base, err)
+		}
 	}
 }
 

@@ -47,7 +47,7 @@ func Resolve(name, base, defaultBase, form string, retries int, timeout time.Dur
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return Conn{}, fmt.Errorf("%s: base URL %q: want %s", name, fetch.RedactRaw(base), form)
 	}
-	if u.RawQuery != "" || u.Fragment != "" {
+	if strings.ContainsAny(base, "?#") {
 		return Conn{}, fmt.Errorf("%s: base URL %q: must have no query or fragment (the API's paths are appended to it); want %s", name, fetch.RedactRaw(base), form)
 	}
 	return Conn{BaseURL: strings.TrimRight(base, "/"), URL: u, Retries: orDefault(retries, DefaultMaxRetries), Timeout: orDefault(timeout, DefaultTimeout)}, nil
