@@ -444,13 +444,7 @@ func scopePath(seed *url.URL, wholeHost bool) string {
 
 // shown is u normalised, with its user and secret query values redacted
 // (fetch.Redact): for the crawl's log, errors and the process's log.
-func shown(u *url.URL) string {
-	n, err := url.Parse(normalize(u))
-	if err != nil {
-		return fetch.Redact(u)
-	}
-	return fetch.Redact(n)
-}
+func shown(u *url.URL) string { return redacted(normalize(u)) }
 
 // redacted is a page's URL as the process's log shows it (fetch.Redact).
 func redacted(raw string) string {

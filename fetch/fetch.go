@@ -508,6 +508,15 @@ func secretParam(name string) bool {
 	return name == "key" || name == "sig" || strings.HasSuffix(name, "_key") || strings.HasSuffix(name, "-key")
 }
 
+// RedactError hides, in the URL a *url.Error in err's chain names (an HTTP
+// client's failure), the user and secret query values, and returns err.
+func RedactError(err error) error {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		ue.URL = RedactRaw(ue.URL)
+	}
+	return err
+}
+
 // RedactRaw is Redact for a URL given as text; one that does not parse is
 // shown without its user and password.
 func RedactRaw(raw string) string {

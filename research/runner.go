@@ -111,42 +111,7 @@ func (rn *Runner) hold(ctx context.Context, id string) (context.Context, func(),
 	go func() {
 		defer wg.Done()
 		// A panic here is the research's failure, not the process's end.
-		if err := safe.Do(func() {
-			// A cancel asked from another process is seen within a poll; the
-			// lease is renewed every leaseRenew.
-			t := time.NewTicker(cancelPoll)
-			defer t.Stop()
-			renewed := time.Now()
-			for {
-				select {
-				case <-done:
-					return
-				case <-t.C:
-				}
-				if c, err := rn.Store.ResearchCancelRequested(ctx, id); err == nil && c {
-					cancel(ErrCanceled)
-					return
-				}
-				if time.Since(renewed) < leaseRenew {
-					continue
-				}
-				now, err := rn.Store.Now(ctx)
-				if err == nil {
-					err = rn.Store.ResearchClaim(ctx, id, owner, now, now.Add(leaseTTL))
-				}
-				switch {
-				case err == nil:
-					renewed = time.Now()
-				case store.Transient(err):
-					// The database is away (a restart): try again at the next
-					// poll, well inside the lease's time.
-					rn.logger().Warn("renew research lease: the store is unreachable", "research", id, "err", err)
-				case ctx.Err() == nil:
-					cancel(fmt.Errorf("%w: %w", errLostLease, err))
-					return
-				}
-			}
-		}); err != nil {
+		if err := safe.Do(func() { rn.watchLease(ctx, id, owner, done, cancel) }); err != nil {
 			cancel(err)
 		}
 	}()
@@ -482,6 +447,44 @@ func (rn *Runner) Requeue(ctx context.Context, id string) (*Research, error) {
 	defer x.abandon()
 	x.setStatus(StatusProcessing, orDefault(r.FailedStage, orDefault(r.Stage, StagePlanning)))
 	return x.finish(r, x.checkpoint(hctx))
+}
+
+// watchLease polls a held research until done closes: a cancel asked from
+// another process cancels it within a poll, and its lease is renewed
+// every leaseRenew (a lease lost cancels it too).
+func (rn *Runner) watchLease(ctx context.Context, id, owner string, done <-chan struct{}, cancel context.CancelCauseFunc) {
+	t := time.NewTicker(cancelPoll)
+	defer t.Stop()
+	renewed := time.Now()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		if c, err := rn.Store.ResearchCancelRequested(ctx, id); err == nil && c {
+			cancel(ErrCanceled)
+			return
+		}
+		if time.Since(renewed) < leaseRenew {
+			continue
+		}
+		now, err := rn.Store.Now(ctx)
+		if err == nil {
+			err = rn.Store.ResearchClaim(ctx, id, owner, now, now.Add(leaseTTL))
+		}
+		switch {
+		case err == nil:
+			renewed = time.Now()
+		case store.Transient(err):
+			// The database is away (a restart): try again at the next
+			// poll, well inside the lease's time.
+			rn.logger().Warn("renew research lease: the store is unreachable", "research", id, "err", err)
+		case ctx.Err() == nil:
+			cancel(fmt.Errorf("%w: %w", errLostLease, err))
+			return
+		}
+	}
 }
 
 // Fail ends a research failed with cause unless it has ended already: its

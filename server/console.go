@@ -137,6 +137,19 @@ func (s *Server) deletePipeline(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// consoleTopK is a console request's top_k: 5 when it is not given; one
+// given must be in the seed's range, 0 included, rather than read as the
+// default.
+func consoleTopK(v *int) (int, error) {
+	if v == nil {
+		return 5, nil
+	}
+	if err := console.CheckTopK(*v); err != nil {
+		return 0, err
+	}
+	return *v, nil
+}
+
 func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		Query string `json:"query"`
@@ -145,12 +158,9 @@ func (s *Server) retrieve(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
-	topK := 5 // when not given; one given must be in range, 0 included
-	if req.TopK != nil {
-		if err := console.CheckTopK(*req.TopK); err != nil {
-			return err
-		}
-		topK = *req.TopK
+	topK, err := consoleTopK(req.TopK)
+	if err != nil {
+		return err
 	}
 	return consoleCall(s, w, r, http.StatusOK, func(ctx context.Context, svc *console.Service) (*console.Retrieval, error) {
 		return svc.Retrieve(ctx, r.PathValue("id"), req.Query, topK)
@@ -174,12 +184,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request) error {
 		return invalid("pipeline_id", "must be empty or the pipeline of the path")
 	}
 	req.Pipeline = r.PathValue("id")
-	req.TopK = 5
-	if body.TopK != nil {
-		if err := console.CheckTopK(*body.TopK); err != nil {
-			return err
-		}
-		req.TopK = *body.TopK
+	var err error
+	if req.TopK, err = consoleTopK(body.TopK); err != nil {
+		return err
 	}
 	// Bad input is a 4xx before a chat is started or a stream begins.
 	if err := req.Check(); err != nil {

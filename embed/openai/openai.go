@@ -11,7 +11,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -167,11 +166,7 @@ func (c *Client) do(ctx context.Context, body []byte, n int) ([][]float32, time.
 	}
 	resp, err := c.cfg.HTTPClient.Do(req)
 	if err != nil {
-		// The error names the URL: a key in its query is not shown.
-		if ue, ok := errors.AsType[*url.Error](err); ok {
-			ue.URL = fetch.RedactRaw(ue.URL)
-		}
-		return nil, 0, netErr{fmt.Errorf("embeddings: %w", err)}
+		return nil, 0, netErr{fmt.Errorf("embeddings: %w", fetch.RedactError(err))} // it names the URL
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	neturl "net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -100,11 +99,7 @@ func (c Conn) try(ctx context.Context, hc *http.Client, url string, header http.
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := hc.Do(req)
 	if err != nil {
-		// The error names the URL: a key in its query is not shown.
-		if ue, ok := errors.AsType[*neturl.Error](err); ok {
-			ue.URL = fetch.RedactRaw(ue.URL)
-		}
-		err = attemptErr(actx, err)
+		err = attemptErr(actx, fetch.RedactError(err)) // it names the URL
 		cancel()
 		return nil, err
 	}
