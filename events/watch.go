@@ -47,7 +47,7 @@ func Watch(ctx context.Context, st store.ResearchStore, id string, opt WatchOpti
 			poll = 5 * time.Second
 		}
 	}
-	w := &watcher{st: st, id: id, broker: opt.Broker, fn: fn, ends: opt.Ends, last: opt.After}
+	w := &watcher{st: st, id: id, broker: opt.Broker, fn: fn, ends: opt.Ends, endedStatus: opt.Ended, last: opt.After, checked: time.Now()}
 	// Subscribe before reading the store, so nothing stored in between
 	// is missed; what both bring is skipped by its sequence number.
 	w.subscribe()
@@ -84,11 +84,18 @@ type watcher struct {
 	broker *Broker
 	fn     func(store.ResearchEvent) error
 	ends   func(store.ResearchEvent) bool
-	sub    *Sub
-	live   <-chan store.ResearchEvent
-	last   int64 // the last sequence number delivered
-	ended  bool
+	// endedStatus reports a stored status that has ended (opt.Ended).
+	endedStatus func(status string) bool
+	sub         *Sub
+	live        <-chan store.ResearchEvent
+	last        int64 // the last sequence number delivered
+	ended       bool
+	checked     time.Time // when the stored status was last read
 }
+
+// statusEvery is how often a watch reads the research's stored status
+// (its state with it) at most, polling or not.
+const statusEvery = 2 * time.Second
 
 // subscribe joins the broker's stream of the research, when there is one.
 func (w *watcher) subscribe() {
@@ -157,7 +164,33 @@ func (w *watcher) follow(ctx context.Context, poll time.Duration) error {
 			if err := w.catchUp(ctx); err != nil {
 				return err
 			}
+			if err := w.checkStatus(ctx); err != nil {
+				return err
+			}
 		}
 	}
+	return nil
+}
+
+// checkStatus ends the watch when the research's stored status has ended
+// though no event said so: a research its job queue gave up on
+// (store.ResearchGiveUp) ends without a last event. What was stored
+// before the status changed is delivered first.
+func (w *watcher) checkStatus(ctx context.Context) error {
+	if w.ended || w.endedStatus == nil || time.Since(w.checked) < statusEvery {
+		return nil
+	}
+	w.checked = time.Now()
+	rec, err := w.st.ResearchGet(ctx, w.id)
+	if err != nil {
+		return err
+	}
+	if !w.endedStatus(rec.Status) {
+		return nil
+	}
+	if err := w.catchUp(ctx); err != nil {
+		return err
+	}
+	w.ended = true
 	return nil
 }

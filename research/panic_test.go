@@ -223,3 +223,36 @@ func TestLoadGivenUpWithUnreadableState(t *testing.T) {
 		t.Fatalf("given up: %+v, %v", got, err)
 	}
 }
+
+// TestWatchEndsWhenGivenUp: a watch already following a research that
+// its job queue then gives up on (its status column alone set to failed,
+// no event) returns, having delivered what was stored.
+func TestWatchEndsWhenGivenUp(t *testing.T) {
+	t.Parallel()
+	st := researchtest.Store(t)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	ev := store.ResearchEvent{Seq: 1, Type: research.EventStatus, Data: []byte(`{"status":{"status":"processing"}}`), At: now}
+	if err := st.ResearchSave(ctx, store.Research{ID: "r-stuck", Question: "What is alpha?", Status: research.StatusProcessing, CreatedAt: now, UpdatedAt: now, State: []byte("{not json")}, []store.ResearchEvent{ev}); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	got := make(chan int, 1)
+	done := make(chan error, 1)
+	go func() {
+		n := 0
+		done <- research.Watch(wctx, st, "r-stuck", research.WatchOptions{Poll: 10 * time.Millisecond}, func(store.ResearchEvent) error { n++; return nil })
+		got <- n
+	}()
+	time.Sleep(50 * time.Millisecond) // the watch is following
+	if err := st.ResearchGiveUp(ctx, "r-stuck", time.Now().UTC()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("watch of a research given up: %v (it must return when the status says failed)", err)
+	}
+	if n := <-got; n != 1 {
+		t.Errorf("%d events delivered, want the 1 stored", n)
+	}
+}
