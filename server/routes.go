@@ -28,9 +28,11 @@ func (s *Server) routes() http.Handler {
 			order = append(order, path)
 		}
 		methods[path] = append(methods[path], method)
-		var hh http.Handler = h
+		// A NUL in the path or query is refused after the token is
+		// checked: a caller without one learns nothing of the request.
+		var hh http.Handler = s.noNUL(h)
 		if scope != "-" {
-			hh = s.guard(scope, h)
+			hh = s.guard(scope, s.noNUL(h).ServeHTTP)
 		}
 		mux.Handle(method+" "+path, s.metrics.instrument(method+" "+path, hh))
 	}
@@ -116,12 +118,14 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, &httpError{status: http.StatusNotFound, code: errcode.NotFound, field: "path", msg: "no such route: " + r.URL.Path + " (see /openapi.json)"})
 	})
-	return s.recoverPanics(s.cors(s.noNUL(mux)))
+	return s.recoverPanics(s.cors(mux))
 }
 
 // noNUL refuses a request whose path or query holds a NUL character, which
 // no id, name or filter holds and PostgreSQL cannot store or compare,
-// naming the part of the request that does.
+// naming the part of the request that does. It wraps each route's handler
+// inside its token check; a path no route has is a 404 however it is
+// written.
 func (s *Server) noNUL(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.ContainsRune(r.URL.Path, 0) {

@@ -643,4 +643,17 @@ func TestNULInRequest(t *testing.T) {
 			t.Errorf("POST %s: field %q, %q; want %q", tc.path, field, msg, tc.field)
 		}
 	}
+	// Once tokens are in force, a caller without one learns nothing of
+	// the request: the answer is the token's, not the NUL's.
+	ctx := context.Background()
+	st, err := e.App.Store(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := server.CreateToken(ctx, st, "nul", []string{"research"}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.raw("GET", "/v1/researches/a%00b"); r.Status != http.StatusUnauthorized {
+		t.Errorf("a NUL in the path without a token: %d %s, want 401", r.Status, r.Body)
+	}
 }
