@@ -322,6 +322,12 @@ func TestModelConfigRules(t *testing.T) {
 	if s := string(b); strings.Contains(s, "secret") || strings.Contains(s, "u:p") || strings.Contains(s, "key=k") {
 		t.Fatalf("a model config's JSON shows a credential: %s", s)
 	}
+	for _, bad := range []string{"http://user:secret@host:99999x/", "user:secret@host/v1", "http://user:secret@/v1"} {
+		b, _ := json.Marshal(console.ModelConfig{Type: "vllm", ModelName: "m", Endpoint: bad})
+		if s := string(b); strings.Contains(s, "secret") {
+			t.Errorf("an endpoint that does not parse (%s) shows its credential: %s", bad, s)
+		}
+	}
 }
 
 // fakeLLM speaks one provider's wire format, records the requests' bodies

@@ -69,11 +69,13 @@ func (m ModelConfig) MarshalJSON() ([]byte, error) {
 }
 
 // redactURL drops a URL's user information and query (either may hold a
-// credential).
+// credential). A URL that does not parse, or has no host, is not shown at
+// all: where its credential sits cannot be told (Check refuses such an
+// endpoint before it is stored).
 func redactURL(s string) string {
 	u, err := url.Parse(s)
 	if err != nil || u.Host == "" {
-		return s
+		return ""
 	}
 	u.User, u.RawQuery = nil, ""
 	return u.String()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/quarryhq/quarry/embed"
 	"github.com/quarryhq/quarry/fetch"
+	"github.com/quarryhq/quarry/internal/textclean"
 )
 
 // Config configures the client.
@@ -179,12 +180,12 @@ func (c *Client) do(ctx context.Context, body []byte, n int) ([][]float32, time.
 		if json.Unmarshal(raw, &r) == nil && r.Error != nil {
 			msg = r.Error.Message
 		}
-		if len(msg) > 300 {
-			msg = msg[:300]
-		}
+		// The key out first, then the cut: a cut through the key would
+		// leave its first part for no replacement to find.
 		if c.cfg.APIKey != "" {
 			msg = strings.ReplaceAll(msg, c.cfg.APIKey, "***")
 		}
+		msg = textclean.Clip(msg, maxMessage)
 		return nil, retryAfter(resp.Header.Get("Retry-After")), &StatusError{Status: resp.StatusCode, Message: msg}
 	}
 	var r response
@@ -210,6 +211,9 @@ func (c *Client) do(ctx context.Context, body []byte, n int) ([][]float32, time.
 	}
 	return out, 0, nil
 }
+
+// maxMessage is the most of a server's error message kept, in characters.
+const maxMessage = 300
 
 func retryAfter(h string) time.Duration {
 	if h == "" {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // fakeServer speaks the OpenAI embeddings wire format and records requests.
@@ -136,6 +137,29 @@ func TestClientErrorsAreNotRetriedAndHideTheKey(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "sk-test-secret") || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("error leaks key or lacks status: %v", err)
+	}
+}
+
+// TestLongErrorHidesTheKey: a server's error message is cut to its first
+// 300 characters after the key is taken out, so a cut through the key
+// leaves none of it, and never through a character.
+func TestLongErrorHidesTheKey(t *testing.T) {
+	t.Parallel()
+	for _, lead := range []string{strings.Repeat("a", 290), strings.Repeat("a", 295), "a" + strings.Repeat("é", 160)} {
+		f := &fakeServer{script: func(call int, w http.ResponseWriter) bool {
+			w.WriteHeader(http.StatusBadRequest)
+			msg := lead + " sk-test-secret and more"
+			_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": msg}})
+			return true
+		}}
+		c, _ := newClient(t, f, 8)
+		_, err := c.Embed(context.Background(), []string{"x"})
+		if err == nil {
+			t.Fatal("no error")
+		}
+		if strings.Contains(err.Error(), "sk-test") || strings.Contains(err.Error(), "sk-") || !utf8.ValidString(err.Error()) {
+			t.Errorf("after %d bytes: %q leaks part of the key or cuts a character", len(lead), err.Error())
+		}
 	}
 }
 

@@ -68,3 +68,6 @@ func UnpackEntries(b []byte) ([]int64, []float32, error) {
 	}
 	return ids, impacts, err
 }
+
+// RedactErr exposes redactErr to the tests.
+func RedactErr(err error) error { return redactErr(err) }

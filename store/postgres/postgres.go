@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -167,15 +168,35 @@ func isUnique(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "23505"
 }
 
-// redactErr keeps connection errors from echoing a password.
+// redactErr keeps connection errors from echoing a password: the user
+// information of every URL in the message, up to its last "@" (a
+// password may hold one unescaped, as URL parsers read it), becomes
+// "***".
 func redactErr(err error) error {
 	msg := err.Error()
-	if i := strings.Index(msg, "://"); i >= 0 {
-		if j := strings.Index(msg[i:], "@"); j > 0 {
-			return errors.New(msg[:i+3] + "***" + msg[i+j:])
+	var b strings.Builder
+	rest := msg
+	for {
+		i := strings.Index(rest, "://")
+		if i < 0 {
+			break
+		}
+		b.WriteString(rest[:i+3])
+		rest = rest[i+3:]
+		end := strings.IndexFunc(rest, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune("`'\"<>", r) })
+		if end < 0 {
+			end = len(rest)
+		}
+		if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
+			b.WriteString("***")
+			rest = rest[at:]
 		}
 	}
-	return err
+	if b.Len() == 0 {
+		return err
+	}
+	b.WriteString(rest)
+	return errors.New(b.String())
 }
 
 // KBCreate creates the knowledge base. Its HNSW index, with pgvector, is
