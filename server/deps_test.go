@@ -119,6 +119,13 @@ func TestOutOfRangeNumbers(t *testing.T) {
 	if _, f, _ := r.apiErr(t); f != "file" {
 		t.Fatalf("long file name: field %q: %s", f, r.Body)
 	}
+	for _, name := range []string{" ..", ".. ", "\t.", "a/ .."} {
+		r = e.upload("wiki", map[string]string{name: "Verdi was born in 1813."})
+		want(t, r, 422)
+		if _, f, _ := r.apiErr(t); f != "file" {
+			t.Fatalf("file name %q: field %q: %s", name, f, r.Body)
+		}
+	}
 }
 
 // TestUploadInterruptedByARestart: an upload whose server died while

@@ -109,7 +109,9 @@ func receiveFiles(mr *multipart.Reader, dir string) (paths []string, names map[s
 			_ = part.Close()
 			return nil, nil, 0, badRequest(part.FormName(), "is not a known part; send files as parts named \"file\"")
 		}
-		name := textclean.Line(filepath.Base(filepath.Clean("/" + part.FileName())))
+		// Cleaned after its spaces and control characters go: " .." is "..",
+		// no name for a file.
+		name := filepath.Base(filepath.Clean("/" + textclean.Line(part.FileName())))
 		if name == "" || name == "/" || name == "." {
 			return nil, nil, 0, invalid("file", "every file part needs a file name")
 		}

@@ -73,8 +73,12 @@ func unsafe(r rune) bool {
 	return unicode.Is(unicode.Cc, r)
 }
 
-// Clip cuts s to at most n characters, marking a cut with "…".
+// Clip cuts s to at most n characters, marking a cut with "…" (nothing
+// is left of s when n is under 1).
 func Clip(s string, n int) string {
+	if n < 1 {
+		return ""
+	}
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}

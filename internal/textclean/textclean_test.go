@@ -101,3 +101,22 @@ func FuzzDebrisChecks(f *testing.F) {
 func debrisPatterns(s string) string {
 	return removeBracketDebris(removeStrayTails(s))
 }
+
+func TestClip(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"Dvořák", 10, "Dvořák"},
+		{"Dvořák", 6, "Dvořák"},
+		{"Dvořák", 4, "Dvo…"},
+		{"Dvořák", 1, "…"},
+		{"Dvořák", 0, ""},
+		{"Dvořák", -3, ""},
+	} {
+		if got := Clip(tc.s, tc.n); got != tc.want {
+			t.Errorf("Clip(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+		}
+	}
+}
