@@ -1,6 +1,7 @@
 package corpus
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -59,6 +60,37 @@ func FuzzReadDocs(f *testing.F) {
 		})
 		if err != nil {
 			t.Fatalf("reader error on in-memory input: %v", err)
+		}
+	})
+}
+
+// FuzzReadQueriesAndQrels: a queries or qrels file from a request gives
+// its rows or an error naming a line, never a panic, and no query id
+// twice.
+func FuzzReadQueriesAndQrels(f *testing.F) {
+	f.Add([]byte(`{"_id":"1","text":"q"}`+"\n"+`{"_id":2,"text":"r"}`), []byte("query-id\tcorpus-id\tscore\n1\td1\t1\n"))
+	f.Add([]byte(`{"_id":"1"}`+"\n"+`{"_id":"1"}`), []byte("1 d1 x\n"))
+	f.Add([]byte("\n{broken"), []byte("a b\n"))
+	f.Fuzz(func(t *testing.T, queries, qrels []byte) {
+		qs, err := ReadQueries(strings.NewReader(string(queries)))
+		if err != nil {
+			var le LineError
+			if !errors.As(err, &le) || le.Line < 1 {
+				t.Fatalf("queries: error %v names no line", err)
+			}
+		}
+		seen := map[string]bool{}
+		for _, q := range qs {
+			if seen[q.ID] {
+				t.Fatalf("query id %q read twice", q.ID)
+			}
+			seen[q.ID] = true
+		}
+		if _, err := ReadQrels(strings.NewReader(string(qrels))); err != nil {
+			var le LineError
+			if !errors.As(err, &le) || le.Line < 1 {
+				t.Fatalf("qrels: error %v names no line", err)
+			}
 		}
 	})
 }
