@@ -57,7 +57,9 @@ func File(path string) (Doc, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return Doc{}, errors.New("file is empty")
 	}
-	name := filepath.Base(path)
+	// A file name is bytes, not always UTF-8 (an old archive's Latin-1):
+	// a title taken from it must be text a store takes.
+	name := strings.ToValidUTF8(filepath.Base(path), "\uFFFD")
 	ext := strings.ToLower(filepath.Ext(path))
 	if _, ok := markup[ext]; ok || plain[ext] {
 		return PlainText(data, name)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/quarryhq/quarry/corpus"
 	"github.com/quarryhq/quarry/embed"
@@ -410,4 +411,34 @@ func testSearchInStore(t *testing.T, st store.Store) {
 	if err != nil || len(res) != 1 || !strings.Contains(res[0].Text, "seven") {
 		t.Fatalf("a write not seen: %+v %v", res, err)
 	}
+}
+
+// TestFileNameNotUTF8: a file whose name is not UTF-8 (an old archive's
+// Latin-1) is ingested on every store: its source URL escapes the bytes
+// that are not, and its title, from the name, is text.
+func TestFileNameNotUTF8(t *testing.T) {
+	backends(t, func(t *testing.T, st store.Store) {
+		ctx := context.Background()
+		svc := kb.New(st, nil)
+		emb := embed.Hash{}
+		if _, err := svc.Create(ctx, "latin", "", emb); err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		write(t, dir, "caf\xe9.txt", "The cafe opens at nine every morning.\n")
+		rep, err := svc.AddPaths(ctx, "latin", []string{dir}, kb.AddOptions{Embedder: emb})
+		if err != nil || rep.Added != 1 {
+			t.Fatalf("report %+v, %v", rep, err)
+		}
+		res, err := svc.Search(ctx, "latin", emb, kb.Query{Text: "cafe opens", K: 1})
+		if err != nil || len(res) != 1 {
+			t.Fatalf("search: %+v %v", res, err)
+		}
+		if u := res[0].SourceURL; !utf8.ValidString(u) || !strings.HasSuffix(u, "/caf%E9.txt") {
+			t.Errorf("source URL %q, want valid UTF-8 ending /caf%%E9.txt", u)
+		}
+		if !utf8.ValidString(res[0].Title) {
+			t.Errorf("title %q is not UTF-8", res[0].Title)
+		}
+	})
 }

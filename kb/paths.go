@@ -130,12 +130,35 @@ func expand(p string) ([]string, error) {
 	return out, err
 }
 
+// fileURL is a file's source URL: file:// and its absolute path, the
+// bytes of a name that are not UTF-8 (an old archive's Latin-1 "caf\xe9")
+// percent-escaped, so the URL is text every store takes and still names
+// that one file. (A valid path is kept as it is, as it always was.)
 func fileURL(path string) string {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		abs = path
 	}
-	return "file://" + filepath.ToSlash(abs)
+	return "file://" + escapeInvalidUTF8(filepath.ToSlash(abs))
+}
+
+// escapeInvalidUTF8 percent-escapes each byte of s that is not part of a
+// valid UTF-8 sequence.
+func escapeInvalidUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			fmt.Fprintf(&b, "%%%02X", s[i])
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 // locate is a file's source URL and the name reports give it.
