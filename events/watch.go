@@ -93,8 +93,9 @@ type watcher struct {
 	checked     time.Time // when the stored status was last read
 }
 
-// statusEvery is how often a watch reads the research's stored status
-// (its state with it) at most, polling or not.
+// statusEvery is how often a watch reads the research's stored status at
+// most: on its poll ticks (every 5 s with a broker), when this long has
+// passed since the last read.
 const statusEvery = 2 * time.Second
 
 // subscribe joins the broker's stream of the research, when there is one.
@@ -181,11 +182,11 @@ func (w *watcher) checkStatus(ctx context.Context) error {
 		return nil
 	}
 	w.checked = time.Now()
-	rec, err := w.st.ResearchGet(ctx, w.id)
+	status, err := w.st.ResearchStatus(ctx, w.id)
 	if err != nil {
 		return err
 	}
-	if !w.endedStatus(rec.Status) {
+	if !w.endedStatus(status) {
 		return nil
 	}
 	if err := w.catchUp(ctx); err != nil {

@@ -240,12 +240,18 @@ func TestWatchEndsWhenGivenUp(t *testing.T) {
 	defer cancel()
 	got := make(chan int, 1)
 	done := make(chan error, 1)
+	following := make(chan struct{})
 	go func() {
 		n := 0
-		done <- research.Watch(wctx, st, "r-stuck", research.WatchOptions{Poll: 10 * time.Millisecond}, func(store.ResearchEvent) error { n++; return nil })
+		done <- research.Watch(wctx, st, "r-stuck", research.WatchOptions{Poll: 10 * time.Millisecond}, func(store.ResearchEvent) error {
+			if n++; n == 1 {
+				close(following) // its status was read: it follows
+			}
+			return nil
+		})
 		got <- n
 	}()
-	time.Sleep(50 * time.Millisecond) // the watch is following
+	<-following
 	if err := st.ResearchGiveUp(ctx, "r-stuck", time.Now().UTC()); err != nil {
 		t.Fatal(err)
 	}

@@ -30,9 +30,9 @@ func (s *Server) routes() http.Handler {
 		methods[path] = append(methods[path], method)
 		// A NUL in the path or query is refused after the token is
 		// checked: a caller without one learns nothing of the request.
-		var hh http.Handler = s.noNUL(h)
+		hh := s.noNUL(h)
 		if scope != "-" {
-			hh = s.guard(scope, s.noNUL(h).ServeHTTP)
+			hh = s.guard(scope, hh.ServeHTTP)
 		}
 		mux.Handle(method+" "+path, s.metrics.instrument(method+" "+path, hh))
 	}

@@ -464,6 +464,9 @@ type ResearchStore interface {
 	ResearchSave(ctx context.Context, r Research, events []ResearchEvent) error
 	// ResearchGet returns a research with its state, ErrNotFound if none.
 	ResearchGet(ctx context.Context, id string) (*Research, error)
+	// ResearchStatus returns a research's status column alone (what a
+	// watch reads every few seconds), ErrNotFound if none.
+	ResearchStatus(ctx context.Context, id string) (string, error)
 	// ResearchList returns the newest researches first, without state.
 	ResearchList(ctx context.Context, limit int) ([]Research, error)
 	// ResearchPage returns a page of researches, newest first, without

@@ -79,10 +79,19 @@ func Clip(s string, n int) string {
 	if n < 1 {
 		return ""
 	}
-	if utf8.RuneCountInString(s) <= n {
-		return s
+	// Walk to the cut rather than convert the whole of s: it may be a
+	// server's error body of megabytes.
+	cut, count := 0, 0
+	for i := range s {
+		if count == n-1 {
+			cut = i
+		}
+		if count == n {
+			return s[:cut] + "…"
+		}
+		count++
 	}
-	return string([]rune(s)[:n-1]) + "…"
+	return s
 }
 
 // debris is an opening bracket that starts a word, followed by separators

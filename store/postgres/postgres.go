@@ -175,7 +175,7 @@ func isUnique(err error) bool {
 func redactErr(err error) error {
 	msg := err.Error()
 	var b strings.Builder
-	rest := msg
+	rest, redacted := msg, false
 	for {
 		i := strings.Index(rest, "://")
 		if i < 0 {
@@ -183,17 +183,19 @@ func redactErr(err error) error {
 		}
 		b.WriteString(rest[:i+3])
 		rest = rest[i+3:]
-		end := strings.IndexFunc(rest, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune("`'\"<>", r) })
+		// A URL ends at a space or a mark it cannot hold unescaped (a
+		// password may hold "'").
+		end := strings.IndexFunc(rest, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune("`\"<>", r) })
 		if end < 0 {
 			end = len(rest)
 		}
 		if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
 			b.WriteString("***")
-			rest = rest[at:]
+			rest, redacted = rest[at:], true
 		}
 	}
-	if b.Len() == 0 {
-		return err
+	if !redacted {
+		return err // as it was, its chain kept for errors.Is
 	}
 	b.WriteString(rest)
 	return errors.New(b.String())

@@ -1,7 +1,9 @@
 package postgres_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode"
@@ -17,6 +19,7 @@ func TestRedactErr(t *testing.T) {
 		"cannot parse `postgres://app:p@ss@db/q`: bad":                      "cannot parse `postgres://***@db/q`: bad",
 		"a postgres://u:one@h/a and postgres://v:two@k/b":                   "a postgres://***@h/a and postgres://***@k/b",
 		"no url here: refused":                                              "no url here: refused",
+		"dial postgres://app:it's@db/q: refused":                            "dial postgres://***@db/q: refused",
 		"postgres://db/q without a user, then user@example.com in the text": "postgres://db/q without a user, then user@example.com in the text",
 	} {
 		got := postgres.RedactErr(errors.New(in)).Error()
@@ -31,6 +34,15 @@ func TestRedactErr(t *testing.T) {
 	}
 }
 
+// TestRedactErrKeepsTheChain: an error with nothing to redact is returned
+// as it was, so errors.Is still reads it.
+func TestRedactErrKeepsTheChain(t *testing.T) {
+	err := fmt.Errorf("listen on postgres://db/q: %w", context.Canceled)
+	if got := postgres.RedactErr(err); !errors.Is(got, context.Canceled) {
+		t.Fatalf("redactErr(%v) = %v, lost its chain", err, got)
+	}
+}
+
 func FuzzRedactErr(f *testing.F) {
 	for _, s := range []string{"postgres://a:b@c/d", "x://@", "://", "postgres://u:p@ss@h/d x", "cannot parse `postgres://u:p@h`"} {
 		f.Add(s, "pw")
@@ -38,7 +50,7 @@ func FuzzRedactErr(f *testing.F) {
 	f.Fuzz(func(t *testing.T, prefix, password string) {
 		// A URL's password holds no space or quote unescaped: the URL ends
 		// there.
-		if password == "" || strings.ContainsAny(password, "`'\"<>") || strings.IndexFunc(password, unicode.IsSpace) >= 0 || strings.Contains(prefix, password) {
+		if password == "" || strings.ContainsAny(password, "`\"<>") || strings.IndexFunc(password, unicode.IsSpace) >= 0 || strings.Contains(prefix, password) {
 			return
 		}
 		msg := prefix + " postgres://user:" + password + "@host/db: refused"

@@ -264,6 +264,19 @@ func (s *DB) ResearchGiveUp(ctx context.Context, id string, at time.Time) error 
 	return nil // it had ended, or another process runs it
 }
 
+// ResearchStatus returns a research's status column alone.
+func (s *DB) ResearchStatus(ctx context.Context, id string) (string, error) {
+	var status string
+	err := s.SQL.QueryRowContext(ctx, s.q(`SELECT status FROM researches WHERE id = ?`), id).Scan(&status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("research %q: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("research status %q: %w", id, err)
+	}
+	return status, nil
+}
+
 // ResearchLastSeq returns the last event's sequence number, 0 if none.
 func (s *DB) ResearchLastSeq(ctx context.Context, id string) (int64, error) {
 	var n int64

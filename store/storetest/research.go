@@ -241,6 +241,12 @@ func researches(t *testing.T, open Opener) {
 	if got, err := s.ResearchGet(ctx, "r-1"); err != nil || got.Status != "failed" || string(got.State) != string(r.State) {
 		t.Fatalf("given up: %+v %v", got, err)
 	}
+	if st, err := s.ResearchStatus(ctx, "r-1"); err != nil || st != "failed" {
+		t.Fatalf("status alone of r-1: %q %v", st, err)
+	}
+	if _, err := s.ResearchStatus(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("status of a missing research: %v", err)
+	}
 	done := r2
 	done.Status = "completed"
 	if err := s.ResearchSave(ctx, done, nil); err != nil {
