@@ -276,3 +276,34 @@ func TestTimeoutAndCancel(t *testing.T, firstEvent string, newClient NewHangingC
 		})
 	}
 }
+
+// NewReplyClient is a provider's client of a server at url, with key and
+// no retries.
+type NewReplyClient func(url, key string) (llm.Provider, error)
+
+// FuzzReply fuzzes what a server answers a non-streamed chat with, at any
+// status from 200 to 599 (seeds: status and body pairs): the client
+// returns a reply or an error, never a panic, and no error holds key,
+// even one the body echoes.
+func FuzzReply(f *testing.F, key string, newClient NewReplyClient, seeds map[string]int) {
+	for body, status := range seeds {
+		f.Add(status, body)
+	}
+	f.Fuzz(func(t *testing.T, status int, body string) {
+		status = 200 + (status%400+400)%400
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			_, _ = w.Write([]byte(body))
+		}))
+		defer srv.Close()
+		c, err := newClient(srv.URL, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "Hi"}}}, nil)
+		if err != nil && strings.Contains(err.Error(), key) {
+			t.Fatalf("status %d: the error holds the key: %v", status, err)
+		}
+	})
+}
