@@ -36,6 +36,9 @@ func ParseMarkers(text string) []Marker {
 // citer numbers sources in order of first citation. A marker may name a
 // source (S3) or a fact (F12); a fact cites the source it was taken from.
 type citer struct {
+	// written: the text was written by a model, not quoted from sources
+	// (the offline engine's), so a bare "[7]" in it is the model's.
+	written bool
 	known   map[string]*Source
 	facts   map[string]string // fact id → source id
 	numbers map[string]int
@@ -47,18 +50,41 @@ func newCiter(known map[string]*Source) *citer {
 	return &citer{known: known, numbers: map[string]int{}}
 }
 
+// bareNumber is a number in brackets a model wrote itself ("… in 1999
+// [7]."), not after a word or a bracket ("arr[0]", "x[1][2]"): it reads
+// as a citation of reference 7 that nothing put there.
+var bareNumber = regexp.MustCompile(`(^|[^\p{L}\p{N}_\]\[])\[[0-9]{1,6}\]`)
+
+// plain is text between markers with the citations a model wrote as bare
+// numbers dropped, each counted as a dropped citation; text quoted from
+// the sources is left as it is.
+func (c *citer) plain(text string) string {
+	if !c.written {
+		return text // quoted as the source has it ("a = [1]")
+	}
+	return bareNumber.ReplaceAllStringFunc(text, func(m string) string {
+		c.dropped++
+		before := m[:strings.IndexByte(m, '[')]
+		if strings.TrimSpace(before) == "" {
+			return "" // the space before it goes with it
+		}
+		return before
+	})
+}
+
 // render replaces markers with numbered citations [n]. An id that names no
-// source read in this research is dropped, never rendered: citations cannot
-// point at anything the research did not read.
+// source read in this research is dropped, never rendered, and so is a
+// number in brackets the model wrote itself: citations cannot point at
+// anything the research did not read.
 func (c *citer) render(text string) string {
 	ms := ParseMarkers(text)
 	if len(ms) == 0 {
-		return text
+		return c.plain(text)
 	}
 	var b strings.Builder
 	last := 0
 	for _, m := range ms {
-		b.WriteString(text[last:m.Start])
+		b.WriteString(c.plain(text[last:m.Start]))
 		last = m.End
 		for _, id := range m.IDs {
 			if src, ok := c.facts[id]; ok {
@@ -77,6 +103,6 @@ func (c *citer) render(text string) string {
 			b.WriteString("[" + strconv.Itoa(n) + "]")
 		}
 	}
-	b.WriteString(text[last:])
+	b.WriteString(c.plain(text[last:]))
 	return b.String()
 }

@@ -55,3 +55,16 @@ func FuzzParseMarkers(f *testing.F) {
 		}
 	})
 }
+
+// TestBareNumbersDropped: a number in brackets a model wrote itself is
+// dropped as an unread source's marker is; one after a word is code and
+// stays, and an extractive engine's quotes are left as they are.
+func TestBareNumbersDropped(t *testing.T) {
+	got, dropped := research.RenderCitations(true, "Found in 1999 [7]. See [cite:S1] [2], arr[0] and x[1][2].")
+	if want := "Found in 1999. See [1], arr[0] and x[1][2]."; got != want || dropped != 2 {
+		t.Errorf("render = %q (%d dropped), want %q (2)", got, dropped, want)
+	}
+	if got, _ := research.RenderCitations(false, "a = [1] [cite:S1]"); got != "a = [1] [1]" {
+		t.Errorf("a quote rendered %q, want it as the source has it", got)
+	}
+}

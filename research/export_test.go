@@ -22,3 +22,12 @@ func JudgeChecksForTest(ctx context.Context, j Judge, passed []CitedForTest, fit
 	needed, unjudged, err := judgeChecks(ctx, j, &ck, cs, fits, func(llm.Usage) {})
 	return ck, needed, unjudged, err
 }
+
+// RenderCitations renders text's markers as a report does, with one
+// source read (S1): written says a model wrote it.
+func RenderCitations(written bool, text string) (string, int) {
+	c := newCiter(map[string]*Source{"S1": {ID: "S1"}})
+	c.written = written
+	out := c.render(text)
+	return out, c.dropped
+}

@@ -243,6 +243,7 @@ func writerFacts(all []verify.Fact) []FactRef {
 func (x *run) render(d *Draft, sources map[string]*Source, facts []FactRef, engine string, notes []string) *Report {
 	r := x.r
 	c := newCiter(sources)
+	c.written = engine != OfflineEngine
 	c.facts = make(map[string]string, len(facts))
 	for _, f := range facts {
 		c.facts[f.ID] = f.SourceID
