@@ -79,19 +79,17 @@ func Clip(s string, n int) string {
 	if n < 1 {
 		return ""
 	}
-	// Walk to the cut rather than convert the whole of s: it may be a
-	// server's error body of megabytes.
-	cut, count := 0, 0
-	for i := range s {
-		if count == n-1 {
-			cut = i
-		}
-		if count == n {
-			return s[:cut] + "…"
-		}
-		count++
+	if utf8.RuneCountInString(s) <= n {
+		return s
 	}
-	return s
+	// Walk to the cut rather than convert the whole of s to runes: it may
+	// be a server's error body of megabytes.
+	cut := 0
+	for range n - 1 {
+		_, size := utf8.DecodeRuneInString(s[cut:])
+		cut += size
+	}
+	return s[:cut] + "…"
 }
 
 // debris is an opening bracket that starts a word, followed by separators

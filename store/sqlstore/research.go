@@ -255,11 +255,8 @@ func (s *DB) ResearchGiveUp(ctx context.Context, id string, at time.Time) error 
 	} else if n > 0 {
 		return nil
 	}
-	var status string
-	if err := s.SQL.QueryRowContext(ctx, s.q(`SELECT status FROM researches WHERE id = ?`), id).Scan(&status); errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("research %q: %w", id, store.ErrNotFound)
-	} else if err != nil {
-		return fmt.Errorf("research give up %q: %w", id, err)
+	if _, err := s.ResearchStatus(ctx, id); err != nil {
+		return err // ErrNotFound when there is none
 	}
 	return nil // it had ended, or another process runs it
 }
