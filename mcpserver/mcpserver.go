@@ -376,7 +376,7 @@ type AskInput struct {
 	KB        string `json:"kb" jsonschema:"the knowledge base to ask"`
 	Question  string `json:"question" jsonschema:"the question (1-2000 characters), Korean or English"`
 	SessionID string `json:"session_id,omitempty" jsonschema:"an earlier answer's session_id, to ask a follow-up"`
-	TopK      int    `json:"top_k,omitempty" jsonschema:"how many chunks are read (1-20, default 5)"`
+	TopK      *int   `json:"top_k,omitempty" jsonschema:"how many chunks are read (1-20, default 5)"`
 }
 
 func (t *tools) ask(ctx context.Context, req *mcp.CallToolRequest, in AskInput) (*mcp.CallToolResult, *qa.Answer, error) {
@@ -390,7 +390,15 @@ func (t *tools) ask(ctx context.Context, req *mcp.CallToolRequest, in AskInput) 
 	if err != nil {
 		return toolError(err), nil, nil
 	}
-	ans, err := a.Ask(ctx, qa.Request{Question: in.Question, SessionID: in.SessionID, TopK: in.TopK})
+	topK := qa.DefaultTopK
+	if in.TopK != nil {
+		// Given, 0 is refused as any other number out of range is,
+		// not read as the default.
+		if topK = *in.TopK; topK < 1 || topK > qa.MaxTopK {
+			return toolError(fmt.Errorf("top_k: must be between 1 and %d, got %d", qa.MaxTopK, topK)), nil, nil
+		}
+	}
+	ans, err := a.Ask(ctx, qa.Request{Question: in.Question, SessionID: in.SessionID, TopK: topK})
 	if err != nil {
 		return toolError(err), nil, nil
 	}
@@ -407,7 +415,7 @@ func (t *tools) ask(ctx context.Context, req *mcp.CallToolRequest, in AskInput) 
 type SearchInput struct {
 	KB    string `json:"kb" jsonschema:"the knowledge base to search"`
 	Query string `json:"query" jsonschema:"what to search for"`
-	K     int    `json:"k,omitempty" jsonschema:"how many chunks (1-100, default 5)"`
+	K     *int   `json:"k,omitempty" jsonschema:"how many chunks (1-100, default 5)"`
 	Mode  string `json:"mode,omitempty" jsonschema:"hybrid (default), bm25 or vector"`
 }
 
@@ -420,13 +428,13 @@ func (t *tools) kbSearch(ctx context.Context, req *mcp.CallToolRequest, in Searc
 	if err := allowed(req.Extra, ScopeKB); err != nil {
 		return toolError(err), SearchOutput{}, nil
 	}
-	if in.K == 0 {
-		in.K = 5
+	k := 5
+	if in.K != nil {
+		if k = *in.K; k < 1 || k > 100 {
+			return toolError(fmt.Errorf("k: must be between 1 and 100, got %d", k)), SearchOutput{}, nil
+		}
 	}
-	if in.K < 1 || in.K > 100 {
-		return toolError(fmt.Errorf("k: must be between 1 and 100, got %d", in.K)), SearchOutput{}, nil
-	}
-	q := kb.Query{Text: in.Query, K: in.K, Mode: in.Mode}
+	q := kb.Query{Text: in.Query, K: k, Mode: in.Mode}
 	if err := q.Validate(); err != nil {
 		return toolError(err), SearchOutput{}, nil
 	}

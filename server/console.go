@@ -52,7 +52,22 @@ type pipelineRequest struct {
 	Type          string           `json:"pipeline_type"`
 	KnowledgeBase string           `json:"knowledge_base"`
 	DatasetID     *json.RawMessage `json:"dataset_id"`
-	Settings      console.Settings `json:"settings"`
+	Settings      settingsBody     `json:"settings"`
+}
+
+// settingsBody is a pipeline's settings as a request gives them: top_k
+// given as 0 is refused, not read as the default.
+type settingsBody struct {
+	console.Settings
+	TopK *int `json:"top_k"`
+}
+
+// settings are the settings given, top_k 5 when it is not.
+func (b settingsBody) settings() (console.Settings, error) {
+	set := b.Settings
+	var err error
+	set.TopK, err = consoleTopK(b.TopK)
+	return set, err
 }
 
 // datasetRef reads dataset_id as a number or a name.
@@ -83,8 +98,12 @@ func (s *Server) createPipeline(w http.ResponseWriter, r *http.Request) error {
 	if req.Type == "" {
 		req.Type = console.TypeNormal
 	}
+	set, err := req.Settings.settings()
+	if err != nil {
+		return err
+	}
 	return consoleCall(s, w, r, http.StatusCreated, func(ctx context.Context, svc *console.Service) (*console.Pipeline, error) {
-		return svc.CreatePipeline(ctx, console.PipelineSpec{Name: req.Name, Type: req.Type, KB: req.KnowledgeBase, Dataset: ds, Settings: req.Settings})
+		return svc.CreatePipeline(ctx, console.PipelineSpec{Name: req.Name, Type: req.Type, KB: req.KnowledgeBase, Dataset: ds, Settings: set})
 	})
 }
 
@@ -104,15 +123,22 @@ func (s *Server) getPipeline(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) updatePipeline(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
-		Name      *string           `json:"name"`
-		Type      *string           `json:"pipeline_type"`
-		DatasetID *json.RawMessage  `json:"dataset_id"`
-		Settings  *console.Settings `json:"settings"`
+		Name      *string          `json:"name"`
+		Type      *string          `json:"pipeline_type"`
+		DatasetID *json.RawMessage `json:"dataset_id"`
+		Settings  *settingsBody    `json:"settings"`
 	}
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
-	u := console.PipelineUpdate{Name: req.Name, Type: req.Type, Settings: req.Settings}
+	u := console.PipelineUpdate{Name: req.Name, Type: req.Type}
+	if req.Settings != nil { // replaced whole: top_k 5 when it is not given
+		set, err := req.Settings.settings()
+		if err != nil {
+			return err
+		}
+		u.Settings = &set
+	}
 	if req.DatasetID != nil { // null removes the dataset
 		ds, err := datasetRef(req.DatasetID)
 		if err != nil {

@@ -149,6 +149,8 @@ func TestMCPOverHTTP(t *testing.T) {
 		{&mcp.CallToolParams{Name: "research", Arguments: map[string]any{"question": "q", "kb": "wiki", "level": "deep"}}, "level"},
 		{&mcp.CallToolParams{Name: "research", Arguments: map[string]any{"question": "q"}}, "sources"},
 		{&mcp.CallToolParams{Name: "kb_search", Arguments: map[string]any{"kb": "wiki", "query": "x", "k": 1000}}, "k: must be between"},
+		{&mcp.CallToolParams{Name: "kb_search", Arguments: map[string]any{"kb": "wiki", "query": "x", "k": 0}}, "k: must be between 1 and 100, got 0"},
+		{&mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"kb": "wiki", "question": "Who?", "top_k": 0}}, "top_k: must be between 1 and 20, got 0"},
 		{&mcp.CallToolParams{Name: "kb_search", Arguments: map[string]any{"kb": "missing", "query": "x"}}, "missing"},
 		{&mcp.CallToolParams{Name: "research_get", Arguments: map[string]any{"research_id": "nope"}}, "does not exist"},
 	} {

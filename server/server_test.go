@@ -715,6 +715,15 @@ func walkConsole(t *testing.T, e *env) {
 	}
 	want(t, patch("/v1/pipelines/wiki-hybrid", map[string]any{"settings": map[string]any{"mode": "hybrid", "top_k": 4}, "dataset_id": nil}), 200)
 	want(t, patch("/v1/pipelines/wiki-hybrid", map[string]any{"settings": map[string]any{"top_k": 21}}), 422)
+	// Given as 0, top_k is refused on create and update, not read as 5.
+	for _, r := range []response{
+		patch("/v1/pipelines/wiki-hybrid", map[string]any{"settings": map[string]any{"mode": "bm25", "top_k": 0}}),
+		e.postBad("/v1/pipelines", map[string]any{"name": "zero", "knowledge_base": "wiki", "settings": map[string]any{"top_k": 0}}),
+	} {
+		if _, field, msg := r.apiErr(t); r.Status != 422 || field != "top_k" || msg != "Top K must be between 1 and 20" {
+			t.Errorf("settings.top_k 0: %d %s %s", r.Status, field, msg)
+		}
+	}
 
 	rt := e.post("/v1/pipelines/wiki-test/retrieve", map[string]any{"query": "When was Antonín Dvořák born?", "top_k": 2})
 	want(t, rt, 200)
