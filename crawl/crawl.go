@@ -248,7 +248,7 @@ func (c *Crawler) run(ctx context.Context, kbName, start string, opt Options) (*
 func (c *Crawler) countFailures(ctx context.Context, kbID int64, st *stats) error {
 	var err error
 	for _, it := range st.failedNew {
-		dropped, perr := c.Store.CrawlPendingFail(ctx, kbID, it.url, it.depth, StaleAfter)
+		dropped, perr := c.Store.CrawlPendingFail(ctx, kbID, it.key, it.depth, StaleAfter)
 		if perr != nil {
 			err = errors.Join(err, perr)
 			continue

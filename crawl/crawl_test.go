@@ -46,7 +46,9 @@ type testSite struct {
 	epoch   time.Time
 	version int
 	robots  string
-	srv     *httptest.Server
+	// token, when set, is the access_token every page asks for.
+	token string
+	srv   *httptest.Server
 
 	requests, conditional, notModified atomic.Int64
 }
@@ -88,6 +90,10 @@ func (s *testSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.requests.Add(1)
+	if s.token != "" && r.URL.Query().Get("access_token") != s.token {
+		http.Error(w, "no token", http.StatusUnauthorized)
+		return
+	}
 	s.mu.Lock()
 	p, ok := s.pages[r.URL.Path]
 	var cp page
@@ -650,5 +656,54 @@ func TestSecretInSeedNotLogged(t *testing.T) {
 	}
 	if !strings.Contains(stored[0].URL, "access_token=REDACTED") || !strings.Contains(stored[0].URL, "lang=en") {
 		t.Errorf("crawl log url = %s, want the seed with its token redacted", stored[0].URL)
+	}
+}
+
+// TestSecretInPageURLsNotStored: a site whose pages ask for the start
+// URL's token, passed on in every link, is crawled and crawled again with
+// it; the pages, and one not yet fetched, are stored under URLs whose
+// token is redacted, and the second crawl revisits them with the token
+// again: nothing fails, nothing is stored twice.
+func TestSecretInPageURLsNotStored(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, nil)
+	s := newSite(t)
+	s.token = "S3CRET"
+	q := "?access_token=S3CRET&lang=en"
+	s.set("/", html("Home", "/a"+q, "/b"+q))
+	s.set("/a", html("Alpha", "/"+q))
+	s.set("/b", html("Beta", "/c"+q))
+	s.set("/c", html("Gamma"))
+	s.fail("/c", 1)
+	seed := s.srv.URL + "/" + q
+	opt := Options{MaxDepth: 3, Backoff: time.Millisecond}
+	if log := b.run(t, seed, opt); log.PagesCrawled != 3 || log.PagesFailed != 1 {
+		t.Fatalf("first crawl: %+v", log)
+	}
+	pending, err := b.store.CrawlPendingList(ctx, b.kb.ID)
+	if err != nil || len(pending) != 1 || strings.Contains(pending[0].URL, "S3CRET") {
+		t.Fatalf("pending frontier %+v %v: want /c, its token redacted", pending, err)
+	}
+	log := b.run(t, seed, opt)
+	if log.PagesFailed != 0 || log.PagesCrawled != 4 {
+		t.Fatalf("second crawl: %+v, want the 3 pages known and /c fetched with the token again", log)
+	}
+	if s.notModified.Load() < 3 {
+		t.Errorf("%d pages answered 304, want the 3 known revisited conditionally", s.notModified.Load())
+	}
+	srcs, err := b.store.SourceList(ctx, b.kb.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	for _, src := range srcs {
+		urls = append(urls, src.URL)
+		if strings.Contains(src.URL, "S3CRET") || !strings.Contains(src.URL, "access_token=REDACTED") {
+			t.Errorf("stored under %s, want its token redacted", src.URL)
+		}
+	}
+	if len(srcs) != 4 {
+		t.Errorf("%d sources %v, want 4", len(srcs), urls)
 	}
 }

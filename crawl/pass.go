@@ -20,13 +20,16 @@ type stats struct {
 	failedKnown                                  []string
 	// failedNew are pages not in the store that failed; leftPending are
 	// pages of the pending frontier that were fetched or refused for good.
+	// Both, and failedKnown, by the URLs the store knows them by.
 	failedNew   []item
 	leftPending []string
 }
 
+// item is a page to fetch: its URL, the URL the store knows it by
+// (storedURL: its secret query values redacted) and its link depth.
 type item struct {
-	url   string
-	depth int
+	url, key string
+	depth    int
 }
 
 type outcome struct {
@@ -46,6 +49,11 @@ type pass struct {
 	seed  string
 	// shown is the seed as errors show it (no secret query values).
 	shown string
+	// seedQuery is the seed's query: the secret values a stored URL
+	// lacks are the seed's (restore).
+	seedQuery url.Values
+	// known, queued, pending and done are keyed by the URLs pages are
+	// stored under (storedURL).
 	known map[string]store.Source
 	// queued holds each URL's smallest known link depth; fetches finish
 	// out of order, so a page can be found by a longer path first.
@@ -62,7 +70,7 @@ type pass struct {
 // at a time from the frontier, stores each under the URL it is known by
 // and follows its links.
 func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt Options) (*stats, error) {
-	p := &pass{c: c, opt: opt, st: &stats{}, site: siteOf(seed), under: scopePath(seed, opt.WholeHost), seed: normalize(seed), shown: shown(seed),
+	p := &pass{c: c, opt: opt, st: &stats{}, site: siteOf(seed), under: scopePath(seed, opt.WholeHost), seed: normalize(seed), shown: shown(seed), seedQuery: seed.Query(),
 		known: map[string]store.Source{}, queued: map[string]int{}, pending: map[string]bool{},
 		done: map[string]bool{}, sameText: map[[sha256.Size]byte]string{}}
 	st := p.st
@@ -80,7 +88,7 @@ func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt O
 		for len(p.queue) > 0 && inflight < opt.Concurrency && fetched < opt.MaxPages && ctx.Err() == nil {
 			it := p.queue[0]
 			p.queue = p.queue[1:]
-			it.depth = p.queued[it.url]
+			it.depth = p.queued[it.key]
 			inflight++
 			fetched++
 			go p.fetch(ctx, it, results)
@@ -101,8 +109,8 @@ func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt O
 		}
 		succeeded++
 		st.crawled++
-		if p.pending[r.url] {
-			st.leftPending = append(st.leftPending, r.url)
+		if p.pending[r.key] {
+			st.leftPending = append(st.leftPending, r.key)
 		}
 		final, ok := p.place(r)
 		if !ok {
@@ -150,8 +158,8 @@ func (p *pass) frontier(ctx context.Context, k *store.KB, seed *url.URL) error {
 	// Known pages are revisited so changes and failures are seen even when
 	// no changed page links to them; a changed one has its links followed
 	// as if the start page linked to it.
-	for u := range p.known {
-		p.push(u, min(1, p.opt.MaxDepth))
+	for _, s := range p.known {
+		p.push(p.restore(s.URL), min(1, p.opt.MaxDepth))
 	}
 	// Pages found on an earlier run that could not be fetched stay on the
 	// frontier: the pages linking to them may answer 304 now, and a 304
@@ -163,7 +171,7 @@ func (p *pass) frontier(ctx context.Context, k *store.KB, seed *url.URL) error {
 	for _, pe := range pendingList {
 		if pe.Depth <= p.opt.MaxDepth {
 			p.pending[pe.URL] = true
-			p.push(pe.URL, pe.Depth)
+			p.push(p.restore(pe.URL), pe.Depth)
 		}
 	}
 	return nil
@@ -177,19 +185,58 @@ func (p *pass) push(raw string, depth int) {
 		return
 	}
 	n := normalize(u)
-	if d, ok := p.queued[n]; !ok {
-		p.queued[n] = depth
-		p.queue = append(p.queue, item{n, depth})
+	key := storedURL(n)
+	if d, ok := p.queued[key]; !ok {
+		p.queued[key] = depth
+		p.queue = append(p.queue, item{n, key, depth})
 	} else if depth < d {
-		p.queued[n] = depth
+		p.queued[key] = depth
 	}
+}
+
+// storedURL is the URL a page is stored under, in the store and in what
+// searches and reports cite: u (normalised) with its user and the values
+// of its secret query parameters (token, key, a signature, …) redacted,
+// as the crawl log shows a start URL. Secrets never reach stored data;
+// a URL without them is stored as it is.
+func storedURL(u string) string {
+	if !strings.Contains(u, "?") && !strings.Contains(u, "@") {
+		return u
+	}
+	return fetch.RedactRaw(u)
+}
+
+// restore is a stored URL to fetch again: each redacted query value the
+// seed gives a value for (a token the start URL carries and its links
+// pass on) is the seed's again. A value the seed does not give stays
+// redacted, and the page fails as any page gone does.
+func (p *pass) restore(stored string) string {
+	u, err := url.Parse(stored)
+	if err != nil || !strings.Contains(u.RawQuery, fetch.Redacted) {
+		return stored
+	}
+	q := u.Query()
+	changed := false
+	for k, vs := range q {
+		for i, v := range vs {
+			if v == fetch.Redacted && p.seedQuery.Has(k) {
+				vs[i] = p.seedQuery.Get(k)
+				changed = true
+			}
+		}
+	}
+	if !changed {
+		return stored
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // fetch fetches one page, conditionally when the store knows it, and
 // sends the outcome; a panic in the fetcher is the page's failure.
 func (p *pass) fetch(ctx context.Context, it item, results chan<- outcome) {
 	cond := fetch.Request{}
-	if s, ok := p.known[it.url]; ok {
+	if s, ok := p.known[it.key]; ok {
 		cond.ETag = s.ETag
 		if s.LastModified != nil {
 			cond.LastModified = s.LastModified.UTC().Format(http.TimeFormat)
@@ -208,10 +255,10 @@ func (p *pass) fetch(ctx context.Context, it item, results chan<- outcome) {
 // may succeed then.
 func (p *pass) failed(r outcome) {
 	st := p.st
-	if p.pending[r.url] && fetch.Permanent(r.err) {
+	if p.pending[r.key] && fetch.Permanent(r.err) {
 		// Refused for good (robots.txt, the guard, no such host):
 		// it leaves the frontier.
-		st.leftPending = append(st.leftPending, r.url)
+		st.leftPending = append(st.leftPending, r.key)
 	}
 	if errors.Is(r.err, fetch.ErrDisallowed) {
 		st.skipped++
@@ -219,15 +266,15 @@ func (p *pass) failed(r outcome) {
 		return
 	}
 	st.failed++
-	if _, ok := p.known[r.url]; ok {
-		st.failedKnown = append(st.failedKnown, r.url)
+	if _, ok := p.known[r.key]; ok {
+		st.failedKnown = append(st.failedKnown, r.key)
 	} else if !fetch.Permanent(r.err) {
-		st.failedNew = append(st.failedNew, item{r.url, r.depth})
+		st.failedNew = append(st.failedNew, r.item)
 	}
 	p.c.logger().Info("page failed", "url", redacted(r.url), "err", r.err)
 }
 
-// place is the URL a fetched page is stored under — where it redirected,
+// place is the URL a fetched page is stored under (storedURL) — where it redirected,
 // or the canonical URL it names, in the crawl's scope — and false when it
 // is not stored: it redirects out of scope, or this pass stored that
 // page, or its text under another URL, already.
@@ -239,18 +286,19 @@ func (p *pass) place(r outcome) (string, bool) {
 			return "", false
 		}
 		final = normalize(u)
-		if _, ok := p.queued[final]; !ok {
-			p.queued[final] = r.depth
+		if _, ok := p.queued[storedURL(final)]; !ok {
+			p.queued[storedURL(final)] = r.depth
 		}
 	}
 	// A page that names its canonical URL (in the crawl's scope) is
 	// stored under it, so /, /index.html and ?ref= variants are one.
 	if cu, err := url.Parse(r.page.Doc.Canonical); err == nil && r.page.Doc.Canonical != "" && sameSite(cu, p.site) && strings.HasPrefix(cu.Path, p.under) {
 		final = normalize(cu)
-		if _, ok := p.queued[final]; !ok {
-			p.queued[final] = r.depth
+		if _, ok := p.queued[storedURL(final)]; !ok {
+			p.queued[storedURL(final)] = r.depth
 		}
 	}
+	final = storedURL(final)
 	if p.done[final] {
 		return "", false // two URLs redirected to, or naming, the same page
 	}

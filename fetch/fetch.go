@@ -552,6 +552,9 @@ func RedactRaw(raw string) string {
 	return s
 }
 
+// Redacted stands for a secret Redact hides.
+const Redacted = "REDACTED"
+
 // Redact renders u with user info and the values of secret-looking query
 // parameters (key, token, …) replaced, for logs and errors.
 func Redact(u *url.URL) string {
@@ -560,14 +563,14 @@ func Redact(u *url.URL) string {
 	}
 	c := *u
 	if c.User != nil {
-		c.User = url.User("REDACTED")
+		c.User = url.User(Redacted)
 	}
 	if c.RawQuery != "" {
 		q := c.Query()
 		changed := false
 		for k := range q {
 			if secretParam(k) {
-				q[k] = []string{"REDACTED"}
+				q[k] = []string{Redacted}
 				changed = true
 			}
 		}
