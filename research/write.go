@@ -309,7 +309,7 @@ func Markdown(rep *Report) string {
 	if len(rep.Conflicts) > 0 {
 		b.WriteString("## Conflicting evidence\n\n")
 		for _, c := range rep.Conflicts {
-			fmt.Fprintf(&b, "- **%s** — %s (%s, confidence %.2f)\n", mdLine(c.Topic), mdLine(c.Text), c.Strategy, c.Confidence)
+			fmt.Fprintf(&b, "- **%s** — %s (%s, confidence %.2f)\n", mdLine(c.Topic), mdEscape(c.Text, true), c.Strategy, c.Confidence)
 		}
 		b.WriteString("\n")
 	}
@@ -336,19 +336,21 @@ var (
 	mdLineStart = regexp.MustCompile(`^([ \t]*)([#>+=|*_-]|[0-9]+[.)])`)
 )
 
-// mdLine is one line of escaped Markdown.
-func mdLine(s string) string { return mdEscape(s) }
+// mdLine is one line of escaped Markdown that cites nothing (a title, a
+// note): a "[7]" in it, say in a model's reply a note quotes, is escaped
+// too, so it cannot read as a citation.
+func mdLine(s string) string { return mdEscape(s, false) }
 
-// mdText escapes each line of a body.
+// mdText escapes each line of a body, its [n] citations kept.
 func mdText(s string) string {
 	lines := strings.Split(textclean.Text(s), "\n")
 	for i, l := range lines {
-		lines[i] = mdEscape(l)
+		lines[i] = mdEscape(l, true)
 	}
 	return strings.Join(lines, "\n")
 }
 
-func mdEscape(s string) string {
+func mdEscape(s string, cites bool) string {
 	s = textclean.Line(s)
 	var b strings.Builder
 	b.Grow(len(s) + 8)
@@ -364,7 +366,7 @@ func mdEscape(s string) string {
 		case '>':
 			b.WriteString("&gt;")
 		case '[':
-			if loc := mdCitation.FindStringIndex(s[i:]); loc != nil {
+			if loc := mdCitation.FindStringIndex(s[i:]); cites && loc != nil {
 				b.WriteString(s[i : i+loc[1]])
 				i += loc[1] - 1
 				continue
