@@ -142,6 +142,17 @@ func TestScheduleOncePerSlot(t *testing.T) {
 				if inWindow < max(2, want/2) || inWindow > want+1 {
 					t.Errorf("%s: %d slots run in %s at every %s, want %d to %d (all runs %v)", k, inWindow, elapsed, tc.every, max(2, want/2), want+1, slots)
 				}
+				// And the slots keep their interval: a slot skipped now
+				// and then does not move the median gap, a schedule
+				// running at twice its interval does.
+				var gaps []time.Duration
+				for i := 1; i < len(slots); i++ {
+					gaps = append(gaps, slots[i].Sub(slots[i-1]))
+				}
+				slices.Sort(gaps)
+				if len(gaps) > 0 && gaps[len(gaps)/2] > tc.every*3/2 {
+					t.Errorf("%s: median gap between slots %s at every %s (all runs %v)", k, gaps[len(gaps)/2], tc.every, slots)
+				}
 			}
 			if c.most != 1 {
 				t.Errorf("%d crawls of one knowledge base ran at once", c.most)
