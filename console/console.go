@@ -81,11 +81,9 @@ func CheckQuery(q string) error {
 	return nil
 }
 
-// Check validates settings the way kb search does, plus the seed's top_k.
+// Check validates settings the way kb search does, plus the seed's top_k
+// (0 included: the API and the CLI give 5 when none is given).
 func (s *Settings) Check() error {
-	if s.TopK == 0 {
-		s.TopK = 5
-	}
 	if err := CheckTopK(s.TopK); err != nil {
 		return err
 	}

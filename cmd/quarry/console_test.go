@@ -55,6 +55,7 @@ func TestConsoleCLI(t *testing.T) {
 		{[]string{"pipeline", "create", "x", "--kb", "sci", "--type", "prod"}, "pipeline_type must be 'normal' or 'test'"},
 		{[]string{"pipeline", "list", "--type", "prod"}, "pipeline_type must be 'normal' or 'test'"},
 		{[]string{"pipeline", "create", "x", "--kb", "sci", "--top-k", "21"}, "Top K must be between 1 and 20"},
+		{[]string{"pipeline", "create", "x", "--kb", "sci", "--top-k", "0"}, "Top K must be between 1 and 20"},
 		{[]string{"retrieve", "--pipeline", "sci-test", strings.Repeat("q", 10001)}, "Query must be 1-10000 characters"},
 		{[]string{"retrieve", "--pipeline", "sci-test", "q", "--top-k", "0"}, ""},
 		{[]string{"pipeline", "create", "x", "--kb", "sci", "--type", "test"}, "needs a dataset"},
