@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/quarryhq/quarry/fetch"
@@ -26,7 +27,8 @@ type stats struct {
 }
 
 // item is a page to fetch: its URL, the URL the store knows it by
-// (storedURL: its secret query values redacted) and its link depth.
+// (pass.stored: the start URL's secret query values redacted) and its
+// link depth.
 type item struct {
 	url, key string
 	depth    int
@@ -49,12 +51,17 @@ type pass struct {
 	seed  string
 	// shown is the seed as errors show it (no secret query values).
 	shown string
-	// seedQuery is the seed's query: the secret values a stored URL
-	// lacks are the seed's (restore).
-	seedQuery url.Values
+	// secrets are the seed's secret query values by name (fetch.Redact
+	// hides them): a page's URL holding one is stored without it
+	// (stored), and fetched with it again (restore).
+	secrets url.Values
 	// known, queued, pending and done are keyed by the URLs pages are
-	// stored under (storedURL).
+	// stored under (stored).
 	known map[string]store.Source
+	// legacy maps a page's stored URL to the URL an earlier version
+	// stored it under, the start URL's secret in it: once the page is
+	// stored again, that source goes.
+	legacy map[string]string
 	// queued holds each URL's smallest known link depth; fetches finish
 	// out of order, so a page can be found by a longer path first.
 	queued  map[string]int
@@ -70,8 +77,8 @@ type pass struct {
 // at a time from the frontier, stores each under the URL it is known by
 // and follows its links.
 func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt Options) (*stats, error) {
-	p := &pass{c: c, opt: opt, st: &stats{}, site: siteOf(seed), under: scopePath(seed, opt.WholeHost), seed: normalize(seed), shown: shown(seed), seedQuery: seed.Query(),
-		known: map[string]store.Source{}, queued: map[string]int{}, pending: map[string]bool{},
+	p := &pass{c: c, opt: opt, st: &stats{}, site: siteOf(seed), under: scopePath(seed, opt.WholeHost), seed: normalize(seed), shown: shown(seed), secrets: secretsOf(seed),
+		known: map[string]store.Source{}, legacy: map[string]string{}, queued: map[string]int{}, pending: map[string]bool{},
 		done: map[string]bool{}, sameText: map[[sha256.Size]byte]string{}}
 	st := p.st
 	if err := p.frontier(ctx, k, seed); err != nil {
@@ -128,6 +135,15 @@ func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt O
 	if err := w.flush(ctx); err != nil {
 		return st, err
 	}
+	// A page stored again under its URL without the start URL's secret
+	// leaves the source an earlier version stored with it.
+	for key, old := range p.legacy {
+		if p.done[key] {
+			if err := c.Store.SourceDelete(ctx, k.ID, old); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return st, fmt.Errorf("crawl: %w", err)
+			}
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return st, fmt.Errorf("crawl cancelled: %w", err)
 	}
@@ -146,6 +162,13 @@ func (p *pass) frontier(ctx context.Context, k *store.KB, seed *url.URL) error {
 	}
 	for _, s := range srcs {
 		if u, err := url.Parse(s.URL); err == nil && sameSite(u, p.site) {
+			if key := p.stored(s.URL); key != s.URL {
+				// Stored whole by an earlier version: fetched anew (its
+				// validators are the old source's) and stored under key.
+				p.legacy[key] = s.URL
+				p.push(s.URL, min(1, p.opt.MaxDepth))
+				continue
+			}
 			p.known[s.URL] = s
 		}
 	}
@@ -158,8 +181,17 @@ func (p *pass) frontier(ctx context.Context, k *store.KB, seed *url.URL) error {
 	// Known pages are revisited so changes and failures are seen even when
 	// no changed page links to them; a changed one has its links followed
 	// as if the start page linked to it.
-	for _, s := range p.known {
-		p.push(p.restore(s.URL), min(1, p.opt.MaxDepth))
+	for key, s := range p.known {
+		u, ok := p.restore(s.URL)
+		if !ok {
+			// Its secret is not the start URL's any more: it is not sent
+			// a placeholder, and fails as a page gone does.
+			p.st.failed++
+			p.st.failedKnown = append(p.st.failedKnown, key)
+			p.c.logger().Info("page failed: its URL needs a secret the start URL no longer gives", "url", key)
+			continue
+		}
+		p.push(u, min(1, p.opt.MaxDepth))
 	}
 	// Pages found on an earlier run that could not be fetched stay on the
 	// frontier: the pages linking to them may answer 304 now, and a 304
@@ -169,10 +201,27 @@ func (p *pass) frontier(ctx context.Context, k *store.KB, seed *url.URL) error {
 		return err
 	}
 	for _, pe := range pendingList {
-		if pe.Depth <= p.opt.MaxDepth {
-			p.pending[pe.URL] = true
-			p.push(p.restore(pe.URL), pe.Depth)
+		if pe.Depth > p.opt.MaxDepth {
+			continue
 		}
+		if key := p.stored(pe.URL); key != pe.URL {
+			// Recorded whole by an earlier version: recorded again, under
+			// key, if it fails again.
+			if err := p.c.Store.CrawlPendingDone(ctx, k.ID, pe.URL); err != nil {
+				return err
+			}
+			p.push(pe.URL, pe.Depth)
+			continue
+		}
+		u, ok := p.restore(pe.URL)
+		if !ok {
+			// As a known page whose secret the start URL no longer gives.
+			p.st.failed++
+			p.st.failedNew = append(p.st.failedNew, item{key: pe.URL, depth: pe.Depth})
+			continue
+		}
+		p.pending[pe.URL] = true
+		p.push(u, pe.Depth)
 	}
 	return nil
 }
@@ -185,7 +234,7 @@ func (p *pass) push(raw string, depth int) {
 		return
 	}
 	n := normalize(u)
-	key := storedURL(n)
+	key := p.stored(n)
 	if d, ok := p.queued[key]; !ok {
 		p.queued[key] = depth
 		p.queue = append(p.queue, item{n, key, depth})
@@ -194,42 +243,83 @@ func (p *pass) push(raw string, depth int) {
 	}
 }
 
-// storedURL is the URL a page is stored under, in the store and in what
-// searches and reports cite: u (normalised) with its user and the values
-// of its secret query parameters (token, key, a signature, …) redacted,
-// as the crawl log shows a start URL. Secrets never reach stored data;
-// a URL without them is stored as it is.
-func storedURL(u string) string {
-	if !strings.Contains(u, "?") && !strings.Contains(u, "@") {
-		return u
+// secretsOf is u's secret query values by name: those fetch.Redact
+// hides (a token, a key, a signature, …).
+func secretsOf(u *url.URL) url.Values {
+	r, err := url.Parse(fetch.Redact(u))
+	if err != nil {
+		return nil
 	}
-	return fetch.RedactRaw(u)
+	q, hidden := u.Query(), url.Values{}
+	for k, vs := range r.Query() {
+		if len(vs) > 0 && vs[0] == fetch.Redacted && q.Get(k) != fetch.Redacted {
+			hidden[k] = q[k]
+		}
+	}
+	return hidden
 }
 
-// restore is a stored URL to fetch again: each redacted query value the
-// seed gives a value for (a token the start URL carries and its links
-// pass on) is the seed's again. A value the seed does not give stays
-// redacted, and the page fails as any page gone does.
-func (p *pass) restore(stored string) string {
-	u, err := url.Parse(stored)
-	if err != nil || !strings.Contains(u.RawQuery, fetch.Redacted) {
-		return stored
+// stored is the URL a page is stored under — in the store, and in what
+// searches and reports cite: u (normalised) with each of the start URL's
+// secret query values it holds redacted (a token the start URL passes on
+// in its links: /a?access_token=REDACTED&lang=en). The secrets a user
+// gives a crawl never reach stored data; a page's own (a signature only
+// its link carries) is part of its address, and is stored with it: two
+// pages differing only there are two pages.
+func (p *pass) stored(u string) string {
+	if len(p.secrets) == 0 || !strings.Contains(u, "?") {
+		return u
 	}
-	q := u.Query()
+	pu, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	q := pu.Query()
 	changed := false
 	for k, vs := range q {
 		for i, v := range vs {
-			if v == fetch.Redacted && p.seedQuery.Has(k) {
-				vs[i] = p.seedQuery.Get(k)
+			if slices.Contains(p.secrets[k], v) {
+				vs[i] = fetch.Redacted
 				changed = true
 			}
 		}
 	}
 	if !changed {
-		return stored
+		return u
+	}
+	pu.RawQuery = q.Encode()
+	return pu.String()
+}
+
+// restore is a stored URL to fetch again: each redacted value is the
+// start URL's again; false when the start URL no longer gives one.
+func (p *pass) restore(stored string) (string, bool) {
+	if !strings.Contains(stored, fetch.Redacted) {
+		return stored, true
+	}
+	u, err := url.Parse(stored)
+	if err != nil {
+		return stored, true
+	}
+	q := u.Query()
+	changed := false
+	for k, vs := range q {
+		for i, v := range vs {
+			if v != fetch.Redacted {
+				continue
+			}
+			if len(p.secrets[k]) == 0 {
+				return "", false
+			}
+			vs[i] = p.secrets[k][0]
+			changed = true
+		}
+	}
+	if !changed {
+		return stored, true
 	}
 	u.RawQuery = q.Encode()
-	return u.String()
+	return u.String(), true
 }
 
 // fetch fetches one page, conditionally when the store knows it, and
@@ -274,7 +364,7 @@ func (p *pass) failed(r outcome) {
 	p.c.logger().Info("page failed", "url", redacted(r.url), "err", r.err)
 }
 
-// place is the URL a fetched page is stored under (storedURL) — where it redirected,
+// place is the URL a fetched page is stored under (stored) — where it redirected,
 // or the canonical URL it names, in the crawl's scope — and false when it
 // is not stored: it redirects out of scope, or this pass stored that
 // page, or its text under another URL, already.
@@ -286,19 +376,19 @@ func (p *pass) place(r outcome) (string, bool) {
 			return "", false
 		}
 		final = normalize(u)
-		if _, ok := p.queued[storedURL(final)]; !ok {
-			p.queued[storedURL(final)] = r.depth
+		if _, ok := p.queued[p.stored(final)]; !ok {
+			p.queued[p.stored(final)] = r.depth
 		}
 	}
 	// A page that names its canonical URL (in the crawl's scope) is
 	// stored under it, so /, /index.html and ?ref= variants are one.
 	if cu, err := url.Parse(r.page.Doc.Canonical); err == nil && r.page.Doc.Canonical != "" && sameSite(cu, p.site) && strings.HasPrefix(cu.Path, p.under) {
 		final = normalize(cu)
-		if _, ok := p.queued[storedURL(final)]; !ok {
-			p.queued[storedURL(final)] = r.depth
+		if _, ok := p.queued[p.stored(final)]; !ok {
+			p.queued[p.stored(final)] = r.depth
 		}
 	}
-	final = storedURL(final)
+	final = p.stored(final)
 	if p.done[final] {
 		return "", false // two URLs redirected to, or naming, the same page
 	}
