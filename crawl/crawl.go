@@ -254,7 +254,7 @@ func (c *Crawler) countFailures(ctx context.Context, kbID int64, st *stats) erro
 			continue
 		}
 		if dropped {
-			c.logger().Warn("page never fetched after repeated failures; no longer tried", "url", redacted(it.url), "runs", StaleAfter)
+			c.logger().Warn("page never fetched after repeated failures; no longer tried", "url", redacted(it.key), "runs", StaleAfter)
 		}
 	}
 	for _, u := range st.leftPending {

@@ -52,7 +52,8 @@ type testSite struct {
 	srv   *httptest.Server
 
 	requests, conditional, notModified atomic.Int64
-	// placeholders counts requests whose query holds fetch.Redacted.
+	// placeholders counts requests whose query holds fetch.Redacted: a
+	// placeholder the crawler stored, sent back.
 	placeholders atomic.Int64
 }
 
@@ -96,7 +97,7 @@ func (s *testSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if strings.Contains(r.URL.RawQuery, fetch.Redacted) {
 		s.placeholders.Add(1)
 	}
-	if s.token != "" && r.URL.Query().Get("access_token") != s.token {
+	if s.token != "" && !strings.Contains(r.URL.RawQuery, s.token) {
 		http.Error(w, "no token", http.StatusUnauthorized)
 		return
 	}
@@ -682,10 +683,17 @@ func TestSecretInPageURLsNotStored(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := setup(t, nil)
+	var logs logbuf.Buffer
+	b.crawler.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s := newSite(t)
 	s.token = "S3CRET"
 	q := "?access_token=S3CRET&lang=en"
-	s.set("/", html("Home", "/a"+q, "/b"+q, "/posts"+q+"&author=alice", "/posts"+q+"&author=bob", "/doc"+q+"&sig=abc"))
+	s.set("/", html("Home", "/a"+q, "/b"+q, "/posts"+q+"&author=alice", "/posts"+q+"&author=bob", "/doc"+q+"&sig=abc",
+		"/e?access_token=S3CRET;x=1", "/login?next=%2Fa%3Faccess_token%3DS3CRET&access_token=S3CRET", "/f?ACCESS_TOKEN=S3CRET",
+		"/a?lang=en&access_token=S3CRET"))
+	s.set("/e", html("Semicolons"))
+	s.set("/login", html("Log in"))
+	s.set("/f", html("Shouting"))
 	s.set("/a", html("Alpha", "/"+q))
 	s.set("/b", html("Beta", "/c"+q))
 	s.set("/c", html("Gamma"))
@@ -695,6 +703,7 @@ func TestSecretInPageURLsNotStored(t *testing.T) {
 	s.set("/old", html("Old"))
 	s.set("/oldpending", html("Old pending"))
 	s.fail("/c", 1)
+	s.fail("/e", 1)
 	// What an earlier version stored with the token.
 	legacy := s.srv.URL + "/old?access_token=S3CRET&lang=en"
 	if _, err := b.crawler.KB.AddDocuments(ctx, b.kb, []kb.Document{{URL: legacy, Title: "Old", Text: "An old page stored with its token.", Origin: legacy}}, kb.AddOptions{Embedder: b.emb}); err != nil {
@@ -705,19 +714,21 @@ func TestSecretInPageURLsNotStored(t *testing.T) {
 	}
 	seed := s.srv.URL + "/" + q
 	opt := Options{MaxDepth: 3, Backoff: time.Millisecond}
-	if log := b.run(t, seed, opt); log.PagesCrawled != 8 || log.PagesUpdated != 8 || log.PagesFailed != 1 {
-		t.Fatalf("first crawl: %+v", log)
+	// /a is linked twice: with the token, and with the token after lang=
+	// (another address, whose same text is kept once).
+	if log := b.run(t, seed, opt); log.PagesCrawled != 11 || log.PagesUpdated != 10 || log.PagesFailed != 2 {
+		t.Fatalf("first crawl: %+v\n%s", log, logs.String())
 	}
 	pending, err := b.store.CrawlPendingList(ctx, b.kb.ID)
-	if err != nil || len(pending) != 1 || !strings.Contains(pending[0].URL, "/c?access_token=REDACTED") {
-		t.Fatalf("pending frontier %+v %v: want /c, its token redacted", pending, err)
+	if err != nil || len(pending) != 2 || !strings.Contains(pending[0].URL, "/c?access_token=REDACTED01&") || !strings.Contains(pending[1].URL, "/e?access_token=REDACTED01;") {
+		t.Fatalf("pending frontier %+v %v: want /c and /e, their token redacted", pending, err)
 	}
 	log := b.run(t, seed, opt)
-	if log.PagesFailed != 0 || log.PagesCrawled != 9 {
-		t.Fatalf("second crawl: %+v, want the 8 pages known and /c fetched with the token again", log)
+	if log.PagesFailed != 0 || log.PagesCrawled != 12 {
+		t.Fatalf("second crawl: %+v, want the 10 pages known and /c and /e fetched with the token again", log)
 	}
-	if s.notModified.Load() < 8 {
-		t.Errorf("%d pages answered 304, want the 8 known revisited conditionally", s.notModified.Load())
+	if s.notModified.Load() < 10 {
+		t.Errorf("%d pages answered 304, want the 10 known revisited conditionally", s.notModified.Load())
 	}
 	if n := s.placeholders.Load(); n != 0 {
 		t.Errorf("%d requests carried %s", n, fetch.Redacted)
@@ -729,15 +740,16 @@ func TestSecretInPageURLsNotStored(t *testing.T) {
 	var urls []string
 	for _, src := range srcs {
 		urls = append(urls, strings.TrimPrefix(src.URL, s.srv.URL))
-		if strings.Contains(src.URL, "S3CRET") || !strings.Contains(src.URL, "access_token=REDACTED") {
+		if strings.Contains(src.URL, "S3CRET") || !strings.Contains(strings.ToLower(src.URL), "access_token=redacted01") {
 			t.Errorf("stored under %s, want its token redacted", src.URL)
 		}
 	}
 	slices.Sort(urls)
 	want := []string{
-		"/?access_token=REDACTED&lang=en", "/a?access_token=REDACTED&lang=en", "/b?access_token=REDACTED&lang=en", "/c?access_token=REDACTED&lang=en",
-		"/doc?access_token=REDACTED&lang=en&sig=abc", "/old?access_token=REDACTED&lang=en", "/oldpending?access_token=REDACTED",
-		"/posts?access_token=REDACTED&author=alice&lang=en", "/posts?access_token=REDACTED&author=bob&lang=en",
+		"/?access_token=REDACTED01&lang=en", "/a?access_token=REDACTED01&lang=en", "/b?access_token=REDACTED01&lang=en", "/c?access_token=REDACTED01&lang=en",
+		"/doc?access_token=REDACTED01&lang=en&sig=abc", "/e?access_token=REDACTED01;x=1", "/f?ACCESS_TOKEN=REDACTED01",
+		"/login?next=%2Fa%3Faccess_token%3DREDACTED01&access_token=REDACTED01", "/old?access_token=REDACTED01&lang=en", "/oldpending?access_token=REDACTED01",
+		"/posts?access_token=REDACTED01&lang=en&author=alice", "/posts?access_token=REDACTED01&lang=en&author=bob",
 	}
 	if !slices.Equal(urls, want) {
 		t.Errorf("sources:\n%s\nwant:\n%s", strings.Join(urls, "\n"), strings.Join(want, "\n"))
@@ -745,10 +757,57 @@ func TestSecretInPageURLsNotStored(t *testing.T) {
 	// Started without the token, the crawl cannot fetch the pages stored
 	// without it: they fail, and the site is never sent the placeholder.
 	log, err = b.crawler.Run(ctx, "site", s.srv.URL+"/?lang=en", Options{MaxDepth: 3, Backoff: time.Millisecond, Retries: -1})
-	if err == nil || log.PagesFailed != 10 {
-		t.Errorf("crawl without the token: %+v %v, want its start page and the 9 known pages failed", log, err)
+	if err == nil || log.PagesFailed != 13 {
+		t.Errorf("crawl without the token: %+v %v, want its start page and the 12 known pages failed", log, err)
 	}
 	if n := s.placeholders.Load(); n != 0 {
 		t.Errorf("%d requests carried %s", n, fetch.Redacted)
+	}
+	if strings.Contains(logs.String(), "S3CRET") || strings.Contains(err.Error(), "S3CRET") {
+		t.Errorf("the token reached the log or an error:\n%s\n%v", logs.String(), err)
+	}
+}
+
+// TestSecretLegacyKeptUntilStored: a source an earlier version stored
+// with the start URL's token is kept while its page fails, and replaced
+// by the page stored without the token once it answers.
+func TestSecretLegacyKeptUntilStored(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, nil)
+	s := newSite(t)
+	s.token = "S3CRET"
+	q := "?access_token=S3CRET"
+	s.set("/", html("Home"))
+	s.set("/old", html("Old"))
+	s.fail("/old", 1)
+	legacy := s.srv.URL + "/old" + q
+	if _, err := b.crawler.KB.AddDocuments(ctx, b.kb, []kb.Document{{URL: legacy, Title: "Old", Text: "An old page stored with its token.", Origin: legacy}}, kb.AddOptions{Embedder: b.emb}); err != nil {
+		t.Fatal(err)
+	}
+	urls := func() []string {
+		srcs, err := b.store.SourceList(ctx, b.kb.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, src := range srcs {
+			out = append(out, strings.TrimPrefix(src.URL, s.srv.URL))
+		}
+		slices.Sort(out)
+		return out
+	}
+	opt := Options{Backoff: time.Millisecond}
+	if log := b.run(t, s.srv.URL+"/"+q, opt); log.PagesFailed != 1 {
+		t.Fatalf("first crawl: %+v, want /old failed", log)
+	}
+	if got, want := urls(), []string{"/?access_token=REDACTED01", "/old?access_token=S3CRET"}; !slices.Equal(got, want) {
+		t.Fatalf("after /old failed: %v, want %v (the old source kept)", got, want)
+	}
+	if log := b.run(t, s.srv.URL+"/"+q, opt); log.PagesFailed != 0 {
+		t.Fatalf("second crawl: %+v", log)
+	}
+	if got, want := urls(), []string{"/?access_token=REDACTED01", "/old?access_token=REDACTED01"}; !slices.Equal(got, want) {
+		t.Fatalf("after /old answered: %v, want %v", got, want)
 	}
 }

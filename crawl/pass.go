@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/quarryhq/quarry/fetch"
@@ -51,17 +53,25 @@ type pass struct {
 	seed  string
 	// shown is the seed as errors show it (no secret query values).
 	shown string
-	// secrets are the seed's secret query values by name (fetch.Redact
-	// hides them): a page's URL holding one is stored without it
-	// (stored), and fetched with it again (restore).
-	secrets url.Values
+	// seedKey is the seed as it is stored (stored).
+	seedKey string
+	// hide and unhide replace the seed's secret query values in a page's
+	// URL by placeholders and back (secretsOf).
+	hide, unhide *strings.Replacer
+	// mask replaces the forms by REDACTED alone, in errors.
+	mask *strings.Replacer
+	// forms are the written forms of the seed's secret values hide
+	// replaces; placeholders how many there are.
+	forms        []string
+	placeholders int
+	// legacy maps a page's key to the URL an earlier version stored it
+	// under, the seed's secret in it; migrated pairs such a URL with the
+	// key its page was stored under this pass, or whose text it repeats.
+	legacy   map[string]string
+	migrated [][2]string
 	// known, queued, pending and done are keyed by the URLs pages are
 	// stored under (stored).
 	known map[string]store.Source
-	// legacy maps a page's stored URL to the URL an earlier version
-	// stored it under, the start URL's secret in it: once the page is
-	// stored again, that source goes.
-	legacy map[string]string
 	// queued holds each URL's smallest known link depth; fetches finish
 	// out of order, so a page can be found by a longer path first.
 	queued  map[string]int
@@ -77,9 +87,11 @@ type pass struct {
 // at a time from the frontier, stores each under the URL it is known by
 // and follows its links.
 func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt Options) (*stats, error) {
-	p := &pass{c: c, opt: opt, st: &stats{}, site: siteOf(seed), under: scopePath(seed, opt.WholeHost), seed: normalize(seed), shown: shown(seed), secrets: secretsOf(seed),
+	p := &pass{c: c, opt: opt, st: &stats{}, site: siteOf(seed), under: scopePath(seed, opt.WholeHost), seed: normalize(seed), shown: shown(seed),
 		known: map[string]store.Source{}, legacy: map[string]string{}, queued: map[string]int{}, pending: map[string]bool{},
 		done: map[string]bool{}, sameText: map[[sha256.Size]byte]string{}}
+	p.secretsOf(seed)
+	p.seedKey = p.stored(p.seed)
 	st := p.st
 	if err := p.frontier(ctx, k, seed); err != nil {
 		return st, fmt.Errorf("crawl: %w", err)
@@ -106,7 +118,7 @@ func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt O
 		r := <-results
 		inflight--
 		if r.err != nil {
-			if r.url == p.seed {
+			if r.key == p.seedKey {
 				seedErr = r.err
 			}
 			if ctx.Err() == nil {
@@ -119,7 +131,10 @@ func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt O
 		if p.pending[r.key] {
 			st.leftPending = append(st.leftPending, r.key)
 		}
-		final, ok := p.place(r)
+		final, where, ok := p.place(r)
+		if old, legacy := p.legacy[r.key]; legacy {
+			p.migrated = append(p.migrated, [2]string{old, where})
+		}
 		if !ok {
 			continue
 		}
@@ -135,20 +150,24 @@ func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt O
 	if err := w.flush(ctx); err != nil {
 		return st, err
 	}
-	// A page stored again under its URL without the start URL's secret
-	// leaves the source an earlier version stored with it.
-	for key, old := range p.legacy {
-		if p.done[key] {
-			if err := c.Store.SourceDelete(ctx, k.ID, old); err != nil && !errors.Is(err, store.ErrNotFound) {
-				return st, fmt.Errorf("crawl: %w", err)
-			}
+	// A source an earlier version stored with the seed's secret goes once
+	// its page is stored without it (or its text is, under another URL).
+	for _, m := range p.migrated {
+		if m[1] == "" {
+			continue
+		}
+		if _, err := c.Store.SourceGet(ctx, k.ID, m[1]); err != nil {
+			continue // not stored (not indexed, or its batch failed): kept
+		}
+		if err := c.Store.SourceDelete(context.WithoutCancel(ctx), k.ID, m[0]); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return st, fmt.Errorf("crawl: %w", err)
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		return st, fmt.Errorf("crawl cancelled: %w", err)
 	}
 	if seedErr != nil && succeeded == 0 {
-		return st, fmt.Errorf("start page %s: %w", p.shown, seedErr)
+		return st, fmt.Errorf("start page %s: %w", p.shown, p.hideErr(seedErr))
 	}
 	return st, nil
 }
@@ -162,11 +181,14 @@ func (p *pass) frontier(ctx context.Context, k *store.KB, seed *url.URL) error {
 	}
 	for _, s := range srcs {
 		if u, err := url.Parse(s.URL); err == nil && sameSite(u, p.site) {
-			if key := p.stored(s.URL); key != s.URL {
-				// Stored whole by an earlier version: fetched anew (its
-				// validators are the old source's) and stored under key.
+			if p.holdsSecret(s.URL) {
+				// Stored with the seed's secret by an earlier version:
+				// fetched anew (its validators are that source's) and
+				// stored without it; the old source goes once it is.
+				key := p.stored(s.URL)
 				p.legacy[key] = s.URL
-				p.push(s.URL, min(1, p.opt.MaxDepth))
+				s.ETag, s.LastModified = "", nil
+				p.known[key] = s
 				continue
 			}
 			p.known[s.URL] = s
@@ -204,20 +226,23 @@ func (p *pass) frontier(ctx context.Context, k *store.KB, seed *url.URL) error {
 		if pe.Depth > p.opt.MaxDepth {
 			continue
 		}
-		if key := p.stored(pe.URL); key != pe.URL {
-			// Recorded whole by an earlier version: recorded again, under
-			// key, if it fails again.
+		if p.holdsSecret(pe.URL) {
+			key := p.stored(pe.URL)
+			// Recorded with the start URL's secret by an earlier version:
+			// recorded again without it (its failures counted anew).
+			if _, err := p.c.Store.CrawlPendingFail(ctx, k.ID, key, pe.Depth, StaleAfter); err != nil {
+				return err
+			}
 			if err := p.c.Store.CrawlPendingDone(ctx, k.ID, pe.URL); err != nil {
 				return err
 			}
-			p.push(pe.URL, pe.Depth)
-			continue
+			pe.URL = key
 		}
 		u, ok := p.restore(pe.URL)
 		if !ok {
 			// As a known page whose secret the start URL no longer gives.
 			p.st.failed++
-			p.st.failedNew = append(p.st.failedNew, item{key: pe.URL, depth: pe.Depth})
+			p.st.failedNew = append(p.st.failedNew, item{url: pe.URL, key: pe.URL, depth: pe.Depth})
 			continue
 		}
 		p.pending[pe.URL] = true
@@ -233,93 +258,178 @@ func (p *pass) push(raw string, depth int) {
 	if err != nil || !sameSite(u, p.site) || !strings.HasPrefix(u.Path, p.under) || skipExt(u.Path) {
 		return
 	}
-	n := normalize(u)
-	key := p.stored(n)
+	key := p.stored(normalize(u))
+	// Fetched at the stored URL with the secrets back: one URL per key,
+	// whatever order or encoding the first link found wrote it in.
+	fetchURL, ok := p.restore(key)
+	if !ok {
+		return
+	}
 	if d, ok := p.queued[key]; !ok {
 		p.queued[key] = depth
-		p.queue = append(p.queue, item{n, key, depth})
+		p.queue = append(p.queue, item{fetchURL, key, depth})
 	} else if depth < d {
 		p.queued[key] = depth
 	}
 }
 
-// secretsOf is u's secret query values by name: those fetch.Redact
-// hides (a token, a key, a signature, …).
-func secretsOf(u *url.URL) url.Values {
+// minSecret is the shortest secret value taken out of a page's URL: a
+// shorter one ("1", "en") would be replaced wherever those characters
+// appear, and is no secret.
+const minSecret = 6
+
+// placeholderRE is a placeholder as stored: REDACTED and two digits.
+var placeholderRE = regexp.MustCompile(fetch.Redacted + `([0-9]{2})`)
+
+// secretsOf sets the replacers of u's secret query values (those
+// fetch.Redact hides: a token, a key, a signature, …) in a page's URL:
+// each value in every form a URL may write it — as the start URL writes
+// it, as it is, query- or path-escaped (upper- or lower-case hex), escaped
+// twice as in a return address "?next=%2Fa%3Ftoken%3D…" — by a
+// placeholder, REDACTED01, REDACTED02, …, and back. A page's URL that
+// already says REDACTED has it written REDACTED00, so that hiding is
+// undone exactly, and a placeholder no value stands for is told apart.
+func (p *pass) secretsOf(u *url.URL) {
+	secret := map[string]bool{}
 	r, err := url.Parse(fetch.Redact(u))
 	if err != nil {
-		return nil
+		r = &url.URL{}
 	}
-	q, hidden := u.Query(), url.Values{}
 	for k, vs := range r.Query() {
-		if len(vs) > 0 && vs[0] == fetch.Redacted && q.Get(k) != fetch.Redacted {
-			hidden[k] = q[k]
+		if len(vs) > 0 && vs[0] == fetch.Redacted {
+			secret[k] = true
 		}
 	}
-	return hidden
+	var values []string
+	for k, vs := range u.Query() {
+		if secret[k] {
+			values = append(values, vs...)
+		}
+	}
+	for _, pair := range strings.FieldsFunc(u.RawQuery, func(r rune) bool { return r == '&' || r == ';' }) {
+		name, v, _ := strings.Cut(pair, "=")
+		if n, err := url.QueryUnescape(name); err == nil && secret[n] {
+			values = append(values, v)
+		}
+	}
+	var forms []string
+	add := func(f string) {
+		if len(f) >= minSecret && !strings.Contains(f, fetch.Redacted[:4]) && !slices.Contains(forms, f) {
+			forms = append(forms, f)
+		}
+	}
+	for _, v := range values {
+		for _, f := range []string{v, url.QueryEscape(v), url.PathEscape(v), url.QueryEscape(url.QueryEscape(v))} {
+			add(f)
+			add(lowerHex(f))
+		}
+	}
+	forms = forms[:min(len(forms), 99)]
+	// Longest first: a form holding another is replaced whole.
+	slices.SortFunc(forms, func(a, b string) int {
+		if len(a) != len(b) {
+			return len(b) - len(a)
+		}
+		return strings.Compare(a, b)
+	})
+	hide := []string{fetch.Redacted, fetch.Redacted + "00"}
+	unhide := []string{fetch.Redacted + "00", fetch.Redacted}
+	var mask []string
+	for i, f := range forms {
+		ph := fmt.Sprintf("%s%02d", fetch.Redacted, i+1)
+		hide = append(hide, f, ph)
+		unhide = append(unhide, ph, f)
+		mask = append(mask, f, fetch.Redacted)
+	}
+	p.mask = strings.NewReplacer(mask...)
+	// Forms before the escape of a REDACTED already there.
+	hide = append(hide[2:], hide[:2]...)
+	p.forms, p.placeholders = forms, len(forms)
+	p.hide, p.unhide = strings.NewReplacer(hide...), strings.NewReplacer(unhide...)
+}
+
+// lowerHex is s with its %XX escapes in lower case.
+func lowerHex(s string) string {
+	b := []byte(s)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' {
+			b[i+1], b[i+2] = lowerByte(b[i+1]), lowerByte(b[i+2])
+		}
+	}
+	return string(b)
+}
+
+func lowerByte(c byte) byte {
+	if 'A' <= c && c <= 'F' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// holdsSecret reports whether a URL from the store holds one of the
+// seed's secret values: an earlier version stored it so.
+func (p *pass) holdsSecret(u string) bool {
+	for _, f := range p.forms {
+		if strings.Contains(u, f) {
+			return true
+		}
+	}
+	return false
 }
 
 // stored is the URL a page is stored under — in the store, and in what
-// searches and reports cite: u (normalised) with each of the start URL's
-// secret query values it holds redacted (a token the start URL passes on
-// in its links: /a?access_token=REDACTED&lang=en). The secrets a user
-// gives a crawl never reach stored data; a page's own (a signature only
-// its link carries) is part of its address, and is stored with it: two
-// pages differing only there are two pages.
+// searches and reports cite: u (normalised) with the start URL's secret
+// values replaced wherever its path or query writes them
+// (/a?access_token=REDACTED01&lang=en). The secrets a user gives a crawl
+// never reach stored data. A value that only looks secret (author=,
+// page_token=) or is a page's own (a signature only its link carries) is
+// part of the page's address, and is stored with it.
 func (p *pass) stored(u string) string {
-	if len(p.secrets) == 0 || !strings.Contains(u, "?") {
-		return u
+	i := strings.Index(u, "://")
+	if i < 0 {
+		return p.hide.Replace(u)
 	}
-	pu, err := url.Parse(u)
-	if err != nil {
-		return u
+	j := strings.IndexByte(u[i+3:], '/')
+	if j < 0 {
+		return p.hide.Replace(u)
 	}
-	q := pu.Query()
-	changed := false
-	for k, vs := range q {
-		for i, v := range vs {
-			if slices.Contains(p.secrets[k], v) {
-				vs[i] = fetch.Redacted
-				changed = true
-			}
-		}
-	}
-	if !changed {
-		return u
-	}
-	pu.RawQuery = q.Encode()
-	return pu.String()
+	j += i + 3
+	return u[:j] + p.hide.Replace(u[j:])
 }
 
-// restore is a stored URL to fetch again: each redacted value is the
-// start URL's again; false when the start URL no longer gives one.
-func (p *pass) restore(stored string) (string, bool) {
-	if !strings.Contains(stored, fetch.Redacted) {
-		return stored, true
+// hideErr is err with the start URL's secret values replaced in its
+// message (a fetch error names the URL it fetched), its chain kept.
+func (p *pass) hideErr(err error) error {
+	if err == nil || len(p.forms) == 0 {
+		return err
 	}
-	u, err := url.Parse(stored)
-	if err != nil {
-		return stored, true
+	if msg := p.mask.Replace(err.Error()); msg != err.Error() {
+		return &hiddenError{msg: msg, err: err}
 	}
-	q := u.Query()
-	changed := false
-	for k, vs := range q {
-		for i, v := range vs {
-			if v != fetch.Redacted {
-				continue
-			}
-			if len(p.secrets[k]) == 0 {
-				return "", false
-			}
-			vs[i] = p.secrets[k][0]
-			changed = true
+	return err
+}
+
+type hiddenError struct {
+	msg string
+	err error
+}
+
+func (e *hiddenError) Error() string { return e.msg }
+func (e *hiddenError) Unwrap() error { return e.err }
+
+// restore is a stored URL to fetch: its placeholders the start URL's
+// secret values again; false when it holds a placeholder the start URL
+// gives no value for (never sent to the site).
+func (p *pass) restore(key string) (string, bool) {
+	if !strings.Contains(key, fetch.Redacted) {
+		return key, true
+	}
+	for _, m := range placeholderRE.FindAllStringSubmatch(key, -1) {
+		if n, _ := strconv.Atoi(m[1]); n > p.placeholders {
+			return "", false
 		}
 	}
-	if !changed {
-		return stored, true
-	}
-	u.RawQuery = q.Encode()
-	return u.String(), true
+	return p.unhide.Replace(key), true
 }
 
 // fetch fetches one page, conditionally when the store knows it, and
@@ -352,28 +462,31 @@ func (p *pass) failed(r outcome) {
 	}
 	if errors.Is(r.err, fetch.ErrDisallowed) {
 		st.skipped++
-		p.c.logger().Debug("page disallowed by robots.txt", "url", redacted(r.url))
+		p.c.logger().Debug("page disallowed by robots.txt", "url", redacted(r.key))
 		return
 	}
 	st.failed++
-	if _, ok := p.known[r.key]; ok {
+	if old, ok := p.legacy[r.key]; ok {
+		st.failedKnown = append(st.failedKnown, old)
+	} else if _, ok := p.known[r.key]; ok {
 		st.failedKnown = append(st.failedKnown, r.key)
 	} else if !fetch.Permanent(r.err) {
 		st.failedNew = append(st.failedNew, r.item)
 	}
-	p.c.logger().Info("page failed", "url", redacted(r.url), "err", r.err)
+	p.c.logger().Info("page failed", "url", redacted(r.key), "err", p.hideErr(r.err))
 }
 
-// place is the URL a fetched page is stored under (stored) — where it redirected,
-// or the canonical URL it names, in the crawl's scope — and false when it
-// is not stored: it redirects out of scope, or this pass stored that
-// page, or its text under another URL, already.
-func (p *pass) place(r outcome) (string, bool) {
-	final := r.url
+// place is the URL a fetched page is stored under (stored) — where it
+// redirected, or the canonical URL it names, in the crawl's scope — and
+// false when it is not stored: it redirects out of scope, or this pass
+// stored that page, or its text under another URL, already. where is the
+// URL its text is stored under this pass, whichever ("" out of scope).
+func (p *pass) place(r outcome) (final, where string, ok bool) {
+	final = r.url
 	if u, err := url.Parse(r.page.URL); err == nil && r.page.URL != r.url {
 		if !sameSite(u, p.site) || !strings.HasPrefix(u.Path, p.under) {
-			p.c.logger().Info("page redirects out of the crawl's scope; skipped", "url", redacted(r.url), "to", fetch.Redact(u))
-			return "", false
+			p.c.logger().Info("page redirects out of the crawl's scope; skipped", "url", redacted(r.key), "to", redacted(p.stored(normalize(u))))
+			return "", "", false
 		}
 		final = normalize(u)
 		if _, ok := p.queued[p.stored(final)]; !ok {
@@ -390,7 +503,7 @@ func (p *pass) place(r outcome) (string, bool) {
 	}
 	final = p.stored(final)
 	if p.done[final] {
-		return "", false // two URLs redirected to, or naming, the same page
+		return "", final, false // two URLs redirected to, or naming, the same page
 	}
 	// The same text under another URL this run (/ and /index.html
 	// without a canonical link) is one source, the first URL's.
@@ -399,12 +512,12 @@ func (p *pass) place(r outcome) (string, bool) {
 		if first, ok := p.sameText[h]; ok {
 			p.c.logger().Info("page repeats another one's text; kept once", "url", redacted(final), "as", redacted(first))
 			p.done[final] = true
-			return "", false
+			return "", first, false
 		}
 		p.sameText[h] = final
 	}
 	p.done[final] = true
-	return final, true
+	return final, final, true
 }
 
 // sitemapURLs lists the pages of the site's sitemaps: those robots.txt
