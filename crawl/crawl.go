@@ -254,7 +254,7 @@ func (c *Crawler) countFailures(ctx context.Context, kbID int64, st *stats) erro
 			continue
 		}
 		if dropped {
-			c.logger().Warn("page never fetched after repeated failures; no longer tried", "url", redacted(it.key), "runs", StaleAfter)
+			c.logger().Warn("page never fetched after repeated failures; no longer tried", "url", st.shown(it.key), "runs", StaleAfter)
 		}
 	}
 	for _, u := range st.leftPending {
@@ -269,7 +269,7 @@ func (c *Crawler) countFailures(ctx context.Context, kbID int64, st *stats) erro
 			continue
 		}
 		if stale {
-			c.logger().Warn("page marked stale", "url", redacted(u))
+			c.logger().Warn("page marked stale", "url", st.shown(u))
 		}
 	}
 	return err
@@ -440,6 +440,14 @@ func scopePath(seed *url.URL, wholeHost bool) string {
 		return "/"
 	}
 	return p[:strings.LastIndex(p, "/")+1]
+}
+
+// shown is a page's URL as the log shows it: st.show's, or redacted's.
+func (st *stats) shown(u string) string {
+	if st.show != nil {
+		return st.show(u)
+	}
+	return redacted(u)
 }
 
 // shown is u normalised, with its user and secret query values redacted

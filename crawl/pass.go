@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -26,6 +27,9 @@ type stats struct {
 	// Both, and failedKnown, by the URLs the store knows them by.
 	failedNew   []item
 	leftPending []string
+	// show is a page's URL as the log shows it (the start URL's secret
+	// values masked, however written).
+	show func(string) string
 }
 
 // item is a page to fetch: its URL, the URL the store knows it by
@@ -61,9 +65,9 @@ type pass struct {
 	// mask replaces the forms by REDACTED alone, in errors.
 	mask *strings.Replacer
 	// forms are the written forms of the seed's secret values hide
-	// replaces; placeholders how many there are.
-	forms        []string
-	placeholders int
+	// replaces; used the numbers of their placeholders.
+	forms []string
+	used  map[int]bool
 	// legacy maps a page's key to the URL an earlier version stored it
 	// under, the seed's secret in it; migrated pairs such a URL with the
 	// key its page was stored under this pass, or whose text it repeats.
@@ -91,6 +95,7 @@ func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt O
 		known: map[string]store.Source{}, legacy: map[string]string{}, queued: map[string]int{}, pending: map[string]bool{},
 		done: map[string]bool{}, sameText: map[[sha256.Size]byte]string{}}
 	p.secretsOf(seed)
+	p.st.show = func(u string) string { return redacted(p.mask.Replace(u)) }
 	p.seedKey = p.stored(p.seed)
 	st := p.st
 	if err := p.frontier(ctx, k, seed); err != nil {
@@ -204,6 +209,9 @@ func (p *pass) frontier(ctx context.Context, k *store.KB, seed *url.URL) error {
 	// no changed page links to them; a changed one has its links followed
 	// as if the start page linked to it.
 	for key, s := range p.known {
+		if su, err := url.Parse(s.URL); err != nil || !p.inScope(su) {
+			continue // another crawl's page
+		}
 		u, ok := p.restore(s.URL)
 		if !ok {
 			// Its secret is not the start URL's any more: it is not sent
@@ -234,9 +242,12 @@ func (p *pass) frontier(ctx context.Context, k *store.KB, seed *url.URL) error {
 				return err
 			}
 			if err := p.c.Store.CrawlPendingDone(ctx, k.ID, pe.URL); err != nil {
-				return err
+				return p.hideErr(err)
 			}
 			pe.URL = key
+		}
+		if pu, err := url.Parse(pe.URL); err != nil || !p.inScope(pu) {
+			continue
 		}
 		u, ok := p.restore(pe.URL)
 		if !ok {
@@ -251,11 +262,17 @@ func (p *pass) frontier(ctx context.Context, k *store.KB, seed *url.URL) error {
 	return nil
 }
 
+// inScope reports whether a page is this crawl's: on its site, under its
+// path, not a file it skips.
+func (p *pass) inScope(u *url.URL) bool {
+	return sameSite(u, p.site) && strings.HasPrefix(u.Path, p.under) && !skipExt(u.Path)
+}
+
 // push queues a link in the crawl's scope, or lowers its depth when it is
 // queued already.
 func (p *pass) push(raw string, depth int) {
 	u, err := url.Parse(raw)
-	if err != nil || !sameSite(u, p.site) || !strings.HasPrefix(u.Path, p.under) || skipExt(u.Path) {
+	if err != nil || !p.inScope(u) {
 		return
 	}
 	key := p.stored(normalize(u))
@@ -282,70 +299,82 @@ const minSecret = 6
 var placeholderRE = regexp.MustCompile(fetch.Redacted + `([0-9]{2})`)
 
 // secretsOf sets the replacers of u's secret query values (those
-// fetch.Redact hides: a token, a key, a signature, …) in a page's URL:
-// each value in every form a URL may write it — as the start URL writes
-// it, as it is, query- or path-escaped (upper- or lower-case hex), escaped
-// twice as in a return address "?next=%2Fa%3Ftoken%3D…" — by a
-// placeholder, REDACTED01, REDACTED02, …, and back. A page's URL that
-// already says REDACTED has it written REDACTED00, so that hiding is
-// undone exactly, and a placeholder no value stands for is told apart.
+// fetch.SecretParam names: a token, a key, a signature, …) in a page's
+// URL: each value in every form a URL may write it — as the start URL
+// writes it, as it is, query- or path-escaped (upper- or lower-case hex),
+// escaped twice as in a return address "?next=%2Fa%3Ftoken%3D…" — by a
+// placeholder REDACTEDnn, and back. A form's number comes from its
+// parameter's name, its place among that name's values and its kind of
+// form, not from the value or the other parameters: a stored URL is
+// restored with the same parameter's value after the start URL gains a
+// parameter or its token changes. A page's URL that already says
+// REDACTED has it written REDACTED00, so that hiding is undone exactly,
+// and a placeholder no value stands for is told apart.
 func (p *pass) secretsOf(u *url.URL) {
-	secret := map[string]bool{}
-	r, err := url.Parse(fetch.Redact(u))
-	if err != nil {
-		r = &url.URL{}
+	type form struct {
+		text string
+		n    int
 	}
-	for k, vs := range r.Query() {
-		if len(vs) > 0 && vs[0] == fetch.Redacted {
-			secret[k] = true
-		}
-	}
-	var values []string
-	for k, vs := range u.Query() {
-		if secret[k] {
-			values = append(values, vs...)
-		}
-	}
+	var forms []form
+	used := map[int]bool{}
+	seen := map[string]bool{}
+	occ := map[string]int{}
 	for _, pair := range strings.FieldsFunc(u.RawQuery, func(r rune) bool { return r == '&' || r == ';' }) {
-		name, v, _ := strings.Cut(pair, "=")
-		if n, err := url.QueryUnescape(name); err == nil && secret[n] {
-			values = append(values, v)
+		rawName, raw, _ := strings.Cut(pair, "=")
+		name := rawName
+		if n, err := url.QueryUnescape(rawName); err == nil {
+			name = n
+		}
+		if !fetch.SecretParam(name) {
+			continue
+		}
+		v := raw
+		if d, err := url.QueryUnescape(raw); err == nil {
+			v = d
+		}
+		occ[name]++
+		kinds := []string{raw, v, url.QueryEscape(v), url.PathEscape(v), url.QueryEscape(url.QueryEscape(v))}
+		for kind := range 2 * len(kinds) {
+			f := kinds[kind%len(kinds)]
+			if kind >= len(kinds) {
+				f = lowerHex(f)
+			}
+			if len(f) < minSecret || strings.Contains(f, fetch.Redacted[:4]) || seen[f] {
+				continue
+			}
+			h := fnv.New32a()
+			fmt.Fprintf(h, "%s\x00%d\x00%d", name, occ[name], kind)
+			n := 1 + int(h.Sum32()%99)
+			for i := 0; used[n] && i < 99; i++ {
+				n = n%99 + 1
+			}
+			if used[n] {
+				break // 99 forms: the rest are not hidden
+			}
+			used[n], seen[f] = true, true
+			forms = append(forms, form{f, n})
 		}
 	}
-	var forms []string
-	add := func(f string) {
-		if len(f) >= minSecret && !strings.Contains(f, fetch.Redacted[:4]) && !slices.Contains(forms, f) {
-			forms = append(forms, f)
-		}
-	}
-	for _, v := range values {
-		for _, f := range []string{v, url.QueryEscape(v), url.PathEscape(v), url.QueryEscape(url.QueryEscape(v))} {
-			add(f)
-			add(lowerHex(f))
-		}
-	}
-	forms = forms[:min(len(forms), 99)]
 	// Longest first: a form holding another is replaced whole.
-	slices.SortFunc(forms, func(a, b string) int {
-		if len(a) != len(b) {
-			return len(b) - len(a)
+	slices.SortFunc(forms, func(a, b form) int {
+		if len(a.text) != len(b.text) {
+			return len(b.text) - len(a.text)
 		}
-		return strings.Compare(a, b)
+		return strings.Compare(a.text, b.text)
 	})
-	hide := []string{fetch.Redacted, fetch.Redacted + "00"}
-	unhide := []string{fetch.Redacted + "00", fetch.Redacted}
-	var mask []string
-	for i, f := range forms {
-		ph := fmt.Sprintf("%s%02d", fetch.Redacted, i+1)
-		hide = append(hide, f, ph)
-		unhide = append(unhide, ph, f)
-		mask = append(mask, f, fetch.Redacted)
+	var hide, unhide, mask []string
+	for _, f := range forms {
+		ph := fmt.Sprintf("%s%02d", fetch.Redacted, f.n)
+		hide = append(hide, f.text, ph)
+		unhide = append(unhide, ph, f.text)
+		mask = append(mask, f.text, fetch.Redacted)
+		p.forms = append(p.forms, f.text)
 	}
-	p.mask = strings.NewReplacer(mask...)
-	// Forms before the escape of a REDACTED already there.
-	hide = append(hide[2:], hide[:2]...)
-	p.forms, p.placeholders = forms, len(forms)
-	p.hide, p.unhide = strings.NewReplacer(hide...), strings.NewReplacer(unhide...)
+	// After the forms, a REDACTED already there (a form may end in RED).
+	hide = append(hide, fetch.Redacted, fetch.Redacted+"00")
+	unhide = append(unhide, fetch.Redacted+"00", fetch.Redacted)
+	p.used = used
+	p.hide, p.unhide, p.mask = strings.NewReplacer(hide...), strings.NewReplacer(unhide...), strings.NewReplacer(mask...)
 }
 
 // lowerHex is s with its %XX escapes in lower case.
@@ -425,7 +454,7 @@ func (p *pass) restore(key string) (string, bool) {
 		return key, true
 	}
 	for _, m := range placeholderRE.FindAllStringSubmatch(key, -1) {
-		if n, _ := strconv.Atoi(m[1]); n > p.placeholders {
+		if n, _ := strconv.Atoi(m[1]); n != 0 && !p.used[n] {
 			return "", false
 		}
 	}

@@ -492,13 +492,13 @@ func (e *URLError) Error() string { return fmt.Sprintf("url %q %s", e.URL, e.Rul
 // ErrorCode implements errcode.Coder: a URL given is invalid input.
 func (e *URLError) ErrorCode() errcode.Code { return errcode.Invalid }
 
-// secretParam reports whether a query parameter's value is secret by its
+// SecretParam reports whether a query parameter's value is secret by its
 // name: a key, a token, a signature, a password, an authorization, a
 // credential — also as part of a longer name (access_token,
 // client_secret, X-Amz-Signature, X-Amz-Credential, private_token,
 // sessionid, pwd, authorization). A few innocent names (author,
 // passage) are redacted too, which costs a log line its detail only.
-func secretParam(name string) bool {
+func SecretParam(name string) bool {
 	name = strings.ToLower(name)
 	for _, s := range []string{"token", "secret", "signature", "pass", "pwd", "auth", "credential", "apikey", "api_key", "api-key", "session"} {
 		if strings.Contains(name, s) {
@@ -543,13 +543,46 @@ func RedactRaw(raw string) string {
 			if n, err := url.QueryUnescape(name); err == nil {
 				name = n
 			}
-			if secretParam(name) {
+			if SecretParam(name) {
 				params[k] = name + "=REDACTED"
 			}
 		}
 		s = s[:q+1] + strings.Join(params, "&")
 	}
 	return s
+}
+
+// redactQuery is a raw query with each secret parameter's value
+// replaced, as written otherwise: its order, its escapes, pairs split by
+// ';' as well as '&', and pairs that do not parse.
+func redactQuery(q string) string {
+	if q == "" {
+		return q
+	}
+	var b strings.Builder
+	start := 0
+	for i := 0; i <= len(q); i++ {
+		if i < len(q) && q[i] != '&' && q[i] != ';' {
+			continue
+		}
+		pair := q[start:i]
+		if name, _, ok := strings.Cut(pair, "="); ok && SecretParam(unescapeName(name)) {
+			pair = name + "=" + Redacted
+		}
+		b.WriteString(pair)
+		if i < len(q) {
+			b.WriteByte(q[i])
+		}
+		start = i + 1
+	}
+	return b.String()
+}
+
+func unescapeName(name string) string {
+	if n, err := url.QueryUnescape(name); err == nil {
+		return n
+	}
+	return name
 }
 
 // Redacted stands for a secret Redact hides.
@@ -565,18 +598,6 @@ func Redact(u *url.URL) string {
 	if c.User != nil {
 		c.User = url.User(Redacted)
 	}
-	if c.RawQuery != "" {
-		q := c.Query()
-		changed := false
-		for k := range q {
-			if secretParam(k) {
-				q[k] = []string{Redacted}
-				changed = true
-			}
-		}
-		if changed {
-			c.RawQuery = q.Encode()
-		}
-	}
+	c.RawQuery = redactQuery(c.RawQuery)
 	return c.String()
 }
