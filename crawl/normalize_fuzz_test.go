@@ -33,10 +33,10 @@ func FuzzNormalize(f *testing.F) {
 // secret values (wherever in its path or query they are written, however
 // escaped), and restored to the address it was found at.
 func FuzzStoredURL(f *testing.F) {
-	f.Add("https://h/a?access_token=S3CRET&lang=en", "https://h/?access_token=S3CRET&x=1")
+	f.Add("https://h/a?access_token=S3CRET0TOKEN1&lang=en", "https://h/?access_token=S3CRET0TOKEN1&x=1")
 	f.Add("http://h/p?key=kkkkkk&key=k2k2k2k2&sig=%zz", "http://h/?key=kkkkkk&key=k2k2k2k2")
 	f.Add("http://h/?Token=a+b+c+d&t=&author=xxxxxx&x=REDACTED01REDACTED", "http://h/?Token=a+b+c+d&author=xxxxxx")
-	f.Add("http://h/login?next=%2Fb%3Faccess_token%3DS3CRET;x=1", "http://h/?access_token=S3CRET")
+	f.Add("http://h/login?next=%2Fb%3Faccess_token%3DS3CRET0TOKEN1;x=1", "http://h/?access_token=S3CRET0TOKEN1")
 	f.Add("http://h/a/DACTED?x=ab%2fcdef", "http://h/?token=DACTED&key=ab%2fcdef")
 	f.Fuzz(func(t *testing.T, raw, seedRaw string) {
 		u, err := url.Parse(raw)
@@ -97,14 +97,19 @@ func TestSecretPlaceholdersStable(t *testing.T) {
 	for seed, want := range map[string]string{
 		"https://h/docs/?key=OTHERKEY1&access_token=S3CRETS3CRET":  "https://h/docs/a?access_token=S3CRETS3CRET&lang=en",
 		"https://h/docs/?lang=en;access_token=S3CRETS3CRET;sig=zz": "https://h/docs/a?access_token=S3CRETS3CRET&lang=en",
-		"https://h/docs/?access_token=N3WTOKEN":                    "https://h/docs/a?access_token=N3WTOKEN&lang=en",
+		"https://h/docs/?access_token=N3WTOKEN0000":                    "https://h/docs/a?access_token=N3WTOKEN0000&lang=en",
 	} {
 		got, ok := pass(seed).restore(key)
 		if !ok || got != want {
 			t.Errorf("stored %s, restored from %s: %q %v, want %s", key, seed, got, ok, want)
 		}
 	}
-	if got, ok := pass("https://h/docs/").restore(key); ok {
-		t.Errorf("restored without a token: %s", got)
+	// Without a secret in the start URL nothing is read as a placeholder:
+	// a crawl without one stores and fetches URLs as they are.
+	if got, ok := pass("https://h/docs/").restore(key); !ok || got != key {
+		t.Errorf("restored without a token: %q %v, want it as stored", got, ok)
+	}
+	if p := pass("https://h/docs/?author=jsmith1"); len(p.forms) != 0 {
+		t.Errorf("author=jsmith1 taken for a secret: %v", p.forms)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/quarryhq/quarry/fetch"
 	"github.com/quarryhq/quarry/internal/safe"
@@ -290,10 +291,17 @@ func (p *pass) push(raw string, depth int) {
 	}
 }
 
-// minSecret is the shortest secret value taken out of a page's URL: a
-// shorter one ("1", "en") would be replaced wherever those characters
-// appear, and is no secret.
-const minSecret = 6
+// minSecret is the shortest secret value taken out of a page's URL.
+const minSecret = 12
+
+// looksSecret reports whether a value under a secret-looking name is a
+// secret to take out of a page's URL: 12 characters or more, letters and
+// digits, as tokens and keys are. The names are broad (author= and
+// passage= look like auth and pass), and a short or plain value
+// ("jsmith", "en", "1") would be replaced wherever its characters appear.
+func looksSecret(v string) bool {
+	return len(v) >= minSecret && strings.ContainsAny(v, "0123456789") && strings.IndexFunc(v, unicode.IsLetter) >= 0
+}
 
 // placeholderRE is a placeholder as stored: REDACTED and two digits.
 var placeholderRE = regexp.MustCompile(fetch.Redacted + `([0-9]{2})`)
@@ -332,6 +340,9 @@ func (p *pass) secretsOf(u *url.URL) {
 		if d, err := url.QueryUnescape(raw); err == nil {
 			v = d
 		}
+		if !looksSecret(v) {
+			continue
+		}
 		occ[name]++
 		kinds := []string{raw, v, url.QueryEscape(v), url.PathEscape(v), url.QueryEscape(url.QueryEscape(v))}
 		for kind := range 2 * len(kinds) {
@@ -339,7 +350,7 @@ func (p *pass) secretsOf(u *url.URL) {
 			if kind >= len(kinds) {
 				f = lowerHex(f)
 			}
-			if len(f) < minSecret || strings.Contains(f, fetch.Redacted[:4]) || seen[f] {
+			if strings.Contains(f, fetch.Redacted[:4]) || seen[f] {
 				continue
 			}
 			h := fnv.New32a()
@@ -414,6 +425,9 @@ func (p *pass) holdsSecret(u string) bool {
 // page_token=) or is a page's own (a signature only its link carries) is
 // part of the page's address, and is stored with it.
 func (p *pass) stored(u string) string {
+	if len(p.forms) == 0 {
+		return u // a crawl without secrets stores URLs as they are
+	}
 	i := strings.Index(u, "://")
 	if i < 0 {
 		return p.hide.Replace(u)
@@ -448,9 +462,10 @@ func (e *hiddenError) Unwrap() error { return e.err }
 
 // restore is a stored URL to fetch: its placeholders the start URL's
 // secret values again; false when it holds a placeholder the start URL
-// gives no value for (never sent to the site).
+// gives no value for (never sent to the site). A crawl whose start URL
+// has no secret fetches every URL as it is stored.
 func (p *pass) restore(key string) (string, bool) {
-	if !strings.Contains(key, fetch.Redacted) {
+	if len(p.forms) == 0 || !strings.Contains(key, fetch.Redacted) {
 		return key, true
 	}
 	for _, m := range placeholderRE.FindAllStringSubmatch(key, -1) {
