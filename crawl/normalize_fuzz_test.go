@@ -97,7 +97,7 @@ func TestSecretPlaceholdersStable(t *testing.T) {
 	for seed, want := range map[string]string{
 		"https://h/docs/?key=OTHERKEY1&access_token=S3CRETS3CRET":  "https://h/docs/a?access_token=S3CRETS3CRET&lang=en",
 		"https://h/docs/?lang=en;access_token=S3CRETS3CRET;sig=zz": "https://h/docs/a?access_token=S3CRETS3CRET&lang=en",
-		"https://h/docs/?access_token=N3WTOKEN0000":                    "https://h/docs/a?access_token=N3WTOKEN0000&lang=en",
+		"https://h/docs/?access_token=N3WTOKEN0000":                "https://h/docs/a?access_token=N3WTOKEN0000&lang=en",
 	} {
 		got, ok := pass(seed).restore(key)
 		if !ok || got != want {
