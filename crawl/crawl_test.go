@@ -822,9 +822,7 @@ func placeholderOf(t *testing.T, seed, secret string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &pass{}
-	p.secretsOf(u)
-	ph := strings.TrimPrefix(p.stored("http://h/?x="+secret), "http://h/?x=")
+	ph := strings.TrimPrefix(secretsOf(u).stored("http://h/?x="+secret), "http://h/?x=")
 	if !strings.HasPrefix(ph, fetch.Redacted) {
 		t.Fatalf("%s is not hidden for %s: %s", secret, seed, ph)
 	}

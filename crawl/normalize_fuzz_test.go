@@ -47,8 +47,7 @@ func FuzzStoredURL(f *testing.F) {
 		if err != nil {
 			return
 		}
-		p := &pass{}
-		p.secretsOf(seed)
+		p := secretsOf(seed)
 		page := normalize(u)
 		stored := p.stored(page)
 		// Outside its placeholders (REDACTED07 holds "DACTED").
@@ -80,16 +79,14 @@ func FuzzStoredURL(f *testing.F) {
 // start URL gains a secret parameter, writes its pairs with ';' or
 // changes its token.
 func TestSecretPlaceholdersStable(t *testing.T) {
-	pass := func(seed string) *pass {
+	of := func(seed string) *secrets {
 		u, err := url.Parse(seed)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := &pass{}
-		p.secretsOf(u)
-		return p
+		return secretsOf(u)
 	}
-	first := pass("https://h/docs/?access_token=S3CRETS3CRET")
+	first := of("https://h/docs/?access_token=S3CRETS3CRET")
 	key := first.stored("https://h/docs/a?access_token=S3CRETS3CRET&lang=en")
 	if strings.Contains(key, "S3CRET") {
 		t.Fatalf("stored %s", key)
@@ -99,17 +96,17 @@ func TestSecretPlaceholdersStable(t *testing.T) {
 		"https://h/docs/?lang=en;access_token=S3CRETS3CRET;sig=zz": "https://h/docs/a?access_token=S3CRETS3CRET&lang=en",
 		"https://h/docs/?access_token=N3WTOKEN0000":                "https://h/docs/a?access_token=N3WTOKEN0000&lang=en",
 	} {
-		got, ok := pass(seed).restore(key)
+		got, ok := of(seed).restore(key)
 		if !ok || got != want {
 			t.Errorf("stored %s, restored from %s: %q %v, want %s", key, seed, got, ok, want)
 		}
 	}
 	// Without a secret in the start URL nothing is read as a placeholder:
 	// a crawl without one stores and fetches URLs as they are.
-	if got, ok := pass("https://h/docs/").restore(key); !ok || got != key {
+	if got, ok := of("https://h/docs/").restore(key); !ok || got != key {
 		t.Errorf("restored without a token: %q %v, want it as stored", got, ok)
 	}
-	if p := pass("https://h/docs/?author=jsmith1"); len(p.forms) != 0 {
+	if p := of("https://h/docs/?author=jsmith1"); len(p.forms) != 0 {
 		t.Errorf("author=jsmith1 taken for a secret: %v", p.forms)
 	}
 }

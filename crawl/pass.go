@@ -5,14 +5,9 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"net/http"
 	"net/url"
-	"regexp"
-	"slices"
-	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/quarryhq/quarry/fetch"
 	"github.com/quarryhq/quarry/internal/safe"
@@ -34,8 +29,8 @@ type stats struct {
 }
 
 // item is a page to fetch: its URL, the URL the store knows it by
-// (pass.stored: the start URL's secret query values redacted) and its
-// link depth.
+// (secrets.stored: the start URL's secret values hidden) and its link
+// depth.
 type item struct {
 	url, key string
 	depth    int
@@ -58,24 +53,18 @@ type pass struct {
 	seed  string
 	// shown is the seed as errors show it (no secret query values).
 	shown string
-	// seedKey is the seed as it is stored (stored).
+	// seedKey is the seed as it is stored.
 	seedKey string
-	// hide and unhide replace the seed's secret query values in a page's
-	// URL by placeholders and back (secretsOf).
-	hide, unhide *strings.Replacer
-	// mask replaces the forms by REDACTED alone, in errors.
-	mask *strings.Replacer
-	// forms are the written forms of the seed's secret values hide
-	// replaces; used the numbers of their placeholders.
-	forms []string
-	used  map[int]bool
+	// sec hides the seed's secret values in the URLs pages are stored
+	// under (secrets.stored) and puts them back to fetch them.
+	sec *secrets
 	// legacy maps a page's key to the URL an earlier version stored it
 	// under, the seed's secret in it; migrated pairs such a URL with the
 	// key its page was stored under this pass, or whose text it repeats.
 	legacy   map[string]string
 	migrated [][2]string
 	// known, queued, pending and done are keyed by the URLs pages are
-	// stored under (stored).
+	// stored under (secrets.stored).
 	known map[string]store.Source
 	// queued holds each URL's smallest known link depth; fetches finish
 	// out of order, so a page can be found by a longer path first.
@@ -95,9 +84,9 @@ func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt O
 	p := &pass{c: c, opt: opt, st: &stats{}, site: siteOf(seed), under: scopePath(seed, opt.WholeHost), seed: normalize(seed), shown: shown(seed),
 		known: map[string]store.Source{}, legacy: map[string]string{}, queued: map[string]int{}, pending: map[string]bool{},
 		done: map[string]bool{}, sameText: map[[sha256.Size]byte]string{}}
-	p.secretsOf(seed)
-	p.st.show = func(u string) string { return redacted(p.mask.Replace(u)) }
-	p.seedKey = p.stored(p.seed)
+	p.sec = secretsOf(seed)
+	p.st.show = p.sec.show
+	p.seedKey = p.sec.stored(p.seed)
 	st := p.st
 	if err := p.frontier(ctx, k, seed); err != nil {
 		return st, fmt.Errorf("crawl: %w", err)
@@ -173,7 +162,7 @@ func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt O
 		return st, fmt.Errorf("crawl cancelled: %w", err)
 	}
 	if seedErr != nil && succeeded == 0 {
-		return st, fmt.Errorf("start page %s: %w", p.shown, p.hideErr(seedErr))
+		return st, fmt.Errorf("start page %s: %w", p.shown, p.sec.hideErr(seedErr))
 	}
 	return st, nil
 }
@@ -187,11 +176,11 @@ func (p *pass) frontier(ctx context.Context, k *store.KB, seed *url.URL) error {
 	}
 	for _, s := range srcs {
 		if u, err := url.Parse(s.URL); err == nil && sameSite(u, p.site) {
-			if p.holdsSecret(s.URL) {
+			if p.sec.holds(s.URL) {
 				// Stored with the seed's secret by an earlier version:
 				// fetched anew (its validators are that source's) and
 				// stored without it; the old source goes once it is.
-				key := p.stored(s.URL)
+				key := p.sec.stored(s.URL)
 				p.legacy[key] = s.URL
 				s.ETag, s.LastModified = "", nil
 				p.known[key] = s
@@ -213,7 +202,7 @@ func (p *pass) frontier(ctx context.Context, k *store.KB, seed *url.URL) error {
 		if su, err := url.Parse(s.URL); err != nil || !p.inScope(su) {
 			continue // another crawl's page
 		}
-		u, ok := p.restore(s.URL)
+		u, ok := p.sec.restore(s.URL)
 		if !ok {
 			// Its secret is not the start URL's any more: it is not sent
 			// a placeholder, and fails as a page gone does.
@@ -235,22 +224,22 @@ func (p *pass) frontier(ctx context.Context, k *store.KB, seed *url.URL) error {
 		if pe.Depth > p.opt.MaxDepth {
 			continue
 		}
-		if p.holdsSecret(pe.URL) {
-			key := p.stored(pe.URL)
+		if p.sec.holds(pe.URL) {
+			key := p.sec.stored(pe.URL)
 			// Recorded with the start URL's secret by an earlier version:
 			// recorded again without it (its failures counted anew).
 			if _, err := p.c.Store.CrawlPendingFail(ctx, k.ID, key, pe.Depth, StaleAfter); err != nil {
 				return err
 			}
 			if err := p.c.Store.CrawlPendingDone(ctx, k.ID, pe.URL); err != nil {
-				return p.hideErr(err)
+				return p.sec.hideErr(err)
 			}
 			pe.URL = key
 		}
 		if pu, err := url.Parse(pe.URL); err != nil || !p.inScope(pu) {
 			continue
 		}
-		u, ok := p.restore(pe.URL)
+		u, ok := p.sec.restore(pe.URL)
 		if !ok {
 			// As a known page whose secret the start URL no longer gives.
 			p.st.failed++
@@ -276,10 +265,10 @@ func (p *pass) push(raw string, depth int) {
 	if err != nil || !p.inScope(u) {
 		return
 	}
-	key := p.stored(normalize(u))
+	key := p.sec.stored(normalize(u))
 	// Fetched at the stored URL with the secrets back: one URL per key,
 	// whatever order or encoding the first link found wrote it in.
-	fetchURL, ok := p.restore(key)
+	fetchURL, ok := p.sec.restore(key)
 	if !ok {
 		return
 	}
@@ -289,191 +278,6 @@ func (p *pass) push(raw string, depth int) {
 	} else if depth < d {
 		p.queued[key] = depth
 	}
-}
-
-// minSecret is the shortest secret value taken out of a page's URL.
-const minSecret = 12
-
-// looksSecret reports whether a value under a secret-looking name is a
-// secret to take out of a page's URL: 12 characters or more, letters and
-// digits, as tokens and keys are. The names are broad (author= and
-// passage= look like auth and pass), and a short or plain value
-// ("jsmith", "en", "1") would be replaced wherever its characters appear.
-func looksSecret(v string) bool {
-	return len(v) >= minSecret && strings.ContainsAny(v, "0123456789") && strings.IndexFunc(v, unicode.IsLetter) >= 0
-}
-
-// placeholderRE is a placeholder as stored: REDACTED and two digits.
-var placeholderRE = regexp.MustCompile(fetch.Redacted + `([0-9]{2})`)
-
-// secretsOf sets the replacers of u's secret query values (those
-// fetch.SecretParam names: a token, a key, a signature, …) in a page's
-// URL: each value in every form a URL may write it — as the start URL
-// writes it, as it is, query- or path-escaped (upper- or lower-case hex),
-// escaped twice as in a return address "?next=%2Fa%3Ftoken%3D…" — by a
-// placeholder REDACTEDnn, and back. A form's number comes from its
-// parameter's name, its place among that name's values and its kind of
-// form, not from the value or the other parameters: a stored URL is
-// restored with the same parameter's value after the start URL gains a
-// parameter or its token changes. A page's URL that already says
-// REDACTED has it written REDACTED00, so that hiding is undone exactly,
-// and a placeholder no value stands for is told apart.
-func (p *pass) secretsOf(u *url.URL) {
-	type form struct {
-		text string
-		n    int
-	}
-	var forms []form
-	used := map[int]bool{}
-	seen := map[string]bool{}
-	occ := map[string]int{}
-	for _, pair := range strings.FieldsFunc(u.RawQuery, func(r rune) bool { return r == '&' || r == ';' }) {
-		rawName, raw, _ := strings.Cut(pair, "=")
-		name := rawName
-		if n, err := url.QueryUnescape(rawName); err == nil {
-			name = n
-		}
-		if !fetch.SecretParam(name) {
-			continue
-		}
-		v := raw
-		if d, err := url.QueryUnescape(raw); err == nil {
-			v = d
-		}
-		if !looksSecret(v) {
-			continue
-		}
-		occ[name]++
-		kinds := []string{raw, v, url.QueryEscape(v), url.PathEscape(v), url.QueryEscape(url.QueryEscape(v))}
-		for kind := range 2 * len(kinds) {
-			f := kinds[kind%len(kinds)]
-			if kind >= len(kinds) {
-				f = lowerHex(f)
-			}
-			if strings.Contains(f, fetch.Redacted[:4]) || seen[f] {
-				continue
-			}
-			h := fnv.New32a()
-			fmt.Fprintf(h, "%s\x00%d\x00%d", name, occ[name], kind)
-			n := 1 + int(h.Sum32()%99)
-			for i := 0; used[n] && i < 99; i++ {
-				n = n%99 + 1
-			}
-			if used[n] {
-				break // 99 forms: the rest are not hidden
-			}
-			used[n], seen[f] = true, true
-			forms = append(forms, form{f, n})
-		}
-	}
-	// Longest first: a form holding another is replaced whole.
-	slices.SortFunc(forms, func(a, b form) int {
-		if len(a.text) != len(b.text) {
-			return len(b.text) - len(a.text)
-		}
-		return strings.Compare(a.text, b.text)
-	})
-	var hide, unhide, mask []string
-	for _, f := range forms {
-		ph := fmt.Sprintf("%s%02d", fetch.Redacted, f.n)
-		hide = append(hide, f.text, ph)
-		unhide = append(unhide, ph, f.text)
-		mask = append(mask, f.text, fetch.Redacted)
-		p.forms = append(p.forms, f.text)
-	}
-	// After the forms, a REDACTED already there (a form may end in RED).
-	hide = append(hide, fetch.Redacted, fetch.Redacted+"00")
-	unhide = append(unhide, fetch.Redacted+"00", fetch.Redacted)
-	p.used = used
-	p.hide, p.unhide, p.mask = strings.NewReplacer(hide...), strings.NewReplacer(unhide...), strings.NewReplacer(mask...)
-}
-
-// lowerHex is s with its %XX escapes in lower case.
-func lowerHex(s string) string {
-	b := []byte(s)
-	for i := 0; i+2 < len(b); i++ {
-		if b[i] == '%' {
-			b[i+1], b[i+2] = lowerByte(b[i+1]), lowerByte(b[i+2])
-		}
-	}
-	return string(b)
-}
-
-func lowerByte(c byte) byte {
-	if 'A' <= c && c <= 'F' {
-		return c + 'a' - 'A'
-	}
-	return c
-}
-
-// holdsSecret reports whether a URL from the store holds one of the
-// seed's secret values: an earlier version stored it so.
-func (p *pass) holdsSecret(u string) bool {
-	for _, f := range p.forms {
-		if strings.Contains(u, f) {
-			return true
-		}
-	}
-	return false
-}
-
-// stored is the URL a page is stored under — in the store, and in what
-// searches and reports cite: u (normalised) with the start URL's secret
-// values replaced wherever its path or query writes them
-// (/a?access_token=REDACTED01&lang=en). The secrets a user gives a crawl
-// never reach stored data. A value that only looks secret (author=,
-// page_token=) or is a page's own (a signature only its link carries) is
-// part of the page's address, and is stored with it.
-func (p *pass) stored(u string) string {
-	if len(p.forms) == 0 {
-		return u // a crawl without secrets stores URLs as they are
-	}
-	i := strings.Index(u, "://")
-	if i < 0 {
-		return p.hide.Replace(u)
-	}
-	j := strings.IndexByte(u[i+3:], '/')
-	if j < 0 {
-		return p.hide.Replace(u)
-	}
-	j += i + 3
-	return u[:j] + p.hide.Replace(u[j:])
-}
-
-// hideErr is err with the start URL's secret values replaced in its
-// message (a fetch error names the URL it fetched), its chain kept.
-func (p *pass) hideErr(err error) error {
-	if err == nil || len(p.forms) == 0 {
-		return err
-	}
-	if msg := p.mask.Replace(err.Error()); msg != err.Error() {
-		return &hiddenError{msg: msg, err: err}
-	}
-	return err
-}
-
-type hiddenError struct {
-	msg string
-	err error
-}
-
-func (e *hiddenError) Error() string { return e.msg }
-func (e *hiddenError) Unwrap() error { return e.err }
-
-// restore is a stored URL to fetch: its placeholders the start URL's
-// secret values again; false when it holds a placeholder the start URL
-// gives no value for (never sent to the site). A crawl whose start URL
-// has no secret fetches every URL as it is stored.
-func (p *pass) restore(key string) (string, bool) {
-	if len(p.forms) == 0 || !strings.Contains(key, fetch.Redacted) {
-		return key, true
-	}
-	for _, m := range placeholderRE.FindAllStringSubmatch(key, -1) {
-		if n, _ := strconv.Atoi(m[1]); n != 0 && !p.used[n] {
-			return "", false
-		}
-	}
-	return p.unhide.Replace(key), true
 }
 
 // fetch fetches one page, conditionally when the store knows it, and
@@ -517,10 +321,10 @@ func (p *pass) failed(r outcome) {
 	} else if !fetch.Permanent(r.err) {
 		st.failedNew = append(st.failedNew, r.item)
 	}
-	p.c.logger().Info("page failed", "url", redacted(r.key), "err", p.hideErr(r.err))
+	p.c.logger().Info("page failed", "url", redacted(r.key), "err", p.sec.hideErr(r.err))
 }
 
-// place is the URL a fetched page is stored under (stored) — where it
+// place is the URL a fetched page is stored under (secrets.stored) — where it
 // redirected, or the canonical URL it names, in the crawl's scope — and
 // false when it is not stored: it redirects out of scope, or this pass
 // stored that page, or its text under another URL, already. where is the
@@ -529,23 +333,23 @@ func (p *pass) place(r outcome) (final, where string, ok bool) {
 	final = r.url
 	if u, err := url.Parse(r.page.URL); err == nil && r.page.URL != r.url {
 		if !sameSite(u, p.site) || !strings.HasPrefix(u.Path, p.under) {
-			p.c.logger().Info("page redirects out of the crawl's scope; skipped", "url", redacted(r.key), "to", redacted(p.stored(normalize(u))))
+			p.c.logger().Info("page redirects out of the crawl's scope; skipped", "url", redacted(r.key), "to", redacted(p.sec.stored(normalize(u))))
 			return "", "", false
 		}
 		final = normalize(u)
-		if _, ok := p.queued[p.stored(final)]; !ok {
-			p.queued[p.stored(final)] = r.depth
+		if _, ok := p.queued[p.sec.stored(final)]; !ok {
+			p.queued[p.sec.stored(final)] = r.depth
 		}
 	}
 	// A page that names its canonical URL (in the crawl's scope) is
 	// stored under it, so /, /index.html and ?ref= variants are one.
 	if cu, err := url.Parse(r.page.Doc.Canonical); err == nil && r.page.Doc.Canonical != "" && sameSite(cu, p.site) && strings.HasPrefix(cu.Path, p.under) {
 		final = normalize(cu)
-		if _, ok := p.queued[p.stored(final)]; !ok {
-			p.queued[p.stored(final)] = r.depth
+		if _, ok := p.queued[p.sec.stored(final)]; !ok {
+			p.queued[p.sec.stored(final)] = r.depth
 		}
 	}
-	final = p.stored(final)
+	final = p.sec.stored(final)
 	if p.done[final] {
 		return "", final, false // two URLs redirected to, or naming, the same page
 	}

@@ -585,6 +585,25 @@ func unescapeName(name string) string {
 	return name
 }
 
+// SecretValue is a secret parameter's value in a raw query (SecretValues).
+type SecretValue struct {
+	// Name is the parameter's name, unescaped; Raw its value as the
+	// query writes it.
+	Name, Raw string
+}
+
+// SecretValues lists the values of a raw query's secret parameters
+// (SecretParam), in order, the pairs read as redactQuery reads them.
+func SecretValues(q string) []SecretValue {
+	var out []SecretValue
+	for pair := range strings.FieldsFuncSeq(q, func(r rune) bool { return r == '&' || r == ';' }) {
+		if name, raw, ok := strings.Cut(pair, "="); ok && SecretParam(unescapeName(name)) {
+			out = append(out, SecretValue{unescapeName(name), raw})
+		}
+	}
+	return out
+}
+
 // Redacted stands for a secret Redact hides.
 const Redacted = "REDACTED"
 
