@@ -25,13 +25,19 @@ type Doc struct {
 // matching sentence and, when another sentence of the same paragraph
 // holds the kind of answer asked for, that one too ("When there are more
 // than this many loose objects … git gc --auto will pack them." and "The
-// default value is 6700.").
+// default value is 6700."); when none does, the sentence beside it, for
+// context.
 type Answer struct {
 	Doc       int      // index into the documents
 	Sentences []string // in document order
 	// Code[i] reports Sentences[i] a line of code (a how-to's command),
 	// to be quoted as code.
-	Code    []bool
+	Code []bool
+	// Context[i] reports Sentences[i] the neighbour quoted beside a
+	// sentence that holds no kind of answer asked for (neighbour): ask
+	// quotes it in place; a research's summary after its opening lines,
+	// which hold the other sides of the question (a second hop).
+	Context []bool
 	Heading string // what the window sits under, if anything
 	// Coverage is the share of the question's weight the window holds:
 	// each term weighed by its rarity among the documents' sentences, a
@@ -179,14 +185,15 @@ var Weights = struct {
 
 // Ablate switches rules off by name, for the benchmark that shows what
 // each is worth: "heading", "title", "neighbour", "fit", "rank",
-// "content" (Korean question words kept as terms), "continued" (a
-// sentence that goes on from the window's last left out), "window" (the
-// best sentence alone), "asking" (the scene-setting sentences weigh as much as
-// the one that asks).
+// "content" (Korean question words kept as terms), "context" (a sentence
+// holding no kind of answer asked for quoted alone, without its
+// paragraph neighbour), "continued" (a sentence that goes on from the
+// window's last left out), "window" (the best sentence alone), "asking"
+// (the scene-setting sentences weigh as much as the one that asks).
 var Ablate = map[string]bool{}
 
 // Rules are the answer finder's rules that Ablate switches off.
-var Rules = []string{"asking", "content", "continued", "fit", "heading", "neighbour", "rank", "title", "unheld", "window"}
+var Rules = []string{"asking", "content", "context", "continued", "fit", "heading", "neighbour", "rank", "title", "unheld", "window"}
 
 // SetAblated switches off the named rules and switches on the others.
 func SetAblated(names []string) error {
@@ -448,12 +455,20 @@ func (f *finder) windows() map[int]Answer {
 				a.held[t] = true
 			}
 		}
+		context := -1
 		if j := continuation(f.units[r.doc], win); j >= 0 {
 			win = append(win, j)
+		} else if !anyFit && len(win) == 1 {
+			context = neighbour(f.units[r.doc], r.unit)
+			if context >= 0 {
+				win = append(win, context)
+				slices.Sort(win)
+			}
 		}
 		for _, j := range win {
 			a.Sentences = append(a.Sentences, f.units[r.doc][j].Text)
 			a.Code = append(a.Code, f.units[r.doc][j].Kind == Code)
+			a.Context = append(a.Context, j == context)
 		}
 		if u.Heading >= 0 {
 			a.Heading = f.units[r.doc][u.Heading].Text
@@ -530,6 +545,45 @@ func continuation(us []Unit, win []int) int {
 		return j
 	}
 	return -1
+}
+
+// neighbour is the sentence quoted beside unit i, a sentence that holds
+// no kind of answer the question asks for: its paragraph's next
+// sentence, or its previous one when it closes its paragraph, if that
+// says something by itself (said); -1 when there is none. The sentence
+// that holds most of a question often restates it, and the one beside
+// it answers ("The edition key in Cargo.toml indicates which edition the
+// compiler should use for your code." and "If the key doesn't exist,
+// Rust uses 2015 …"; "RGB 모드는 … 세 가지의 요소로 구성됩니다." and "각
+// 요소는 0-255의 농도값을 갖습니다."). It is quoted, not counted in the
+// window's share of the question (its terms count there at
+// Weights.Neighbour).
+func neighbour(us []Unit, i int) int {
+	switch {
+	case Ablate["context"]:
+	case quotable(us, i, i+1):
+		if said(us[i+1].Text) {
+			return i + 1
+		}
+	case quotable(us, i, i-1):
+		if said(us[i-1].Text) {
+			return i - 1
+		}
+	}
+	return -1
+}
+
+// said reports a sentence that says something by itself: three words
+// or more, not introducing what follows it ("For example:", "See
+// git-gc(1).", "Default: false." are not).
+func said(s string) bool {
+	words := 0
+	for _, f := range strings.Fields(s) {
+		if strings.IndexFunc(f, unicode.IsLetter) >= 0 {
+			words++
+		}
+	}
+	return words >= 3 && !strings.HasSuffix(s, ":")
 }
 
 // quotable reports whether unit j is a sentence of unit i's paragraph

@@ -170,3 +170,72 @@ func TestContinues(t *testing.T) {
 		}
 	}
 }
+
+// A sentence that holds no kind of answer asked for is quoted with its
+// paragraph's next sentence, or its previous one when it closes its
+// paragraph, marked as context and not counted in its share; a sentence
+// that holds the kind asked for, or stands alone in its paragraph, is
+// quoted alone.
+func TestFindNeighbour(t *testing.T) {
+	cases := []struct {
+		name, body, question string
+		want                 []string // the window's sentences
+		context              int      // the index of the context sentence, or -1
+	}{{
+		name:     "next",
+		body:     "The edition key in Cargo.toml indicates which edition the compiler should use for your code. If the key is absent, Rust uses 2015 for backward compatibility reasons. Editions are opt in.\n\nCargo builds crates.",
+		question: "Which edition does the edition key in Cargo.toml indicate for the compiler?",
+		want:     []string{"The edition key in Cargo.toml indicates which edition the compiler should use for your code.", "If the key is absent, Rust uses 2015 for backward compatibility reasons."},
+		context:  1,
+	}, {
+		name:     "previous when it closes its paragraph",
+		body:     "Each pixel is made of three components. RGB mode stores red, green and blue components for every pixel of the layer.\n\nIndexed mode uses a palette.",
+		question: "Which components does RGB mode store for each pixel?",
+		want:     []string{"Each pixel is made of three components.", "RGB mode stores red, green and blue components for every pixel of the layer."},
+		context:  0,
+	}, {
+		name:     "alone in its paragraph",
+		body:     "RGB mode stores red, green and blue components for every pixel of the layer.\n\nIndexed mode uses a palette of colours.",
+		question: "Which components does RGB mode store for each pixel?",
+		want:     []string{"RGB mode stores red, green and blue components for every pixel of the layer."},
+		context:  -1,
+	}, {
+		name:     "a neighbour that says nothing by itself",
+		body:     "The edition key in Cargo.toml indicates which edition the compiler should use for your code. For example:\n\nEditions are opt in.",
+		question: "Which edition does the edition key in Cargo.toml indicate for the compiler?",
+		want:     []string{"The edition key in Cargo.toml indicates which edition the compiler should use for your code."},
+		context:  -1,
+	}, {
+		name:     "a sentence of the kind asked for",
+		body:     "Git 2.23 introduced git switch in 2019. It is still experimental.\n\nOther commands.",
+		question: "When was git switch introduced?",
+		want:     []string{"Git 2.23 introduced git switch in 2019."},
+		context:  -1,
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			found, _ := Find(c.question, []Doc{{Body: c.body}}, 1)
+			if len(found) == 0 {
+				t.Fatal("nothing found")
+			}
+			a := found[0]
+			if !slices.Equal(a.Sentences, c.want) {
+				t.Fatalf("sentences %q, want %q", a.Sentences, c.want)
+			}
+			for i := range a.Sentences {
+				if a.Context[i] != (i == c.context) {
+					t.Errorf("Context = %v, want sentence %d only", a.Context, c.context)
+				}
+			}
+			if c.context < 0 {
+				return
+			}
+			Ablate["context"] = true
+			defer delete(Ablate, "context")
+			alone, _ := Find(c.question, []Doc{{Body: c.body}}, 1)
+			if len(alone) == 0 || len(alone[0].Sentences) != 1 || alone[0].Coverage != a.Coverage {
+				t.Errorf("without the rule %+v; the neighbour must not change the share (%v)", alone, a.Coverage)
+			}
+		})
+	}
+}

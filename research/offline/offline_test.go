@@ -407,6 +407,39 @@ func TestOpeningQuotesAskedSentence(t *testing.T) {
 	}
 }
 
+// TestOpeningQuotesWindowContext: the sentence beside an answer window
+// that holds no kind of answer asked for (it restates the question) is
+// in the summary, after the opening's lines, not between them.
+func TestOpeningQuotesWindowContext(t *testing.T) {
+	t.Parallel()
+	srcs := map[string]*research.Source{
+		"S1": {ID: "S1", Title: "Appendix E: Editions", Content: "The edition key in Cargo.toml indicates which edition the compiler should use for your code. If the key is absent, Rust uses 2015 for backward compatibility reasons.\n\nEditions are opt in."},
+		"S2": {ID: "S2", Title: "Hello, Cargo!", Content: "Cargo.toml holds a package's name, its version and its edition key. The compiler reads it when Cargo builds the package."},
+	}
+	d, _, err := Engine{}.Write(context.Background(), research.WriteInput{
+		Question:     "Which edition does the edition key in Cargo.toml indicate for the compiler?",
+		SubQuestions: []research.SubQuestion{{ID: "Q1", Text: "Cargo.toml edition key", SourceIDs: []string{"S1", "S2"}}},
+		Sources:      srcs,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paras := strings.Split(d.Summary, "\n\n")
+	if len(paras) < 2 || !strings.HasPrefix(paras[0], "The edition key in Cargo.toml indicates") {
+		t.Fatalf("the summary does not open with the window:\n%s", d.Summary)
+	}
+	at := slices.IndexFunc(paras, func(p string) bool { return strings.HasPrefix(p, "If the key is absent, Rust uses 2015") })
+	if at < 0 {
+		t.Fatalf("the window's neighbour is not quoted:\n%s", d.Summary)
+	}
+	if !strings.Contains(paras[at], "[cite:S1]") {
+		t.Errorf("the neighbour does not cite its source: %q", paras[at])
+	}
+	if other := slices.IndexFunc(paras, func(p string) bool { return strings.Contains(p, "[cite:S2]") }); other < 0 || at < other {
+		t.Errorf("the neighbour is not after the opening's line of the other source:\n%s", d.Summary)
+	}
+}
+
 // FuzzQuestion: any question — the user's own text — is read for its
 // asked relation, its sides and its kind, and written up over two
 // sources, without a panic; a side is words of the question.

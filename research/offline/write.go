@@ -475,7 +475,9 @@ func (w *writer) opening() *quotes {
 		// The window that answers (passage.Find: the best-matching
 		// sentence with the one of its paragraph holding the kind of
 		// answer asked for) opens, when it is prose of a cited source.
-		w.answerWindow(p)
+		// Its neighbour quoted for context, when it has one, follows the
+		// opening lines: those are the other sides of the question.
+		defer w.answerContext(p, w.answerWindow(p))
 	}
 	if !ev.answered && len(p.lines) == 0 {
 		p.lines = append(p.lines, say(w.lang, msgClosest))
@@ -536,8 +538,9 @@ func (w *writer) opening() *quotes {
 	return p
 }
 
-// answerWindow adds the best answer window among the cited sources to p.
-func (w *writer) answerWindow(p *quotes) {
+// answerWindow adds the best answer window among the cited sources to p,
+// and returns it when it did.
+func (w *writer) answerWindow(p *quotes) *window {
 	var ids []string
 	var docs []passage.Doc
 	for _, id := range w.all {
@@ -548,22 +551,46 @@ func (w *writer) answerWindow(p *quotes) {
 	}
 	found, _ := passage.Find(w.in.Question, docs, 1)
 	if len(found) == 0 {
-		return
+		return nil
 	}
-	for _, text := range found[0].Sentences {
-		if !prose(text) || w.used[text] {
-			return
+	a := found[0]
+	for i, text := range a.Sentences {
+		if !a.Context[i] && (!prose(text) || w.used[text]) {
+			return nil
 		}
 	}
-	id := ids[found[0].Doc]
-	for _, text := range found[0].Sentences {
-		if w.foreign(text) {
+	id := ids[a.Doc]
+	for i, text := range a.Sentences {
+		if a.Context[i] || w.foreign(text) {
 			continue
 		}
 		w.used[text] = true
 		p.lines = append(p.lines, w.cite(scored{text: text, terms: termSet(text), sourceID: id}))
 		p.words += len(strings.Fields(text))
 		p.sources[id] = true
+	}
+	return &window{a, id}
+}
+
+// window is the answer window a summary opens with, and its source.
+type window struct {
+	passage.Answer
+	sourceID string
+}
+
+// answerContext adds the neighbour quoted beside the window's sentence
+// (passage.Answer.Context) to p, unless another line quotes it.
+func (w *writer) answerContext(p *quotes, win *window) {
+	if win == nil {
+		return
+	}
+	for i, text := range win.Sentences {
+		if !win.Context[i] || w.used[text] || !prose(text) || w.foreign(text) {
+			continue
+		}
+		w.used[text] = true
+		p.lines = append(p.lines, w.cite(scored{text: text, terms: termSet(text), sourceID: win.sourceID}))
+		p.words += len(strings.Fields(text))
 	}
 }
 
