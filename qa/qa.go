@@ -310,7 +310,8 @@ func answer(query, lang string, hits []kb.Result, held holds) (*Answer, error) {
 		return ans, nil
 	}
 	var b strings.Builder
-	cited := map[int]int{} // hit → reference number
+	cited := map[int]int{}      // hit → reference number
+	quoted := map[string]bool{} // a sentence two chunks hold is quoted once
 	for _, c := range chosen {
 		n, ok := cited[c.Doc]
 		if !ok {
@@ -319,6 +320,10 @@ func answer(query, lang string, hits []kb.Result, held holds) (*Answer, error) {
 			ans.Sources = append(ans.Sources, hits[c.Doc].SourceURL)
 		}
 		for i, text := range c.Sentences {
+			if quoted[text] {
+				continue
+			}
+			quoted[text] = true
 			if b.Len() > 0 {
 				b.WriteString(" ")
 			}

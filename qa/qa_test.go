@@ -262,3 +262,33 @@ func officeHelp(t *testing.T) string {
 	}
 	return corpus
 }
+
+// TestAskQuotesASentenceOnce: two chunks that overlap hold the same
+// sentence, one as an answer's neighbour (quoted for context), the other
+// as its best; the answer quotes it once.
+func TestAskQuotesASentenceOnce(t *testing.T) {
+	s1 := "The edition key in Cargo.toml indicates which edition the compiler should use for your code."
+	s2 := "If the key is absent, Rust uses 2015 for backward compatibility reasons."
+	hits := []kb.Result{
+		{ChunkID: 1, SourceURL: "file:///book/editions.html", Title: "Editions", Language: "en", Text: "Editions are opt in for crates. " + s1 + " " + s2},
+		{ChunkID: 2, SourceURL: "file:///book/editions.html", Title: "Editions", Language: "en", Text: s2 + " Later editions changed the module system."},
+	}
+	a := &qa.Asker{Sessions: &session.Memory{}, Search: qa.SearchFunc(func(context.Context, kb.Query) ([]kb.Result, error) { return hits, nil })}
+	ans, err := a.Ask(context.Background(), qa.Request{Question: "Which edition does the edition key in Cargo.toml indicate when the key is absent?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Unknown || !strings.Contains(ans.Answer, s2) {
+		t.Fatalf("the answer does not quote the sentence that answers: %+v", ans)
+	}
+	if n := strings.Count(ans.Answer, s2); n != 1 {
+		t.Errorf("%q quoted %d times: %s", s2, n, ans.Answer)
+	}
+	seen := map[string]bool{}
+	for _, q := range ans.Quotes {
+		if seen[q.Text] {
+			t.Errorf("quote %q listed twice", q.Text)
+		}
+		seen[q.Text] = true
+	}
+}

@@ -188,7 +188,8 @@ var Weights = struct {
 // "content" (Korean question words kept as terms), "context" (a sentence
 // holding no kind of answer asked for quoted alone, without its
 // paragraph neighbour), "continued" (a sentence that goes on from the
-// window's last left out), "window" (the best sentence alone), "asking"
+// window's last left out), "window" (no sentence of its paragraph
+// holding the kind of answer asked for sought for the best), "asking"
 // (the scene-setting sentences weigh as much as the one that asks).
 var Ablate = map[string]bool{}
 
@@ -497,17 +498,21 @@ func (f *finder) byGain(best map[int]Answer, n int) []Answer {
 	seen := map[string]bool{}
 	var rest []Answer
 	for _, a := range out {
-		key := strings.Join(strings.FieldsFunc(strings.ToLower(strings.Join(a.Sentences, " ")), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }), " ")
+		key := sentenceKey(strings.Join(a.own(), " "))
 		if !seen[key] {
 			seen[key] = true
 			rest = append(rest, a)
 		}
 	}
 	covered := map[string]bool{}
+	quoted := map[string]bool{} // the sentences of the answers kept
 	var kept []Answer
 	for len(rest) > 0 && len(kept) < n {
-		at, gain := 0, -1.0
+		at, gain := -1, -1.0
 		for i, a := range rest {
+			if quotedAll(a.own(), quoted) {
+				continue // another answer quotes it already, as its neighbour
+			}
 			var g float64
 			for t := range a.held {
 				if !covered[t] {
@@ -521,6 +526,9 @@ func (f *finder) byGain(best map[int]Answer, n int) []Answer {
 				at, gain = i, g
 			}
 		}
+		if at < 0 {
+			break
+		}
 		a := rest[at]
 		a.Gain = max(gain, 0)
 		if len(kept) == 0 {
@@ -529,10 +537,41 @@ func (f *finder) byGain(best map[int]Answer, n int) []Answer {
 		for t := range a.held {
 			covered[t] = true
 		}
+		for _, t := range a.Sentences {
+			quoted[sentenceKey(t)] = true
+		}
 		kept = append(kept, a)
 		rest = append(rest[:at], rest[at+1:]...)
 	}
 	return kept
+}
+
+// own is the window's sentences but the neighbour quoted for context.
+func (a Answer) own() []string {
+	var out []string
+	for i, t := range a.Sentences {
+		if i >= len(a.Context) || !a.Context[i] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// sentenceKey is a text's letters and digits, lower-cased, its words
+// one space apart: the same words in two chunks (a page and its source
+// text, two chunks overlapping) are one sentence.
+func sentenceKey(s string) string {
+	return strings.Join(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }), " ")
+}
+
+// quotedAll reports whether every one of ss is quoted.
+func quotedAll(ss []string, quoted map[string]bool) bool {
+	for _, s := range ss {
+		if !quoted[sentenceKey(s)] {
+			return false
+		}
+	}
+	return len(ss) > 0
 }
 
 // continuation is the sentence after a window that goes on from its
@@ -549,8 +588,9 @@ func continuation(us []Unit, win []int) int {
 
 // neighbour is the sentence quoted beside unit i, a sentence that holds
 // no kind of answer the question asks for: its paragraph's next
-// sentence, or its previous one when it closes its paragraph, if that
-// says something by itself (said); -1 when there is none. The sentence
+// sentence, or its previous one when there is no next to quote (it
+// closes its paragraph, or the next is too long to quote), if that says
+// something by itself (said); -1 when there is none. The sentence
 // that holds most of a question often restates it, and the one beside
 // it answers ("The edition key in Cargo.toml indicates which edition the
 // compiler should use for your code." and "If the key doesn't exist,
@@ -577,14 +617,27 @@ func neighbour(us []Unit, i int) int {
 // or more, not introducing what follows it ("For example:", "See
 // git-gc(1).", "Default: false." are not).
 func said(s string) bool {
-	words := 0
+	if strings.HasSuffix(s, ":") || strings.HasSuffix(s, "：") {
+		return false
+	}
+	words, ideographs := 0, 0
 	for _, f := range strings.Fields(s) {
 		if strings.IndexFunc(f, unicode.IsLetter) >= 0 {
 			words++
 		}
 	}
-	return words >= 3 && !strings.HasSuffix(s, ":")
+	for _, r := range s {
+		if unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana) {
+			ideographs++
+		}
+	}
+	// Chinese and Japanese write no spaces between words.
+	return words >= 3 || ideographs >= minSaidIdeographs
 }
+
+// minSaidIdeographs is the fewest Han and kana characters of a sentence
+// that says something by itself, in a script with no spaces.
+const minSaidIdeographs = 8
 
 // quotable reports whether unit j is a sentence of unit i's paragraph
 // short enough to quote with it.

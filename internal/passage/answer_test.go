@@ -206,6 +206,12 @@ func TestFindNeighbour(t *testing.T) {
 		want:     []string{"The edition key in Cargo.toml indicates which edition the compiler should use for your code."},
 		context:  -1,
 	}, {
+		name:     "a next sentence that says nothing, not the previous instead",
+		body:     "Editions are opt in for every crate. The edition key in Cargo.toml indicates which edition the compiler should use for your code. See cargo(1).\n\nCargo builds crates.",
+		question: "Which edition does the edition key in Cargo.toml indicate for the compiler?",
+		want:     []string{"The edition key in Cargo.toml indicates which edition the compiler should use for your code."},
+		context:  -1,
+	}, {
 		name:     "a sentence of the kind asked for",
 		body:     "Git 2.23 introduced git switch in 2019. It is still experimental.\n\nOther commands.",
 		question: "When was git switch introduced?",
@@ -237,5 +243,23 @@ func TestFindNeighbour(t *testing.T) {
 				t.Errorf("without the rule %+v; the neighbour must not change the share (%v)", alone, a.Coverage)
 			}
 		})
+	}
+}
+
+func TestSaid(t *testing.T) {
+	for s, want := range map[string]bool{
+		"Rust uses 2015 then.":        true,
+		"For example:":                false,
+		"See git-gc(1).":              false,
+		"Default: false.":             false,
+		"The options are as follows:": false,
+		"각 요소는 0-255의 농도값을 갖습니다.": true,
+		"예를 들어：": false,
+		"既定のエディションは2015です。": true,
+		"例如：": false,
+	} {
+		if got := said(s); got != want {
+			t.Errorf("said(%q) = %v, want %v", s, got, want)
+		}
 	}
 }

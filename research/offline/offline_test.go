@@ -440,6 +440,36 @@ func TestOpeningQuotesWindowContext(t *testing.T) {
 	}
 }
 
+// TestWindowContextLabelled: the window's neighbour, quoted after
+// another source's line, is labelled with its source's title when it
+// points back with a pronoun, as any line is.
+func TestWindowContextLabelled(t *testing.T) {
+	t.Parallel()
+	srcs := map[string]*research.Source{
+		"S1": {ID: "S1", Title: "Appendix E: Editions", Content: "The edition key in Cargo.toml indicates which edition the compiler should use for your code. It defaults to 2015 when the key is absent.\n\nEditions are opt in."},
+		"S2": {ID: "S2", Title: "Hello, Cargo!", Content: "Cargo.toml holds a package's name, its version and its edition key. The compiler reads it when Cargo builds the package."},
+	}
+	d, _, err := Engine{}.Write(context.Background(), research.WriteInput{
+		Question:     "Which edition does the edition key in Cargo.toml indicate for the compiler?",
+		SubQuestions: []research.SubQuestion{{ID: "Q1", Text: "Cargo.toml edition key", SourceIDs: []string{"S1", "S2"}}},
+		Sources:      srcs,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paras := strings.Split(d.Summary, "\n\n")
+	at := slices.IndexFunc(paras, func(p string) bool { return strings.Contains(p, "It defaults to 2015") })
+	if at < 1 {
+		t.Fatalf("the neighbour is not quoted after the window:\n%s", d.Summary)
+	}
+	if strings.Contains(paras[at-1], "[cite:S2]") && !strings.HasPrefix(paras[at], "Appendix E: Editions: It defaults") {
+		t.Errorf("the neighbour after another source's line is not labelled: %q", paras[at])
+	}
+	if !strings.Contains(paras[at-1], "[cite:S2]") && strings.HasPrefix(paras[at], "Appendix E") {
+		t.Errorf("the neighbour right after its own source's line is labelled: %q", paras[at])
+	}
+}
+
 // FuzzQuestion: any question — the user's own text — is read for its
 // asked relation, its sides and its kind, and written up over two
 // sources, without a panic; a side is words of the question.

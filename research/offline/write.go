@@ -534,6 +534,7 @@ func (w *writer) opening() *quotes {
 		p.lines = append(p.lines, line)
 		p.words += len(strings.Fields(s.text))
 		p.sources[s.sourceID] = true
+		p.last = s.sourceID
 	}
 	return p
 }
@@ -560,6 +561,7 @@ func (w *writer) answerWindow(p *quotes) *window {
 		}
 	}
 	id := ids[a.Doc]
+	added := false
 	for i, text := range a.Sentences {
 		if a.Context[i] || w.foreign(text) {
 			continue
@@ -568,6 +570,11 @@ func (w *writer) answerWindow(p *quotes) *window {
 		p.lines = append(p.lines, w.cite(scored{text: text, terms: termSet(text), sourceID: id}))
 		p.words += len(strings.Fields(text))
 		p.sources[id] = true
+		p.last = id
+		added = true
+	}
+	if !added {
+		return nil
 	}
 	return &window{a, id}
 }
@@ -579,18 +586,17 @@ type window struct {
 }
 
 // answerContext adds the neighbour quoted beside the window's sentence
-// (passage.Answer.Context) to p, unless another line quotes it.
+// for context (passage.Answer.Context) to p, unless another line quotes
+// it; labelled with its source's title, as any line, when it points back
+// past another source's line ("Appendix E: It defaults to 2015 …").
 func (w *writer) answerContext(p *quotes, win *window) {
 	if win == nil {
 		return
 	}
 	for i, text := range win.Sentences {
-		if !win.Context[i] || w.used[text] || !prose(text) || w.foreign(text) {
-			continue
+		if win.Context[i] && prose(text) {
+			p.add(w, scored{text: text, terms: termSet(text), sourceID: win.sourceID}, math.MaxInt)
 		}
-		w.used[text] = true
-		p.lines = append(p.lines, w.cite(scored{text: text, terms: termSet(text), sourceID: win.sourceID}))
-		p.words += len(strings.Fields(text))
 	}
 }
 
