@@ -81,7 +81,7 @@ func Units(text string) []Unit {
 				}
 			}
 		}
-		if head != "" {
+		if head != "" && !Caption.MatchString(textseg.OneLine(head)) {
 			heading = len(out)
 			out = append(out, Unit{Text: textseg.OneLine(head), Kind: Heading, Heading: -1, Block: bi})
 		}
@@ -359,3 +359,10 @@ var placeholderRE = regexp.MustCompile(`(^|\s)<(\pL[\pL\pN_-]*)>(\s|$|[.,;:)\]])
 // ToolLabel matches a line of tool output ("error[E0596]:", "note:",
 // "warning:"): prose does not open with a lower-case label.
 var ToolLabel = regexp.MustCompile(`^[a-z]+(?:\[\w+\])?:`)
+
+// Caption matches the label of a figure, listing or table ("Listing 1-2:
+// Contents of Cargo.toml …", "Figure 3.29. Crop tool options", "그림
+// 3.12. 탭 메뉴의 …"): it names an illustration and claims nothing, and
+// the prose after it is not about it, so it is no heading (Units drops
+// it) and no sentence a report quotes.
+var Caption = regexp.MustCompile(`^(?:Figure|Fig\.|Listing|Table|Example|그림|표|예제)\s*\d+(?:[.-]\d+)*(?::|\.\s|\.?$)`)

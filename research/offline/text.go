@@ -144,7 +144,7 @@ func prose(s string) bool {
 	if len(fields) < 5 || symbols*10 > letters || numeric*2 > len(fields) || outline >= 2 || codeMarks.MatchString(s) {
 		return false
 	}
-	return !caption.MatchString(s) && !passage.ToolLabel.MatchString(s) && !strings.Contains(s, "`") && !strings.HasSuffix(s, "?") && endsSentence(s)
+	return !passage.Caption.MatchString(s) && !passage.ToolLabel.MatchString(s) && !strings.Contains(s, "`") && !strings.HasSuffix(s, "?") && endsSentence(s)
 }
 
 // caseless is a letter of a script without case (Hangul, Han, Kana).
@@ -156,10 +156,6 @@ var outlineNumber = regexp.MustCompile(`^\d+(?:\.\d+)*\.$`)
 // codeMarks are tokens of code that prose does not use: arrows,
 // comment openers, boolean operators, turbofish and snip markers.
 var codeMarks = regexp.MustCompile(`=>|->|(?:^|\s)//|&&|\|\||::<|--snip--`)
-
-// caption matches the label of a figure, listing or table: it names an
-// illustration, it does not claim anything.
-var caption = regexp.MustCompile(`^(?:Figure|Fig\.|Listing|Table|Example)\s+\d[\w.-]*:`)
 
 // Backticks mark code: a page's prose renders its code spans without
 // them, so they survive only in listings and terminal output.
