@@ -476,3 +476,36 @@ func (ev *evidence) namesCovered(ds ...*evDoc) bool {
 	}
 	return true
 }
+
+// minScopeDocs is the fewest sources read for a term most of them hold
+// to be their subject (unscoped).
+const minScopeDocs = 4
+
+// unscoped is terms without those more than half the sources read hold,
+// when four or more were read: the subject of the whole collection
+// ("Rust" across the Rust book, "Calc" across its help), which any
+// sentence may name, so naming it does not tell a sentence on the
+// question's topic from one off it ("Rust is for students and those who
+// are interested in learning about systems concepts." in a section on
+// Cargo.toml's edition key). All of terms when every one is so.
+func (ev *evidence) unscoped(terms map[string]bool) map[string]bool {
+	if len(ev.docs) < minScopeDocs {
+		return terms
+	}
+	out := map[string]bool{}
+	for t := range terms {
+		n := 0
+		for _, d := range ev.docs {
+			if d.terms[t] {
+				n++
+			}
+		}
+		if 2*n <= len(ev.docs) {
+			out[t] = true
+		}
+	}
+	if len(out) == 0 {
+		return terms
+	}
+	return out
+}

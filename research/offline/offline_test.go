@@ -725,3 +725,34 @@ func TestPronounLabelled(t *testing.T) {
 		t.Errorf("lines %q, want %q", p.lines, want)
 	}
 }
+
+// TestUnscoped: a name most of the sources read write is their subject,
+// not what the question is about; with fewer than four sources read, or
+// when every name is so, the focus stands.
+func TestUnscoped(t *testing.T) {
+	srcs := map[string]*research.Source{}
+	var ids []string
+	for i, text := range []string{
+		"Rust editions are set by the edition key in Cargo.toml.",
+		"Rust programs start at main.",
+		"Rust has no null; it has Option.",
+		"Welcome to the Rust community!",
+		"Cargo builds Rust crates.",
+	} {
+		id := fmt.Sprintf("S%d", i+1)
+		srcs[id] = &research.Source{ID: id, Title: "Page " + id, Content: text}
+		ids = append(ids, id)
+	}
+	ev := newEvidence("Which edition does Cargo use for Rust?", ids, srcs)
+	got := ev.unscoped(map[string]bool{"rust": true, "cargo": true})
+	if got["rust"] || !got["cargo"] {
+		t.Errorf("unscoped = %v, want cargo without rust", got)
+	}
+	if got := ev.unscoped(map[string]bool{"rust": true}); !got["rust"] {
+		t.Errorf("every name in scope: %v, want the focus as it was", got)
+	}
+	few := newEvidence("Which edition does Cargo use for Rust?", ids[:3], srcs)
+	if got := few.unscoped(map[string]bool{"rust": true, "cargo": true}); !got["rust"] {
+		t.Errorf("three sources read: %v, want the focus as it was", got)
+	}
+}

@@ -35,7 +35,7 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 	sqs := research.OrderedSubQuestions(in.SubQuestions)
 	read := research.ReadOrder(sqs, in.Sources)
 	w.ev = newEvidence(in.Question, read, in.Sources)
-	w.qf, w.kind = w.ev.focus, answerType(in.Question)
+	w.qf, w.kind = w.ev.unscoped(w.ev.focus), answerType(in.Question)
 	w.all = w.ev.order
 	if in.Evidence != nil {
 		// The runner's choice (the same ranking) stands.
@@ -747,7 +747,7 @@ func (w *writer) section(sq research.SubQuestion) string {
 	// Beyond each source's best sentence, a sentence must name what the
 	// question or the sub-question is about; another source's must name
 	// the sub-question's subject.
-	sf := focus(sq.Text)
+	sf := w.ev.unscoped(focus(sq.Text))
 	onTopic := func(s scored) bool { return mentions(s, w.qf, 1) || mentions(s, sf, 1) }
 	about := func(s scored) bool {
 		return mentions(s, sf, max(1, (len(sf)+1)/2)) && (bears == nil || bears(s))
