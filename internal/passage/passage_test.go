@@ -2,6 +2,7 @@ package passage
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -60,6 +61,28 @@ func TestCaptionIsNotAHeading(t *testing.T) {
 			}
 		}
 	}
+	// Wherever the caption's line stands: before its listing, last, or
+	// in the block of the paragraph after it.
+	for _, text := range []string{
+		"Creating a Project\n\nListing 1-2: Contents of Cargo.toml\n\n```toml\n[package]\n```\n\nThe next three lines set what Cargo needs.",
+		"Creating a Project\n\nThe next three lines set what Cargo needs.\n\nListing 1-2: Contents of Cargo.toml",
+		"Creating a Project\n\nListing 1-2: Contents of Cargo.toml\nThe next three lines set what Cargo needs.",
+	} {
+		us := Units(text)
+		for _, u := range us {
+			if strings.Contains(u.Text, "Listing") {
+				t.Errorf("%q: the caption is in a unit: %+v", text, u)
+			}
+		}
+		if !slices.ContainsFunc(us, func(u Unit) bool { return u.Text == "The next three lines set what Cargo needs." }) {
+			t.Errorf("%q: the prose is lost: %+v", text, us)
+		}
+	}
+	// A section titled "Example 2: …" is a heading.
+	us := Units("Examples\n\nCargo builds crates.\n\nExample 2: Using cargo workspaces\n\nA workspace shares one lock file.")
+	if i := slices.IndexFunc(us, func(u Unit) bool { return strings.HasPrefix(u.Text, "A workspace") }); i < 0 || us[i].Heading < 0 || us[us[i].Heading].Text != "Example 2: Using cargo workspaces" {
+		t.Errorf("an example's section title is not its prose's heading: %+v", us)
+	}
 	for s, want := range map[string]bool{
 		"Listing 1-2: Contents of Cargo.toml": true,
 		"Figure 3.29. Crop tool options":      true,
@@ -68,6 +91,7 @@ func TestCaptionIsNotAHeading(t *testing.T) {
 		"Table 2 lists the options":           false,
 		"Figure out what went wrong":          false,
 		"Example usage":                       false,
+		"Example 2: Using cargo workspaces":   false,
 	} {
 		if got := Caption.MatchString(s); got != want {
 			t.Errorf("Caption(%q) = %v, want %v", s, got, want)

@@ -10,6 +10,7 @@ package passage
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -67,7 +68,11 @@ func Units(text string) []Unit {
 			}
 			continue
 		}
-		lines := b.lines
+		// A caption is no unit, wherever its line stands.
+		lines := slices.DeleteFunc(slices.Clone(b.lines), func(l string) bool { return Caption.MatchString(textseg.OneLine(l)) })
+		if len(lines) == 0 {
+			continue
+		}
 		var head string
 		if last := lines[len(lines)-1]; bi+1 < len(bs) && !bs[bi+1].code && headingLine(last) && (len(lines) == 1 || closes(lines[len(lines)-2])) {
 			head, lines = last, lines[:len(lines)-1]
@@ -81,7 +86,7 @@ func Units(text string) []Unit {
 				}
 			}
 		}
-		if head != "" && !Caption.MatchString(textseg.OneLine(head)) {
+		if head != "" {
 			heading = len(out)
 			out = append(out, Unit{Text: textseg.OneLine(head), Kind: Heading, Heading: -1, Block: bi})
 		}
@@ -363,6 +368,8 @@ var ToolLabel = regexp.MustCompile(`^[a-z]+(?:\[\w+\])?:`)
 // Caption matches the label of a figure, listing or table ("Listing 1-2:
 // Contents of Cargo.toml …", "Figure 3.29. Crop tool options", "그림
 // 3.12. 탭 메뉴의 …"): it names an illustration and claims nothing, and
-// the prose after it is not about it, so it is no heading (Units drops
-// it) and no sentence a report quotes.
-var Caption = regexp.MustCompile(`^(?:Figure|Fig\.|Listing|Table|Example|그림|표|예제)\s*\d+(?:[.-]\d+)*(?::|\.\s|\.?$)`)
+// the prose after it is not about it, so a line that is one is no
+// heading and no sentence (Units drops it). "Example 2: Using
+// workspaces" titles a section as often as it labels a listing, so it is
+// no caption.
+var Caption = regexp.MustCompile(`^(?:Figure|Fig\.|Listing|Table|그림|표)\s*\d+(?:[.-]\d+)*(?::|\.\s|\.?$)`)

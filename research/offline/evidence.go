@@ -487,13 +487,26 @@ const minScopeDocs = 4
 // sentence may name, so naming it does not tell a sentence on the
 // question's topic from one off it ("Rust is for students and those who
 // are interested in learning about systems concepts." in a section on
-// Cargo.toml's edition key). All of terms when every one is so.
+// Cargo.toml's edition key). A word of the title of a source the
+// question names is what it is about, however many sources write it
+// ("Verdi" in a question about Verdi's operas, over pages of his
+// operas). All of terms when every one is so.
 func (ev *evidence) unscoped(terms map[string]bool) map[string]bool {
 	if len(ev.docs) < minScopeDocs {
 		return terms
 	}
+	subject := map[string]bool{}
+	for _, d := range ev.docs {
+		if d.named {
+			maps.Copy(subject, termSet(d.base))
+		}
+	}
 	out := map[string]bool{}
 	for t := range terms {
+		if subject[t] {
+			out[t] = true
+			continue
+		}
 		n := 0
 		for _, d := range ev.docs {
 			if d.terms[t] {

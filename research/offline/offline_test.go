@@ -751,8 +751,55 @@ func TestUnscoped(t *testing.T) {
 	if got := ev.unscoped(map[string]bool{"rust": true}); !got["rust"] {
 		t.Errorf("every name in scope: %v, want the focus as it was", got)
 	}
+	// Two of four is not more than half.
+	four := newEvidence("Which edition does Cargo use for Rust?", []string{"S1", "S2", "S4", "S5"}, map[string]*research.Source{
+		"S1": srcs["S1"], "S2": srcs["S2"], "S4": {ID: "S4", Title: "Page S4", Content: "Welcome to the community!"}, "S5": {ID: "S5", Title: "Page S5", Content: "Cargo builds crates."},
+	})
+	if got := four.unscoped(map[string]bool{"rust": true, "cargo": true}); !got["rust"] {
+		t.Errorf("two of four sources: %v, want rust kept", got)
+	}
+	// A source the question names is what it is about.
+	srcs["S6"] = &research.Source{ID: "S6", Title: "Rust", Content: "Rust is a language."}
+	named := newEvidence("Which edition does Cargo use for Rust?", append(ids, "S6"), srcs)
+	if got := named.unscoped(map[string]bool{"rust": true, "cargo": true}); !got["rust"] {
+		t.Errorf("a named source's title: %v, want rust kept", got)
+	}
 	few := newEvidence("Which edition does Cargo use for Rust?", ids[:3], srcs)
 	if got := few.unscoped(map[string]bool{"rust": true, "cargo": true}); !got["rust"] {
 		t.Errorf("three sources read: %v, want the focus as it was", got)
+	}
+}
+
+// TestSectionLeavesScopeOnlySentences: a sentence beyond its source's
+// best that names only what every source read is about ("Rust" across
+// the Rust book) is not quoted in the summary or a section; one naming
+// the question's own subject is.
+func TestSectionLeavesScopeOnlySentences(t *testing.T) {
+	t.Parallel()
+	srcs := map[string]*research.Source{
+		"S1": {ID: "S1", Title: "Appendix E", Content: "The edition key in Cargo.toml chooses the edition the compiler uses. Cargo.toml also lists the dependencies of a package. Cargo.toml is written in the TOML format. Rust is for students and those interested in systems concepts."},
+		"S2": {ID: "S2", Title: "Foreword", Content: "Rust empowers everyone to build reliable software."},
+		"S3": {ID: "S3", Title: "Introduction", Content: "Rust is fast and memory efficient."},
+		"S4": {ID: "S4", Title: "Installation", Content: "Rustup installs Rust and its tools."},
+		"S5": {ID: "S5", Title: "Hello, Cargo", Content: "Cargo is Rust's build system and package manager."},
+	}
+	q := "Which edition does the edition key in Cargo.toml choose for Rust?"
+	d, _, err := Engine{}.Write(context.Background(), research.WriteInput{
+		Question:     q,
+		SubQuestions: []research.SubQuestion{{ID: "Q1", Text: q, SourceIDs: []string{"S1", "S2", "S3", "S4", "S5"}}},
+		Sources:      srcs,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := d.Summary
+	for _, s := range d.Sections {
+		body += "\n\n" + s.Body
+	}
+	if strings.Contains(body, "Rust is for students") {
+		t.Errorf("a sentence naming only the collection's subject was quoted:\n%s", body)
+	}
+	if !strings.Contains(body, "Cargo.toml also lists the dependencies") {
+		t.Errorf("a sentence naming the question's subject was left out:\n%s", body)
 	}
 }

@@ -747,10 +747,14 @@ func (w *writer) section(sq research.SubQuestion) string {
 	// Beyond each source's best sentence, a sentence must name what the
 	// question or the sub-question is about; another source's must name
 	// the sub-question's subject.
-	sf := w.ev.unscoped(focus(sq.Text))
+	all := focus(sq.Text)
+	sf := w.ev.unscoped(all)
 	onTopic := func(s scored) bool { return mentions(s, w.qf, 1) || mentions(s, sf, 1) }
 	about := func(s scored) bool {
-		return mentions(s, sf, max(1, (len(sf)+1)/2)) && (bears == nil || bears(s))
+		// Half of the sub-question's names, the collection's subject
+		// counted (it is no longer required, but a sentence of another
+		// source must still name as much).
+		return mentions(s, sf, min(len(sf), max(1, (len(all)+1)/2))) && (bears == nil || bears(s))
 	}
 	maxWords := research.SectionMinWords * 3 / 2
 	w.fill(p, filter(mine, onTopic), research.SectionMinWords, maxWords, research.SectionMinSources, 0, 0, false)
