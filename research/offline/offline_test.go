@@ -407,13 +407,12 @@ func TestOpeningQuotesAskedSentence(t *testing.T) {
 	}
 }
 
-// TestOpeningQuotesWindowContext: the sentence beside an answer window
-// that holds no kind of answer asked for (it restates the question) is
-// in the summary, after the opening's lines, not between them.
-func TestOpeningQuotesWindowContext(t *testing.T) {
-	t.Parallel()
+// editionSummary writes a report over two pages on Cargo.toml's edition
+// key, the first's text given, and returns its summary's paragraphs.
+func editionSummary(t *testing.T, first string) []string {
+	t.Helper()
 	srcs := map[string]*research.Source{
-		"S1": {ID: "S1", Title: "Appendix E: Editions", Content: "The edition key in Cargo.toml indicates which edition the compiler should use for your code. If the key is absent, Rust uses 2015 for backward compatibility reasons.\n\nEditions are opt in."},
+		"S1": {ID: "S1", Title: "Appendix E: Editions", Content: first},
 		"S2": {ID: "S2", Title: "Hello, Cargo!", Content: "Cargo.toml holds a package's name, its version and its edition key. The compiler reads it when Cargo builds the package."},
 	}
 	d, _, err := Engine{}.Write(context.Background(), research.WriteInput{
@@ -424,19 +423,28 @@ func TestOpeningQuotesWindowContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	paras := strings.Split(d.Summary, "\n\n")
+	return strings.Split(d.Summary, "\n\n")
+}
+
+// TestOpeningQuotesWindowContext: the sentence beside an answer window
+// that holds no kind of answer asked for (it restates the question) is
+// in the summary, after the opening's lines, not between them.
+func TestOpeningQuotesWindowContext(t *testing.T) {
+	t.Parallel()
+	paras := editionSummary(t, "The edition key in Cargo.toml indicates which edition the compiler should use for your code. If the key is absent, Rust uses 2015 for backward compatibility reasons.\n\nEditions are opt in.")
+	summary := strings.Join(paras, "\n\n")
 	if len(paras) < 2 || !strings.HasPrefix(paras[0], "The edition key in Cargo.toml indicates") {
-		t.Fatalf("the summary does not open with the window:\n%s", d.Summary)
+		t.Fatalf("the summary does not open with the window:\n%s", summary)
 	}
 	at := slices.IndexFunc(paras, func(p string) bool { return strings.HasPrefix(p, "If the key is absent, Rust uses 2015") })
 	if at < 0 {
-		t.Fatalf("the window's neighbour is not quoted:\n%s", d.Summary)
+		t.Fatalf("the window's neighbour is not quoted:\n%s", summary)
 	}
 	if !strings.Contains(paras[at], "[cite:S1]") {
 		t.Errorf("the neighbour does not cite its source: %q", paras[at])
 	}
 	if other := slices.IndexFunc(paras, func(p string) bool { return strings.Contains(p, "[cite:S2]") }); other < 0 || at < other {
-		t.Errorf("the neighbour is not after the opening's line of the other source:\n%s", d.Summary)
+		t.Errorf("the neighbour is not after the opening's line of the other source:\n%s", summary)
 	}
 }
 
@@ -445,22 +453,11 @@ func TestOpeningQuotesWindowContext(t *testing.T) {
 // points back with a pronoun, as any line is.
 func TestWindowContextLabelled(t *testing.T) {
 	t.Parallel()
-	srcs := map[string]*research.Source{
-		"S1": {ID: "S1", Title: "Appendix E: Editions", Content: "The edition key in Cargo.toml indicates which edition the compiler should use for your code. It defaults to 2015 when the key is absent.\n\nEditions are opt in."},
-		"S2": {ID: "S2", Title: "Hello, Cargo!", Content: "Cargo.toml holds a package's name, its version and its edition key. The compiler reads it when Cargo builds the package."},
-	}
-	d, _, err := Engine{}.Write(context.Background(), research.WriteInput{
-		Question:     "Which edition does the edition key in Cargo.toml indicate for the compiler?",
-		SubQuestions: []research.SubQuestion{{ID: "Q1", Text: "Cargo.toml edition key", SourceIDs: []string{"S1", "S2"}}},
-		Sources:      srcs,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	paras := strings.Split(d.Summary, "\n\n")
+	paras := editionSummary(t, "The edition key in Cargo.toml indicates which edition the compiler should use for your code. It defaults to 2015 when the key is absent.\n\nEditions are opt in.")
+	summary := strings.Join(paras, "\n\n")
 	at := slices.IndexFunc(paras, func(p string) bool { return strings.Contains(p, "It defaults to 2015") })
 	if at < 1 {
-		t.Fatalf("the neighbour is not quoted after the window:\n%s", d.Summary)
+		t.Fatalf("the neighbour is not quoted after the window:\n%s", summary)
 	}
 	if strings.Contains(paras[at-1], "[cite:S2]") && !strings.HasPrefix(paras[at], "Appendix E: Editions: It defaults") {
 		t.Errorf("the neighbour after another source's line is not labelled: %q", paras[at])
