@@ -408,15 +408,16 @@ func TestOpeningQuotesAskedSentence(t *testing.T) {
 }
 
 // editionSummary writes a report over two pages on Cargo.toml's edition
-// key, the first's text given, and returns its summary's paragraphs.
-func editionSummary(t *testing.T, first string) []string {
+// key, the first's text given and the second's, and returns its
+// summary's paragraphs.
+func editionSummary(t *testing.T, question, first, second string) []string {
 	t.Helper()
 	srcs := map[string]*research.Source{
 		"S1": {ID: "S1", Title: "Appendix E: Editions", Content: first},
-		"S2": {ID: "S2", Title: "Hello, Cargo!", Content: "Cargo.toml holds a package's name, its version and its edition key. The compiler reads it when Cargo builds the package."},
+		"S2": {ID: "S2", Title: "Hello, Cargo!", Content: second},
 	}
 	d, _, err := Engine{}.Write(context.Background(), research.WriteInput{
-		Question:     "Which edition does the edition key in Cargo.toml indicate for the compiler?",
+		Question:     question,
 		SubQuestions: []research.SubQuestion{{ID: "Q1", Text: "Cargo.toml edition key", SourceIDs: []string{"S1", "S2"}}},
 		Sources:      srcs,
 	})
@@ -426,25 +427,40 @@ func editionSummary(t *testing.T, first string) []string {
 	return strings.Split(d.Summary, "\n\n")
 }
 
+// The first page's window restates the question; its next sentence
+// answers.
+const (
+	editionQuestion = "Which edition does the edition key in Cargo.toml indicate for the compiler?"
+	editionPage     = "The edition key in Cargo.toml indicates which edition the compiler should use for your code. If the key is absent, Rust uses 2015 for backward compatibility reasons.\n\nEditions are opt in."
+	cargoPage       = "Cargo.toml holds a package's name, its version and its edition key. The compiler reads it when Cargo builds the package."
+)
+
 // TestOpeningQuotesWindowContext: the sentence beside an answer window
 // that holds no kind of answer asked for (it restates the question) is
-// in the summary, after the opening's lines, not between them.
+// in the summary: right after the window when no other opening line
+// adds to what it holds, after those lines when one does (the other hop
+// of the question).
 func TestOpeningQuotesWindowContext(t *testing.T) {
 	t.Parallel()
-	paras := editionSummary(t, "The edition key in Cargo.toml indicates which edition the compiler should use for your code. If the key is absent, Rust uses 2015 for backward compatibility reasons.\n\nEditions are opt in.")
+	at := func(paras []string, prefix string) int {
+		return slices.IndexFunc(paras, func(p string) bool { return strings.HasPrefix(p, prefix) })
+	}
+	paras := editionSummary(t, editionQuestion, editionPage, cargoPage)
 	summary := strings.Join(paras, "\n\n")
 	if len(paras) < 2 || !strings.HasPrefix(paras[0], "The edition key in Cargo.toml indicates") {
 		t.Fatalf("the summary does not open with the window:\n%s", summary)
 	}
-	at := slices.IndexFunc(paras, func(p string) bool { return strings.HasPrefix(p, "If the key is absent, Rust uses 2015") })
-	if at < 0 {
-		t.Fatalf("the window's neighbour is not quoted:\n%s", summary)
+	if !strings.HasPrefix(paras[1], "If the key is absent, Rust uses 2015") || !strings.Contains(paras[1], "[cite:S1]") {
+		t.Errorf("the window's neighbour does not follow it, citing its source, when the other line adds nothing:\n%s", summary)
 	}
-	if !strings.Contains(paras[at], "[cite:S1]") {
-		t.Errorf("the neighbour does not cite its source: %q", paras[at])
-	}
-	if other := slices.IndexFunc(paras, func(p string) bool { return strings.Contains(p, "[cite:S2]") }); other < 0 || at < other {
-		t.Errorf("the neighbour is not after the opening's line of the other source:\n%s", summary)
+	// The question asks about workspaces too, which only the other page
+	// speaks of: its line comes second.
+	paras = editionSummary(t, "Which edition does the edition key in Cargo.toml indicate for the compiler in a workspace?", editionPage,
+		"A workspace shares one Cargo.lock among its packages. The compiler reads it when Cargo builds the package.")
+	summary = strings.Join(paras, "\n\n")
+	neighbour, other := at(paras, "If the key is absent"), slices.IndexFunc(paras, func(p string) bool { return strings.Contains(p, "[cite:S2]") })
+	if neighbour < 0 || other < 0 || neighbour < other {
+		t.Errorf("the neighbour is not after the line that adds the other side:\n%s", summary)
 	}
 }
 
@@ -453,17 +469,16 @@ func TestOpeningQuotesWindowContext(t *testing.T) {
 // points back with a pronoun, as any line is.
 func TestWindowContextLabelled(t *testing.T) {
 	t.Parallel()
-	paras := editionSummary(t, "The edition key in Cargo.toml indicates which edition the compiler should use for your code. It defaults to 2015 when the key is absent.\n\nEditions are opt in.")
+	paras := editionSummary(t, "Which edition does the edition key in Cargo.toml indicate for the compiler in a workspace?",
+		"The edition key in Cargo.toml indicates which edition the compiler should use for your code. It defaults to 2015 when the key is absent.\n\nEditions are opt in.",
+		"A workspace shares one Cargo.lock among its packages. The compiler reads it when Cargo builds the package.")
 	summary := strings.Join(paras, "\n\n")
 	at := slices.IndexFunc(paras, func(p string) bool { return strings.Contains(p, "It defaults to 2015") })
 	if at < 1 {
 		t.Fatalf("the neighbour is not quoted after the window:\n%s", summary)
 	}
-	if strings.Contains(paras[at-1], "[cite:S2]") && !strings.HasPrefix(paras[at], "Appendix E: Editions: It defaults") {
-		t.Errorf("the neighbour after another source's line is not labelled: %q", paras[at])
-	}
-	if !strings.Contains(paras[at-1], "[cite:S2]") && strings.HasPrefix(paras[at], "Appendix E") {
-		t.Errorf("the neighbour right after its own source's line is labelled: %q", paras[at])
+	if !strings.Contains(paras[at-1], "[cite:S2]") || !strings.HasPrefix(paras[at], "Appendix E: Editions: It defaults") {
+		t.Errorf("the neighbour after another source's line is not labelled:\n%s", summary)
 	}
 }
 

@@ -471,13 +471,16 @@ func (w *writer) opening() *quotes {
 	if ev == nil || ev.pair[0] == nil {
 		return p
 	}
+	var win *window
 	if !ev.comparison {
 		// The window that answers (passage.Find: the best-matching
 		// sentence with the one of its paragraph holding the kind of
 		// answer asked for) opens, when it is prose of a cited source.
 		// Its neighbour quoted for context, when it has one, follows the
-		// opening lines: those are the other sides of the question.
-		defer w.answerContext(p, w.answerWindow(p))
+		// opening lines when one of them adds to what the window holds
+		// (the other side or hop of the question), else the window.
+		win = w.answerWindow(p)
+		defer func() { w.answerContext(p, win) }()
 	}
 	if !ev.answered && len(p.lines) == 0 {
 		p.lines = append(p.lines, say(w.lang, msgClosest))
@@ -521,6 +524,11 @@ func (w *writer) opening() *quotes {
 			p.lines = append(p.lines, d+" [cite:"+best[0].sourceID+"] [cite:"+best[1].sourceID+"]")
 			w.derived = map[string]bool{best[0].sourceID: true, best[1].sourceID: true}
 		}
+	}
+	if win != nil && !slices.ContainsFunc(lines, func(s scored) bool { return !w.used[s.text] && ev.adds(s, win) >= passage.Weights.Gain }) {
+		// No other line adds to what the window holds (no second side
+		// or hop to give): its neighbour completes it, right after it.
+		w.answerContext(p, win)
 	}
 	for _, s := range lines {
 		if w.used[s.text] || w.foreign(s.text) {
@@ -760,4 +768,30 @@ func (w *writer) section(sq research.SubQuestion) string {
 	w.fill(p, filter(mine, onTopic), research.SectionMinWords, maxWords, research.SectionMinSources, 0, 0, false)
 	w.fill(p, w.ranked(sc, others, about), research.SectionMinWords, maxWords, research.SectionMinSources, 0, topScore(mine), false)
 	return strings.Join(p.lines, " ")
+}
+
+// adds is the share of the question's weight s holds that the window's
+// own sentences do not, the relation asked about weighing more (as in
+// answerSentences).
+func (ev *evidence) adds(s scored, win *window) float64 {
+	if ev.total == 0 {
+		return 0
+	}
+	held := map[string]bool{}
+	for i, t := range win.Sentences {
+		if !win.Context[i] {
+			maps.Copy(held, termSet(t))
+		}
+	}
+	var v float64
+	for _, q := range ev.qterms {
+		if s.terms[q.term] && !held[q.term] {
+			wt := q.weight
+			if ev.asked[q.term] {
+				wt *= 1 + passage.Weights.Asked
+			}
+			v += wt
+		}
+	}
+	return v / ev.total
 }
