@@ -462,11 +462,19 @@ func TestOpeningQuotesWindowContext(t *testing.T) {
 	if neighbour < 0 || other < 0 || neighbour < other {
 		t.Errorf("the neighbour is not after the line that adds the other side:\n%s", summary)
 	}
+	// The window's heading holds what the other line would add: nothing
+	// is added, and the neighbour follows the window.
+	paras = editionSummary(t, "Which edition does the edition key in Cargo.toml indicate for the compiler in a workspace?", "Workspaces\n\n"+editionPage,
+		"A workspace shares one Cargo.lock among its packages. The compiler reads it when Cargo builds the package.")
+	if len(paras) < 2 || !strings.HasPrefix(paras[1], "If the key is absent") {
+		t.Errorf("the neighbour does not follow its window when the window's heading holds what the other line adds:\n%s", strings.Join(paras, "\n\n"))
+	}
 }
 
 // TestWindowContextLabelled: the window's neighbour, quoted after
 // another source's line, is labelled with its source's title when it
-// points back with a pronoun, as any line is.
+// points back with a pronoun, as any line is; right after its window it
+// is not.
 func TestWindowContextLabelled(t *testing.T) {
 	t.Parallel()
 	paras := editionSummary(t, "Which edition does the edition key in Cargo.toml indicate for the compiler in a workspace?",
@@ -479,6 +487,11 @@ func TestWindowContextLabelled(t *testing.T) {
 	}
 	if !strings.Contains(paras[at-1], "[cite:S2]") || !strings.HasPrefix(paras[at], "Appendix E: Editions: It defaults") {
 		t.Errorf("the neighbour after another source's line is not labelled:\n%s", summary)
+	}
+	// Right after its window, its own source's line, it is not labelled.
+	paras = editionSummary(t, editionQuestion, "The edition key in Cargo.toml indicates which edition the compiler should use for your code. It defaults to 2015 when the key is absent.\n\nEditions are opt in.", cargoPage)
+	if len(paras) < 2 || paras[1] != "It defaults to 2015 when the key is absent. [cite:S1]" {
+		t.Errorf("the neighbour right after its window is not quoted as it stands:\n%s", strings.Join(paras, "\n\n"))
 	}
 }
 

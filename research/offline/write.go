@@ -525,7 +525,9 @@ func (w *writer) opening() *quotes {
 			w.derived = map[string]bool{best[0].sourceID: true, best[1].sourceID: true}
 		}
 	}
-	if win != nil && !slices.ContainsFunc(lines, func(s scored) bool { return !w.used[s.text] && ev.adds(s, win) >= passage.Weights.Gain }) {
+	if win != nil && !slices.ContainsFunc(lines, func(s scored) bool {
+		return !w.used[s.text] && !w.foreign(s.text) && ev.adds(s, win) >= passage.Weights.Gain
+	}) {
 		// No other line adds to what the window holds (no second side
 		// or hop to give): its neighbour completes it, right after it.
 		w.answerContext(p, win)
@@ -770,14 +772,15 @@ func (w *writer) section(sq research.SubQuestion) string {
 	return strings.Join(p.lines, " ")
 }
 
-// adds is the share of the question's weight s holds that the window's
-// own sentences do not, the relation asked about weighing more (as in
-// answerSentences).
+// adds is the question's weight s holds that the window's own sentences
+// and its heading do not (a sentence's terms hold its heading's), over
+// the question's whole weight, the relation asked about counting twice
+// (as in answerSentences).
 func (ev *evidence) adds(s scored, win *window) float64 {
 	if ev.total == 0 {
 		return 0
 	}
-	held := map[string]bool{}
+	held := termSet(win.Heading)
 	for i, t := range win.Sentences {
 		if !win.Context[i] {
 			maps.Copy(held, termSet(t))
