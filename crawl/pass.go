@@ -330,26 +330,21 @@ func (p *pass) failed(r outcome) {
 // stored that page, or its text under another URL, already. where is the
 // URL its text is stored under this pass, whichever ("" out of scope).
 func (p *pass) place(r outcome) (final, where string, ok bool) {
-	final = r.url
+	final = p.sec.stored(r.url)
 	if u, err := url.Parse(r.page.URL); err == nil && r.page.URL != r.url {
 		if !sameSite(u, p.site) || !strings.HasPrefix(u.Path, p.under) {
 			p.c.logger().Info("page redirects out of the crawl's scope; skipped", "url", redacted(r.key), "to", redacted(p.sec.stored(normalize(u))))
 			return "", "", false
 		}
-		final = normalize(u)
-		if _, ok := p.queued[p.sec.stored(final)]; !ok {
-			p.queued[p.sec.stored(final)] = r.depth
-		}
+		final = p.sec.stored(normalize(u))
+		p.seen(final, r.depth)
 	}
 	// A page that names its canonical URL (in the crawl's scope) is
 	// stored under it, so /, /index.html and ?ref= variants are one.
 	if cu, err := url.Parse(r.page.Doc.Canonical); err == nil && r.page.Doc.Canonical != "" && sameSite(cu, p.site) && strings.HasPrefix(cu.Path, p.under) {
-		final = normalize(cu)
-		if _, ok := p.queued[p.sec.stored(final)]; !ok {
-			p.queued[p.sec.stored(final)] = r.depth
-		}
+		final = p.sec.stored(normalize(cu))
+		p.seen(final, r.depth)
 	}
-	final = p.sec.stored(final)
 	if p.done[final] {
 		return "", final, false // two URLs redirected to, or naming, the same page
 	}
@@ -366,6 +361,15 @@ func (p *pass) place(r outcome) (final, where string, ok bool) {
 	}
 	p.done[final] = true
 	return final, final, true
+}
+
+// seen records a page's key as queued, at the depth it was found at,
+// unless it is queued already: a redirect's or a canonical URL's target
+// is not fetched again.
+func (p *pass) seen(key string, depth int) {
+	if _, ok := p.queued[key]; !ok {
+		p.queued[key] = depth
+	}
 }
 
 // sitemapURLs lists the pages of the site's sitemaps: those robots.txt

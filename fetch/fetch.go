@@ -537,17 +537,7 @@ func RedactRaw(raw string) string {
 		s = scheme + "REDACTED@" + s[i+1:]
 	}
 	if q := strings.IndexByte(s, '?'); q >= 0 {
-		params := strings.Split(s[q+1:], "&")
-		for k, p := range params {
-			name, _, _ := strings.Cut(p, "=")
-			if n, err := url.QueryUnescape(name); err == nil {
-				name = n
-			}
-			if SecretParam(name) {
-				params[k] = name + "=REDACTED"
-			}
-		}
-		s = s[:q+1] + strings.Join(params, "&")
+		s = s[:q+1] + redactQuery(s[q+1:])
 	}
 	return s
 }

@@ -394,8 +394,9 @@ func (t *tools) ask(ctx context.Context, req *mcp.CallToolRequest, in AskInput) 
 	if in.TopK != nil {
 		// Given, 0 is refused as any other number out of range is,
 		// not read as the default.
-		if topK = *in.TopK; topK < 1 || topK > qa.MaxTopK {
-			return toolError(fmt.Errorf("top_k: must be between 1 and %d, got %d", qa.MaxTopK, topK)), nil, nil
+		topK = *in.TopK
+		if err := qa.CheckTopK(topK); err != nil {
+			return toolError(err), nil, nil
 		}
 	}
 	ans, err := a.Ask(ctx, qa.Request{Question: in.Question, SessionID: in.SessionID, TopK: topK})

@@ -108,11 +108,21 @@ func (r *Request) Validate() error {
 	if r.TopK == 0 {
 		r.TopK = DefaultTopK
 	}
-	if r.TopK < 1 || r.TopK > MaxTopK {
-		return errcode.New(errcode.Invalid, "top_k", fmt.Sprintf("must be between 1 and %d, got %d", MaxTopK, r.TopK))
+	if err := CheckTopK(r.TopK); err != nil {
+		return err
 	}
 	if r.SessionID != "" {
 		return session.CheckID(r.SessionID)
+	}
+	return nil
+}
+
+// CheckTopK checks how many chunks a question reads, 1 to MaxTopK; a
+// caller that tells 0 given from 0 left out (the MCP tool) refuses it
+// here, as Validate reads 0 as DefaultTopK.
+func CheckTopK(n int) error {
+	if n < 1 || n > MaxTopK {
+		return errcode.New(errcode.Invalid, "top_k", fmt.Sprintf("must be between 1 and %d, got %d", MaxTopK, n))
 	}
 	return nil
 }
@@ -310,8 +320,7 @@ func answer(query, lang string, hits []kb.Result, held holds) (*Answer, error) {
 		return ans, nil
 	}
 	var b strings.Builder
-	cited := map[int]int{}      // hit → reference number
-	quoted := map[string]bool{} // a sentence two chunks hold is quoted once
+	cited := map[int]int{} // hit → reference number
 	for _, c := range chosen {
 		n, ok := cited[c.Doc]
 		if !ok {
@@ -320,10 +329,6 @@ func answer(query, lang string, hits []kb.Result, held holds) (*Answer, error) {
 			ans.Sources = append(ans.Sources, hits[c.Doc].SourceURL)
 		}
 		for i, text := range c.Sentences {
-			if quoted[text] {
-				continue
-			}
-			quoted[text] = true
 			if b.Len() > 0 {
 				b.WriteString(" ")
 			}

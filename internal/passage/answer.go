@@ -34,9 +34,10 @@ type Answer struct {
 	// to be quoted as code.
 	Code []bool
 	// Context[i] reports Sentences[i] the neighbour quoted beside a
-	// sentence that holds no kind of answer asked for (neighbour): ask
-	// quotes it in place; a research's summary after its opening lines,
-	// which hold the other sides of the question (a second hop).
+	// sentence that holds no kind of answer asked for (neighbour), not
+	// counted in Coverage: ask quotes it in place; a research's summary
+	// right after its window, or after the opening's lines that add to
+	// the window (the question's other side or hop).
 	Context []bool
 	Heading string // what the window sits under, if anything
 	// Coverage is the share of the question's weight the window holds:
@@ -537,6 +538,7 @@ func (f *finder) byGain(best map[int]Answer, n int) []Answer {
 		for t := range a.held {
 			covered[t] = true
 		}
+		a = a.without(quoted)
 		for _, t := range a.Sentences {
 			quoted[sentenceKey(t)] = true
 		}
@@ -555,6 +557,21 @@ func (a Answer) own() []string {
 		}
 	}
 	return out
+}
+
+// without is the answer less the sentences quoted already (by an answer
+// before it, as its neighbour: chunks overlap), its Code and Context
+// kept beside them.
+func (a Answer) without(quoted map[string]bool) Answer {
+	var ss []string
+	var code, context []bool
+	for i, t := range a.Sentences {
+		if !quoted[sentenceKey(t)] {
+			ss, code, context = append(ss, t), append(code, a.Code[i]), append(context, a.Context[i])
+		}
+	}
+	a.Sentences, a.Code, a.Context = ss, code, context
+	return a
 }
 
 // sentenceKey is a text's letters and digits, lower-cased, its words
@@ -599,8 +616,10 @@ func continuation(us []Unit, win []int) int {
 // window's share of the question (its terms count there at
 // Weights.Neighbour).
 func neighbour(us []Unit, i int) int {
+	if Ablate["context"] {
+		return -1
+	}
 	switch {
-	case Ablate["context"]:
 	case quotable(us, i, i+1):
 		if said(us[i+1].Text) {
 			return i + 1

@@ -69,9 +69,11 @@ func Units(text string) []Unit {
 			continue
 		}
 		// A caption is no unit, wherever its line stands.
-		lines := slices.DeleteFunc(slices.Clone(b.lines), func(l string) bool { return Caption.MatchString(textseg.OneLine(l)) })
-		if len(lines) == 0 {
-			continue
+		lines := b.lines
+		if slices.ContainsFunc(lines, captionLine) {
+			if lines = slices.DeleteFunc(slices.Clone(lines), captionLine); len(lines) == 0 {
+				continue
+			}
 		}
 		var head string
 		if last := lines[len(lines)-1]; bi+1 < len(bs) && !bs[bi+1].code && headingLine(last) && (len(lines) == 1 || closes(lines[len(lines)-2])) {
@@ -373,3 +375,6 @@ var ToolLabel = regexp.MustCompile(`^[a-z]+(?:\[\w+\])?:`)
 // workspaces" titles a section as often as it labels a listing, so it is
 // no caption.
 var Caption = regexp.MustCompile(`^(?:Figure|Fig\.|Listing|Table|그림|표)\s*\d+(?:[.-]\d+)*(?::|\.\s|\.?$)`)
+
+// captionLine reports a line that is a caption.
+func captionLine(l string) bool { return Caption.MatchString(textseg.OneLine(l)) }

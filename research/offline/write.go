@@ -480,7 +480,6 @@ func (w *writer) opening() *quotes {
 		// opening lines when one of them adds to what the window holds
 		// (the other side or hop of the question), else the window.
 		win = w.answerWindow(p)
-		defer func() { w.answerContext(p, win) }()
 	}
 	if !ev.answered && len(p.lines) == 0 {
 		p.lines = append(p.lines, say(w.lang, msgClosest))
@@ -531,6 +530,7 @@ func (w *writer) opening() *quotes {
 		// No other line adds to what the window holds (no second side
 		// or hop to give): its neighbour completes it, right after it.
 		w.answerContext(p, win)
+		win = nil
 	}
 	for _, s := range lines {
 		if w.used[s.text] || w.foreign(s.text) {
@@ -546,6 +546,7 @@ func (w *writer) opening() *quotes {
 		p.sources[s.sourceID] = true
 		p.last = s.sourceID
 	}
+	w.answerContext(p, win) // after the lines that add to the window
 	return p
 }
 
@@ -653,10 +654,7 @@ func (w *writer) answerSentences(d, other *evDoc) []scored {
 			if !st.terms[q.term] {
 				continue
 			}
-			wt := q.weight
-			if ev.asked[q.term] {
-				wt *= 1 + passage.Weights.Asked
-			}
+			wt := ev.weigh(q)
 			if other != nil && other.terms[q.term] {
 				wt /= 2
 			}
@@ -774,8 +772,8 @@ func (w *writer) section(sq research.SubQuestion) string {
 
 // adds is the question's weight s holds that the window's own sentences
 // and its heading do not (a sentence's terms hold its heading's), over
-// the question's whole weight, the relation asked about counting twice
-// (as in answerSentences).
+// the question's whole weight, each term as the opening weighs it
+// (weigh).
 func (ev *evidence) adds(s scored, win *window) float64 {
 	if ev.total == 0 {
 		return 0
@@ -789,12 +787,17 @@ func (ev *evidence) adds(s scored, win *window) float64 {
 	var v float64
 	for _, q := range ev.qterms {
 		if s.terms[q.term] && !held[q.term] {
-			wt := q.weight
-			if ev.asked[q.term] {
-				wt *= 1 + passage.Weights.Asked
-			}
-			v += wt
+			v += ev.weigh(q)
 		}
 	}
 	return v / ev.total
+}
+
+// weigh is a question term's weight in the opening: its rarity, more
+// for a term of the relation asked about (Weights.Asked).
+func (ev *evidence) weigh(q weighted) float64 {
+	if ev.asked[q.term] {
+		return q.weight * (1 + passage.Weights.Asked)
+	}
+	return q.weight
 }
