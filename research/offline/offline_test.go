@@ -708,27 +708,6 @@ func TestSummaryFromSourcesThatBear(t *testing.T) {
 	}
 }
 
-func TestPointsBack(t *testing.T) {
-	t.Parallel()
-	for text, want := range map[string]bool{
-		"It is based on adult life events of the composer Giuseppe Verdi.":            true,
-		"She created the role of Desdemona.":                                          true,
-		"Written in 1876, it was the first of three concertos that Dvořák completed.": true,
-		"This is the default.":                                                          true,
-		"It is possible to run it twice.":                                               false,
-		"This option recreates the topic branch.":                                       false,
-		"Its stems are those of Snowball.":                                              true,
-		"Italy is a country.":                                                           false,
-		"In Git, it is recommended that you sign tags.":                                 false,
-		"When the file is large, the reader stops early.":                               false,
-		"Giuseppe Verdi, released theatrically in the USA as The Life, is a 1953 film.": false,
-	} {
-		if got := pointsBack(text); got != want {
-			t.Errorf("pointsBack(%q) = %v, want %v", text, got, want)
-		}
-	}
-}
-
 // TestPronounLabelled: a sentence that points back at its source's
 // subject, quoted after another source's line, carries its source's title.
 func TestPronounLabelled(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -202,7 +201,7 @@ func (p *quotes) add(w *writer, s scored, max int) bool {
 	}
 	w.used[s.text] = true
 	line := w.cite(s)
-	if src := w.in.Sources[s.sourceID]; src != nil && p.last != s.sourceID && pointsBack(s.text) {
+	if src := w.in.Sources[s.sourceID]; src != nil && p.last != s.sourceID && textseg.PointsBack(s.text) {
 		if t := strings.TrimSpace(src.Title); t != "" {
 			line = t + ": " + line
 		}
@@ -213,49 +212,6 @@ func (p *quotes) add(w *writer, s scored, max int) bool {
 	p.last = s.sourceID
 	return true
 }
-
-// backPronouns open a sentence that is about what the one before it
-// named; subjectPronouns are those that stand as its subject after an
-// opening phrase.
-var (
-	backPronouns    = map[string]bool{"he": true, "she": true, "they": true, "his": true, "her": true, "their": true, "its": true, "it": true, "this": true, "these": true, "those": true}
-	subjectPronouns = map[string]bool{"he": true, "she": true, "it": true, "they": true}
-)
-
-// dummyIt opens a sentence whose "it" stands for what follows ("It is
-// possible to …", "It is recommended that …"), not for anything before.
-var dummyIt = regexp.MustCompile(`^It (?:is|was|may be|can be|will be|would be|should be|might be)(?: not)? \w+ (?:to|that|whether|for)\b`)
-
-// pointsBack reports a sentence whose subject is a pronoun pointing
-// back: its first word, or the first after an opening phrase ("Written
-// in 1876, it was the first of three concertos").
-func pointsBack(text string) bool {
-	if opener, rest, ok := strings.Cut(text, ", "); ok && len(strings.Fields(opener)) <= maxOpenerWords {
-		if w, _, _ := strings.Cut(rest, " "); subjectPronouns[w] {
-			return pointsBack(strings.ToUpper(rest[:1]) + rest[1:])
-		}
-	}
-	i := strings.IndexFunc(text, func(r rune) bool { return !unicode.IsLetter(r) })
-	if i < 0 {
-		i = len(text)
-	}
-	first := text[:i]
-	if !backPronouns[strings.ToLower(first)] || !textseg.Capitalised(first) {
-		return false
-	}
-	if first == "This" || first == "These" || first == "Those" {
-		// "This option …" names its own subject; "This is …" does not.
-		rest := strings.Fields(text[i:])
-		return len(rest) > 0 && backVerbs[strings.ToLower(rest[0])]
-	}
-	return first != "It" || !dummyIt.MatchString(text)
-}
-
-// maxOpenerWords bounds an opening phrase before a sentence's subject.
-const maxOpenerWords = 6
-
-// backVerbs follow a demonstrative that stands alone as a subject.
-var backVerbs = map[string]bool{"is": true, "was": true, "are": true, "were": true, "means": true, "makes": true, "allows": true, "lets": true, "can": true, "will": true, "has": true, "have": true}
 
 // ranked is every source's relevant sentences, best first, by a scorer;
 // keep filters them (nil keeps all that score above zero).
