@@ -606,7 +606,8 @@ func continuation(us []Unit, win []int) int {
 // neighbour is the sentence quoted beside unit i, a sentence that holds
 // no kind of answer the question asks for: its paragraph's next
 // sentence, or its previous one when there is no next to quote (it
-// closes its paragraph, or the next is too long to quote), if that says
+// closes its paragraph, or the next is too long to quote) or when its
+// subject points back at what that one names (textseg.PointsBack), if that says
 // something by itself (said); -1 when there is none. The sentence
 // that holds most of a question often restates it, and the one beside
 // it answers ("The edition key in Cargo.toml indicates which edition the
@@ -620,6 +621,12 @@ func neighbour(us []Unit, i int) int {
 		return -1
 	}
 	switch {
+	case textseg.PointsBack(us[i].Text) && quotable(us, i, i-1):
+		// "This is not the fastest hashing algorithm available" is about
+		// what the sentence before it names.
+		if said(us[i-1].Text) {
+			return i - 1
+		}
 	case quotable(us, i, i+1):
 		if said(us[i+1].Text) {
 			return i + 1

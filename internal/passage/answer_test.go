@@ -212,6 +212,12 @@ func TestFindNeighbour(t *testing.T) {
 		want:     []string{"The edition key in Cargo.toml indicates which edition the compiler should use for your code."},
 		context:  -1,
 	}, {
+		name:     "previous when it points back",
+		body:     "By default, the map uses a function called SipHash that resists flooding attacks. This is not the fastest hashing algorithm available, but the security is worth the cost. You can switch to another hasher.\n\nMaps grow.",
+		question: "Why is the hashing algorithm not the fastest available?",
+		want:     []string{"By default, the map uses a function called SipHash that resists flooding attacks.", "This is not the fastest hashing algorithm available, but the security is worth the cost."},
+		context:  0,
+	}, {
 		name:     "a sentence of the kind asked for",
 		body:     "Git 2.23 introduced git switch in 2019. It is still experimental.\n\nOther commands.",
 		question: "When was git switch introduced?",
