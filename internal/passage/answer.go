@@ -712,6 +712,7 @@ var (
 	numberRE  = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
 	optionRE  = regexp.MustCompile(`(?:^|\s)--?[a-zA-Z][\w-]*|\w+\.\w+\(?|→|⇒|\s>\s|\p{Hangul}+\s-\s\p{Hangul}+`)
 	defaultRE = regexp.MustCompile(`(?i)\bdefaults?\b|\bby default\b|기본`)
+	dateRE    = regexp.MustCompile(`\b(?:1[5-9]|20)\d{2}\b|(?i)\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}\b|\d+\s*(?:년|월|일)`)
 	yearRE    = regexp.MustCompile(`\b(?:1[5-9]|20)\d{2}\b|\b\d+\.\d+(?:\.\d+)?\b`)
 	defineRE  = regexp.MustCompile(`(?i)\b(?:is|are|was|means|refers to|stands for|describes|specifies|controls|lets|allows)\b|입니다|이다|합니다|말합니다|뜻합니다`)
 	polarRE   = regexp.MustCompile(`(?i)\b(?:not|no|never|cannot|can't|only|must|always|unless|instead|also)\b|않|없|수 있|안 됩니다|불가`)
@@ -746,6 +747,9 @@ func fit(kind Type, u Unit, q string) bool {
 	case YesNo:
 		return polarRE.MatchString(s)
 	case Time:
+		if asksDate(q) {
+			return newMatch(dateRE)
+		}
 		return newMatch(yearRE)
 	case Person:
 		return newMatch(personRE)
@@ -774,7 +778,9 @@ func Answers(found []Answer) []Answer {
 // Confidence is the share of the question's weight the best answer
 // holds (one window answers; the further ones add context), lowered in
 // proportion to the names the question marks (Marked) that no document
-// holds: those documents speak of something else. Under
+// holds: those documents speak of something else. It is 0 for a question
+// that asks for a date when no answer holds one: the passages hold its
+// words, but not on what day. Under
 // Weights.Answered (research; ask's is Weights.AskAnswered) the
 // documents do not answer. (The share the answers
 // hold together told answerable questions from the others less well on
@@ -783,6 +789,9 @@ func Answers(found []Answer) []Answer {
 func Confidence(question string, answers []Answer, missing []string) float64 {
 	if len(answers) == 0 {
 		return 0
+	}
+	if TypeOf(question) == Time && asksDate(strings.ToLower(question)) && !slices.ContainsFunc(answers, func(a Answer) bool { return a.Fits }) {
+		return 0 // no date: the passages do not say on what day
 	}
 	c := answers[0].Coverage
 	if marked := len(Marked(question)); marked > 0 {

@@ -269,3 +269,25 @@ func TestSaid(t *testing.T) {
 		}
 	}
 }
+
+// TestDateNeedsADate: a question for a date is not answered by a passage
+// that holds its words and a version number but no date.
+func TestDateNeedsADate(t *testing.T) {
+	for _, c := range []struct {
+		question, body string
+		answered       bool
+	}{
+		{"On what date was GIMP 3.0 released?", "GIMP 3.0 was released after a long development. Every new feature of 2.10 will be part of 3.0.\n\nBrushes load at start.", false},
+		{"On what date was GIMP 3.0 released?", "GIMP 3.0 was released on March 16, 2025, after a long development.\n\nBrushes load at start.", true},
+		{"김프 3.0의 출시일은 언제인가요?", "김프 3.0은 오랜 개발 끝에 출시되었습니다. 2.10의 새 기능은 모두 3.0의 일부가 됩니다.\n\n붓을 불러옵니다.", false},
+		{"김프 3.0의 출시일은 언제인가요?", "김프 3.0은 2025년 3월 16일에 출시되었습니다.\n\n붓을 불러옵니다.", true},
+		// A release is not a date: a version answers it.
+		{"Which GIMP release first added the healing tool?", "The healing tool was added in GIMP 2.2 for retouching photos.\n\nBrushes load at start.", true},
+	} {
+		found, missing := Find(c.question, []Doc{{Title: "GIMP", Body: c.body}}, 3)
+		conf := Confidence(c.question, Answers(found), missing)
+		if got := conf > 0; got != c.answered {
+			t.Errorf("%q over %q: confidence %v, answered %v, want %v", c.question, c.body, conf, got, c.answered)
+		}
+	}
+}

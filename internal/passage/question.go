@@ -53,6 +53,15 @@ var typeRules = []struct {
 	{YesNo, regexp.MustCompile(`^(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have|may)\b`)},
 }
 
+// dateAsked matches a question that asks for a date, not a release: "on
+// what date", "what day", "출시일은 언제", "날짜".
+var dateAsked = regexp.MustCompile(`\b(?:what|which) (?:date|day)\b|\bon what\b.*\bdate\b|날짜|\p{Hangul}일(?:은|는|이)?\s*언제`)
+
+// asksDate reports a question (lower-cased) that asks on what day
+// something happens: its answer is a date (a year, a month and day), not a
+// version number.
+func asksDate(q string) bool { return dateAsked.MatchString(q) }
+
 // TypeOf reads a question's type; Other when none applies.
 func TypeOf(question string) Type {
 	q := strings.ToLower(strings.TrimSpace(lastSentence(question)))
