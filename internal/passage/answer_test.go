@@ -19,6 +19,11 @@ func TestTypeOf(t *testing.T) {
 		"Calc에서 문서를 공유하려면 어떤 메뉴를 사용하나요?":                                                      HowTo,
 		"GBR과 GIH의 차이는 무엇인가요?":                                                                Difference,
 		"Tell me about Verdi.":                                                                Other,
+		// What happens when nothing is chosen is the default.
+		"How big are the chunks fs.createReadStream() reads when I don't pass a highWaterMark?": Default,
+		"통합 대화 상자에서 함수를 따로 고르지 않으면 어떤 함수로 값이 합쳐지나요?":                                            Default,
+		"How do I clone a repository without downloading blobs?":                                HowTo,
+		"필드가 자동으로 갱신되지 않을 때 어떤 키를 누르나요?":                                                        HowTo,
 	} {
 		if got := TypeOf(q); got != want {
 			t.Errorf("TypeOf(%q) = %v, want %v", q, got, want)

@@ -43,7 +43,10 @@ var typeRules = []struct {
 	re *regexp.Regexp
 }{
 	{Difference, regexp.MustCompile(`\bdifference between\b|\bdiffer(?:s|ence)?\b|\bvs\.?\s|\bversus\b|차이`)},
-	{Default, regexp.MustCompile(`\bby default\b|\bdefault (?:value|setting|mode|is)\b|\bdefaults? to\b|기본값|기본으로|기본 설정`)},
+	{Default, regexp.MustCompile(`\bby default\b|\bdefault (?:value|setting|mode|is)\b|\bdefaults? to\b|기본값|기본으로|기본 설정|` +
+		// What happens when nothing is chosen is the default: "if I
+		// don't pass an encoding", "함수를 따로 고르지 않으면".
+		`\b(?:if|when) (?:i|you|we) (?:don't|do not|never) (?:pass|tell|give|set|specify|choose|configure|provide)\b|\bnever configured\b|(?:고르|지정하|설정하|바꾸|선택하|입력하|정하)지 않(?:으면|았을 때|을 때)`)},
 	{Number, regexp.MustCompile(`\bhow (?:many|much|long|old|large|big|often)\b|\bwhat (?:number|percentage|size)\b|\bwhich exit code\b|몇\s*(?:개|번|일|시간|분|초|명|가지)?|얼마`)},
 	{HowTo, regexp.MustCompile(`^how (?:do|can|could|should|would) (?:i|you|we|one)\b|\bhow to\b|\bwhich (?:[\w.-]+ ){0,2}(?:option|command|flag|setting|configuration|menu|function|method|key|shortcut|statement|pragma|module)s?\b|\bwhat (?:option|command|flag|setting|configuration|menu|function|method|shortcut|statement|pragma)\b|어떻게|방법|어떤 (?:메뉴|명령|옵션|도구|기능|단축키|키)|어느 (?:메뉴|명령|옵션|도구|기능)`)},
 	{Definition, regexp.MustCompile(`^what (?:is|are|does|do)\b|\bwhat does .* (?:do|mean)\b|\bmean\b|무엇인가요|뭔가요|무엇을 하|의미`)},
