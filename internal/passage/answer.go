@@ -591,16 +591,32 @@ func quotedAll(ss []string, quoted map[string]bool) bool {
 	return len(ss) > 0
 }
 
-// continuation is the sentence after a window that goes on from its
-// last ("Instead, Boolean values are stored as integers 0 (false) and 1
-// (true)."), quoted with it though it does not count in its share of the
-// question; -1 when there is none.
+// continuation is the unit after a window that goes on from its last:
+// a sentence that continues it ("Instead, Boolean values are stored as
+// integers 0 (false) and 1 (true)."), or what a last sentence ending in a
+// colon introduces ("The built-in macro attribute "binary" is equivalent
+// to:" and its line of code), quoted with it though it does not count in
+// its share of the question; -1 when there is none.
 func continuation(us []Unit, win []int) int {
 	last := win[len(win)-1]
-	if j := last + 1; !Ablate["continued"] && quotable(us, last, j) && continues(us[j].Text) {
+	if Ablate["continued"] {
+		return -1
+	}
+	j := last + 1
+	if quotable(us, last, j) && continues(us[j].Text) {
+		return j
+	}
+	if len(win) > 1 && introduces(us, last) {
 		return j
 	}
 	return -1
+}
+
+// introduces reports a unit ending in a colon followed by what it
+// introduces: a sentence or a line of code, not a heading, and short
+// enough to quote.
+func introduces(us []Unit, i int) bool {
+	return (strings.HasSuffix(us[i].Text, ":") || strings.HasSuffix(us[i].Text, "：")) && i+1 < len(us) && us[i+1].Kind != Heading && len(us[i+1].Text) <= MaxSentence
 }
 
 // neighbour is the sentence quoted beside unit i, a sentence that holds

@@ -296,3 +296,17 @@ func TestDateNeedsADate(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowQuotesWhatItsColonIntroduces: a window whose last sentence
+// ends in a colon is quoted with what it introduces, here a line of code.
+func TestWindowQuotesWhatItsColonIntroduces(t *testing.T) {
+	body := "Custom macro attributes can be defined only in top-level gitattributes files. The built-in macro attribute \"binary\" is equivalent to:\n\n```text\n[attr]binary -diff -merge -text\n```\n\nNOTES\n\nGit does not follow symbolic links."
+	found, _ := Find("What does the built-in binary macro attribute in gitattributes files set?", []Doc{{Title: "gitattributes(5)", Body: body}}, 1)
+	if len(found) == 0 {
+		t.Fatal("nothing found")
+	}
+	a := found[0]
+	if got := a.Sentences[len(a.Sentences)-1]; got != "[attr]binary -diff -merge -text" || !a.Code[len(a.Code)-1] {
+		t.Errorf("window %q (code %v), want it to end with the line of code", a.Sentences, a.Code)
+	}
+}
