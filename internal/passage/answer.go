@@ -36,8 +36,9 @@ type Answer struct {
 	// Context[i] reports Sentences[i] the neighbour quoted beside a
 	// sentence that holds no kind of answer asked for (neighbour), not
 	// counted in Coverage: ask quotes it in place; a research's summary
-	// right after its window, or after the opening's lines that add to
-	// the window (the question's other side or hop).
+	// before its window when the window's "This …" points back at it,
+	// else right after its window, or after the opening's lines that add
+	// to the window (the question's other side or hop).
 	Context []bool
 	Heading string // what the window sits under, if anything
 	// Coverage is the share of the question's weight the window holds:
@@ -616,7 +617,8 @@ func continuation(us []Unit, win []int) int {
 // introduces: a sentence or a line of code, not a heading, and short
 // enough to quote.
 func introduces(us []Unit, i int) bool {
-	return (strings.HasSuffix(us[i].Text, ":") || strings.HasSuffix(us[i].Text, "：")) && i+1 < len(us) && us[i+1].Kind != Heading && len(us[i+1].Text) <= MaxSentence
+	return us[i].Kind == Sentence && (strings.HasSuffix(us[i].Text, ":") || strings.HasSuffix(us[i].Text, "：")) &&
+		i+1 < len(us) && us[i+1].Kind != Heading && len(us[i+1].Text) <= MaxSentence
 }
 
 // neighbour is the sentence quoted beside unit i, a sentence that holds
@@ -637,12 +639,10 @@ func neighbour(us []Unit, i int) int {
 		return -1
 	}
 	switch {
-	case textseg.PointsBack(us[i].Text) && quotable(us, i, i-1):
+	case textseg.PointsBack(us[i].Text) && quotable(us, i, i-1) && said(us[i-1].Text):
 		// "This is not the fastest hashing algorithm available" is about
 		// what the sentence before it names.
-		if said(us[i-1].Text) {
-			return i - 1
-		}
+		return i - 1
 	case quotable(us, i, i+1):
 		if said(us[i+1].Text) {
 			return i + 1
@@ -698,7 +698,7 @@ func continues(s string) bool { return continuers.MatchString(s) }
 // answer asked for, the nearest sentence of its paragraph that does.
 func window(us []Unit, i int, fits bool, kind Type, q string) []int {
 	out := []int{i}
-	if strings.HasSuffix(us[i].Text, ":") && i+1 < len(us) && us[i+1].Kind != Heading {
+	if introduces(us, i) {
 		return append(out, i+1)
 	}
 	if fits {
@@ -728,13 +728,30 @@ var (
 	numberRE  = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
 	optionRE  = regexp.MustCompile(`(?:^|\s)--?[a-zA-Z][\w-]*|\w+\.\w+\(?|→|⇒|\s>\s|\p{Hangul}+\s-\s\p{Hangul}+`)
 	defaultRE = regexp.MustCompile(`(?i)\bdefaults?\b|\bby default\b|기본`)
-	dateRE    = regexp.MustCompile(`\b(?:1[5-9]|20)\d{2}\b|(?i)\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}\b|\d+\s*(?:년|월|일)`)
+	dateRE    = regexp.MustCompile(`(?i)\b(?:1[5-9]|20)\d{2}\b|\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.? \d{1,2}\b|\d{4}\s*년|\d{1,2}월\s*\d{1,2}일`)
+	// unitAfter follows a number that is an amount, not a year ("2048
+	// bytes", "2000 ms").
+	unitAfter = regexp.MustCompile(`(?i)^\s*(?:bytes?|[kmg]i?b|ms|seconds?|px|%|개|바이트)`)
 	yearRE    = regexp.MustCompile(`\b(?:1[5-9]|20)\d{2}\b|\b\d+\.\d+(?:\.\d+)?\b`)
 	defineRE  = regexp.MustCompile(`(?i)\b(?:is|are|was|means|refers to|stands for|describes|specifies|controls|lets|allows)\b|입니다|이다|합니다|말합니다|뜻합니다`)
 	polarRE   = regexp.MustCompile(`(?i)\b(?:not|no|never|cannot|can't|only|must|always|unless|instead|also)\b|않|없|수 있|안 됩니다|불가`)
 	personRE  = regexp.MustCompile(`\p{Lu}\p{Ll}+\s+(?:\p{Lu}\.\s+)?\p{Lu}\p{Ll}+`)
 	placeRE   = regexp.MustCompile(`\b(?:in|at|from|near)\s+(?:the\s+)?\p{Lu}`)
 )
+
+// holdsDate reports whether s holds a date that q (lower-cased) does
+// not: a year (not an amount: "2048 bytes"), a month and day, 2025년 or
+// 3월 16일.
+func holdsDate(s, q string) bool {
+	for _, m := range dateRE.FindAllStringIndex(s, -1) {
+		d := s[m[0]:m[1]]
+		if strings.Contains(q, strings.ToLower(d)) || unitAfter.MatchString(s[m[1]:]) {
+			continue
+		}
+		return true
+	}
+	return false
+}
 
 // fit reports whether a unit holds the kind of answer a question of the
 // type asks for, beyond what the question itself says.
@@ -764,7 +781,7 @@ func fit(kind Type, u Unit, q string) bool {
 		return polarRE.MatchString(s)
 	case Time:
 		if asksDate(q) {
-			return newMatch(dateRE)
+			return holdsDate(s, q)
 		}
 		return newMatch(yearRE)
 	case Person:
@@ -806,14 +823,21 @@ func Confidence(question string, answers []Answer, missing []string) float64 {
 	if len(answers) == 0 {
 		return 0
 	}
-	if TypeOf(question) == Time && asksDate(strings.ToLower(question)) && !slices.ContainsFunc(answers, func(a Answer) bool { return a.Fits }) {
-		return 0 // no date: the passages do not say on what day
+	if DateMissing(question, answers) {
+		return 0 // the passages do not say on what day
 	}
 	c := answers[0].Coverage
 	if marked := len(Marked(question)); marked > 0 {
 		c *= 1 - float64(len(missing))/float64(marked)
 	}
 	return math.Round(min(c, 1)*100) / 100
+}
+
+// DateMissing reports a question that asks for a date (on what day, not
+// which release) none of whose answers holds one.
+func DateMissing(question string, answers []Answer) bool {
+	return !Ablate["fit"] && TypeOf(question) == Time && asksDate(strings.ToLower(question)) &&
+		!slices.ContainsFunc(answers, func(a Answer) bool { return a.Fits })
 }
 
 // missingMarked lists the marked names of a question (Marked) whose

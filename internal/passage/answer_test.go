@@ -23,6 +23,10 @@ func TestTypeOf(t *testing.T) {
 		"How big are the chunks fs.createReadStream() reads when I don't pass a highWaterMark?": Default,
 		"통합 대화 상자에서 함수를 따로 고르지 않으면 어떤 함수로 값이 합쳐지나요?":                                            Default,
 		"How do I clone a repository without downloading blobs?":                                HowTo,
+		"How can I push when I don't set an upstream branch?":                                   HowTo,
+		"Which command lists remotes if I don't pass -v?":                                       HowTo,
+		"Why does it fail if I never set HOME?":                                                 Other,
+		"문서를 수정하지 않으면 무엇이 저장되나요?":                                                               Other,
 		"필드가 자동으로 갱신되지 않을 때 어떤 키를 누르나요?":                                                        HowTo,
 	} {
 		if got := TypeOf(q); got != want {
@@ -223,6 +227,12 @@ func TestFindNeighbour(t *testing.T) {
 		want:     []string{"By default, the map uses a function called SipHash that resists flooding attacks.", "This is not the fastest hashing algorithm available, but the security is worth the cost."},
 		context:  0,
 	}, {
+		name:     "the next when the one it points back at says nothing",
+		body:     "Default: none. This is not the fastest hashing algorithm available, but the security is worth the cost. You can switch to another hasher.\n\nMaps grow.",
+		question: "Why is the hashing algorithm not the fastest available?",
+		want:     []string{"This is not the fastest hashing algorithm available, but the security is worth the cost.", "You can switch to another hasher."},
+		context:  1,
+	}, {
 		name:     "a sentence of the kind asked for",
 		body:     "Git 2.23 introduced git switch in 2019. It is still experimental.\n\nOther commands.",
 		question: "When was git switch introduced?",
@@ -288,6 +298,10 @@ func TestDateNeedsADate(t *testing.T) {
 		{"김프 3.0의 출시일은 언제인가요?", "김프 3.0은 2025년 3월 16일에 출시되었습니다.\n\n붓을 불러옵니다.", true},
 		// A release is not a date: a version answers it.
 		{"Which GIMP release first added the healing tool?", "The healing tool was added in GIMP 2.2 for retouching photos.\n\nBrushes load at start.", true},
+		// An amount is not a year.
+		{"On what date was the GIMP 3.0 brush cache released?", "The GIMP 3.0 brush cache was released with a size of 2048 bytes.\n\nBrushes load at start.", false},
+		// A word ending in 일 (파일, a file) does not ask for a date.
+		{"김프 백업 파일은 언제 만들어지나요?", "김프 백업 파일은 이미지를 저장할 때마다 자동으로 만들어집니다.\n\n붓을 불러옵니다.", true},
 	} {
 		found, missing := Find(c.question, []Doc{{Title: "GIMP", Body: c.body}}, 3)
 		conf := Confidence(c.question, Answers(found), missing)
@@ -308,5 +322,22 @@ func TestWindowQuotesWhatItsColonIntroduces(t *testing.T) {
 	a := found[0]
 	if got := a.Sentences[len(a.Sentences)-1]; got != "[attr]binary -diff -merge -text" || !a.Code[len(a.Code)-1] {
 		t.Errorf("window %q (code %v), want it to end with the line of code", a.Sentences, a.Code)
+	}
+}
+
+// TestCodeColonIntroducesNothing: a line of code ending in a colon does
+// not pull the prose after it into a window.
+func TestCodeColonIntroducesNothing(t *testing.T) {
+	us := []Unit{
+		{Text: "Walk the tree with a loop over the entries of a folder.", Kind: Sentence, Heading: -1, Block: 0},
+		{Text: "for name in os.listdir(path):", Kind: Code, Heading: -1, Block: 1},
+		{Text: "Symbolic links are listed as files and never followed.", Kind: Sentence, Heading: -1, Block: 2},
+	}
+	if j := continuation(us, []int{0, 1}); j != -1 {
+		t.Errorf("continuation = %d, want -1", j)
+	}
+	us[1] = Unit{Text: "The loop reads:", Kind: Sentence, Heading: -1, Block: 0}
+	if j := continuation(us, []int{0, 1}); j != 2 {
+		t.Errorf("continuation = %d, want 2", j)
 	}
 }

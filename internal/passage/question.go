@@ -2,6 +2,7 @@ package passage
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -43,10 +44,7 @@ var typeRules = []struct {
 	re *regexp.Regexp
 }{
 	{Difference, regexp.MustCompile(`\bdifference between\b|\bdiffer(?:s|ence)?\b|\bvs\.?\s|\bversus\b|차이`)},
-	{Default, regexp.MustCompile(`\bby default\b|\bdefault (?:value|setting|mode|is)\b|\bdefaults? to\b|기본값|기본으로|기본 설정|` +
-		// What happens when nothing is chosen is the default: "if I
-		// don't pass an encoding", "함수를 따로 고르지 않으면".
-		`\b(?:if|when) (?:i|you|we) (?:don't|do not|never) (?:pass|tell|give|set|specify|choose|configure|provide)\b|\bnever configured\b|(?:고르|지정하|설정하|바꾸|선택하|입력하|정하)지 않(?:으면|았을 때|을 때)`)},
+	{Default, regexp.MustCompile(`\bby default\b|\bdefault (?:value|setting|mode|is)\b|\bdefaults? to\b|기본값|기본으로|기본 설정`)},
 	{Number, regexp.MustCompile(`\bhow (?:many|much|long|old|large|big|often)\b|\bwhat (?:number|percentage|size)\b|\bwhich exit code\b|몇\s*(?:개|번|일|시간|분|초|명|가지)?|얼마`)},
 	{HowTo, regexp.MustCompile(`^how (?:do|can|could|should|would) (?:i|you|we|one)\b|\bhow to\b|\bwhich (?:[\w.-]+ ){0,2}(?:option|command|flag|setting|configuration|menu|function|method|key|shortcut|statement|pragma|module)s?\b|\bwhat (?:option|command|flag|setting|configuration|menu|function|method|shortcut|statement|pragma)\b|어떻게|방법|어떤 (?:메뉴|명령|옵션|도구|기능|단축키|키)|어느 (?:메뉴|명령|옵션|도구|기능)`)},
 	{Definition, regexp.MustCompile(`^what (?:is|are|does|do)\b|\bwhat does .* (?:do|mean)\b|\bmean\b|무엇인가요|뭔가요|무엇을 하|의미`)},
@@ -58,7 +56,7 @@ var typeRules = []struct {
 
 // dateAsked matches a question that asks for a date, not a release: "on
 // what date", "what day", "출시일은 언제", "날짜".
-var dateAsked = regexp.MustCompile(`\b(?:what|which) (?:date|day)\b|\bon what\b.*\bdate\b|날짜|\p{Hangul}일(?:은|는|이)?\s*언제`)
+var dateAsked = regexp.MustCompile(`\b(?:what|which) (?:date|day)\b|\bon what\b.*\bdate\b|날짜|며칠|(?:출시|발표|배포|발매|공개|마감|시작|종료|생|기념|릴리스|릴리즈)일(?:은|는|이)?\s*언제`)
 
 // asksDate reports a question (lower-cased) that asks on what day
 // something happens: its answer is a date (a year, a month and day), not a
@@ -69,12 +67,34 @@ func asksDate(q string) bool { return dateAsked.MatchString(q) }
 func TypeOf(question string) Type {
 	q := strings.ToLower(strings.TrimSpace(lastSentence(question)))
 	for _, r := range typeRules {
+		if r.t == Number && unchosen.MatchString(q) && !typeRules[howToRule].re.MatchString(q) && !whyRE.MatchString(q) {
+			// What happens when nothing is chosen is the default ("how
+			// many times … if I don't tell it how many loops to run"),
+			// unless the question asks how to do something or why.
+			return Default
+		}
 		if r.re.MatchString(q) {
 			return r.t
 		}
 	}
 	return Other
 }
+
+// unchosen matches a question that asks what happens when a setting is
+// not given: "if I don't pass an encoding", "if I never configure
+// logging", "함수를 따로 고르지 않으면", "아무 설정도 바꾸지 않았을 때".
+var unchosen = regexp.MustCompile(`\b(?:if|when) (?:i|you|we) (?:don't|do not|never) (?:pass|tell|give|set|specify|choose|configure|provide)\b|\bnever configured\b|(?:^|\s)(?:고르|지정하|설정하|바꾸|선택하|입력하|정하)지 않(?:으면|았을 때|을 때)`)
+
+// whyRE matches a question that asks for a reason.
+var whyRE = regexp.MustCompile(`^why\b|\bwhy (?:does|do|is|are|did|can't|won't)\b|왜`)
+
+// howToRule is HowTo's place in typeRules.
+var howToRule = slices.IndexFunc(typeRules, func(r struct {
+	t  Type
+	re *regexp.Regexp
+}) bool {
+	return r.t == HowTo
+})
 
 // lastSentence is the sentence that asks, when a question sets the scene
 // first ("I rebased a branch I had already pushed. How can I …?").

@@ -807,3 +807,30 @@ func TestSectionLeavesScopeOnlySentences(t *testing.T) {
 		t.Errorf("a sentence naming the question's subject was left out:\n%s", body)
 	}
 }
+
+// TestAntecedentBeforeWindow: a window whose sentence points back is
+// quoted after the sentence it points back at, in the summary as on the
+// page.
+func TestAntecedentBeforeWindow(t *testing.T) {
+	t.Parallel()
+	paras := editionSummary(t, "Why is the hashing algorithm of the edition map not the fastest available?",
+		"By default, the edition map uses a function called SipHash that resists flooding attacks. This is not the fastest hashing algorithm available, but the security is worth the cost.\n\nMaps grow.",
+		"Cargo.toml holds a package's name and its version.")
+	summary := strings.Join(paras, "\n\n")
+	by, this := slices.IndexFunc(paras, func(p string) bool { return strings.HasPrefix(p, "By default, the edition map") }),
+		slices.IndexFunc(paras, func(p string) bool { return strings.HasPrefix(p, "This is not the fastest") })
+	if by < 0 || this < 0 || by > this {
+		t.Errorf("the sentence the window points back at is not before it:\n%s", summary)
+	}
+}
+
+// TestDateRefusalSaysWhy: research over sources that hold a question's
+// words but no date says that no passage gives a date.
+func TestDateRefusalSaysWhy(t *testing.T) {
+	t.Parallel()
+	paras := editionSummary(t, "On what date was the edition key of Cargo.toml introduced?",
+		"The edition key in Cargo.toml was introduced so that the compiler knows which edition to use. It was introduced with editions.\n\nEditions are opt in.", cargoPage)
+	if !strings.Contains(paras[0], "none of the passages that come closest gives a date") {
+		t.Errorf("summary: %q", strings.Join(paras, "\n\n"))
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -95,6 +96,9 @@ func answerable(lang, question string, ids []string, sources map[string]*researc
 	if conf >= passage.Weights.Answered {
 		return ""
 	}
+	if passage.DateMissing(question, passage.Answers(found)) {
+		return say(lang, msgNoDate, len(docs)) + say(lang, msgNothingCited)
+	}
 	msg := say(lang, msgNotAnswered, len(docs), conf*100)
 	if len(missing) > 0 {
 		msg += say(lang, msgNoneNames, strings.Join(missing, ", "))
@@ -112,6 +116,7 @@ const (
 	msgNothingMatches
 	msgFollowUp
 	msgClosest
+	msgNoDate
 )
 
 var messages = map[string][]string{
@@ -123,6 +128,7 @@ var messages = map[string][]string{
 		msgNothingMatches: "The sources searched returned nothing that matches the question.",
 		msgFollowUp:       "Follow-up: ",
 		msgClosest:        "The sources read do not fully answer the question; the closest evidence found:",
+		msgNoDate:         "The %d sources read do not answer the question: none of the passages that come closest gives a date",
 	},
 	"ko": {
 		msgNoneMentions:   "읽은 출처 %d개 중 어느 것도 %s을(를) 언급하지 않으므로 질문에 답하는 출처가 없으며, 인용한 것도 없습니다.",
@@ -132,6 +138,7 @@ var messages = map[string][]string{
 		msgNothingMatches: "검색한 출처에서 질문과 맞는 내용을 찾지 못했습니다.",
 		msgFollowUp:       "후속 질문: ",
 		msgClosest:        "읽은 출처들은 질문에 온전히 답하지 않으며, 가장 가까운 근거는 다음과 같습니다:",
+		msgNoDate:         "읽은 출처 %d개는 질문에 답하지 않습니다: 가장 가까운 구절들도 날짜를 말하지 않습니다",
 	},
 }
 
@@ -529,8 +536,14 @@ func (w *writer) answerWindow(p *quotes) *window {
 	}
 	id := ids[a.Doc]
 	added := false
+	// The sentence a window's demonstrative points back at ("This is not
+	// the fastest …") comes before it, as on the page; any other
+	// neighbour is placed by answerContext (a "He …" or "It …" line is
+	// labelled with its source's title, which it stands for).
+	own := slices.Index(a.Context, false)
+	antecedent := own > 0 && textseg.PointsBack(a.Sentences[own]) && demonstrative.MatchString(a.Sentences[own])
 	for i, text := range a.Sentences {
-		if a.Context[i] || w.foreign(text) {
+		if a.Context[i] && (i > own || !antecedent || !prose(text)) || w.foreign(text) {
 			continue
 		}
 		w.used[text] = true
@@ -545,6 +558,10 @@ func (w *writer) answerWindow(p *quotes) *window {
 	}
 	return &window{a, id}
 }
+
+// demonstrative opens a sentence whose subject is what the sentence
+// before it says.
+var demonstrative = regexp.MustCompile(`^(?:This|These|Those)\b`)
 
 // window is the answer window a summary opens with, and its source.
 type window struct {
