@@ -34,8 +34,9 @@ type Answer struct {
 	// to be quoted as code.
 	Code []bool
 	// Context[i] reports Sentences[i] the neighbour quoted beside a
-	// sentence that holds no kind of answer asked for (neighbour), not
-	// counted in Coverage: ask quotes it in place; a research's summary
+	// sentence that holds no kind of answer asked for (neighbour; for a
+	// how-to, the step of its procedure that names the menu or command:
+	// step), not counted in Coverage: ask quotes it in place; a research's summary
 	// before its window when the window's "This …" points back at it,
 	// else right after its window, or after the opening's lines that add
 	// to the window (the question's other side or hop).
@@ -463,6 +464,13 @@ func (f *finder) windows() map[int]Answer {
 			win = append(win, j)
 		} else if !anyFit && len(win) == 1 {
 			context = neighbour(f.units[r.doc], r.unit)
+			if f.kind == HowTo && !Ablate["fit"] {
+				// The step that names the menu or command, rather than the
+				// sentence beside this one.
+				if j := step(f.units[r.doc], r.unit, f.kind, f.qlower); j >= 0 {
+					context = j
+				}
+			}
 			if context >= 0 {
 				win = append(win, context)
 				slices.Sort(win)
@@ -929,3 +937,23 @@ func unique(ts []string) []string {
 	}
 	return out
 }
+
+// step is the step of a procedure that names the menu, command or
+// option unit i's step leads to: procedures write each step as a
+// paragraph of its own, so it may follow under the same heading rather
+// than in the same paragraph; -1 when none does within stepReach units.
+func step(us []Unit, i int, kind Type, q string) int {
+	if us[i].Heading < 0 {
+		return -1
+	}
+	for j := i + 1; j < len(us) && j <= i+stepReach && us[j].Heading == us[i].Heading; j++ {
+		if us[j].Kind == Sentence && len(us[j].Text) <= MaxSentence && fit(kind, us[j], q) {
+			return j
+		}
+	}
+	return -1
+}
+
+// stepReach is how many units past a step its procedure's fitting step
+// may stand.
+const stepReach = 4

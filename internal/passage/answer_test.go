@@ -341,3 +341,18 @@ func TestCodeColonIntroducesNothing(t *testing.T) {
 		t.Errorf("continuation = %d, want 2", j)
 	}
 }
+
+// TestHowToQuotesTheStepThatNamesTheMenu: a procedure's steps are
+// paragraphs of their own; a how-to answered by a step that names no
+// menu is quoted with the step under the same heading that does.
+func TestHowToQuotesTheStepThatNamesTheMenu(t *testing.T) {
+	body := "고유 시나리오 만들기\n\n시나리오를 만들려면 시나리오에 데이터를 제공하는 모든 셀을 선택합니다.\n\n여기에서는 다음 단계에 따라 추가 시나리오를 만들 수 있습니다.\n\n도구 - 시나리오를 선택합니다. 시나리오 만들기 대화 상자가 나타납니다.\n\n시나리오 사용\n\n내비게이터에 시나리오가 나열됩니다."
+	found, _ := Find("Calc에서 새 시나리오를 만들려면 셀을 선택한 뒤 어떤 메뉴를 고르나요?", []Doc{{Title: "시나리오", Body: body}}, 1)
+	if len(found) == 0 {
+		t.Fatal("nothing found")
+	}
+	a := found[0]
+	if !slices.Contains(a.Sentences, "도구 - 시나리오를 선택합니다.") {
+		t.Errorf("window %q does not quote the step that names the menu", a.Sentences)
+	}
+}
