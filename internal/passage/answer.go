@@ -464,7 +464,7 @@ func (f *finder) windows() map[int]Answer {
 			win = append(win, j)
 		} else if !anyFit && len(win) == 1 {
 			context = neighbour(f.units[r.doc], r.unit)
-			if f.kind == HowTo && !Ablate["fit"] {
+			if f.kind == HowTo && !Ablate["fit"] && !Ablate["context"] {
 				// The step that names the menu or command, rather than the
 				// sentence beside this one.
 				if j := step(f.units[r.doc], r.unit, f.kind, f.qlower); j >= 0 {
