@@ -190,8 +190,9 @@ var Weights = struct {
 // each is worth: "heading", "title", "neighbour", "fit", "rank",
 // "content" (Korean question words kept as terms), "context" (a sentence
 // holding no kind of answer asked for quoted alone, without its
-// paragraph neighbour), "continued" (a sentence that goes on from the
-// window's last left out), "window" (no sentence of its paragraph
+// paragraph neighbour or, for a how-to, its procedure's step),
+// "continued" (a sentence that goes on from the window's last, or what
+// its colon introduces, left out), "window" (no sentence of its paragraph
 // holding the kind of answer asked for sought for the best), "asking"
 // (the scene-setting sentences weigh as much as the one that asks).
 var Ablate = map[string]bool{}
