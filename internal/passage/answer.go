@@ -235,7 +235,7 @@ func Find(question string, docs []Doc, n int) ([]Answer, []string) {
 	if !Ablate["content"] {
 		content = Content(question)
 	}
-	f := &finder{kind: TypeOf(question), qlower: strings.ToLower(question)}
+	f := &finder{asked: askedOf(question)}
 	f.read(docs)
 	missing := missingMarked(question, f.held())
 	f.weigh(question, content)
@@ -247,8 +247,7 @@ func Find(question string, docs []Doc, n int) ([]Answer, []string) {
 
 // finder holds what Find reads of the documents and the question.
 type finder struct {
-	kind   Type
-	qlower string
+	asked
 
 	units  [][]Unit
 	own    [][]map[string]bool // each unit's terms
@@ -428,10 +427,10 @@ func (f *finder) windows() map[int]Answer {
 		// The window: the sentence, and the sentence of its paragraph
 		// that holds the kind of answer asked for when it does not; its
 		// coverage is theirs together.
-		fits := !Ablate["fit"] && fit(f.kind, u, f.qlower)
+		fits := !Ablate["fit"] && f.fit(u)
 		win := []int{r.unit}
 		if !Ablate["window"] {
-			win = window(f.units[r.doc], r.unit, fits, f.kind, f.qlower)
+			win = window(f.units[r.doc], r.unit, fits, f.asked)
 		}
 		extra := map[string]bool{}
 		anyFit := fits
@@ -439,7 +438,7 @@ func (f *finder) windows() map[int]Answer {
 			for t := range f.own[r.doc][j] {
 				extra[t] = true
 			}
-			anyFit = anyFit || j != r.unit && !Ablate["fit"] && fit(f.kind, f.units[r.doc][j], f.qlower)
+			anyFit = anyFit || j != r.unit && !Ablate["fit"] && f.fit(f.units[r.doc][j])
 		}
 		cov := f.cover(r.doc, r.unit, extra)
 		// A longer window must hold more to win: a sentence that says it
@@ -464,13 +463,10 @@ func (f *finder) windows() map[int]Answer {
 		if j := continuation(f.units[r.doc], win); j >= 0 {
 			win = append(win, j)
 		} else if !anyFit && len(win) == 1 {
-			context = neighbour(f.units[r.doc], r.unit)
-			if f.kind == HowTo && !Ablate["fit"] && !Ablate["context"] {
-				// The step that names the menu or command, rather than the
-				// sentence beside this one.
-				if j := step(f.units[r.doc], r.unit, f.kind, f.qlower); j >= 0 {
-					context = j
-				}
+			// For a how-to, the step that names the menu or command
+			// rather than the sentence beside this one.
+			if context = step(f.units[r.doc], r.unit, f.asked); context < 0 {
+				context = neighbour(f.units[r.doc], r.unit)
 			}
 			if context >= 0 {
 				win = append(win, context)
@@ -616,6 +612,8 @@ func continuation(us []Unit, win []int) int {
 	if quotable(us, last, j) && continues(us[j].Text) {
 		return j
 	}
+	// (A window of one sentence holds what its colon introduces
+	// already: window.)
 	if len(win) > 1 && introduces(us, last) {
 		return j
 	}
@@ -705,7 +703,7 @@ func continues(s string) bool { return continuers.MatchString(s) }
 // window is the sentences quoted for unit i: it, what it introduces
 // when it ends with a colon, and, when it does not hold the kind of
 // answer asked for, the nearest sentence of its paragraph that does.
-func window(us []Unit, i int, fits bool, kind Type, q string) []int {
+func window(us []Unit, i int, fits bool, a asked) []int {
 	out := []int{i}
 	if introduces(us, i) {
 		return append(out, i+1)
@@ -714,7 +712,7 @@ func window(us []Unit, i int, fits bool, kind Type, q string) []int {
 		return out
 	}
 	for _, j := range []int{i + 1, i + 2, i - 1, i + 3, i - 2} {
-		if quotable(us, i, j) && fit(kind, us[j], q) {
+		if quotable(us, i, j) && a.fit(us[j]) {
 			if j < i {
 				return []int{j, i}
 			}
@@ -762,13 +760,28 @@ func holdsDate(s, q string) bool {
 	return false
 }
 
-// fit reports whether a unit holds the kind of answer a question of the
-// type asks for, beyond what the question itself says.
-func fit(kind Type, u Unit, q string) bool {
+// asked is what a question asks for, read once: its type, the question
+// lower-cased (what a fitting sentence must add to) and, for a question
+// of time, whether it asks for a date rather than a release.
+type asked struct {
+	kind Type
+	q    string
+	date bool
+}
+
+func askedOf(question string) asked {
+	a := asked{kind: TypeOf(question), q: strings.ToLower(question)}
+	a.date = a.kind == Time && asksDate(a.q)
+	return a
+}
+
+// fit reports whether a unit holds the kind of answer the question asks
+// for, beyond what the question itself says.
+func (a asked) fit(u Unit) bool {
 	if u.Kind == Heading {
 		return false
 	}
-	s := u.Text
+	s, q := u.Text, a.q
 	newMatch := func(re *regexp.Regexp) bool {
 		for _, m := range re.FindAllString(s, -1) {
 			if !strings.Contains(q, strings.ToLower(strings.TrimSpace(m))) {
@@ -777,7 +790,7 @@ func fit(kind Type, u Unit, q string) bool {
 		}
 		return false
 	}
-	switch kind {
+	switch a.kind {
 	case Default:
 		return defaultRE.MatchString(s) && (numberRE.MatchString(s) || newMatch(optionRE) || strings.ContainsAny(s, `"'“`) || strings.Contains(strings.ToLower(s), " is ") || strings.Contains(s, "입니다"))
 	case Number:
@@ -789,7 +802,7 @@ func fit(kind Type, u Unit, q string) bool {
 	case YesNo:
 		return polarRE.MatchString(s)
 	case Time:
-		if asksDate(q) {
+		if a.date {
 			return holdsDate(s, q)
 		}
 		return newMatch(yearRE)
@@ -845,8 +858,7 @@ func Confidence(question string, answers []Answer, missing []string) float64 {
 // DateMissing reports a question that asks for a date (on what day, not
 // which release) none of whose answers holds one.
 func DateMissing(question string, answers []Answer) bool {
-	return !Ablate["fit"] && TypeOf(question) == Time && asksDate(strings.ToLower(question)) &&
-		!slices.ContainsFunc(answers, func(a Answer) bool { return a.Fits })
+	return !Ablate["fit"] && askedOf(question).date && !slices.ContainsFunc(answers, func(a Answer) bool { return a.Fits })
 }
 
 // missingMarked lists the marked names of a question (Marked) whose
@@ -939,16 +951,17 @@ func unique(ts []string) []string {
 	return out
 }
 
-// step is the step of a procedure that names the menu, command or
-// option unit i's step leads to: procedures write each step as a
-// paragraph of its own, so it may follow under the same heading rather
-// than in the same paragraph; -1 when none does within stepReach units.
-func step(us []Unit, i int, kind Type, q string) int {
-	if us[i].Heading < 0 {
+// step is, for a how-to, the step of a procedure that names the menu,
+// command or option unit i's step leads to: procedures write each step
+// as a paragraph of its own, so it may follow under the same heading
+// rather than in the same paragraph; -1 when none does within stepReach
+// units, for any other question, and with the fit or context ablated.
+func step(us []Unit, i int, a asked) int {
+	if a.kind != HowTo || us[i].Heading < 0 || Ablate["fit"] || Ablate["context"] {
 		return -1
 	}
 	for j := i + 1; j < len(us) && j <= i+stepReach && us[j].Heading == us[i].Heading; j++ {
-		if us[j].Kind == Sentence && len(us[j].Text) <= MaxSentence && fit(kind, us[j], q) {
+		if us[j].Kind == Sentence && len(us[j].Text) <= MaxSentence && a.fit(us[j]) {
 			return j
 		}
 	}

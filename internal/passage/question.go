@@ -2,7 +2,6 @@ package passage
 
 import (
 	"regexp"
-	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -46,7 +45,7 @@ var typeRules = []struct {
 	{Difference, regexp.MustCompile(`\bdifference between\b|\bdiffer(?:s|ence)?\b|\bvs\.?\s|\bversus\b|차이`)},
 	{Default, regexp.MustCompile(`\bby default\b|\bdefault (?:value|setting|mode|is)\b|\bdefaults? to\b|기본값|기본으로|기본 설정`)},
 	{Number, regexp.MustCompile(`\bhow (?:many|much|long|old|large|big|often)\b|\bwhat (?:number|percentage|size)\b|\bwhich exit code\b|몇\s*(?:개|번|일|시간|분|초|명|가지)?|얼마`)},
-	{HowTo, regexp.MustCompile(`^how (?:do|can|could|should|would) (?:i|you|we|one)\b|\bhow to\b|\bwhich (?:[\w.-]+ ){0,2}(?:option|command|flag|setting|configuration|menu|function|method|key|shortcut|statement|pragma|module)s?\b|\bwhat (?:option|command|flag|setting|configuration|menu|function|method|shortcut|statement|pragma)\b|어떻게|방법|어떤 (?:메뉴|명령|옵션|도구|기능|단축키|키)|어느 (?:메뉴|명령|옵션|도구|기능)`)},
+	{HowTo, howToRE},
 	{Definition, regexp.MustCompile(`^what (?:is|are|does|do)\b|\bwhat does .* (?:do|mean)\b|\bmean\b|무엇인가요|뭔가요|무엇을 하|의미`)},
 	{Time, regexp.MustCompile(`^when\b|\bwhat (?:year|date)\b|\bwhich (?:[\w.-]+ ){0,2}(?:year|release|version)\b|\bin which (?:release|version)\b|\bsince which\b|언제`)},
 	{Person, regexp.MustCompile(`^who\b|\bwho (?:made|wrote|created|developed)\b|누가|누구`)},
@@ -67,7 +66,7 @@ func asksDate(q string) bool { return dateAsked.MatchString(q) }
 func TypeOf(question string) Type {
 	q := strings.ToLower(strings.TrimSpace(lastSentence(question)))
 	for _, r := range typeRules {
-		if r.t == Number && unchosen.MatchString(q) && !typeRules[howToRule].re.MatchString(q) && !whyRE.MatchString(q) {
+		if r.t == Number && unchosen.MatchString(q) && !howToRE.MatchString(q) && !whyRE.MatchString(q) {
 			// What happens when nothing is chosen is the default ("how
 			// many times … if I don't tell it how many loops to run"),
 			// unless the question asks how to do something or why.
@@ -88,13 +87,9 @@ var unchosen = regexp.MustCompile(`\b(?:if|when) (?:i|you|we) (?:don't|do not|ne
 // whyRE matches a question that asks for a reason.
 var whyRE = regexp.MustCompile(`^why\b|\bwhy (?:does|do|is|are|did|can't|won't)\b|왜`)
 
-// howToRule is HowTo's place in typeRules.
-var howToRule = slices.IndexFunc(typeRules, func(r struct {
-	t  Type
-	re *regexp.Regexp
-}) bool {
-	return r.t == HowTo
-})
+// howToRE matches a question that asks how to do something, or which
+// option, command or menu does it.
+var howToRE = regexp.MustCompile(`^how (?:do|can|could|should|would) (?:i|you|we|one)\b|\bhow to\b|\bwhich (?:[\w.-]+ ){0,2}(?:option|command|flag|setting|configuration|menu|function|method|key|shortcut|statement|pragma|module)s?\b|\bwhat (?:option|command|flag|setting|configuration|menu|function|method|shortcut|statement|pragma)\b|어떻게|방법|어떤 (?:메뉴|명령|옵션|도구|기능|단축키|키)|어느 (?:메뉴|명령|옵션|도구|기능)`)
 
 // lastSentence is the sentence that asks, when a question sets the scene
 // first ("I rebased a branch I had already pushed. How can I …?").

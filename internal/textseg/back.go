@@ -21,10 +21,25 @@ var dummyIt = regexp.MustCompile(`^It (?:is|was|may be|can be|will be|would be|s
 // PointsBack reports a sentence whose subject is a pronoun pointing
 // back: its first word, or the first after an opening phrase ("Written
 // in 1876, it was the first of three concertos").
-func PointsBack(text string) bool {
+func PointsBack(text string) bool { return pointsBack(text) != notBack }
+
+// PointsBackAtSentence reports a sentence whose subject is a
+// demonstrative standing for what the sentence before it says ("This is
+// not the fastest …"), not a pronoun for a person or thing it named
+// ("He …", "It …"), which a title can stand for.
+func PointsBackAtSentence(text string) bool { return pointsBack(text) == demonstrative }
+
+// How a sentence points back.
+const (
+	notBack = iota
+	pronoun
+	demonstrative
+)
+
+func pointsBack(text string) int {
 	if opener, rest, ok := strings.Cut(text, ", "); ok && len(strings.Fields(opener)) <= maxOpenerWords {
 		if w, _, _ := strings.Cut(rest, " "); subjectPronouns[w] {
-			return PointsBack(strings.ToUpper(rest[:1]) + rest[1:])
+			return pointsBack(strings.ToUpper(rest[:1]) + rest[1:])
 		}
 	}
 	i := strings.IndexFunc(text, func(r rune) bool { return !unicode.IsLetter(r) })
@@ -33,14 +48,19 @@ func PointsBack(text string) bool {
 	}
 	first := text[:i]
 	if !backPronouns[strings.ToLower(first)] || !Capitalised(first) {
-		return false
+		return notBack
 	}
 	if first == "This" || first == "These" || first == "Those" {
 		// "This option …" names its own subject; "This is …" does not.
-		rest := strings.Fields(text[i:])
-		return len(rest) > 0 && backVerbs[strings.ToLower(rest[0])]
+		if rest := strings.Fields(text[i:]); len(rest) > 0 && backVerbs[strings.ToLower(rest[0])] {
+			return demonstrative
+		}
+		return notBack
 	}
-	return first != "It" || !dummyIt.MatchString(text)
+	if first == "It" && dummyIt.MatchString(text) {
+		return notBack
+	}
+	return pronoun
 }
 
 // maxOpenerWords bounds an opening phrase before a sentence's subject.

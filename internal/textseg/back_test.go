@@ -22,3 +22,18 @@ func TestPointsBack(t *testing.T) {
 		}
 	}
 }
+
+func TestPointsBackAtSentence(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]bool{
+		"This is not the fastest hashing algorithm available.": true,
+		"These are kept in the index.":                         true,
+		"This option recreates the topic branch.":              false,
+		"It is based on adult life events of the composer.":    false,
+		"She created the role of Desdemona.":                   false,
+	} {
+		if got := PointsBackAtSentence(text); got != want {
+			t.Errorf("PointsBackAtSentence(%q) = %v, want %v", text, got, want)
+		}
+	}
+}

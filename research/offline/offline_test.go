@@ -427,6 +427,12 @@ func editionSummary(t *testing.T, question, first, second string) []string {
 	return strings.Split(d.Summary, "\n\n")
 }
 
+// paraAt is the index of the first paragraph that opens with prefix, or
+// -1.
+func paraAt(paras []string, prefix string) int {
+	return slices.IndexFunc(paras, func(p string) bool { return strings.HasPrefix(p, prefix) })
+}
+
 // The first page's window restates the question; its next sentence
 // answers.
 const (
@@ -442,9 +448,6 @@ const (
 // of the question).
 func TestOpeningQuotesWindowContext(t *testing.T) {
 	t.Parallel()
-	at := func(paras []string, prefix string) int {
-		return slices.IndexFunc(paras, func(p string) bool { return strings.HasPrefix(p, prefix) })
-	}
 	paras := editionSummary(t, editionQuestion, editionPage, cargoPage)
 	summary := strings.Join(paras, "\n\n")
 	if len(paras) < 2 || !strings.HasPrefix(paras[0], "The edition key in Cargo.toml indicates") {
@@ -458,7 +461,7 @@ func TestOpeningQuotesWindowContext(t *testing.T) {
 	paras = editionSummary(t, "Which edition does the edition key in Cargo.toml indicate for the compiler in a workspace?", editionPage,
 		"A workspace shares one Cargo.lock among its packages. The compiler reads it when Cargo builds the package.")
 	summary = strings.Join(paras, "\n\n")
-	neighbour, other := at(paras, "If the key is absent"), slices.IndexFunc(paras, func(p string) bool { return strings.Contains(p, "[cite:S2]") })
+	neighbour, other := paraAt(paras, "If the key is absent"), slices.IndexFunc(paras, func(p string) bool { return strings.Contains(p, "[cite:S2]") })
 	if neighbour < 0 || other < 0 || neighbour < other {
 		t.Errorf("the neighbour is not after the line that adds the other side:\n%s", summary)
 	}
@@ -817,8 +820,7 @@ func TestAntecedentBeforeWindow(t *testing.T) {
 		"By default, the edition map uses a function called SipHash that resists flooding attacks. This is not the fastest hashing algorithm available, but the security is worth the cost.\n\nMaps grow.",
 		"Cargo.toml holds a package's name and its version.")
 	summary := strings.Join(paras, "\n\n")
-	by, this := slices.IndexFunc(paras, func(p string) bool { return strings.HasPrefix(p, "By default, the edition map") }),
-		slices.IndexFunc(paras, func(p string) bool { return strings.HasPrefix(p, "This is not the fastest") })
+	by, this := paraAt(paras, "By default, the edition map"), paraAt(paras, "This is not the fastest")
 	if by < 0 || this < 0 || by > this {
 		t.Errorf("the sentence the window points back at is not before it:\n%s", summary)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -541,7 +540,7 @@ func (w *writer) answerWindow(p *quotes) *window {
 	// neighbour is placed by answerContext (a "He …" or "It …" line is
 	// labelled with its source's title, which it stands for).
 	own := slices.Index(a.Context, false)
-	antecedent := own > 0 && textseg.PointsBack(a.Sentences[own]) && demonstrative.MatchString(a.Sentences[own])
+	antecedent := own > 0 && textseg.PointsBackAtSentence(a.Sentences[own])
 	for i, text := range a.Sentences {
 		if a.Context[i] && (i > own || !antecedent || !prose(text)) || w.foreign(text) {
 			continue
@@ -558,10 +557,6 @@ func (w *writer) answerWindow(p *quotes) *window {
 	}
 	return &window{a, id}
 }
-
-// demonstrative opens a sentence whose subject is what the sentence
-// before it says.
-var demonstrative = regexp.MustCompile(`^(?:This|These|Those)\b`)
 
 // window is the answer window a summary opens with, and its source.
 type window struct {
