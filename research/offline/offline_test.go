@@ -183,6 +183,51 @@ func TestProse(t *testing.T) {
 	}
 }
 
+// TestProseWithCode: code written inline in backticks, as AsciiDoc and
+// Markdown write it, is a word of a prose sentence; a role's markup, a
+// lone backtick and a listing are not prose.
+func TestProseWithCode(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		s    string
+		want bool
+	}{
+		{"If the `--autosquash` option is enabled by default using the configuration variable `rebase.autoSquash`, this option can be used to override it.", true},
+		{"Set ``PYTHONUTF8`` to 1 to enable the UTF-8 mode of the interpreter.", true},
+		{"It returns the length as (`len`) of the string given to it.", true},
+		{"Use :meth:`str.removeprefix` to remove a prefix from a string.", false}, // a role's markup
+		{"The value may be quoted with a ` sign before the option name.", false},  // a lone backtick
+		{"`let x = 5;`", false}, // code alone
+		{"fn dangle() -> &String { // `dangle` returns a reference to a String.", false},
+		{"Listing 13-3: Attempting to call `add_one` with two different types.", false}, // a caption
+	} {
+		if got := proseWithCode(tc.s); got != tc.want {
+			t.Errorf("proseWithCode(%q) = %v, want %v", tc.s, got, tc.want)
+		}
+	}
+}
+
+// TestOpeningQuotesInlineCode: an answer window whose sentences write code
+// inline (an AsciiDoc page's) opens the summary.
+func TestOpeningQuotesInlineCode(t *testing.T) {
+	t.Parallel()
+	srcs := map[string]*research.Source{
+		"S1": {ID: "S1", Title: "git-rebase(1)", Content: "Automatically squash commits with specially formatted messages into previous commits being rebased. If the `--autosquash` option is enabled by default using the configuration variable `rebase.autoSquash`, this option can be used to override and disable this setting.\n\nThe todo list is edited before the rebase starts."},
+		"S2": {ID: "S2", Title: "git-commit(1)", Content: "Create a new commit which fixes up the given commit when applied with git rebase. The fixup commits are folded into their targets by rebase."},
+	}
+	d, _, err := Engine{}.Write(context.Background(), research.WriteInput{
+		Question:     "Which configuration setting makes git rebase fold fixup commits into their targets automatically?",
+		SubQuestions: []research.SubQuestion{{ID: "Q1", Text: "rebase fixup configuration setting", SourceIDs: []string{"S1", "S2"}}},
+		Sources:      srcs,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at := paraAt(strings.Split(d.Summary, "\n\n"), "If the `--autosquash` option is enabled by default"); at < 0 || at > 1 {
+		t.Fatalf("the window that writes code inline is not the summary's first two lines:\n%s", d.Summary)
+	}
+}
+
 // TestSentencesSplitCode: a code listing's lines never run into the
 // caption or prose after them (the caption titles the prose, a heading), while a sentence wrapped over lines (PDF)
 // stays whole, even where a line ends in a clause's ";" or a "(".

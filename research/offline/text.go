@@ -119,7 +119,10 @@ func names(text string) []string {
 // "In 2019 it had 1,234,567 people, up from 1,100,000 in 2010.", is
 // prose), holds no outline numbers (a table of contents), is not a
 // question or a caption, and ends as a sentence does (a heading, a menu, a
-// list item or a line ending in a URL does not).
+// list item or a line ending in a URL does not). A backtick is code: a
+// page's prose renders its code spans without them, so they survive in
+// listings and terminal output (proseWithCode reads a source written in a
+// markup that marks code inline).
 func prose(s string) bool {
 	fields := strings.Fields(s)
 	var cased, numeric, outline int
@@ -147,6 +150,20 @@ func prose(s string) bool {
 	return !passage.Caption.MatchString(s) && !passage.ToolLabel.MatchString(s) && !strings.Contains(s, "`") && !strings.HasSuffix(s, "?") && endsSentence(s)
 }
 
+// proseWithCode reports prose that may write code inline, as AsciiDoc and
+// Markdown write it ("If the `--autosquash` option is enabled …"): each
+// span a word of the sentence. A backtick left after that is markup
+// (":class:`x`") or a listing's.
+func proseWithCode(s string) bool {
+	return prose(inlineCode.ReplaceAllString(s, "${1}code"))
+}
+
+// inlineCode is a span of code in a sentence: one or two backticks around
+// at most 80 characters that hold none, opening the sentence or after a
+// space or an opening bracket or quote (after a letter or a colon it is a
+// role's markup: ":meth:`str.split`").
+var inlineCode = regexp.MustCompile("(^|[\\s(\\[\"'“‘])``?[^`\\s][^`]{0,79}``?")
+
 // caseless is a letter of a script without case (Hangul, Han, Kana).
 func caseless(r rune) bool { return unicode.IsLetter(r) && !unicode.IsUpper(r) && !unicode.IsLower(r) }
 
@@ -156,9 +173,6 @@ var outlineNumber = regexp.MustCompile(`^\d+(?:\.\d+)*\.$`)
 // codeMarks are tokens of code that prose does not use: arrows,
 // comment openers, boolean operators, turbofish and snip markers.
 var codeMarks = regexp.MustCompile(`=>|->|(?:^|\s)//|&&|\|\||::<|--snip--`)
-
-// Backticks mark code: a page's prose renders its code spans without
-// them, so they survive only in listings and terminal output.
 
 // endsSentence reports a sentence that ends as one does: with . ! ? or
 // their CJK forms, perhaps inside closing quotes or brackets.

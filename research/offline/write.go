@@ -529,7 +529,7 @@ func (w *writer) answerWindow(p *quotes) *window {
 	}
 	a := found[0]
 	for i, text := range a.Sentences {
-		if !a.Context[i] && (!prose(text) || w.used[text]) {
+		if !a.Context[i] && (!proseWithCode(text) || w.used[text]) {
 			return nil
 		}
 	}
