@@ -228,6 +228,37 @@ func TestOpeningQuotesInlineCode(t *testing.T) {
 	}
 }
 
+// TestAnswerWindowReadOrder: of two windows that hold as much of the
+// question, the one in the source the question's own search found first
+// opens the summary, whatever order the evidence cites them in (here the
+// runner's choice, the other first).
+func TestAnswerWindowReadOrder(t *testing.T) {
+	t.Parallel()
+	const question = "How many loose objects make git gc --auto pack them?"
+	srcs := map[string]*research.Source{
+		"S1": {ID: "S1", Title: "git-gc(1)", Content: "Git gc --auto packs loose objects when more than 6700 of them are in the repository."},
+		"S2": {ID: "S2", Title: "git-config(1)", Content: "Git gc --auto packs loose objects when more than 7000 of them are in the repository."},
+	}
+	for _, first := range []string{"S1", "S2"} {
+		other := map[string]string{"S1": "S2", "S2": "S1"}[first]
+		d, _, err := Engine{}.Write(context.Background(), research.WriteInput{
+			Question: question,
+			SubQuestions: []research.SubQuestion{
+				{ID: "Q1", Text: question, SourceIDs: []string{first}},
+				{ID: "Q2", Text: "git gc", SourceIDs: []string{other}},
+			},
+			Sources:  srcs,
+			Evidence: []string{other, first},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(d.Summary, srcs[first].Content+" [cite:"+first+"]") {
+			t.Errorf("the question's own search found %s first; the summary opens:\n%s", first, d.Summary)
+		}
+	}
+}
+
 // TestSentencesSplitCode: a code listing's lines never run into the
 // caption or prose after them (the caption titles the prose, a heading), while a sentence wrapped over lines (PDF)
 // stays whole, even where a line ends in a clause's ";" or a "(".

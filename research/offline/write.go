@@ -33,7 +33,7 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 	}
 	sqs := research.OrderedSubQuestions(in.SubQuestions)
 	read := research.ReadOrder(sqs, in.Sources)
-	w.ev = newEvidence(in.Question, read, in.Sources)
+	w.ev, w.read = newEvidence(in.Question, read, in.Sources), read
 	w.qf, w.kind = w.ev.unscoped(w.ev.focus), answerType(in.Question)
 	w.all = w.ev.order
 	if in.Evidence != nil {
@@ -160,6 +160,7 @@ type writer struct {
 	in      research.WriteInput
 	rd      *reader
 	all     []string
+	read    []string // the sources in the order they were read
 	used    map[string]bool
 	factIDs map[string]string
 	// qf is what the question is about (focus); kind is the kind of
@@ -513,12 +514,17 @@ func (w *writer) opening() *quotes {
 }
 
 // answerWindow adds the best answer window among the cited sources to p,
-// and returns it when it did.
+// and returns it when it did. The sources go to passage.Find in the order
+// they were read, the search for the question as asked first: as ask
+// favours its search's first chunks, Find favours the documents the
+// question's own search ranked first over those its sub-questions'
+// searches found (the evidence's order, by what a pair of sources covers,
+// put pages holding the question's words apart first).
 func (w *writer) answerWindow(p *quotes) *window {
 	var ids []string
 	var docs []passage.Doc
-	for _, id := range w.all {
-		if s := w.in.Sources[id]; s != nil && w.chosen[id] {
+	for _, id := range slices.Concat(w.read, w.all) {
+		if s := w.in.Sources[id]; s != nil && w.chosen[id] && !slices.Contains(ids, id) {
 			ids = append(ids, id)
 			docs = append(docs, passage.Doc{Title: s.Title, Body: s.Content})
 		}
