@@ -192,13 +192,15 @@ var Weights = struct {
 // holding no kind of answer asked for quoted alone, without its
 // paragraph neighbour or, for a how-to, its procedure's step),
 // "continued" (a sentence that goes on from the window's last, or what
-// its colon introduces, left out), "window" (no sentence of its paragraph
+// its colon introduces, left out), "joined" (two words of the question
+// not held by the term they make written as one: "thread pool" by
+// "threadpool"), "window" (no sentence of its paragraph
 // holding the kind of answer asked for sought for the best), "asking"
 // (the scene-setting sentences weigh as much as the one that asks).
 var Ablate = map[string]bool{}
 
 // Rules are the answer finder's rules that Ablate switches off.
-var Rules = []string{"asking", "content", "context", "continued", "fit", "heading", "neighbour", "rank", "title", "unheld", "window"}
+var Rules = []string{"asking", "content", "context", "continued", "fit", "heading", "joined", "neighbour", "rank", "title", "unheld", "window"}
 
 // SetAblated switches off the named rules and switches on the others.
 func SetAblated(names []string) error {
@@ -261,10 +263,14 @@ type finder struct {
 	qterms []string
 }
 
-// qword is a word of the question: its terms and its weight.
+// qword is a word of the question: its terms and its weight, and the
+// terms it makes written together with the word before or after it
+// ("thread pool" is "threadpool", "request timeout" "requestTimeout"): a
+// sentence holding one holds the word.
 type qword struct {
-	terms []string
-	w     float64
+	terms  []string
+	w      float64
+	joined []string
 }
 
 // read splits the documents into units with their terms, and counts each
@@ -342,14 +348,23 @@ func (f *finder) weigh(question, content string) {
 	for _, m := range Marked(question) {
 		analyze.TermsFunc(m, func(t string) { marked[t] = true })
 	}
-	seenWord := map[string]bool{}
+	seenWord := map[string]int{}
 	var unheldWords []int // the words no sentence read holds
+	prev, prevField := -1, ""
 	for _, field := range strings.Fields(content) {
 		ts := unique(analyze.Terms(field))
-		if len(ts) == 0 || seenWord[strings.Join(ts, " ")] || len(f.words) == maxQuestionWords {
+		if len(ts) == 0 {
+			prev = -1
 			continue
 		}
-		seenWord[strings.Join(ts, " ")] = true
+		if at, ok := seenWord[strings.Join(ts, " ")]; ok || len(f.words) == maxQuestionWords {
+			prev, prevField = at, field
+			if !ok {
+				prev = -1
+			}
+			continue
+		}
+		seenWord[strings.Join(ts, " ")] = len(f.words)
 		var w float64
 		scene, unheld := true, true
 		for _, t := range ts {
@@ -361,7 +376,14 @@ func (f *finder) weigh(question, content string) {
 		if scene && !Ablate["asking"] {
 			w *= Weights.Scene
 		}
-		f.words = append(f.words, qword{ts, w})
+		f.words = append(f.words, qword{terms: ts, w: w})
+		if prev >= 0 && !Ablate["joined"] {
+			if j := joinedTerm(prevField, field); j != "" && f.df[j] > 0 {
+				f.words[prev].joined = append(f.words[prev].joined, j)
+				f.words[len(f.words)-1].joined = []string{j}
+			}
+		}
+		prev, prevField = len(f.words)-1, field
 		if unheld && !slices.ContainsFunc(ts, func(t string) bool { return marked[t] }) && written(hangulTerm(ts[0])) {
 			unheldWords = append(unheldWords, len(f.words)-1)
 		}
@@ -383,6 +405,23 @@ func (f *finder) weigh(question, content string) {
 	sort.Strings(f.qterms)
 }
 
+// joinedTerm is the term two words of one term each make written as one
+// ("thread" "pool": "threadpool"), or "" when they make none of their own:
+// words of Latin letters only, as a compound or an identifier joins them.
+func joinedTerm(a, b string) string {
+	latin := func(w string) bool {
+		return w != "" && strings.IndexFunc(w, func(r rune) bool { return r > unicode.MaxASCII || !unicode.IsLetter(r) }) < 0
+	}
+	if !latin(a) || !latin(b) {
+		return ""
+	}
+	ta, tb, tj := analyze.Terms(a), analyze.Terms(b), analyze.Terms(a+b)
+	if len(ta) != 1 || len(tb) != 1 || len(tj) != 1 || tj[0] == ta[0] || tj[0] == tb[0] {
+		return ""
+	}
+	return tj[0]
+}
+
 // hangulTerm reports a term written in Hangul.
 func hangulTerm(t string) bool {
 	return strings.IndexFunc(t, textseg.IsHangul) >= 0
@@ -394,21 +433,29 @@ func hangulTerm(t string) bool {
 func (f *finder) cover(d, i int, extra map[string]bool) float64 {
 	u := f.units[d][i]
 	var v float64
+	share := func(t string) float64 {
+		switch {
+		case f.own[d][i][t] || extra[t]:
+			return 1
+		case !Ablate["heading"] && u.Heading >= 0 && f.own[d][u.Heading][t]:
+			return Weights.Heading
+		case !Ablate["title"] && f.titles[d][t]:
+			return Weights.Title
+		case !Ablate["neighbour"] && neighbourHolds(f.units[d], f.own[d], i, t):
+			return Weights.Neighbour
+		}
+		return 0
+	}
 	for _, qw := range f.words {
 		var h float64
 		for _, t := range qw.terms {
-			switch {
-			case f.own[d][i][t] || extra[t]:
-				h++
-			case !Ablate["heading"] && u.Heading >= 0 && f.own[d][u.Heading][t]:
-				h += Weights.Heading
-			case !Ablate["title"] && f.titles[d][t]:
-				h += Weights.Title
-			case !Ablate["neighbour"] && neighbourHolds(f.units[d], f.own[d], i, t):
-				h += Weights.Neighbour
-			}
+			h += share(t)
 		}
-		v += qw.w * h / float64(len(qw.terms))
+		h /= float64(len(qw.terms))
+		for _, j := range qw.joined {
+			h = max(h, share(j))
+		}
+		v += qw.w * h
 	}
 	return v / f.total
 }
@@ -457,6 +504,13 @@ func (f *finder) windows() map[int]Answer {
 		for _, t := range f.qterms {
 			if extra[t] || f.own[r.doc][r.unit][t] {
 				a.held[t] = true
+			}
+		}
+		for _, qw := range f.words {
+			if slices.ContainsFunc(qw.joined, func(j string) bool { return extra[j] || f.own[r.doc][r.unit][j] }) {
+				for _, t := range qw.terms {
+					a.held[t] = true
+				}
 			}
 		}
 		context := -1

@@ -356,3 +356,35 @@ func TestHowToQuotesTheStepThatNamesTheMenu(t *testing.T) {
 		t.Errorf("window %q does not quote the step that names the menu", a.Sentences)
 	}
 }
+
+// Two words of a question the sources write as one ("thread pool",
+// "threadpool"; "request timeout", "requestTimeout") are held by a
+// sentence that writes them so, and only together: "thread" alone is
+// not "threadpool".
+func TestFindJoinedWords(t *testing.T) {
+	docs := []Doc{
+		{Title: "Worker threads", Body: "Each worker thread runs its own event loop and shares memory through a SharedArrayBuffer pool of buffers."},
+		{Title: "Environment variables", Body: "UV_THREADPOOL_SIZE sets the number of threads in libuv's threadpool to the size given; the default is 4."},
+	}
+	question := "How large is libuv's thread pool by default, and how do I make it bigger?"
+	found, _ := Find(question, docs, 2)
+	if len(found) == 0 || found[0].Doc != 1 {
+		t.Fatalf("found %+v, want the threadpool sentence first", found)
+	}
+	joined := found[0].Coverage
+	Ablate["joined"] = true
+	defer delete(Ablate, "joined")
+	found, _ = Find(question, docs, 2)
+	i := slices.IndexFunc(found, func(a Answer) bool { return a.Doc == 1 })
+	if i < 0 || found[i].Coverage >= joined {
+		t.Errorf("the threadpool sentence holds %.2f of the question with the joined words, %+v without", joined, found)
+	}
+	if got := joinedTerm("thread", "pool"); got != "threadpool" {
+		t.Errorf(`joinedTerm("thread", "pool") = %q`, got)
+	}
+	for _, pair := range [][2]string{{"thread", "pools2"}, {"the", "pool"}, {"스레드", "풀"}, {"make", "it"}} {
+		if got := joinedTerm(pair[0], pair[1]); got != "" {
+			t.Errorf("joinedTerm(%q, %q) = %q, want none", pair[0], pair[1], got)
+		}
+	}
+}
