@@ -283,7 +283,7 @@ func (a *cli) evalCompareCmd() *cobra.Command {
 		Use:   "compare A.json B.json",
 		Short: "Two stored runs of eval research or eval ask (--out or --json) side by side: each figure, its change, and the questions whose outcome changed",
 		Example: `  quarry eval ask --kb git --dataset eval/testdata/research/git.jsonl --out before.json
-  quarry eval ask --kb git --dataset eval/testdata/research/git.jsonl --ablate phrase --out after.json
+  quarry eval ask --kb git --dataset eval/testdata/research/git.jsonl --ablate heading --out after.json
   quarry eval compare before.json after.json`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -196,7 +196,9 @@ var Weights = struct {
 // not held by the term they make written as one: "thread pool" by
 // "threadpool"), "window" (no sentence of its paragraph
 // holding the kind of answer asked for sought for the best), "asking"
-// (the scene-setting sentences weigh as much as the one that asks).
+// (the scene-setting sentences weigh as much as the one that asks),
+// "unheld" (a word of a long question that no sentence read holds
+// weighs whole).
 var Ablate = map[string]bool{}
 
 // Rules are the answer finder's rules that Ablate switches off.
@@ -263,16 +265,6 @@ type finder struct {
 	qterms []string
 }
 
-// qword is a word of the question: its terms and its weight, and the
-// terms it makes written together with the word before or after it
-// ("thread pool" is "threadpool", "request timeout" "requestTimeout"): a
-// sentence holding one holds the word.
-type qword struct {
-	terms  []string
-	w      float64
-	joined []string
-}
-
 // read splits the documents into units with their terms, and counts each
 // term's units (a unit counting the terms of its heading too).
 func (f *finder) read(docs []Doc) {
@@ -320,116 +312,11 @@ func (f *finder) held() []map[string]bool {
 	return held
 }
 
-// weigh reads the question's words, each weighed by the rarity of its
-// terms among the sentences read (a Korean word's terms are its syllable
-// pairs): a word is held in the share of its terms a sentence holds, so
-// a Korean word counts once, however many pairs it has. The sentence
-// that asks weighs more than the scene set before it ("I keep making
-// 'fixup!' commits. Which setting …?"), and in a long question a word no
-// sentence read holds weighs less (Weights.Unheld).
-func (f *finder) weigh(question, content string) {
-	nUnits := float64(len(f.all))
-	f.weight = map[string]float64{}
-	asking := termSet(Content(lastSentence(question)))
-	// The scripts the sentences read are written in (Hangul or not),
-	// read once a word none holds asks: a word of another script is not
-	// one they could have put otherwise.
-	var scripts map[bool]bool
-	written := func(hangul bool) bool {
-		if scripts == nil {
-			scripts = map[bool]bool{}
-			for t := range f.df {
-				scripts[hangulTerm(t)] = true
-			}
-		}
-		return scripts[hangul]
-	}
-	marked := map[string]bool{} // the terms of the names it marks
-	for _, m := range Marked(question) {
-		analyze.TermsFunc(m, func(t string) { marked[t] = true })
-	}
-	seenWord := map[string]int{}
-	var unheldWords []int // the words no sentence read holds
-	prev, prevField := -1, ""
-	for _, field := range strings.Fields(content) {
-		ts := unique(analyze.Terms(field))
-		if len(ts) == 0 {
-			prev = -1
-			continue
-		}
-		if at, ok := seenWord[strings.Join(ts, " ")]; ok || len(f.words) == maxQuestionWords {
-			prev, prevField = at, field
-			if !ok {
-				prev = -1
-			}
-			continue
-		}
-		seenWord[strings.Join(ts, " ")] = len(f.words)
-		var w float64
-		scene, unheld := true, true
-		for _, t := range ts {
-			w += math.Log(1 + nUnits/float64(1+f.df[t]))
-			scene = scene && !asking[t]
-			unheld = unheld && f.df[t] == 0
-		}
-		w /= float64(len(ts))
-		if scene && !Ablate["asking"] {
-			w *= Weights.Scene
-		}
-		f.words = append(f.words, qword{terms: ts, w: w})
-		if prev >= 0 && !Ablate["joined"] {
-			if j := joinedTerm(prevField, field); j != "" && f.df[j] > 0 {
-				f.words[prev].joined = append(f.words[prev].joined, j)
-				f.words[len(f.words)-1].joined = []string{j}
-			}
-		}
-		prev, prevField = len(f.words)-1, field
-		if unheld && !slices.ContainsFunc(ts, func(t string) bool { return marked[t] }) && written(hangulTerm(ts[0])) {
-			unheldWords = append(unheldWords, len(f.words)-1)
-		}
-	}
-	if len(f.words) >= Weights.UnheldWords && !Ablate["unheld"] {
-		for _, i := range unheldWords {
-			f.words[i].w *= Weights.Unheld
-		}
-	}
-	for _, qw := range f.words {
-		for _, t := range qw.terms {
-			f.weight[t] = max(f.weight[t], qw.w/float64(len(qw.terms)))
-		}
-		f.total += qw.w
-	}
-	for t := range f.weight {
-		f.qterms = append(f.qterms, t)
-	}
-	sort.Strings(f.qterms)
-}
-
-// joinedTerm is the term two words of one term each make written as one
-// ("thread" "pool": "threadpool"), or "" when they make none of their own:
-// words of Latin letters only, as a compound or an identifier joins them.
-func joinedTerm(a, b string) string {
-	latin := func(w string) bool {
-		return w != "" && strings.IndexFunc(w, func(r rune) bool { return r > unicode.MaxASCII || !unicode.IsLetter(r) }) < 0
-	}
-	if !latin(a) || !latin(b) {
-		return ""
-	}
-	ta, tb, tj := analyze.Terms(a), analyze.Terms(b), analyze.Terms(a+b)
-	if len(ta) != 1 || len(tb) != 1 || len(tj) != 1 || tj[0] == ta[0] || tj[0] == tb[0] {
-		return ""
-	}
-	return tj[0]
-}
-
-// hangulTerm reports a term written in Hangul.
-func hangulTerm(t string) bool {
-	return strings.IndexFunc(t, textseg.IsHangul) >= 0
-}
-
 // cover is the share of the question's weight unit i of document d
 // holds, with the terms of extra, and its heading, title and neighbours
-// at their shares.
+// at their shares; a word is held at the share of its own terms, or of
+// the term it makes written as one with its neighbour (qword.joined)
+// when that is more.
 func (f *finder) cover(d, i int, extra map[string]bool) float64 {
 	u := f.units[d][i]
 	var v float64
@@ -916,7 +803,10 @@ func DateMissing(question string, answers []Answer) bool {
 }
 
 // missingMarked lists the marked names of a question (Marked) whose
-// words no one document holds together, in its title or its text.
+// words no one document holds together, in its title or its text. A
+// name's words count apart: "Thread Pool" is missing from a document
+// that writes only "threadpool" (the finder's joined terms are not
+// sought here).
 func missingMarked(question string, docs []map[string]bool) []string {
 	var out []string
 	for _, w := range Marked(question) {

@@ -372,6 +372,9 @@ func TestFindJoinedWords(t *testing.T) {
 		t.Fatalf("found %+v, want the threadpool sentence first", found)
 	}
 	joined := found[0].Coverage
+	if held := found[0].held; !held["thread"] || !held["pool"] {
+		t.Errorf("the threadpool window does not hold the words it holds joined (for the next answer's gain): %v", held)
+	}
 	Ablate["joined"] = true
 	defer delete(Ablate, "joined")
 	found, _ = Find(question, docs, 2)
@@ -382,9 +385,63 @@ func TestFindJoinedWords(t *testing.T) {
 	if got := joinedTerm("thread", "pool"); got != "threadpool" {
 		t.Errorf(`joinedTerm("thread", "pool") = %q`, got)
 	}
-	for _, pair := range [][2]string{{"thread", "pools2"}, {"the", "pool"}, {"스레드", "풀"}, {"make", "it"}} {
+	for _, pair := range [][2]string{{"thread", "pools2"}, {"the", "pool"}, {"스레드", "풀"}, {"make", "it"}, {"connect", "ion"}} {
 		if got := joinedTerm(pair[0], pair[1]); got != "" {
 			t.Errorf("joinedTerm(%q, %q) = %q, want none", pair[0], pair[1], got)
+		}
+	}
+}
+
+// weighed reads a question over docs as Find does.
+func weighed(question string, docs []Doc) *finder {
+	f := &finder{asked: askedOf(question)}
+	f.read(docs)
+	f.weigh(question, Content(question))
+	return f
+}
+
+// joinedOf is the joined terms of the question's word whose terms are
+// ts, or nil.
+func (f *finder) joinedOf(ts ...string) []string {
+	for _, qw := range f.words {
+		if slices.Equal(qw.terms, ts) {
+			return qw.joined
+		}
+	}
+	return nil
+}
+
+// TestWeighJoined: a word is joined with the one beside it also when it
+// was asked before ("pool … thread pool"), never across a stop word
+// ("size of pool" is not "sizepool"), and a word a sentence holds only
+// joined is held: it does not weigh less as a word none holds.
+func TestWeighJoined(t *testing.T) {
+	docs := []Doc{{Body: "The threadpool has a fixed sizepool of four workers, and the uv loop runs on it."}}
+	f := weighed("Which pool size does libuv use, and how large is the thread pool?", docs)
+	if got := f.joinedOf("thread"); !slices.Equal(got, []string{"threadpool"}) {
+		t.Errorf("thread joined %q, want threadpool", got)
+	}
+	if got := f.joinedOf("pool"); !slices.Contains(got, "threadpool") {
+		t.Errorf("pool, asked before, joined %q, want threadpool among them", got)
+	}
+	if got := weighed("How large is the thread, pool or queue of libuv?", docs).joinedOf("thread"); len(got) != 0 {
+		t.Errorf("thread joined %q across a comma", got)
+	}
+	f = weighed("What is the size of pool that libuv keeps for work?", docs)
+	if got := f.joinedOf("size"); len(got) != 0 {
+		t.Errorf("size joined %q across a stop word", got)
+	}
+	// A long question: no sentence holds "thread" or "pool" apart.
+	q := "My server does many parallel crypto calls; how large is the thread pool by default?"
+	f = weighed(q, docs)
+	Ablate["joined"] = true
+	g := weighed(q, docs)
+	delete(Ablate, "joined")
+	for _, w := range []string{"thread", "pool"} {
+		i := slices.IndexFunc(f.words, func(qw qword) bool { return slices.Equal(qw.terms, []string{w}) })
+		j := slices.IndexFunc(g.words, func(qw qword) bool { return slices.Equal(qw.terms, []string{w}) })
+		if i < 0 || j < 0 || f.words[i].w <= g.words[j].w {
+			t.Errorf("%s held joined weighs as a word none holds (Weights.Unheld)", w)
 		}
 	}
 }

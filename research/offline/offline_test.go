@@ -195,8 +195,12 @@ func TestProseWithCode(t *testing.T) {
 		{"If the `--autosquash` option is enabled by default using the configuration variable `rebase.autoSquash`, this option can be used to override it.", true},
 		{"Set ``PYTHONUTF8`` to 1 to enable the UTF-8 mode of the interpreter.", true},
 		{"It returns the length as (`len`) of the string given to it.", true},
-		{"Use :meth:`str.removeprefix` to remove a prefix from a string.", false}, // a role's markup
-		{"The value may be quoted with a ` sign before the option name.", false},  // a lone backtick
+		{"The `--fixup` `--squash` and `--autosquash` options of git rebase work together.", true},    // spans side by side
+		{"Knuth calls the one ``fast path'' and the other one the ``slow path'' of the code.", false}, // TeX's quotation marks
+		{"The option ``--all` lists every branch of the repository.", false},                          // unequal marks
+		{"The `--all`s are listed by the command before the others.", false},                          // a letter after the span
+		{"Use :meth:`str.removeprefix` to remove a prefix from a string.", false},                     // a role's markup
+		{"The value may be quoted with a ` sign before the option name.", false},                      // a lone backtick
 		{"`let x = 5;`", false}, // code alone
 		{"fn dangle() -> &String { // `dangle` returns a reference to a String.", false},
 		{"Listing 13-3: Attempting to call `add_one` with two different types.", false}, // a caption

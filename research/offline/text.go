@@ -155,14 +155,29 @@ func prose(s string) bool {
 // span a word of the sentence. A backtick left after that is markup
 // (":class:`x`") or a listing's.
 func proseWithCode(s string) bool {
-	return prose(inlineCode.ReplaceAllString(s, "${1}code"))
+	// A span takes the mark after it, which the span after it needs
+	// before it ("`--fixup` `--squash`"): replaced until none is left.
+	for range maxSpans {
+		t := inlineCode.ReplaceAllString(s, "${1}code${2}")
+		if t == s {
+			break
+		}
+		s = t
+	}
+	return prose(s)
 }
 
-// inlineCode is a span of code in a sentence: one or two backticks around
-// at most 80 characters that hold none, opening the sentence or after a
-// space or an opening bracket or quote (after a letter or a colon it is a
-// role's markup: ":meth:`str.split`").
-var inlineCode = regexp.MustCompile("(^|[\\s(\\[\"'“‘])``?[^`\\s][^`]{0,79}``?")
+// maxSpans bounds the passes that replace a sentence's code spans.
+const maxSpans = 8
+
+// inlineCode is a span of code in a sentence: as many backticks, one or
+// two, on either side of at most 80 characters that hold none and neither
+// open nor close with a space, opening the sentence or after a space or an
+// opening bracket or quote (after a letter or a colon it is a role's
+// markup: ":meth:`str.split`"), and not followed by a letter or digit (a
+// quotation in TeX's manner, two backticks before it and two apostrophes
+// after, is not code).
+var inlineCode = regexp.MustCompile("(^|[\\s(\\[\"'“‘])(?:``[^`\\s](?:[^`]{0,78}[^`\\s])?``|`[^`\\s](?:[^`]{0,78}[^`\\s])?`)($|[^\\pL\\pN])")
 
 // caseless is a letter of a script without case (Hangul, Han, Kana).
 func caseless(r rune) bool { return unicode.IsLetter(r) && !unicode.IsUpper(r) && !unicode.IsLower(r) }

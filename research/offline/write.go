@@ -515,16 +515,18 @@ func (w *writer) opening() *quotes {
 
 // answerWindow adds the best answer window among the cited sources to p,
 // and returns it when it did. The sources go to passage.Find in the order
-// they were read, the search for the question as asked first: as ask
-// favours its search's first chunks, Find favours the documents the
-// question's own search ranked first over those its sub-questions'
-// searches found (the evidence's order, by what a pair of sources covers,
-// put pages holding the question's words apart first).
+// they were read (research.ReadOrder: by the sub-questions' priority; the
+// offline plan's first search is the question as asked): as ask favours
+// its search's first chunks, Find favours the documents read first over
+// those later searches found (the evidence's order, by what a pair of
+// sources covers, put pages holding the question's words apart first).
 func (w *writer) answerWindow(p *quotes) *window {
 	var ids []string
 	var docs []passage.Doc
+	seen := map[string]bool{}
 	for _, id := range slices.Concat(w.read, w.all) {
-		if s := w.in.Sources[id]; s != nil && w.chosen[id] && !slices.Contains(ids, id) {
+		if s := w.in.Sources[id]; s != nil && w.chosen[id] && !seen[id] {
+			seen[id] = true
 			ids = append(ids, id)
 			docs = append(docs, passage.Doc{Title: s.Title, Body: s.Content})
 		}
