@@ -1,0 +1,89 @@
+package passage
+
+import (
+	"regexp"
+	"strings"
+)
+
+var (
+	numberRE  = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
+	optionRE  = regexp.MustCompile(`(?:^|\s)--?[a-zA-Z][\w-]*|\w+\.\w+\(?|→|⇒|\s>\s|\p{Hangul}+\s-\s\p{Hangul}+`)
+	defaultRE = regexp.MustCompile(`(?i)\bdefaults?\b|\bby default\b|기본`)
+	dateRE    = regexp.MustCompile(`(?i)\b(?:1[5-9]|20)\d{2}\b|\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.? \d{1,2}\b|\d{4}\s*년|\d{1,2}월\s*\d{1,2}일`)
+	// unitAfter follows a number that is an amount, not a year ("2048
+	// bytes", "2000 ms").
+	unitAfter = regexp.MustCompile(`(?i)^\s*(?:bytes?|[kmg]i?b|ms|seconds?|px|%|개|바이트)`)
+	yearRE    = regexp.MustCompile(`\b(?:1[5-9]|20)\d{2}\b|\b\d+\.\d+(?:\.\d+)?\b`)
+	defineRE  = regexp.MustCompile(`(?i)\b(?:is|are|was|means|refers to|stands for|describes|specifies|controls|lets|allows)\b|입니다|이다|합니다|말합니다|뜻합니다`)
+	polarRE   = regexp.MustCompile(`(?i)\b(?:not|no|never|cannot|can't|only|must|always|unless|instead|also)\b|않|없|수 있|안 됩니다|불가`)
+	personRE  = regexp.MustCompile(`\p{Lu}\p{Ll}+\s+(?:\p{Lu}\.\s+)?\p{Lu}\p{Ll}+`)
+	placeRE   = regexp.MustCompile(`\b(?:in|at|from|near)\s+(?:the\s+)?\p{Lu}`)
+)
+
+// holdsDate reports whether s holds a date that q (lower-cased) does
+// not: a year (not an amount: "2048 bytes"), a month and day, 2025년 or
+// 3월 16일.
+func holdsDate(s, q string) bool {
+	for _, m := range dateRE.FindAllStringIndex(s, -1) {
+		d := s[m[0]:m[1]]
+		if strings.Contains(q, strings.ToLower(d)) || unitAfter.MatchString(s[m[1]:]) {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// asked is what a question asks for, read once: its type, the question
+// lower-cased (what a fitting sentence must add to) and, for a question
+// of time, whether it asks for a date rather than a release.
+type asked struct {
+	kind Type
+	q    string
+	date bool
+}
+
+func askedOf(question string) asked {
+	a := asked{kind: TypeOf(question), q: strings.ToLower(question)}
+	a.date = a.kind == Time && asksDate(a.q)
+	return a
+}
+
+// fit reports whether a unit holds the kind of answer the question asks
+// for, beyond what the question itself says.
+func (a asked) fit(u Unit) bool {
+	if u.Kind == Heading {
+		return false
+	}
+	s, q := u.Text, a.q
+	newMatch := func(re *regexp.Regexp) bool {
+		for _, m := range re.FindAllString(s, -1) {
+			if !strings.Contains(q, strings.ToLower(strings.TrimSpace(m))) {
+				return true
+			}
+		}
+		return false
+	}
+	switch a.kind {
+	case Default:
+		return defaultRE.MatchString(s) && (numberRE.MatchString(s) || newMatch(optionRE) || strings.ContainsAny(s, `"'“`) || strings.Contains(strings.ToLower(s), " is ") || strings.Contains(s, "입니다"))
+	case Number:
+		return newMatch(numberRE)
+	case HowTo:
+		return u.Kind == Code || newMatch(optionRE)
+	case Definition:
+		return defineRE.MatchString(s)
+	case YesNo:
+		return polarRE.MatchString(s)
+	case Time:
+		if a.date {
+			return holdsDate(s, q)
+		}
+		return newMatch(yearRE)
+	case Person:
+		return newMatch(personRE)
+	case Place:
+		return newMatch(placeRE)
+	}
+	return false
+}
