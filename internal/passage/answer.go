@@ -36,10 +36,11 @@ type Answer struct {
 	// Context[i] reports Sentences[i] the neighbour quoted beside a
 	// sentence that holds no kind of answer asked for (neighbour; for a
 	// how-to, the step of its procedure that names the menu or command:
-	// step), not counted in Coverage: ask quotes it in place; a research's summary
-	// before its window when the window's "This …" points back at it,
-	// else right after its window, or after the opening's lines that add
-	// to the window (the question's other side or hop).
+	// step), not counted in Coverage: ask quotes it in place; a
+	// research's summary before its window when the window's "This …"
+	// points back at it, else right after its window, or after the
+	// opening's lines that add to the window (the question's other side
+	// or hop).
 	Context []bool
 	Heading string // what the window sits under, if anything
 	// Coverage is the share of the question's weight the window holds:
@@ -258,11 +259,14 @@ type finder struct {
 	titles []map[string]bool
 	all    []unitRef // the units that can answer, in document order
 	df     map[string]int
+	// fitting is each unit's fit (asked.fit), read once: a unit is
+	// asked as itself and as a neighbour in its neighbours' windows (0
+	// not read yet, 1 no, 2 yes).
+	fitting [][]uint8
 
 	words  []qword
 	weight map[string]float64 // per term, for the gain of an answer
 	total  float64
-	qterms []string
 }
 
 // read splits the documents into units with their terms, and counts each
@@ -271,9 +275,11 @@ func (f *finder) read(docs []Doc) {
 	f.units = make([][]Unit, len(docs))
 	f.own = make([][]map[string]bool, len(docs))
 	f.titles = make([]map[string]bool, len(docs))
+	f.fitting = make([][]uint8, len(docs))
 	f.df = map[string]int{}
 	for d, doc := range docs {
 		f.units[d] = Units(doc.Body)
+		f.fitting[d] = make([]uint8, len(f.units[d]))
 		f.titles[d] = termSet(doc.Title)
 		f.own[d] = make([]map[string]bool, len(f.units[d]))
 		for i, u := range f.units[d] {
@@ -298,6 +304,18 @@ func (f *finder) read(docs []Doc) {
 			f.all = append(f.all, unitRef{doc: d, unit: i, terms: f.own[d][i]})
 		}
 	}
+}
+
+// fits reports whether unit i of document d holds the kind of answer
+// the question asks for (asked.fit), reading it once.
+func (f *finder) fits(d, i int) bool {
+	if f.fitting[d][i] == 0 {
+		f.fitting[d][i] = 1
+		if f.fit(f.units[d][i]) {
+			f.fitting[d][i] = 2
+		}
+	}
+	return f.fitting[d][i] == 2
 }
 
 // held is each document's terms, its title's included.
@@ -361,10 +379,11 @@ func (f *finder) windows() map[int]Answer {
 		// The window: the sentence, and the sentence of its paragraph
 		// that holds the kind of answer asked for when it does not; its
 		// coverage is theirs together.
-		fits := !Ablate["fit"] && f.fit(u)
+		fitAt := func(j int) bool { return f.fits(r.doc, j) }
+		fits := !Ablate["fit"] && fitAt(r.unit)
 		win := []int{r.unit}
 		if !Ablate["window"] {
-			win = window(f.units[r.doc], r.unit, fits, f.asked)
+			win = window(f.units[r.doc], r.unit, fits, fitAt)
 		}
 		extra := map[string]bool{}
 		anyFit := fits
@@ -372,7 +391,7 @@ func (f *finder) windows() map[int]Answer {
 			for t := range f.own[r.doc][j] {
 				extra[t] = true
 			}
-			anyFit = anyFit || j != r.unit && !Ablate["fit"] && f.fit(f.units[r.doc][j])
+			anyFit = anyFit || j != r.unit && !Ablate["fit"] && fitAt(j)
 		}
 		cov := f.cover(r.doc, r.unit, extra)
 		// A longer window must hold more to win: a sentence that says it
@@ -387,15 +406,14 @@ func (f *finder) windows() map[int]Answer {
 		if a, ok := best[r.doc]; ok && a.Score >= score {
 			continue
 		}
+		// The question's terms the window holds (its sentences' terms
+		// are extra), a word's all when it holds the word written as one
+		// with its neighbour.
 		a := Answer{Doc: r.doc, Coverage: cov, Fits: anyFit, Score: score, held: map[string]bool{}}
-		for _, t := range f.qterms {
-			if extra[t] || f.own[r.doc][r.unit][t] {
-				a.held[t] = true
-			}
-		}
 		for _, qw := range f.words {
-			if slices.ContainsFunc(qw.joined, func(j string) bool { return extra[j] || f.own[r.doc][r.unit][j] }) {
-				for _, t := range qw.terms {
+			joined := slices.ContainsFunc(qw.joined, func(j string) bool { return extra[j] })
+			for _, t := range qw.terms {
+				if joined || extra[t] {
 					a.held[t] = true
 				}
 			}
@@ -406,7 +424,7 @@ func (f *finder) windows() map[int]Answer {
 		} else if !anyFit && len(win) == 1 {
 			// For a how-to, the step that names the menu or command
 			// rather than the sentence beside this one.
-			if context = step(f.units[r.doc], r.unit, f.asked); context < 0 {
+			if context = step(f.units[r.doc], r.unit, f.kind, fitAt); context < 0 {
 				context = neighbour(f.units[r.doc], r.unit)
 			}
 			if context >= 0 {
@@ -644,7 +662,7 @@ func continues(s string) bool { return continuers.MatchString(s) }
 // window is the sentences quoted for unit i: it, what it introduces
 // when it ends with a colon, and, when it does not hold the kind of
 // answer asked for, the nearest sentence of its paragraph that does.
-func window(us []Unit, i int, fits bool, a asked) []int {
+func window(us []Unit, i int, fits bool, fitAt func(j int) bool) []int {
 	out := []int{i}
 	if introduces(us, i) {
 		return append(out, i+1)
@@ -653,7 +671,7 @@ func window(us []Unit, i int, fits bool, a asked) []int {
 		return out
 	}
 	for _, j := range []int{i + 1, i + 2, i - 1, i + 3, i - 2} {
-		if quotable(us, i, j) && a.fit(us[j]) {
+		if quotable(us, i, j) && fitAt(j) {
 			if j < i {
 				return []int{j, i}
 			}
@@ -817,12 +835,12 @@ func unique(ts []string) []string {
 // as a paragraph of its own, so it may follow under the same heading
 // rather than in the same paragraph; -1 when none does within stepReach
 // units, for any other question, and with the fit or context ablated.
-func step(us []Unit, i int, a asked) int {
-	if a.kind != HowTo || us[i].Heading < 0 || Ablate["fit"] || Ablate["context"] {
+func step(us []Unit, i int, kind Type, fitAt func(j int) bool) int {
+	if kind != HowTo || us[i].Heading < 0 || Ablate["fit"] || Ablate["context"] {
 		return -1
 	}
 	for j := i + 1; j < len(us) && j <= i+stepReach && us[j].Heading == us[i].Heading; j++ {
-		if us[j].Kind == Sentence && len(us[j].Text) <= MaxSentence && a.fit(us[j]) {
+		if us[j].Kind == Sentence && len(us[j].Text) <= MaxSentence && fitAt(j) {
 			return j
 		}
 	}

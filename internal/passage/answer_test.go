@@ -241,11 +241,7 @@ func TestFindNeighbour(t *testing.T) {
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			found, _ := Find(c.question, []Doc{{Body: c.body}}, 1)
-			if len(found) == 0 {
-				t.Fatal("nothing found")
-			}
-			a := found[0]
+			a := best(t, c.question, Doc{Body: c.body})
 			if !slices.Equal(a.Sentences, c.want) {
 				t.Fatalf("sentences %q, want %q", a.Sentences, c.want)
 			}
@@ -265,6 +261,17 @@ func TestFindNeighbour(t *testing.T) {
 			}
 		})
 	}
+}
+
+// best is the answer Find puts first for a question over one document;
+// the test fails when it finds none.
+func best(t *testing.T, question string, doc Doc) Answer {
+	t.Helper()
+	found, _ := Find(question, []Doc{doc}, 1)
+	if len(found) == 0 {
+		t.Fatal("nothing found")
+	}
+	return found[0]
 }
 
 func TestSaid(t *testing.T) {
@@ -315,11 +322,7 @@ func TestDateNeedsADate(t *testing.T) {
 // ends in a colon is quoted with what it introduces, here a line of code.
 func TestWindowQuotesWhatItsColonIntroduces(t *testing.T) {
 	body := "Custom macro attributes can be defined only in top-level gitattributes files. The built-in macro attribute \"binary\" is equivalent to:\n\n```text\n[attr]binary -diff -merge -text\n```\n\nNOTES\n\nGit does not follow symbolic links."
-	found, _ := Find("What does the built-in binary macro attribute in gitattributes files set?", []Doc{{Title: "gitattributes(5)", Body: body}}, 1)
-	if len(found) == 0 {
-		t.Fatal("nothing found")
-	}
-	a := found[0]
+	a := best(t, "What does the built-in binary macro attribute in gitattributes files set?", Doc{Title: "gitattributes(5)", Body: body})
 	if got := a.Sentences[len(a.Sentences)-1]; got != "[attr]binary -diff -merge -text" || !a.Code[len(a.Code)-1] {
 		t.Errorf("window %q (code %v), want it to end with the line of code", a.Sentences, a.Code)
 	}
@@ -347,11 +350,7 @@ func TestCodeColonIntroducesNothing(t *testing.T) {
 // menu is quoted with the step under the same heading that does.
 func TestHowToQuotesTheStepThatNamesTheMenu(t *testing.T) {
 	body := "고유 시나리오 만들기\n\n시나리오를 만들려면 시나리오에 데이터를 제공하는 모든 셀을 선택합니다.\n\n여기에서는 다음 단계에 따라 추가 시나리오를 만들 수 있습니다.\n\n도구 - 시나리오를 선택합니다. 시나리오 만들기 대화 상자가 나타납니다.\n\n시나리오 사용\n\n내비게이터에 시나리오가 나열됩니다."
-	found, _ := Find("Calc에서 새 시나리오를 만들려면 셀을 선택한 뒤 어떤 메뉴를 고르나요?", []Doc{{Title: "시나리오", Body: body}}, 1)
-	if len(found) == 0 {
-		t.Fatal("nothing found")
-	}
-	a := found[0]
+	a := best(t, "Calc에서 새 시나리오를 만들려면 셀을 선택한 뒤 어떤 메뉴를 고르나요?", Doc{Title: "시나리오", Body: body})
 	if !slices.Contains(a.Sentences, "도구 - 시나리오를 선택합니다.") {
 		t.Errorf("window %q does not quote the step that names the menu", a.Sentences)
 	}

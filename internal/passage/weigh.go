@@ -3,7 +3,6 @@ package passage
 import (
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"unicode"
 
@@ -117,10 +116,6 @@ func (f *finder) weigh(question, content string) {
 		}
 		f.total += qw.w
 	}
-	for t := range f.weight {
-		f.qterms = append(f.qterms, t)
-	}
-	sort.Strings(f.qterms)
 }
 
 // joinedTerm is the term two words of one term each make written as one
