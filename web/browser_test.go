@@ -310,14 +310,25 @@ func TestUI(t *testing.T) {
 				t.Fatalf("a citation changed the route to %q: %v", hash, err)
 			}
 
-			// The research list shows its thread; the thread lists its queries.
-			if err := chromedp.Do(ctx,
-				chromedp.Navigate(base+"/#/research"),
-				chromedp.WaitVisible(css(`a[href^="#/research/thread/"]`)),
-				chromedp.Click(css(`a[href^="#/research/thread/"]`)),
-				chromedp.WaitVisible(css(`main ol.messages li a[href^="#/research/"]`)),
-			); err != nil {
-				t.Fatalf("threads: %v", err)
+			// The research list shows its thread; the thread lists its
+			// queries. The report links its thread too, so the list's
+			// link is the one in the threads table: waiting for any such
+			// link could find the report's, about to be replaced, and
+			// click a node no longer in the page.
+			steps = []struct {
+				name string
+				act  chromedp.Action[chromedp.Void]
+			}{
+				{"open the list", chromedp.Navigate(base + "/#/research")},
+				{"see the thread", chromedp.WaitVisible(css(`main tbody a[href^="#/research/thread/"]`))},
+				{"open the thread", chromedp.Click(css(`main tbody a[href^="#/research/thread/"]`))},
+				{"see its queries", chromedp.WaitVisible(css(`main ol.messages li a[href^="#/research/"]`))},
+			}
+			for _, st := range steps {
+				if err := chromedp.Do(ctx, st.act); err != nil {
+					page, perr := chromedp.Run(bctx, chromedp.Evaluate[string](`location.hash + ' | ' + document.querySelector('main').innerText.slice(0, 1500)`))
+					t.Fatalf("threads, %s: %v\npage (%v): %s", st.name, err, perr, page)
+				}
 			}
 			axe(t, ctx, "thread")
 
