@@ -69,6 +69,10 @@ type Quote struct {
 	// Code: the quote is a line of code (a command, a statement), quoted
 	// in the answer between backticks, not as a sentence.
 	Code bool `json:"code,omitempty"`
+	// Term is the name of the option or setting the quote's window
+	// defines, when it sits under one ("--reset-author"): the answer
+	// quotes it before the window.
+	Term string `json:"term,omitempty"`
 }
 
 // Answer is what Ask returns.
@@ -332,13 +336,22 @@ func answer(query, lang string, hits []kb.Result, held holds) (*Answer, error) {
 			if b.Len() > 0 {
 				b.WriteString(" ")
 			}
+			if i == 0 && c.Term != "" {
+				// The option or setting the window defines, once between
+				// backticks when the page wrote it so.
+				term := c.Term
+				if t := strings.Trim(term, "`"); len(t) == len(term)-2 && !strings.Contains(t, "`") {
+					term = t
+				}
+				fmt.Fprintf(&b, "%s: ", inlineCode(term))
+			}
 			code := i < len(c.Code) && c.Code[i]
 			if code {
 				fmt.Fprintf(&b, "%s [%d]", inlineCode(text), n)
 			} else {
 				fmt.Fprintf(&b, "\"%s\" [%d]", text, n)
 			}
-			ans.Quotes = append(ans.Quotes, Quote{Number: n, Text: text, URL: hits[c.Doc].SourceURL, Title: hits[c.Doc].Title, ChunkID: hits[c.Doc].ChunkID, Score: round2(c.Coverage), Code: code})
+			ans.Quotes = append(ans.Quotes, Quote{Number: n, Text: text, URL: hits[c.Doc].SourceURL, Title: hits[c.Doc].Title, ChunkID: hits[c.Doc].ChunkID, Score: round2(c.Coverage), Code: code, Term: c.Term})
 		}
 	}
 	ans.Answer = b.String()

@@ -212,6 +212,27 @@ func TestAskQuotesCodeAsCode(t *testing.T) {
 	}
 }
 
+// An answer under an option's name quotes the name: the prose of a
+// definition does not repeat it, and the reader needs to know which
+// option it describes.
+func TestAskQuotesTheTermAnswered(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "git-commit.txt")
+	doc := "git-commit(1)\n\nOPTIONS\n\n--amend\n\nReplace the tip of the current branch by creating a new commit.\n\n" +
+		"`--reset-author`\n\nWhen used with --amend, declare that the authorship of the resulting commit now belongs to the committer. This also renews the author timestamp.\n"
+	if err := os.WriteFile(page, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := asker(t, &session.Memory{}, page)
+	ans, err := a.Ask(context.Background(), qa.Request{Question: "After --amend, how do I make the authorship of the commit mine and renew its timestamp?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Unknown || !strings.HasPrefix(ans.Answer, "`--reset-author`: \"When used with --amend") || len(ans.Quotes) == 0 || ans.Quotes[0].Term != "`--reset-author`" {
+		t.Fatalf("the option is not quoted with its description: %+v", ans)
+	}
+}
+
 // TestAskNamesInScope: a name the chunks read do not hold lowers the
 // confidence unless the knowledge base is about it: the answering page of
 // an office suite's help need not name the application, but a name the

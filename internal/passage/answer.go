@@ -43,6 +43,11 @@ type Answer struct {
 	// or hop).
 	Context []bool
 	Heading string // what the window sits under, if anything
+	// Term is the Heading when it is the name of an option or a setting
+	// the window defines (Unit.Term): an answer quotes it with the
+	// window, as the window does not say it ("--reset-author": "When
+	// used with -C/-c/--amend options, …").
+	Term string
 	// Coverage is the share of the question's weight the window holds:
 	// each term weighed by its rarity among the documents' sentences, a
 	// term held only by the heading or the title at half weight.
@@ -199,11 +204,13 @@ var Weights = struct {
 // holding the kind of answer asked for sought for the best), "asking"
 // (the scene-setting sentences weigh as much as the one that asks),
 // "unheld" (a word of a long question that no sentence read holds
-// weighs whole).
+// weighs whole), "term" (an option's or a setting's name alone above
+// the prose that defines it read as a line of code, not as the heading
+// that prose sits under: Units).
 var Ablate = map[string]bool{}
 
 // Rules are the answer finder's rules that Ablate switches off.
-var Rules = []string{"asking", "content", "context", "continued", "fit", "heading", "joined", "neighbour", "rank", "title", "unheld", "window"}
+var Rules = []string{"asking", "content", "context", "continued", "fit", "heading", "joined", "neighbour", "rank", "term", "title", "unheld", "window"}
 
 // SetAblated switches off the named rules and switches on the others.
 func SetAblated(names []string) error {
@@ -438,7 +445,11 @@ func (f *finder) windows() map[int]Answer {
 			a.Context = append(a.Context, j == context)
 		}
 		if u.Heading >= 0 {
-			a.Heading = f.units[r.doc][u.Heading].Text
+			h := f.units[r.doc][u.Heading]
+			a.Heading = h.Text
+			if h.Term {
+				a.Term = h.Text
+			}
 		}
 		best[r.doc] = a
 	}

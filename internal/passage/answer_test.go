@@ -444,3 +444,23 @@ func TestWeighJoined(t *testing.T) {
 		}
 	}
 }
+
+// The prose under a function's or an option's name is about it: the
+// name counts for the window as its heading, and the answer carries it
+// (Answer.Term) to be quoted with it.
+func TestFindUnderTerm(t *testing.T) {
+	doc := Doc{Title: "os — Miscellaneous operating system interfaces", Body: "Miscellaneous System Information\n\n" +
+		"cpu_count()\n\nReturn the number of logical CPUs in the system. Returns None if undetermined.\n\n" +
+		"This number is not equivalent to the number of CPUs the current process can use. The number of usable CPUs can be obtained with len(os.sched_getaffinity(0))\n\n" +
+		"getloadavg()\n\nReturn the number of processes in the system run queue averaged over the last 1, 5, and 15 minutes."}
+	q := "Does os.cpu_count() tell me how many CPUs my current process is actually allowed to run on?"
+	a := best(t, q, doc)
+	if !strings.HasPrefix(a.Sentences[0], "This number is not equivalent") || a.Term != "cpu_count()" {
+		t.Errorf("answer %q under %q, want the one that says which CPUs, under cpu_count()", a.Sentences, a.Term)
+	}
+	Ablate["term"] = true
+	defer clear(Ablate)
+	if b := best(t, q, doc); b.Coverage >= a.Coverage || b.Term != "" {
+		t.Errorf("with term ablated: %q under %q holds %.2f, want less than %.2f", b.Sentences, b.Term, b.Coverage, a.Coverage)
+	}
+}

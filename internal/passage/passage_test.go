@@ -388,3 +388,51 @@ func TestUnheldWordsWeighLess(t *testing.T) {
 		t.Errorf("a marked name at the question's end weighs less: confidence %v, %v with every word whole", with, without)
 	}
 }
+
+// An option's or a setting's name alone above prose is the term the
+// prose defines, as a definition list writes it: the prose sits under
+// it. A command, a listing's line or a line in a fence is no term.
+func TestTermLinesAreHeadings(t *testing.T) {
+	text := "OPTIONS\n\n--reset-author\n\nWhen used with -C/-c/--amend options, declare that the authorship of the resulting commit now belongs to the committer.\n\n" +
+		"pop [--index] [-q|--quiet] [<stash>]\n\nApplying the state can fail with conflicts.\n\n" +
+		"$ git commit --amend --reset-author\n\nThe commit is now yours.\n\n" +
+		"git add file.c\ngit commit\n\nTwo lines of a listing are no term.\n\n" +
+		"```\n--not-a-term\n```\n\nA fenced line is no term either."
+	us := Units(text)
+	under := func(s string) Unit {
+		for _, u := range us {
+			if strings.HasPrefix(u.Text, s) {
+				if u.Heading < 0 {
+					return Unit{}
+				}
+				return us[u.Heading]
+			}
+		}
+		t.Fatalf("no unit starts with %q: %+v", s, us)
+		return Unit{}
+	}
+	for s, want := range map[string]string{
+		"When used with":           "--reset-author",
+		"Applying the state":       "pop [--index] [-q|--quiet] [<stash>]",
+		"The commit is now yours.": "pop [--index] [-q|--quiet] [<stash>]",
+		"Two lines of a listing":   "pop [--index] [-q|--quiet] [<stash>]",
+		"A fenced line":            "pop [--index] [-q|--quiet] [<stash>]",
+	} {
+		if h := under(s); h.Text != want || !h.Term || h.Kind != Heading {
+			t.Errorf("%q sits under %+v, want the term %q", s, h, want)
+		}
+	}
+	for _, u := range Units(settings) {
+		if u.Kind == Heading && !u.Term {
+			t.Errorf("the setting %q is a heading but no term", u.Text)
+		}
+	}
+	if u := Units("Miscellaneous System Information\n\nos.cpu_count()\n\nReturn the number of CPUs in the system."); !u[0].Term == false || u[0].Term || !u[1].Term {
+		t.Errorf("a section's title is a term, or a function's name is not: %+v", u)
+	}
+	Ablate["term"] = true
+	defer clear(Ablate)
+	if u := Units(text); !slices.ContainsFunc(u, func(u Unit) bool { return u.Text == "--reset-author" && u.Kind == Code }) {
+		t.Errorf("with term ablated, --reset-author is not a line of code: %+v", u)
+	}
+}

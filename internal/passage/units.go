@@ -37,6 +37,10 @@ type Unit struct {
 	// Block numbers the blank-line separated blocks of the text: units
 	// of one block are one paragraph.
 	Block int
+	// Term: a heading that is the name of an option or a setting the
+	// prose under it defines (a line of code alone above it), not a
+	// section's title.
+	Term bool
 }
 
 // maxHeadingRunes is the longest line read as a heading.
@@ -61,9 +65,19 @@ func Units(text string) []Unit {
 	bs := blocks(text)
 	for bi, b := range bs {
 		if b.code {
+			l := textseg.OneLine(b.lines[0])
+			if !Ablate["term"] && b.term && bi+1 < len(bs) && !bs[bi+1].code && termLine(l) {
+				// An option's or a setting's name alone above prose
+				// ("--reset-author", "pop [--index] [<stash>]"): the
+				// term the prose defines, as a definition list writes
+				// it.
+				heading = len(out)
+				out = append(out, Unit{Text: l, Kind: Heading, Heading: -1, Block: bi, Term: true})
+				continue
+			}
 			// A line of code with no letter or digit (a rule of dashes,
 			// a brace) says nothing.
-			if l := textseg.OneLine(b.lines[0]); long(l) && strings.IndexFunc(l, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0 {
+			if long(l) && strings.IndexFunc(l, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0 {
 				out = append(out, Unit{Text: l, Kind: Code, Heading: heading, Block: bi})
 			}
 			continue
@@ -90,7 +104,8 @@ func Units(text string) []Unit {
 		}
 		if head != "" {
 			heading = len(out)
-			out = append(out, Unit{Text: textseg.OneLine(head), Kind: Heading, Heading: -1, Block: bi})
+			head = textseg.OneLine(head)
+			out = append(out, Unit{Text: head, Kind: Heading, Heading: -1, Block: bi, Term: !Ablate["term"] && termName(head)})
 		}
 	}
 	return out
@@ -124,6 +139,31 @@ func headingLine(l string) bool {
 type block struct {
 	lines []string
 	code  bool
+	// term: a line of code alone between blank lines, outside a fenced
+	// block.
+	term bool
+}
+
+// termName reports a heading written as a name in code: one word with a
+// mark of code (codeName: "gc.auto", "os.cpu_count()", "--follow"), the
+// term a settings reference or an API's page defines; a title in
+// capitals ("OPTIONS") is none.
+func termName(l string) bool {
+	return !strings.ContainsAny(l, " \t") && strings.IndexFunc(l, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) >= 0 && codeName(l)
+}
+
+// termLine is a line of code that can name what the prose after it
+// defines: short, with a letter, not a shell prompt, a comment or a
+// statement.
+func termLine(l string) bool {
+	if utf8.RuneCountInString(l) > maxHeadingRunes || strings.IndexFunc(l, unicode.IsLetter) < 0 {
+		return false
+	}
+	if strings.HasPrefix(l, "$ ") || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "//") || strings.HasPrefix(l, "> ") || directiveRE.MatchString(l) {
+		return false
+	}
+	r, _ := utf8.DecodeLastRuneInString(l)
+	return !strings.ContainsRune(";{}(:,.", r)
 }
 
 // blocks splits text at blank lines and around lines of code. The lines
@@ -145,21 +185,37 @@ func blocks(text string) []block {
 			cur = nil
 		}
 	}
+	// alone is the index of the last block when it is a line of code
+	// outside a fenced block after a blank line (or the text's start),
+	// -1 otherwise; a blank line after it makes it a term.
+	alone, blank := -1, true
 	for line := range strings.SplitSeq(text, "\n") {
 		t := strings.TrimSpace(line)
 		if fs.step(t) {
 			flush()
+			alone, blank = -1, false
 			continue
 		}
 		switch {
 		case t == "":
 			flush()
+			if alone >= 0 {
+				out[alone].term = true
+			}
+			alone, blank = -1, true
+			continue
 		case fs.open > 0 || CodeLine(t):
 			flush()
+			alone = -1
+			if blank && fs.open == 0 {
+				alone = len(out)
+			}
 			out = append(out, block{lines: []string{t}, code: true})
 		default:
 			cur = append(cur, t)
+			alone = -1
 		}
+		blank = false
 	}
 	flush()
 	return out
