@@ -232,6 +232,29 @@ func TestOpeningQuotesInlineCode(t *testing.T) {
 	}
 }
 
+// TestOpeningLeavesOutTheWindowsCode: a window whose other sentence is
+// not prose (it ends in a call, with no full stop) still opens the
+// summary, with its prose sentence alone.
+func TestOpeningLeavesOutTheWindowsCode(t *testing.T) {
+	t.Parallel()
+	srcs := map[string]*research.Source{
+		"S1": {ID: "S1", Title: "os — Miscellaneous operating system interfaces", Content: "cpu_count()\n\nReturn the number of CPUs in the system. Returns None if undetermined.\n\nThis number is not equivalent to the number of CPUs the current process can use. The number of usable CPUs can be obtained with len(os.sched_getaffinity(0))\n\nNew in version 3.4."},
+		"S2": {ID: "S2", Title: "timeit — Measure execution time of small code snippets", Content: "The loop count, which tells you how many times the statement body was run per timing loop repetition. For each get used to fetch a task, a subsequent call to task_done tells the queue that the processing on the task is complete."},
+	}
+	const question = "Does os.cpu_count() tell me how many CPUs my current process is actually allowed to run on?"
+	d, _, err := Engine{}.Write(context.Background(), research.WriteInput{
+		Question:     question,
+		SubQuestions: []research.SubQuestion{{ID: "Q1", Text: question, SourceIDs: []string{"S1", "S2"}}},
+		Sources:      srcs,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(d.Summary, "This number is not equivalent to the number of CPUs the current process can use. [cite:S1]") || strings.Contains(d.Summary, "len(os.sched_getaffinity(0)) [cite") {
+		t.Fatalf("the window's prose does not open the summary, or its code is quoted as a sentence:\n%s", d.Summary)
+	}
+}
+
 // TestAnswerWindowReadOrder: of two windows that hold as much of the
 // question, the one in the source the question's own search found first
 // opens the summary, whatever order the evidence cites them in (here the

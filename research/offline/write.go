@@ -536,10 +536,21 @@ func (w *writer) answerWindow(p *quotes) *window {
 		return nil
 	}
 	a := found[0]
+	// A sentence of the window that is not prose (a line that ends in a
+	// call, "… obtained with len(os.sched_getaffinity(0))") is left out;
+	// the window stands when one of its own sentences is.
+	said := false
 	for i, text := range a.Sentences {
-		if !a.Context[i] && (!proseWithCode(text) || w.used[text]) {
+		if a.Context[i] {
+			continue
+		}
+		if w.used[text] {
 			return nil
 		}
+		said = said || proseWithCode(text)
+	}
+	if !said {
+		return nil
 	}
 	id := ids[a.Doc]
 	added := false
@@ -550,7 +561,7 @@ func (w *writer) answerWindow(p *quotes) *window {
 	own := slices.Index(a.Context, false)
 	antecedent := own > 0 && textseg.PointsBackAtSentence(a.Sentences[own])
 	for i, text := range a.Sentences {
-		if a.Context[i] && (i > own || !antecedent || !prose(text)) || w.foreign(text) {
+		if a.Context[i] && (i > own || !antecedent || !prose(text)) || !a.Context[i] && !proseWithCode(text) || w.foreign(text) {
 			continue
 		}
 		w.used[text] = true
