@@ -37,6 +37,31 @@ func TestTypeOf(t *testing.T) {
 
 // Korean interrogatives and a bare question ending are not what a
 // question is about ("None of the sources mentions 어느, 좋나요").
+// "how many" and "how much" ask for an amount: "many" is no word of
+// what the question is about, and a sentence saying it ("tells you how
+// many times") holds no more of it.
+func TestContentDropsHowMany(t *testing.T) {
+	if got := Content("Does cpu_count() tell me how many CPUs my process can use, and how much memory?"); strings.Contains(got, "many") || strings.Contains(got, "much") || !strings.Contains(got, "CPUs") {
+		t.Errorf("Content = %q", got)
+	}
+	if got := Content("Many users ask: are there many workers?"); strings.Count(got, "any") != 2 {
+		t.Errorf("a many that does not follow how is content: %q", got)
+	}
+	docs := []Doc{
+		{Title: "timeit", Body: "The loop count, which tells you how many times the statement body was run per timing loop repetition."},
+		{Title: "os", Body: "cpu_count()\n\nReturn the number of CPUs in the system.\n\nThis number is not equivalent to the number of CPUs the current process can use."},
+	}
+	q := "Does os.cpu_count() tell me how many CPUs my current process is actually allowed to run on?"
+	if found, _ := Find(q, docs, 1); len(found) == 0 || found[0].Doc != 1 {
+		t.Errorf("found %+v, want the cpu_count window", found)
+	}
+	Ablate["content"] = true
+	defer clear(Ablate)
+	if found, _ := Find(q, docs, 1); len(found) == 0 || found[0].Doc != 0 {
+		t.Errorf("with content ablated, found %+v: the rule does not matter here", found)
+	}
+}
+
 func TestContentDropsKoreanQuestionWords(t *testing.T) {
 	got := Content("사진을 저장할 때 어느 형식이 좋나요?")
 	for _, w := range []string{"어느", "좋나요"} {

@@ -116,13 +116,14 @@ var koreanQuestionEndings = []string{"습니까", "ㅂ니까", "나요", "까요
 // asks (the question's last word, or one a comma or question mark ends:
 // "켜져 있나요, 꺼져 있나요?") that, its question ending cut, is under two
 // syllables ("좋나요", "되나요", "있나요"). English question words are stop
-// words to the analyser already.
+// words to the analyser already; the "many" or "much" of "how many" and
+// "how much" is left out here.
 func Content(question string) string {
 	fields := strings.Fields(question)
 	out := fields[:0:0]
 	for i, f := range fields {
 		w := strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-		if asks(w) {
+		if asks(w) || !Ablate["content"] && i > 0 && howMuch(fields[i-1], w) {
 			continue
 		}
 		last := i == len(fields)-1
@@ -144,6 +145,14 @@ func Content(question string) string {
 		out = append(out, f)
 	}
 	return strings.Join(out, " ")
+}
+
+// howMuch reports the second word of "how many" or "how much": the
+// interrogative asks for an amount and names nothing (a sentence saying
+// "many" holds no more of the question).
+func howMuch(prev, w string) bool {
+	w = strings.ToLower(w)
+	return strings.EqualFold(prev, "how") && (w == "many" || w == "much")
 }
 
 func asks(w string) bool {
