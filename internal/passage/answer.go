@@ -404,7 +404,14 @@ func (f *finder) windows() map[int]Answer {
 		// A longer window must hold more to win: a sentence that says it
 		// all is quoted alone.
 		score := cov - Weights.WindowCost*float64(len(win)-1)
-		if anyFit {
+		// For a how-to, a sentence that holds no menu or command is
+		// quoted with the step of its procedure that does (step): the
+		// window holds the kind of answer asked for in it.
+		cont, stepAt := continuation(f.units[r.doc], win), -1
+		if cont < 0 && !anyFit && len(win) == 1 {
+			stepAt = step(f.units[r.doc], r.unit, f.kind, fitAt)
+		}
+		if anyFit || stepAt >= 0 {
 			score += Weights.Fit
 		}
 		if !Ablate["rank"] {
@@ -426,12 +433,12 @@ func (f *finder) windows() map[int]Answer {
 			}
 		}
 		context := -1
-		if j := continuation(f.units[r.doc], win); j >= 0 {
-			win = append(win, j)
+		if cont >= 0 {
+			win = append(win, cont)
 		} else if !anyFit && len(win) == 1 {
 			// For a how-to, the step that names the menu or command
 			// rather than the sentence beside this one.
-			if context = step(f.units[r.doc], r.unit, f.kind, fitAt); context < 0 {
+			if context = stepAt; context < 0 {
 				context = neighbour(f.units[r.doc], r.unit)
 			}
 			if context >= 0 {

@@ -379,6 +379,22 @@ func TestHowToQuotesTheStepThatNamesTheMenu(t *testing.T) {
 	if !slices.Contains(a.Sentences, "도구 - 시나리오를 선택합니다.") {
 		t.Errorf("window %q does not quote the step that names the menu", a.Sentences)
 	}
+	// The step holds the kind of answer asked for, as a sentence of the
+	// window would: the window wins over another document's sentence
+	// that names a menu but holds less of the question.
+	docs := []Doc{
+		{Title: "시나리오 사용", Body: body},
+		{Title: "개체 뒤로", Body: "Choose Shape - Arrange - Behind Object\n\n선택한 개체의 콘텍스트 메뉴를 열고 배치 - 개체 뒤를 선택합니다."},
+	}
+	q := "Calc에서 새 시나리오를 만들려면 셀을 선택한 뒤 어떤 메뉴를 고르나요?"
+	if found, _ := Find(q, docs, 1); len(found) == 0 || found[0].Doc != 0 {
+		t.Errorf("found %+v, want the scenario's procedure", found)
+	}
+	Ablate["context"] = true
+	defer clear(Ablate)
+	if found, _ := Find(q, docs, 1); len(found) == 0 || found[0].Doc != 1 {
+		t.Errorf("with context ablated, found %+v: the step's fit does not matter here", found)
+	}
 }
 
 // Two words of a question the sources write as one ("thread pool",
