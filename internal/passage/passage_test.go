@@ -92,6 +92,9 @@ func TestCaptionIsNotAHeading(t *testing.T) {
 		"Figure out what went wrong":          false,
 		"Example usage":                       false,
 		"Example 2: Using cargo workspaces":   false,
+		"Filename: src/main.rs":               true,
+		"Filename: Cargo.toml":                true,
+		"Filename: the name of the file to open, relative to the working directory.": false,
 	} {
 		if got := Caption.MatchString(s); got != want {
 			t.Errorf("Caption(%q) = %v, want %v", s, got, want)

@@ -427,10 +427,11 @@ var ToolLabel = regexp.MustCompile(`^[a-z]+(?:\[\w+\])?:`)
 // Contents of Cargo.toml …", "Figure 3.29. Crop tool options", "그림
 // 3.12. 탭 메뉴의 …"): it names an illustration and claims nothing, and
 // the prose after it is not about it, so a line that is one is no
-// heading and no sentence (Units drops it). "Example 2: Using
+// heading and no sentence (Units drops it). "Filename: src/main.rs"
+// alone on its line names the file a listing is of. "Example 2: Using
 // workspaces" titles a section as often as it labels a listing, so it is
 // no caption.
-var Caption = regexp.MustCompile(`^(?:Figure|Fig\.|Listing|Table|그림|표)\s*\d+(?:[.-]\d+)*(?::|\.\s|\.?$)`)
+var Caption = regexp.MustCompile(`^(?:(?:Figure|Fig\.|Listing|Table|그림|표)\s*\d+(?:[.-]\d+)*(?::|\.\s|\.?$)|(?:File ?name|파일 이름):\s*\S+$)`)
 
 // captionLine reports a line that is a caption.
 func captionLine(l string) bool { return Caption.MatchString(textseg.OneLine(l)) }

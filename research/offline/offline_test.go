@@ -287,12 +287,13 @@ func TestAnswerWindowReadOrder(t *testing.T) {
 }
 
 // TestSentencesSplitCode: a code listing's lines never run into the
-// caption or prose after them (the caption titles the prose, a heading), while a sentence wrapped over lines (PDF)
+// caption or prose after them (a caption, "Filename: …" or "Listing
+// 13-3: …", is no sentence), while a sentence wrapped over lines (PDF)
 // stays whole, even where a line ends in a clause's ";" or a "(".
 func TestSentencesSplitCode(t *testing.T) {
 	t.Parallel()
 	got := sentences("We call the closure twice.\nFilename: src/main.rs\n\nfn main() {\nlet s = example(String::from(\"hello\"));\nbreak;\nprintln!(\n}\nListing 13-3: Attempting to call a closure\n\nThe compiler gives us this\nerror when the types differ.\nThe trial enrolled 40 patients;\nhalf received the drug (\nthe others a placebo).")
-	want := []string{"We call the closure twice.", "Filename: src/main.rs", "let s = example(String::from(\"hello\"));", "The compiler gives us this error when the types differ.", "The trial enrolled 40 patients; half received the drug ( the others a placebo)."}
+	want := []string{"We call the closure twice.", "let s = example(String::from(\"hello\"));", "The compiler gives us this error when the types differ.", "The trial enrolled 40 patients; half received the drug ( the others a placebo)."}
 	if !slices.Equal(got, want) {
 		t.Fatalf("sentences = %q", got)
 	}
