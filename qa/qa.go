@@ -337,13 +337,8 @@ func answer(query, lang string, hits []kb.Result, held holds) (*Answer, error) {
 				b.WriteString(" ")
 			}
 			if i == 0 && c.Term != "" {
-				// The option or setting the window defines, once between
-				// backticks when the page wrote it so.
-				term := c.Term
-				if t := strings.Trim(term, "`"); len(t) == len(term)-2 && !strings.Contains(t, "`") {
-					term = t
-				}
-				fmt.Fprintf(&b, "%s: ", inlineCode(term))
+				// The option or setting the window defines.
+				fmt.Fprintf(&b, "%s: ", inlineCode(c.Term))
 			}
 			code := i < len(c.Code) && c.Code[i]
 			if code {

@@ -228,7 +228,7 @@ func TestAskQuotesTheTermAnswered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ans.Unknown || !strings.HasPrefix(ans.Answer, "`--reset-author`: \"When used with --amend") || len(ans.Quotes) == 0 || ans.Quotes[0].Term != "`--reset-author`" {
+	if ans.Unknown || !strings.HasPrefix(ans.Answer, "`--reset-author`: \"When used with --amend") || len(ans.Quotes) == 0 || ans.Quotes[0].Term != "--reset-author" {
 		t.Fatalf("the option is not quoted with its description: %+v", ans)
 	}
 }

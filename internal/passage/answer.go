@@ -75,7 +75,9 @@ var Weights = struct {
 	// Neighbour: a term the sentence lacks that a sentence beside it in
 	// the same paragraph holds: context, not the answer.
 	Neighbour float64
-	// Fit is added to a sentence holding the kind of answer asked for.
+	// Fit is added to a window holding the kind of answer asked for
+	// (a how-to's window, too, when the step of its procedure quoted
+	// with it does: step).
 	Fit float64
 	// Rank favours the documents the search ranked higher, Rank/(1+r).
 	Rank float64
@@ -194,9 +196,11 @@ var Weights = struct {
 
 // Ablate switches rules off by name, for the benchmark that shows what
 // each is worth: "heading", "title", "neighbour", "fit", "rank",
-// "content" (Korean question words kept as terms), "context" (a sentence
-// holding no kind of answer asked for quoted alone, without its
-// paragraph neighbour or, for a how-to, its procedure's step),
+// "content" (the words that only ask kept as terms: Korean question
+// words, the "many" of "how many"), "context" (a sentence holding no
+// kind of answer asked for quoted alone, without its paragraph
+// neighbour or, for a how-to, its procedure's step, which then earns
+// its window no Fit),
 // "continued" (a sentence that goes on from the window's last, or what
 // its colon introduces, left out), "joined" (two words of the question
 // not held by the term they make written as one: "thread pool" by
@@ -372,6 +376,15 @@ func (f *finder) cover(d, i int, extra map[string]bool) float64 {
 	return v / f.total
 }
 
+// unquoted is a name without the backticks around it, when the page
+// wrote it between one pair ("`--reset-author`").
+func unquoted(s string) string {
+	if t := strings.TrimPrefix(strings.TrimSuffix(s, "`"), "`"); len(t) == len(s)-2 && !strings.Contains(t, "`") {
+		return t
+	}
+	return s
+}
+
 // windows scores every unit's window and keeps each document's best.
 func (f *finder) windows() map[int]Answer {
 	best := map[int]Answer{}
@@ -448,14 +461,14 @@ func (f *finder) windows() map[int]Answer {
 		}
 		for _, j := range win {
 			a.Sentences = append(a.Sentences, f.units[r.doc][j].Text)
-			a.Code = append(a.Code, f.units[r.doc][j].Kind == Code)
+			a.Code = append(a.Code, f.units[r.doc][j].Kind == Code || f.units[r.doc][j].Term)
 			a.Context = append(a.Context, j == context)
 		}
 		if u.Heading >= 0 {
 			h := f.units[r.doc][u.Heading]
 			a.Heading = h.Text
 			if h.Term {
-				a.Term = h.Text
+				a.Term = unquoted(h.Text)
 			}
 		}
 		best[r.doc] = a
@@ -598,11 +611,12 @@ func continuation(us []Unit, win []int) int {
 }
 
 // introduces reports a unit ending in a colon followed by what it
-// introduces: a sentence or a line of code, not a heading, and short
-// enough to quote.
+// introduces: a sentence or a line of code ("…, run:" and the command,
+// read as a term when prose follows it), not a section's heading, and
+// short enough to quote.
 func introduces(us []Unit, i int) bool {
 	return us[i].Kind == Sentence && (strings.HasSuffix(us[i].Text, ":") || strings.HasSuffix(us[i].Text, "：")) &&
-		i+1 < len(us) && us[i+1].Kind != Heading && len(us[i+1].Text) <= MaxSentence
+		i+1 < len(us) && (us[i+1].Kind != Heading || us[i+1].Term) && len(us[i+1].Text) <= MaxSentence
 }
 
 // neighbour is the sentence quoted beside unit i, a sentence that holds

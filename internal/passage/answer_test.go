@@ -44,6 +44,9 @@ func TestContentDropsHowMany(t *testing.T) {
 	if got := Content("Does cpu_count() tell me how many CPUs my process can use, and how much memory?"); strings.Contains(got, "many") || strings.Contains(got, "much") || !strings.Contains(got, "CPUs") {
 		t.Errorf("Content = %q", got)
 	}
+	if got := Content(`Does it say ("how many") or "How much"?`); strings.Contains(got, "many") || strings.Contains(got, "much") {
+		t.Errorf("Content after punctuation = %q", got)
+	}
 	if got := Content("Many users ask: are there many workers?"); strings.Count(got, "any") != 2 {
 		t.Errorf("a many that does not follow how is content: %q", got)
 	}
@@ -350,6 +353,16 @@ func TestWindowQuotesWhatItsColonIntroduces(t *testing.T) {
 	a := best(t, "What does the built-in binary macro attribute in gitattributes files set?", Doc{Title: "gitattributes(5)", Body: body})
 	if got := a.Sentences[len(a.Sentences)-1]; got != "[attr]binary -diff -merge -text" || !a.Code[len(a.Code)-1] {
 		t.Errorf("window %q (code %v), want it to end with the line of code", a.Sentences, a.Code)
+	}
+}
+
+// A command alone between a sentence's colon and prose reads as a term
+// (Unit.Term); the sentence's window still quotes it, as code.
+func TestWindowQuotesTheCommandItsColonIntroduces(t *testing.T) {
+	body := "To amend the last commit without editing its message, run:\n\ngit commit --amend --no-edit\n\nThe staged changes are added to the commit."
+	a := best(t, "How do I amend the last commit without editing its message?", Doc{Title: "git-commit(1)", Body: body})
+	if len(a.Sentences) < 2 || a.Sentences[1] != "git commit --amend --no-edit" || !a.Code[1] {
+		t.Errorf("window %q (code %v), want the command after the sentence, as code", a.Sentences, a.Code)
 	}
 }
 

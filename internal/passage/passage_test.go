@@ -394,13 +394,16 @@ func TestUnheldWordsWeighLess(t *testing.T) {
 
 // An option's or a setting's name alone above prose is the term the
 // prose defines, as a definition list writes it: the prose sits under
-// it. A command, a listing's line or a line in a fence is no term.
+// it. A command at a prompt, a listing's line, a line in a fence, a
+// tool's message and a tag are no term.
 func TestTermLinesAreHeadings(t *testing.T) {
 	text := "OPTIONS\n\n--reset-author\n\nWhen used with -C/-c/--amend options, declare that the authorship of the resulting commit now belongs to the committer.\n\n" +
 		"pop [--index] [-q|--quiet] [<stash>]\n\nApplying the state can fail with conflicts.\n\n" +
 		"$ git commit --amend --reset-author\n\nThe commit is now yours.\n\n" +
 		"git add file.c\ngit commit\n\nTwo lines of a listing are no term.\n\n" +
-		"```\n--not-a-term\n```\n\nA fenced line is no term either."
+		"```\n--not-a-term\n```\n\nA fenced line is no term either.\n\n" +
+		"error[E0382]: borrow of moved value: `v`\n\nA compiler's message is no term.\n\n" +
+		"<div>\n\nA tag is no term."
 	us := Units(text)
 	under := func(s string) Unit {
 		for _, u := range us {
@@ -420,6 +423,8 @@ func TestTermLinesAreHeadings(t *testing.T) {
 		"The commit is now yours.": "pop [--index] [-q|--quiet] [<stash>]",
 		"Two lines of a listing":   "pop [--index] [-q|--quiet] [<stash>]",
 		"A fenced line":            "pop [--index] [-q|--quiet] [<stash>]",
+		"A compiler's message":     "pop [--index] [-q|--quiet] [<stash>]",
+		"A tag is no term.":        "pop [--index] [-q|--quiet] [<stash>]",
 	} {
 		if h := under(s); h.Text != want || !h.Term || h.Kind != Heading {
 			t.Errorf("%q sits under %+v, want the term %q", s, h, want)
@@ -430,8 +435,13 @@ func TestTermLinesAreHeadings(t *testing.T) {
 			t.Errorf("the setting %q is a heading but no term", u.Text)
 		}
 	}
-	if u := Units("Miscellaneous System Information\n\nos.cpu_count()\n\nReturn the number of CPUs in the system."); !u[0].Term == false || u[0].Term || !u[1].Term {
+	if u := Units("Miscellaneous System Information\n\nos.cpu_count()\n\nReturn the number of CPUs in the system."); len(u) < 2 || u[0].Term || !u[1].Term {
 		t.Errorf("a section's title is a term, or a function's name is not: %+v", u)
+	}
+	for _, title := range []string{"Node.js", "UTF-8", "I/O", "OPTIONS"} {
+		if u := Units(title + "\n\nThe section's prose says what it is about."); len(u) < 2 || u[0].Kind != Heading || u[0].Term {
+			t.Errorf("%q: a title is no term: %+v", title, u)
+		}
 	}
 	Ablate["term"] = true
 	defer clear(Ablate)

@@ -123,7 +123,7 @@ func Content(question string) string {
 	out := fields[:0:0]
 	for i, f := range fields {
 		w := strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-		if asks(w) || !Ablate["content"] && i > 0 && howMuch(fields[i-1], w) {
+		if asks(w) || i > 0 && howMuch(fields[i-1], w) {
 			continue
 		}
 		last := i == len(fields)-1
@@ -151,8 +151,8 @@ func Content(question string) string {
 // interrogative asks for an amount and names nothing (a sentence saying
 // "many" holds no more of the question).
 func howMuch(prev, w string) bool {
-	w = strings.ToLower(w)
-	return strings.EqualFold(prev, "how") && (w == "many" || w == "much")
+	prev = strings.TrimFunc(prev, func(r rune) bool { return !unicode.IsLetter(r) })
+	return strings.EqualFold(prev, "how") && (strings.EqualFold(w, "many") || strings.EqualFold(w, "much"))
 }
 
 func asks(w string) bool {

@@ -38,8 +38,8 @@ type Unit struct {
 	// of one block are one paragraph.
 	Block int
 	// Term: a heading that is the name of an option or a setting the
-	// prose under it defines (a line of code alone above it), not a
-	// section's title.
+	// prose under it defines (a line of code alone above it, or a one
+	// word heading written as code: termName), not a section's title.
 	Term bool
 }
 
@@ -58,7 +58,10 @@ const (
 // join (a PDF wraps its sentences over lines) and split into sentences. A
 // short line without a sentence's end that closes its block and is
 // followed by prose is a heading: an HTML page's <dt> or <h2> as its
-// readable text renders them.
+// readable text renders them; so is a line of code alone between blank
+// lines above prose: an option's or a setting's name, a definition's
+// term (Unit.Term), or a command a sentence's colon introduces (Find
+// quotes it with that sentence).
 func Units(text string) []Unit {
 	var out []Unit
 	heading := -1
@@ -144,22 +147,28 @@ type block struct {
 	term bool
 }
 
-// termName reports a heading written as a name in code: one word with a
-// mark of code (codeName: "gc.auto", "os.cpu_count()", "--follow"), the
-// term a settings reference or an API's page defines; a title in
-// capitals ("OPTIONS") is none.
+// termName reports a heading written as a name in code, the term a
+// settings reference or an API's page defines: one word that is an
+// option ("--follow"), a call or an identifier ("os.cpu_count()",
+// "SQLITE_MAX_LENGTH"), or a dotted name in lower case ("gc.auto",
+// "server.requestTimeout"). A title in capitals ("OPTIONS") or a
+// product's name ("Node.js", "UTF-8", "I/O") is none.
 func termName(l string) bool {
-	return !strings.ContainsAny(l, " \t") && strings.IndexFunc(l, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) >= 0 && codeName(l)
+	if strings.ContainsAny(l, " \t") {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(l)
+	return strings.HasPrefix(l, "-") && len(l) > 1 || strings.ContainsAny(l, "()_=") || unicode.IsLower(r) && strings.Contains(strings.Trim(l, "."), ".")
 }
 
 // termLine is a line of code that can name what the prose after it
-// defines: short, with a letter, not a shell prompt, a comment or a
-// statement.
+// defines: short, with a letter, not a shell prompt, a comment, a
+// tool's message ("error[E0382]: …"), a markup tag or a statement.
 func termLine(l string) bool {
 	if utf8.RuneCountInString(l) > maxHeadingRunes || strings.IndexFunc(l, unicode.IsLetter) < 0 {
 		return false
 	}
-	if strings.HasPrefix(l, "$ ") || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "//") || strings.HasPrefix(l, "> ") || directiveRE.MatchString(l) {
+	if strings.HasPrefix(l, "$ ") || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "//") || strings.HasPrefix(l, "> ") || directiveRE.MatchString(l) || ToolLabel.MatchString(l) || strings.HasPrefix(l, "<") && strings.HasSuffix(l, ">") {
 		return false
 	}
 	r, _ := utf8.DecodeLastRuneInString(l)

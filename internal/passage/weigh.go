@@ -39,7 +39,13 @@ func (qw *qword) join(t string) {
 func (f *finder) weigh(question, content string) {
 	nUnits := float64(len(f.all))
 	f.weight = map[string]float64{}
-	asking := termSet(Content(lastSentence(question)))
+	// The sentence that asks, read as content is (Find: Content, unless
+	// ablated).
+	last := lastSentence(question)
+	if !Ablate["content"] {
+		last = Content(last)
+	}
+	asking := termSet(last)
 	// The scripts the sentences read are written in (Hangul or not),
 	// read once a word none holds asks: a word of another script is not
 	// one they could have put otherwise.

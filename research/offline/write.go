@@ -552,6 +552,7 @@ func (w *writer) answerWindow(p *quotes) *window {
 	if !said {
 		return nil
 	}
+	a = quotable(a)
 	id := ids[a.Doc]
 	added := false
 	// The sentence a window's demonstrative points back at ("This is not
@@ -561,7 +562,7 @@ func (w *writer) answerWindow(p *quotes) *window {
 	own := slices.Index(a.Context, false)
 	antecedent := own > 0 && textseg.PointsBackAtSentence(a.Sentences[own])
 	for i, text := range a.Sentences {
-		if a.Context[i] && (i > own || !antecedent || !prose(text)) || !a.Context[i] && !proseWithCode(text) || w.foreign(text) {
+		if a.Context[i] && (i > own || !antecedent || !prose(text)) || w.foreign(text) {
 			continue
 		}
 		w.used[text] = true
@@ -575,6 +576,21 @@ func (w *writer) answerWindow(p *quotes) *window {
 		return nil
 	}
 	return &window{a, id}
+}
+
+// quotable is a window without its own sentences that are not prose:
+// what the summary quotes of it, and what it is taken to have said.
+func quotable(a passage.Answer) passage.Answer {
+	out := a
+	out.Sentences, out.Code, out.Context = nil, nil, nil
+	for i, text := range a.Sentences {
+		if a.Context[i] || proseWithCode(text) {
+			out.Sentences = append(out.Sentences, text)
+			out.Code = append(out.Code, a.Code[i])
+			out.Context = append(out.Context, a.Context[i])
+		}
+	}
+	return out
 }
 
 // window is the answer window a summary opens with, and its source.
