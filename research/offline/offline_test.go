@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quarryhq/quarry/internal/passage"
 	"github.com/quarryhq/quarry/internal/textseg"
 	"github.com/quarryhq/quarry/research"
 )
@@ -252,6 +253,47 @@ func TestOpeningLeavesOutTheWindowsCode(t *testing.T) {
 	}
 	if !strings.HasPrefix(d.Summary, "This number is not equivalent to the number of CPUs the current process can use. [cite:S1]") || strings.Contains(d.Summary, "len(os.sched_getaffinity(0)) [cite") {
 		t.Fatalf("the window's prose does not open the summary, or its code is quoted as a sentence:\n%s", d.Summary)
+	}
+}
+
+// TestQuotable: a window's own sentences that are not prose are left
+// out; when none is prose, the neighbour quoted for context stands for
+// it; a sentence of its own quoted already drops it.
+func TestQuotable(t *testing.T) {
+	t.Parallel()
+	const (
+		arrows = "RGB 모드는 각 픽셀이 R->Red, G->Green, B->Blue, 세 가지의 요소로 구성됩니다."
+		values = "각 요소는 0-255의 농도값을 갖습니다."
+		call   = "The number of usable CPUs can be obtained with len(os.sched_getaffinity(0))"
+		says   = "This number is not equivalent to the number of CPUs the current process can use."
+	)
+	for _, tc := range []struct {
+		name          string
+		sentences     []string
+		context       []bool
+		used          string
+		want, wantOwn []string
+	}{
+		{"code left out", []string{says, call}, []bool{false, false}, "", []string{says}, []string{says}},
+		{"neighbour stands in", []string{arrows, values}, []bool{false, true}, "", []string{values}, []string{values}},
+		{"neighbour kept as context", []string{says, values}, []bool{false, true}, "", []string{says, values}, []string{says}},
+		{"nothing to quote", []string{arrows, call}, []bool{false, true}, "", nil, nil},
+		{"quoted already", []string{says, values}, []bool{false, true}, says, nil, nil},
+	} {
+		a := passage.Answer{Sentences: tc.sentences, Context: tc.context, Code: make([]bool, len(tc.sentences))}
+		got, ok := quotable(a, map[string]bool{tc.used: tc.used != ""})
+		if !ok {
+			got.Sentences = nil
+		}
+		var own []string
+		for i, s := range got.Sentences {
+			if ok && !got.Context[i] {
+				own = append(own, s)
+			}
+		}
+		if !slices.Equal(got.Sentences, tc.want) || !slices.Equal(own, tc.wantOwn) {
+			t.Errorf("%s: quoted %q (own %q), want %q (own %q)", tc.name, got.Sentences, own, tc.want, tc.wantOwn)
+		}
 	}
 }
 

@@ -535,24 +535,10 @@ func (w *writer) answerWindow(p *quotes) *window {
 	if len(found) == 0 {
 		return nil
 	}
-	a := found[0]
-	// A sentence of the window that is not prose (a line that ends in a
-	// call, "… obtained with len(os.sched_getaffinity(0))") is left out;
-	// the window stands when one of its own sentences is.
-	said := false
-	for i, text := range a.Sentences {
-		if a.Context[i] {
-			continue
-		}
-		if w.used[text] {
-			return nil
-		}
-		said = said || proseWithCode(text)
-	}
-	if !said {
+	a, ok := quotable(found[0], w.used)
+	if !ok {
 		return nil
 	}
-	a = quotable(a)
 	id := ids[a.Doc]
 	added := false
 	// The sentence a window's demonstrative points back at ("This is not
@@ -578,19 +564,41 @@ func (w *writer) answerWindow(p *quotes) *window {
 	return &window{a, id}
 }
 
-// quotable is a window without its own sentences that are not prose:
-// what the summary quotes of it, and what it is taken to have said.
-func quotable(a passage.Answer) passage.Answer {
+// quotable is what a summary quotes of a window: its own sentences
+// that are prose, a line that is not (one that ends in a call, "…
+// obtained with len(os.sched_getaffinity(0))") left out, with the
+// neighbour quoted for context; when none of its own sentences is
+// prose, the neighbour stands for it as its own. It is also what the
+// window is taken to have said. False when nothing of its own can be
+// quoted, or a sentence of its own was quoted already.
+func quotable(a passage.Answer, used map[string]bool) (passage.Answer, bool) {
+	said := false
+	for i, text := range a.Sentences {
+		if !a.Context[i] {
+			if used[text] {
+				return a, false
+			}
+			said = said || proseWithCode(text)
+		}
+	}
+	context := slices.Clone(a.Context)
+	if !said {
+		i := slices.IndexFunc(a.Sentences, func(text string) bool { return prose(text) && !used[text] })
+		if i < 0 || !a.Context[i] {
+			return a, false
+		}
+		context[i] = false
+	}
 	out := a
 	out.Sentences, out.Code, out.Context = nil, nil, nil
 	for i, text := range a.Sentences {
-		if a.Context[i] || proseWithCode(text) {
+		if context[i] || proseWithCode(text) {
 			out.Sentences = append(out.Sentences, text)
 			out.Code = append(out.Code, a.Code[i])
-			out.Context = append(out.Context, a.Context[i])
+			out.Context = append(out.Context, context[i])
 		}
 	}
-	return out
+	return out, true
 }
 
 // window is the answer window a summary opens with, and its source.
