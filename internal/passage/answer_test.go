@@ -54,14 +54,20 @@ func TestContentDropsHowMany(t *testing.T) {
 		{Title: "timeit", Body: "The loop count, which tells you how many times the statement body was run per timing loop repetition."},
 		{Title: "os", Body: "cpu_count()\n\nReturn the number of CPUs in the system.\n\nThis number is not equivalent to the number of CPUs the current process can use."},
 	}
-	q := "Does os.cpu_count() tell me how many CPUs my current process is actually allowed to run on?"
-	if found, _ := Find(q, docs, 1); len(found) == 0 || found[0].Doc != 1 {
-		t.Errorf("found %+v, want the cpu_count window", found)
+	firstWithAndWithout(t, "content", "Does os.cpu_count() tell me how many CPUs my current process is actually allowed to run on?", docs, 1, 0)
+}
+
+// firstWithAndWithout checks that Find's best answer is document with's,
+// and document without's when rule is ablated: the rule decides.
+func firstWithAndWithout(t *testing.T, rule, q string, docs []Doc, with, without int) {
+	t.Helper()
+	if found, _ := Find(q, docs, 1); len(found) == 0 || found[0].Doc != with {
+		t.Errorf("found %+v, want document %d's window", found, with)
 	}
-	Ablate["content"] = true
+	Ablate[rule] = true
 	defer clear(Ablate)
-	if found, _ := Find(q, docs, 1); len(found) == 0 || found[0].Doc != 0 {
-		t.Errorf("with content ablated, found %+v: the rule does not matter here", found)
+	if found, _ := Find(q, docs, 1); len(found) == 0 || found[0].Doc != without {
+		t.Errorf("with %s ablated, found %+v: the rule does not decide here", rule, found)
 	}
 }
 
@@ -399,15 +405,7 @@ func TestHowToQuotesTheStepThatNamesTheMenu(t *testing.T) {
 		{Title: "시나리오 사용", Body: body},
 		{Title: "개체 뒤로", Body: "Choose Shape - Arrange - Behind Object\n\n선택한 개체의 콘텍스트 메뉴를 열고 배치 - 개체 뒤를 선택합니다."},
 	}
-	q := "Calc에서 새 시나리오를 만들려면 셀을 선택한 뒤 어떤 메뉴를 고르나요?"
-	if found, _ := Find(q, docs, 1); len(found) == 0 || found[0].Doc != 0 {
-		t.Errorf("found %+v, want the scenario's procedure", found)
-	}
-	Ablate["context"] = true
-	defer clear(Ablate)
-	if found, _ := Find(q, docs, 1); len(found) == 0 || found[0].Doc != 1 {
-		t.Errorf("with context ablated, found %+v: the step's fit does not matter here", found)
-	}
+	firstWithAndWithout(t, "context", "Calc에서 새 시나리오를 만들려면 셀을 선택한 뒤 어떤 메뉴를 고르나요?", docs, 0, 1)
 }
 
 // Two words of a question the sources write as one ("thread pool",
