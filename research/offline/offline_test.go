@@ -251,8 +251,29 @@ func TestOpeningLeavesOutTheWindowsCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(d.Summary, "This number is not equivalent to the number of CPUs the current process can use. [cite:S1]") || strings.Contains(d.Summary, "len(os.sched_getaffinity(0)) [cite") {
+	if !strings.HasPrefix(d.Summary, "`cpu_count()`: This number is not equivalent to the number of CPUs the current process can use. [cite:S1]") || strings.Contains(d.Summary, "len(os.sched_getaffinity(0)) [cite") {
 		t.Fatalf("the window's prose does not open the summary, or its code is quoted as a sentence:\n%s", d.Summary)
+	}
+}
+
+// TestOpeningNamesTheTermItsWindowDefines: a window under an option's
+// name that its sentences do not say opens the summary with the name.
+func TestOpeningNamesTheTermItsWindowDefines(t *testing.T) {
+	t.Parallel()
+	srcs := map[string]*research.Source{
+		"S1": {ID: "S1", Title: "git-commit(1)", Content: "OPTIONS\n\n--amend\n\nReplace the tip of the current branch by creating a new commit.\n\n--reset-author\n\nWhen used with --amend, declare that the authorship of the resulting commit now belongs to the committer. This also renews the author timestamp."},
+	}
+	const question = "After --amend, how do I make the authorship of the commit mine and renew its timestamp?"
+	d, _, err := Engine{}.Write(context.Background(), research.WriteInput{
+		Question:     question,
+		SubQuestions: []research.SubQuestion{{ID: "Q1", Text: question, SourceIDs: []string{"S1"}}},
+		Sources:      srcs,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(d.Summary, "`--reset-author`: When used with --amend, declare") {
+		t.Fatalf("the summary does not open with the option its window defines:\n%s", d.Summary)
 	}
 }
 

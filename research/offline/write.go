@@ -552,7 +552,13 @@ func (w *writer) answerWindow(p *quotes) *window {
 			continue
 		}
 		w.used[text] = true
-		p.lines = append(p.lines, w.cite(scored{text: text, terms: termSet(text), sourceID: id}))
+		line := w.cite(scored{text: text, terms: termSet(text), sourceID: id})
+		if !added && a.Term != "" && !strings.Contains(strings.ToLower(text), strings.ToLower(a.Term)) {
+			// The option or setting the window defines, which its
+			// sentences do not name (passage.Answer.Term).
+			line = "`" + a.Term + "`: " + line
+		}
+		p.lines = append(p.lines, line)
 		p.words += len(strings.Fields(text))
 		p.sources[id] = true
 		p.last = id
