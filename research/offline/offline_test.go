@@ -177,6 +177,8 @@ func TestProse(t *testing.T) {
 		{"1.1. Installation 1.2. Hello, World! 1.3. Hello, Cargo! 2. Guessing Game.", false},            // a table of contents
 		{"Try out a different version of the Rust Book, featuring quizzes and more: https://rust-book.cs.brown.edu", false},
 		{"Box<T>, for allocating values on the heap Rc<T>, a reference counting type that enables multiple ownership", false}, // a list
+		{"So instead of Rc<T>, we’ll make the type of parent use Weak<T>, specifically a RefCell<Weak<Node>>.", true},         // generic types are words
+		{"We changed the return type of main to be Result<(), Box<dyn Error>> and added a return value.", true},
 	} {
 		if got := prose(tc.s); got != tc.want {
 			t.Errorf("prose(%q) = %v, want %v", tc.s, got, tc.want)

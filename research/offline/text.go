@@ -137,7 +137,9 @@ func prose(s string) bool {
 			}
 		}
 	}
-	letters, symbols := passage.Density(s)
+	// A generic type's name ("Rc<T>", "RefCell<Weak<Node>>") is a word
+	// of the sentence, not code's symbols.
+	letters, symbols := passage.Density(genericType.ReplaceAllString(s, "$1"))
 	if cased == 0 && strings.IndexFunc(s, caseless) >= 0 {
 		// Hangul, Han and other scripts without case: only the symbols
 		// and the end. (Latin letters behind markup, ":class:`x`.",
@@ -149,6 +151,11 @@ func prose(s string) bool {
 	}
 	return !passage.Caption.MatchString(s) && !passage.ToolLabel.MatchString(s) && !strings.Contains(s, "`") && !strings.HasSuffix(s, "?") && endsSentence(s)
 }
+
+// genericType is a generic type's name as prose writes it, its
+// parameters in angle brackets ("Rc<T>", "Box<dyn Error>",
+// "RefCell<Weak<Node>>").
+var genericType = regexp.MustCompile(`(\pL[\pL\pN_]*)<(?:[\pL\pN_, ]+|[\pL\pN_]+<[\pL\pN_, ]+>)>`)
 
 // proseWithCode reports prose that may write code inline, as AsciiDoc and
 // Markdown write it ("If the `--autosquash` option is enabled …"): each
