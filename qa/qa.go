@@ -338,11 +338,11 @@ func answer(query, lang string, hits []kb.Result, held holds) (*Answer, error) {
 			}
 			if i == 0 && c.Term != "" {
 				// The option or setting the window defines.
-				fmt.Fprintf(&b, "%s: ", inlineCode(c.Term))
+				fmt.Fprintf(&b, "%s: ", passage.InlineCode(c.Term))
 			}
 			code := i < len(c.Code) && c.Code[i]
 			if code {
-				fmt.Fprintf(&b, "%s [%d]", inlineCode(text), n)
+				fmt.Fprintf(&b, "%s [%d]", passage.InlineCode(text), n)
 			} else {
 				fmt.Fprintf(&b, "\"%s\" [%d]", text, n)
 			}
@@ -352,26 +352,6 @@ func answer(query, lang string, hits []kb.Result, held holds) (*Answer, error) {
 	ans.Answer = b.String()
 	ans.Suggestions = suggestions(lang, hits, cited)
 	return ans, nil
-}
-
-// inlineCode quotes a line of code as Markdown's inline code: between
-// backticks, one more than the longest run of them it holds, with a
-// space inside where it starts or ends with one.
-func inlineCode(s string) string {
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", longest+1)
-	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
-		return fence + " " + s + " " + fence
-	}
-	return fence + s + fence
 }
 
 func cover(terms []string, have map[string]bool) float64 {

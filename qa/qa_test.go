@@ -180,19 +180,10 @@ func TestAskAcrossLanguagesAndFollowUps(t *testing.T) {
 // between backticks, as code, and a page's listing stays out of the
 // sentences around it.
 func TestAskQuotesCodeAsCode(t *testing.T) {
-	dir := t.TempDir()
-	page := filepath.Join(dir, "gc.md")
 	doc := "# Cleaning up a repository\n\nLoose objects pile up as you work, and a repository slows down when there are many of them. " +
 		"To pack the loose objects of a repository by hand, run the garbage collector:\n\n```sh\ngit gc --aggressive --prune=now\n```\n\n" +
 		"The collector also runs by itself after some commands, when there are more loose objects than gc.auto allows.\n"
-	if err := os.WriteFile(page, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	a := asker(t, &session.Memory{}, page)
-	ans, err := a.Ask(context.Background(), qa.Request{Question: "How do I pack the loose objects of a repository by hand?"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ans := askPage(t, "gc.md", doc, "How do I pack the loose objects of a repository by hand?")
 	if ans.Unknown || !strings.Contains(ans.Answer, "`git gc --aggressive --prune=now` [1]") {
 		t.Fatalf("the command is not quoted as code: %+v", ans)
 	}
@@ -216,21 +207,27 @@ func TestAskQuotesCodeAsCode(t *testing.T) {
 // definition does not repeat it, and the reader needs to know which
 // option it describes.
 func TestAskQuotesTheTermAnswered(t *testing.T) {
-	dir := t.TempDir()
-	page := filepath.Join(dir, "git-commit.txt")
 	doc := "git-commit(1)\n\nOPTIONS\n\n--amend\n\nReplace the tip of the current branch by creating a new commit.\n\n" +
 		"`--reset-author`\n\nWhen used with --amend, declare that the authorship of the resulting commit now belongs to the committer. This also renews the author timestamp.\n"
-	if err := os.WriteFile(page, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	a := asker(t, &session.Memory{}, page)
-	ans, err := a.Ask(context.Background(), qa.Request{Question: "After --amend, how do I make the authorship of the commit mine and renew its timestamp?"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ans := askPage(t, "git-commit.txt", doc, "After --amend, how do I make the authorship of the commit mine and renew its timestamp?")
 	if ans.Unknown || !strings.HasPrefix(ans.Answer, "`--reset-author`: \"When used with --amend") || len(ans.Quotes) == 0 || ans.Quotes[0].Term != "--reset-author" {
 		t.Fatalf("the option is not quoted with its description: %+v", ans)
 	}
+}
+
+// askPage asks question over a knowledge base of one page, name, that
+// holds doc.
+func askPage(t *testing.T, name, doc, question string) *qa.Answer {
+	t.Helper()
+	page := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(page, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ans, err := asker(t, &session.Memory{}, page).Ask(context.Background(), qa.Request{Question: question})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ans
 }
 
 // TestAskNamesInScope: a name the chunks read do not hold lowers the

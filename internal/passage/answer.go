@@ -376,6 +376,26 @@ func (f *finder) cover(d, i int, extra map[string]bool) float64 {
 	return v / f.total
 }
 
+// InlineCode quotes a line of code or a name as Markdown's inline code:
+// between backticks, one more than the longest run of them it holds,
+// with a space inside where it starts or ends with one.
+func InlineCode(s string) string {
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		return fence + " " + s + " " + fence
+	}
+	return fence + s + fence
+}
+
 // unquoted is a name without the backticks around it, when the page
 // wrote it between one pair ("`--reset-author`").
 func unquoted(s string) string {

@@ -244,18 +244,25 @@ func TestOpeningLeavesOutTheWindowsCode(t *testing.T) {
 		"S1": {ID: "S1", Title: "os — Miscellaneous operating system interfaces", Content: "cpu_count()\n\nReturn the number of CPUs in the system. Returns None if undetermined.\n\nThis number is not equivalent to the number of CPUs the current process can use. The number of usable CPUs can be obtained with len(os.sched_getaffinity(0))\n\nNew in version 3.4."},
 		"S2": {ID: "S2", Title: "timeit — Measure execution time of small code snippets", Content: "The loop count, which tells you how many times the statement body was run per timing loop repetition. For each get used to fetch a task, a subsequent call to task_done tells the queue that the processing on the task is complete."},
 	}
-	const question = "Does os.cpu_count() tell me how many CPUs my current process is actually allowed to run on?"
+	d := writeOne(t, "Does os.cpu_count() tell me how many CPUs my current process is actually allowed to run on?", srcs, "S1", "S2")
+	if !strings.HasPrefix(d.Summary, "`cpu_count()`: This number is not equivalent to the number of CPUs the current process can use. [cite:S1]") || strings.Contains(d.Summary, "len(os.sched_getaffinity(0)) [cite") {
+		t.Fatalf("the window's prose does not open the summary, or its code is quoted as a sentence:\n%s", d.Summary)
+	}
+}
+
+// writeOne writes the offline report on question from srcs, found in the
+// order of ids by one search for the question itself.
+func writeOne(t *testing.T, question string, srcs map[string]*research.Source, ids ...string) *research.Draft {
+	t.Helper()
 	d, _, err := Engine{}.Write(context.Background(), research.WriteInput{
 		Question:     question,
-		SubQuestions: []research.SubQuestion{{ID: "Q1", Text: question, SourceIDs: []string{"S1", "S2"}}},
+		SubQuestions: []research.SubQuestion{{ID: "Q1", Text: question, SourceIDs: ids}},
 		Sources:      srcs,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(d.Summary, "`cpu_count()`: This number is not equivalent to the number of CPUs the current process can use. [cite:S1]") || strings.Contains(d.Summary, "len(os.sched_getaffinity(0)) [cite") {
-		t.Fatalf("the window's prose does not open the summary, or its code is quoted as a sentence:\n%s", d.Summary)
-	}
+	return d
 }
 
 // TestOpeningNamesTheTermItsWindowDefines: a window under an option's
@@ -265,15 +272,7 @@ func TestOpeningNamesTheTermItsWindowDefines(t *testing.T) {
 	srcs := map[string]*research.Source{
 		"S1": {ID: "S1", Title: "git-commit(1)", Content: "OPTIONS\n\n--amend\n\nReplace the tip of the current branch by creating a new commit.\n\n--reset-author\n\nWhen used with --amend, declare that the authorship of the resulting commit now belongs to the committer. This also renews the author timestamp."},
 	}
-	const question = "After --amend, how do I make the authorship of the commit mine and renew its timestamp?"
-	d, _, err := Engine{}.Write(context.Background(), research.WriteInput{
-		Question:     question,
-		SubQuestions: []research.SubQuestion{{ID: "Q1", Text: question, SourceIDs: []string{"S1"}}},
-		Sources:      srcs,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := writeOne(t, "After --amend, how do I make the authorship of the commit mine and renew its timestamp?", srcs, "S1")
 	if !strings.HasPrefix(d.Summary, "`--reset-author`: When used with --amend, declare") {
 		t.Fatalf("the summary does not open with the option its window defines:\n%s", d.Summary)
 	}

@@ -556,7 +556,7 @@ func (w *writer) answerWindow(p *quotes) *window {
 		if !added && a.Term != "" && !strings.Contains(strings.ToLower(text), strings.ToLower(a.Term)) {
 			// The option or setting the window defines, which its
 			// sentences do not name (passage.Answer.Term).
-			line = "`" + a.Term + "`: " + line
+			line = passage.InlineCode(a.Term) + ": " + line
 		}
 		p.lines = append(p.lines, line)
 		p.words += len(strings.Fields(text))
@@ -578,27 +578,31 @@ func (w *writer) answerWindow(p *quotes) *window {
 // window is taken to have said. False when nothing of its own can be
 // quoted, or a sentence of its own was quoted already.
 func quotable(a passage.Answer, used map[string]bool) (passage.Answer, bool) {
+	keep := slices.Clone(a.Context) // what is quoted: the context, and own prose
 	said := false
 	for i, text := range a.Sentences {
-		if !a.Context[i] {
-			if used[text] {
-				return a, false
-			}
-			said = said || proseWithCode(text)
+		if a.Context[i] {
+			continue
 		}
+		if used[text] {
+			return a, false
+		}
+		keep[i] = proseWithCode(text)
+		said = said || keep[i]
 	}
-	context := slices.Clone(a.Context)
+	context := a.Context
 	if !said {
 		i := slices.IndexFunc(a.Sentences, func(text string) bool { return prose(text) && !used[text] })
 		if i < 0 || !a.Context[i] {
 			return a, false
 		}
+		context = slices.Clone(a.Context)
 		context[i] = false
 	}
 	out := a
 	out.Sentences, out.Code, out.Context = nil, nil, nil
 	for i, text := range a.Sentences {
-		if context[i] || proseWithCode(text) {
+		if keep[i] {
 			out.Sentences = append(out.Sentences, text)
 			out.Code = append(out.Code, a.Code[i])
 			out.Context = append(out.Context, context[i])
