@@ -37,7 +37,8 @@ func TestTypeOf(t *testing.T) {
 
 // Korean interrogatives and a bare question ending are not what a
 // question is about ("None of the sources mentions 어느, 좋나요").
-// "how many" and "how much" ask for an amount: "many" is no word of
+// "how many", "how much", "how long" and "how often" ask for an amount:
+// "many" is no word of
 // what the question is about, and a sentence saying it ("tells you how
 // many times") holds no more of it.
 func TestContentDropsHowMany(t *testing.T) {
@@ -46,6 +47,9 @@ func TestContentDropsHowMany(t *testing.T) {
 	}
 	if got := Content(`Does it say ("how many") or "How much"?`); strings.Contains(got, "many") || strings.Contains(got, "much") {
 		t.Errorf("Content after punctuation = %q", got)
+	}
+	if got := Content("How long does the server wait, and how often does it retry?"); strings.Contains(got, "long") || strings.Contains(got, "often") || !strings.Contains(got, "retry") {
+		t.Errorf("Content = %q", got)
 	}
 	if got := Content("Many users ask: are there many workers?"); strings.Count(got, "any") != 2 {
 		t.Errorf("a many that does not follow how is content: %q", got)

@@ -116,8 +116,8 @@ var koreanQuestionEndings = []string{"습니까", "ㅂ니까", "나요", "까요
 // asks (the question's last word, or one a comma or question mark ends:
 // "켜져 있나요, 꺼져 있나요?") that, its question ending cut, is under two
 // syllables ("좋나요", "되나요", "있나요"). English question words are stop
-// words to the analyser already; the "many" or "much" of "how many" and
-// "how much" is left out here.
+// words to the analyser already; the "many", "much", "long" or "often"
+// of "how many" and the like is left out here.
 func Content(question string) string {
 	fields := strings.Fields(question)
 	out := fields[:0:0]
@@ -147,12 +147,12 @@ func Content(question string) string {
 	return strings.Join(out, " ")
 }
 
-// howMuch reports the second word of "how many" or "how much": the
-// interrogative asks for an amount and names nothing (a sentence saying
-// "many" holds no more of the question).
+// howMuch reports the second word of "how many", "how much", "how long"
+// or "how often": the interrogative asks for an amount and names nothing
+// (a sentence saying "many" or "long" holds no more of the question).
 func howMuch(prev, w string) bool {
 	prev = strings.TrimFunc(prev, func(r rune) bool { return !unicode.IsLetter(r) })
-	return strings.EqualFold(prev, "how") && (strings.EqualFold(w, "many") || strings.EqualFold(w, "much"))
+	return strings.EqualFold(prev, "how") && (strings.EqualFold(w, "many") || strings.EqualFold(w, "much") || strings.EqualFold(w, "long") || strings.EqualFold(w, "often"))
 }
 
 func asks(w string) bool {
