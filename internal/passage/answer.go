@@ -762,19 +762,26 @@ func Answers(found []Answer) []Answer {
 // holds (one window answers; the further ones add context), lowered in
 // proportion to the names the question marks (Marked) that no document
 // holds: those documents speak of something else. It is 0 for a question
-// that asks for a date when no answer holds one: the passages hold its
-// words, but not on what day. Under
-// Weights.Answered (research; ask's is Weights.AskAnswered) the
-// documents do not answer. (The share the answers
-// hold together told answerable questions from the others less well on
-// the dev sets: 0.39 of the unanswerable refused at 0.17 false refusals,
-// against 0.50 at 0.16.)
+// that asks for a value (a date, a release, an amount) when no answer
+// holds one (ValueMissing): the passages hold its words, but not the
+// value. Under Weights.Answered (research; ask's is Weights.AskAnswered)
+// the documents do not answer. (The share the answers hold together told
+// answerable questions from the others less well on the dev sets: 0.39
+// of the unanswerable refused at 0.17 false refusals, against 0.50 at
+// 0.16.)
 func Confidence(question string, answers []Answer, missing []string) float64 {
+	if ValueMissing(question, answers) != NoValue {
+		return 0 // the passages do not give the value asked for
+	}
+	return Coverage(question, answers, missing)
+}
+
+// Coverage is Confidence without the value asked for: the share of the
+// question's weight the best answer holds, lowered for the names marked
+// that no document holds.
+func Coverage(question string, answers []Answer, missing []string) float64 {
 	if len(answers) == 0 {
 		return 0
-	}
-	if DateMissing(question, answers) {
-		return 0 // the passages do not say on what day
 	}
 	c := answers[0].Coverage
 	if marked := len(Marked(question)); marked > 0 {
@@ -783,10 +790,38 @@ func Confidence(question string, answers []Answer, missing []string) float64 {
 	return math.Round(min(c, 1)*100) / 100
 }
 
-// DateMissing reports a question that asks for a date (on what day, not
-// which release) none of whose answers holds one.
-func DateMissing(question string, answers []Answer) bool {
-	return !Ablate["fit"] && askedOf(question).date && !slices.ContainsFunc(answers, func(a Answer) bool { return a.Fits })
+// Value is the kind of value a question asks for that no answer gives.
+type Value int
+
+// Values missing.
+const (
+	NoValue      Value = iota // none missing: the question asks for no value, or an answer gives it
+	DateValue                 // on what day
+	ReleaseValue              // which release or year
+	AmountValue               // how many, how much, how long
+)
+
+// ValueMissing reports the value a question asks for (a date; a release
+// or a year; an amount, in figures or in words: "once", "세 개") when
+// none of the answers gives one the question does not hold already;
+// NoValue when one does or the question asks for none.
+func ValueMissing(question string, answers []Answer) Value {
+	a := askedOf(question)
+	if Ablate["fit"] || !a.date && !a.release && a.kind != Number || len(answers) == 0 {
+		return NoValue
+	}
+	if slices.ContainsFunc(answers, func(an Answer) bool {
+		return an.Fits || a.kind == Number && slices.ContainsFunc(an.Sentences, a.countWord)
+	}) {
+		return NoValue
+	}
+	switch {
+	case a.date:
+		return DateValue
+	case a.release:
+		return ReleaseValue
+	}
+	return AmountValue
 }
 
 // missingMarked lists the marked names of a question (Marked) whose

@@ -330,9 +330,11 @@ func TestSaid(t *testing.T) {
 	}
 }
 
-// TestDateNeedsADate: a question for a date is not answered by a passage
-// that holds its words and a version number but no date.
-func TestDateNeedsADate(t *testing.T) {
+// TestValueNeedsAValue: a question for a date is not answered by a
+// passage that holds its words and a version number but no date; one for
+// a release needs a release or a year, one for an amount an amount, in
+// figures or in words.
+func TestValueNeedsAValue(t *testing.T) {
 	for _, c := range []struct {
 		question, body string
 		answered       bool
@@ -347,6 +349,12 @@ func TestDateNeedsADate(t *testing.T) {
 		{"On what date was the GIMP 3.0 brush cache released?", "The GIMP 3.0 brush cache was released with a size of 2048 bytes.\n\nBrushes load at start.", false},
 		// A word ending in 일 (파일, a file) does not ask for a date.
 		{"김프 백업 파일은 언제 만들어지나요?", "김프 백업 파일은 이미지를 저장할 때마다 자동으로 만들어집니다.\n\n붓을 불러옵니다.", true},
+		{"Which GIMP release first added the healing tool?", "The healing tool was added to GIMP for retouching photos.\n\nBrushes load at start.", false},
+		{"How many docks does GIMP open at its first start?", "GIMP opens its docks at its first start, beside the image window.\n\nBrushes load at start.", false},
+		{"How many docks does GIMP open at its first start?", "GIMP opens three docks at its first start, beside the image window.\n\nBrushes load at start.", true},
+		{"How often can a GIMP brush preset be applied to one stroke?", "A GIMP brush preset can be applied only once to one stroke.\n\nBrushes load at start.", true},
+		{"김프를 처음 실행했을 때 독은 몇 개인가요?", "김프를 처음 실행하면 세 개의 독이 열립니다.\n\n붓을 불러옵니다.", true},
+		{"김프를 처음 실행했을 때 독은 몇 개인가요?", "김프를 처음 실행하면 독이 이미지 창 옆에 열립니다.\n\n붓을 불러옵니다.", false},
 	} {
 		found, missing := Find(c.question, []Doc{{Title: "GIMP", Body: c.body}}, 3)
 		conf := Confidence(c.question, Answers(found), missing)

@@ -16,8 +16,10 @@ var (
 	yearRE    = regexp.MustCompile(`\b(?:1[5-9]|20)\d{2}\b|\b\d+\.\d+(?:\.\d+)?\b`)
 	defineRE  = regexp.MustCompile(`(?i)\b(?:is|are|was|means|refers to|stands for|describes|specifies|controls|lets|allows)\b|입니다|이다|합니다|말합니다|뜻합니다`)
 	polarRE   = regexp.MustCompile(`(?i)\b(?:not|no|never|cannot|can't|only|must|always|unless|instead|also)\b|않|없|수 있|안 됩니다|불가`)
-	personRE  = regexp.MustCompile(`\p{Lu}\p{Ll}+\s+(?:\p{Lu}\.\s+)?\p{Lu}\p{Ll}+`)
-	placeRE   = regexp.MustCompile(`\b(?:in|at|from|near)\s+(?:the\s+)?\p{Lu}`)
+	// countWordRE is an amount written in words: "once", "three", "세 개".
+	countWordRE = regexp.MustCompile(`(?i)\b(?:once|twice|thrice|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|hundred|thousand|million)\b|(?:^|\s)(?:한|두|세|네|다섯|여섯|일곱|여덟|아홉|열)\s?(?:개|번|가지|명|줄|칸|장)`)
+	personRE    = regexp.MustCompile(`\p{Lu}\p{Ll}+\s+(?:\p{Lu}\.\s+)?\p{Lu}\p{Ll}+`)
+	placeRE     = regexp.MustCompile(`\b(?:in|at|from|near)\s+(?:the\s+)?\p{Lu}`)
 )
 
 // holdsDate reports whether s holds a date that q (lower-cased) does
@@ -36,17 +38,32 @@ func holdsDate(s, q string) bool {
 
 // asked is what a question asks for, read once: its type, the question
 // lower-cased (what a fitting sentence must add to) and, for a question
-// of time, whether it asks for a date rather than a release.
+// of time, whether it asks for a date or a release.
 type asked struct {
 	kind Type
 	q    string
 	date bool
+	// release: a question of time that asks for a release or a year
+	// ("which version"), not only when.
+	release bool
 }
 
 func askedOf(question string) asked {
 	a := asked{kind: TypeOf(question), q: strings.ToLower(question)}
 	a.date = a.kind == Time && asksDate(a.q)
+	a.release = a.kind == Time && !a.date && releaseAsked.MatchString(a.q)
 	return a
+}
+
+// countWord reports whether s holds an amount written in words that the
+// question does not.
+func (a asked) countWord(s string) bool {
+	for _, m := range countWordRE.FindAllString(s, -1) {
+		if !strings.Contains(a.q, strings.ToLower(strings.TrimSpace(m))) {
+			return true
+		}
+	}
+	return false
 }
 
 // fit reports whether a unit holds the kind of answer the question asks

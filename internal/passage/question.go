@@ -57,6 +57,10 @@ var typeRules = []struct {
 // what date", "what day", "출시일은 언제", "날짜".
 var dateAsked = regexp.MustCompile(`\b(?:what|which) (?:date|day)\b|\bon what\b.*\bdate\b|날짜|며칠|(?:출시|발표|배포|발매|공개|마감|시작|종료|생|기념|릴리스|릴리즈)일(?:은|는|이)?\s*언제`)
 
+// releaseAsked matches a question that asks for a release or a year, not
+// only when: "which release", "since which version", "어느 버전".
+var releaseAsked = regexp.MustCompile(`\bwhat year\b|\bwhich (?:[\w.-]+ ){0,2}(?:year|release|version)\b|\bin which (?:release|version)\b|\bsince which\b|(?:어느|몇) 버전|몇 년`)
+
 // asksDate reports a question (lower-cased) that asks on what day
 // something happens: its answer is a date (a year, a month and day), not a
 // version number.

@@ -995,12 +995,18 @@ func TestAntecedentBeforeWindow(t *testing.T) {
 }
 
 // TestDateRefusalSaysWhy: research over sources that hold a question's
-// words but no date says that no passage gives a date.
+// words but no date says that no passage gives a date; no amount, that
+// none gives an amount.
 func TestDateRefusalSaysWhy(t *testing.T) {
 	t.Parallel()
 	paras := editionSummary(t, "On what date was the edition key of Cargo.toml introduced?",
 		"The edition key in Cargo.toml was introduced so that the compiler knows which edition to use. It was introduced with editions.\n\nEditions are opt in.", cargoPage)
 	if !strings.Contains(paras[0], "none of the passages that come closest gives a date") {
+		t.Errorf("summary: %q", strings.Join(paras, "\n\n"))
+	}
+	paras = editionSummary(t, "How many editions can one Cargo.toml edition key name?",
+		"The edition key in Cargo.toml names the edition the compiler uses for the package. It was introduced with editions.\n\nEditions are opt in.", cargoPage)
+	if !strings.Contains(paras[0], "none of the passages that come closest gives an amount") {
 		t.Errorf("summary: %q", strings.Join(paras, "\n\n"))
 	}
 }

@@ -90,13 +90,15 @@ func answerable(lang, question string, ids []string, sources map[string]*researc
 	if len(docs) == 0 {
 		return ""
 	}
-	found, missing := passage.Find(question, docs, 3)
-	conf := passage.Confidence(question, passage.Answers(found), missing)
+	// The best three windows answer; a value asked for (a date, a
+	// release, an amount) may stand in any of the ten closest.
+	found, missing := passage.Find(question, docs, 10)
+	if v := passage.ValueMissing(question, found); v != passage.NoValue {
+		return say(lang, msgNoValue, len(docs), say(lang, valueNames[v])) + say(lang, msgNothingCited)
+	}
+	conf := passage.Coverage(question, passage.Answers(found[:min(3, len(found))]), missing)
 	if conf >= passage.Weights.Answered {
 		return ""
-	}
-	if passage.DateMissing(question, passage.Answers(found)) {
-		return say(lang, msgNoDate, len(docs)) + say(lang, msgNothingCited)
 	}
 	msg := say(lang, msgNotAnswered, len(docs), conf*100)
 	if len(missing) > 0 {
@@ -115,8 +117,14 @@ const (
 	msgNothingMatches
 	msgFollowUp
 	msgClosest
-	msgNoDate
+	msgNoValue
+	msgDate
+	msgRelease
+	msgAmount
 )
+
+// valueNames name the value a question asks for that no passage gives.
+var valueNames = map[passage.Value]int{passage.DateValue: msgDate, passage.ReleaseValue: msgRelease, passage.AmountValue: msgAmount}
 
 var messages = map[string][]string{
 	"en": {
@@ -127,7 +135,10 @@ var messages = map[string][]string{
 		msgNothingMatches: "The sources searched returned nothing that matches the question.",
 		msgFollowUp:       "Follow-up: ",
 		msgClosest:        "The sources read do not fully answer the question; the closest evidence found:",
-		msgNoDate:         "The %d sources read do not answer the question: none of the passages that come closest gives a date",
+		msgNoValue:        "The %d sources read do not answer the question: none of the passages that come closest gives %s",
+		msgDate:           "a date",
+		msgRelease:        "a release or a year",
+		msgAmount:         "an amount",
 	},
 	"ko": {
 		msgNoneMentions:   "읽은 출처 %d개 중 어느 것도 %s을(를) 언급하지 않으므로 질문에 답하는 출처가 없으며, 인용한 것도 없습니다.",
@@ -137,7 +148,10 @@ var messages = map[string][]string{
 		msgNothingMatches: "검색한 출처에서 질문과 맞는 내용을 찾지 못했습니다.",
 		msgFollowUp:       "후속 질문: ",
 		msgClosest:        "읽은 출처들은 질문에 온전히 답하지 않으며, 가장 가까운 근거는 다음과 같습니다:",
-		msgNoDate:         "읽은 출처 %d개는 질문에 답하지 않습니다: 가장 가까운 구절들도 날짜를 말하지 않습니다",
+		msgNoValue:        "읽은 출처 %d개는 질문에 답하지 않습니다: 가장 가까운 구절들도 %s 말하지 않습니다",
+		msgDate:           "날짜를",
+		msgRelease:        "버전이나 연도를",
+		msgAmount:         "수나 양을",
 	},
 }
 
