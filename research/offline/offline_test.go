@@ -235,18 +235,18 @@ func TestOpeningQuotesInlineCode(t *testing.T) {
 	}
 }
 
-// TestOpeningLeavesOutTheWindowsCode: a window whose other sentence is
-// not prose (it ends in a call, with no full stop) still opens the
-// summary, with its prose sentence alone.
-func TestOpeningLeavesOutTheWindowsCode(t *testing.T) {
+// TestOpeningQuotesASentenceEndingInACall: a window whose other
+// sentence ends in a call, with no full stop, opens the summary whole:
+// that sentence is prose, and here it gives the answer.
+func TestOpeningQuotesASentenceEndingInACall(t *testing.T) {
 	t.Parallel()
 	srcs := map[string]*research.Source{
 		"S1": {ID: "S1", Title: "os — Miscellaneous operating system interfaces", Content: "cpu_count()\n\nReturn the number of CPUs in the system. Returns None if undetermined.\n\nThis number is not equivalent to the number of CPUs the current process can use. The number of usable CPUs can be obtained with len(os.sched_getaffinity(0))\n\nNew in version 3.4."},
 		"S2": {ID: "S2", Title: "timeit — Measure execution time of small code snippets", Content: "The loop count, which tells you how many times the statement body was run per timing loop repetition. For each get used to fetch a task, a subsequent call to task_done tells the queue that the processing on the task is complete."},
 	}
 	d := writeOne(t, "Does os.cpu_count() tell me how many CPUs my current process is actually allowed to run on?", srcs, "S1", "S2")
-	if !strings.HasPrefix(d.Summary, "`cpu_count()`: This number is not equivalent to the number of CPUs the current process can use. [cite:S1]") || strings.Contains(d.Summary, "len(os.sched_getaffinity(0)) [cite") {
-		t.Fatalf("the window's prose does not open the summary, or its code is quoted as a sentence:\n%s", d.Summary)
+	if !strings.HasPrefix(d.Summary, "`cpu_count()`: This number is not equivalent to the number of CPUs the current process can use. [cite:S1]\n\nThe number of usable CPUs can be obtained with len(os.sched_getaffinity(0)) [cite:S1]") {
+		t.Fatalf("the window's two sentences do not open the summary:\n%s", d.Summary)
 	}
 }
 
@@ -279,8 +279,9 @@ func TestOpeningNamesTheTermItsWindowDefines(t *testing.T) {
 }
 
 // TestQuotable: a window's own sentences that are not prose are left
-// out; when none is prose, the neighbour quoted for context stands for
-// it; a sentence of its own quoted already drops it.
+// out (one that ends in a call is prose); when none is prose, the
+// neighbour quoted for context stands for it; a sentence of its own
+// quoted already drops it.
 func TestQuotable(t *testing.T) {
 	t.Parallel()
 	const (
@@ -296,7 +297,8 @@ func TestQuotable(t *testing.T) {
 		used          string
 		want, wantOwn []string
 	}{
-		{"code left out", []string{says, call}, []bool{false, false}, "", []string{says}, []string{says}},
+		{"code left out", []string{says, arrows}, []bool{false, false}, "", []string{says}, []string{says}},
+		{"ending in a call kept", []string{says, call}, []bool{false, false}, "", []string{says, call}, []string{says, call}},
 		{"neighbour stands in", []string{arrows, values}, []bool{false, true}, "", []string{values}, []string{values}},
 		{"neighbour kept as context", []string{says, values}, []bool{false, true}, "", []string{says, values}, []string{says}},
 		{"nothing to quote", []string{arrows, call}, []bool{false, true}, "", nil, nil},
@@ -1008,5 +1010,22 @@ func TestDateRefusalSaysWhy(t *testing.T) {
 		"The edition key in Cargo.toml names the edition the compiler uses for the package. It was introduced with editions.\n\nEditions are opt in.", cargoPage)
 	if !strings.Contains(paras[0], "none of the passages that come closest gives an amount") {
 		t.Errorf("summary: %q", strings.Join(paras, "\n\n"))
+	}
+}
+
+// TestEndsInCall: prose whose last word is a call, with no full stop, is
+// a sentence; a short label or a line of code before the call is not.
+func TestEndsInCall(t *testing.T) {
+	t.Parallel()
+	for s, want := range map[string]bool{
+		"The number of usable CPUs can be obtained with len(os.sched_getaffinity(0))": true,
+		"See os.cpu_count()":                                                      false,
+		"The number of usable CPUs can be found":                                  false,
+		"x = a + b; y = c * d; z = e / f; w = g(h)":                               false,
+		"The number of usable CPUs can be obtained with len(os.sched_getaffinity": false,
+	} {
+		if got := endsInCall(s); got != want {
+			t.Errorf("endsInCall(%q) = %v, want %v", s, got, want)
+		}
 	}
 }

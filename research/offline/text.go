@@ -174,6 +174,23 @@ func proseWithCode(s string) bool {
 	return prose(s)
 }
 
+// endsInCall reports a sentence of prose that ends in a call instead of
+// a full stop, as a page writes one whose last words are code: "The
+// number of usable CPUs can be obtained with len(os.sched_getaffinity(0))".
+// What comes before the call must be prose of seven words or more.
+func endsInCall(s string) bool {
+	i := strings.LastIndexFunc(strings.TrimSpace(s), unicode.IsSpace)
+	if i < 0 || !callRE.MatchString(strings.TrimSpace(s[i:])) {
+		return false
+	}
+	head := strings.TrimSpace(s[:i])
+	return len(strings.Fields(head)) >= 7 && proseWithCode(head+".")
+}
+
+// callRE is a call as a sentence's last word: a dotted name and its
+// arguments.
+var callRE = regexp.MustCompile(`^[\pL_][\pL\pN_.]*\(.*\)$`)
+
 // maxSpans bounds the passes that replace a sentence's code spans.
 const maxSpans = 8
 

@@ -585,9 +585,9 @@ func (w *writer) answerWindow(p *quotes) *window {
 }
 
 // quotable is what a summary quotes of a window: its own sentences
-// that are prose, a line that is not (one that ends in a call, "…
-// obtained with len(os.sched_getaffinity(0))") left out, with the
-// neighbour quoted for context; when none of its own sentences is
+// that are prose (one that ends in a call, "… obtained with
+// len(os.sched_getaffinity(0))", too: endsInCall), a line that is not
+// left out, with the neighbour quoted for context; when none of its own sentences is
 // prose, the neighbour stands for it as its own. It is also what the
 // window is taken to have said. False when nothing of its own can be
 // quoted, or a sentence of its own was quoted already.
@@ -601,7 +601,7 @@ func quotable(a passage.Answer, used map[string]bool) (passage.Answer, bool) {
 		if used[text] {
 			return a, false
 		}
-		keep[i] = proseWithCode(text)
+		keep[i] = proseWithCode(text) || endsInCall(text)
 		said = said || keep[i]
 	}
 	context := a.Context
