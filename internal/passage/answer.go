@@ -196,6 +196,9 @@ var Weights = struct {
 
 // Ablate switches rules off by name, for the benchmark that shows what
 // each is worth: "heading", "title", "neighbour", "fit", "rank",
+// "codeword" (a how-to's fit only an option, a command or a menu, not
+// keywords in capitals, a camelCase name, an extension or code in
+// backticks: codeWordRE),
 // "content" (the words that only ask kept as terms: Korean question
 // words, the "many" of "how many"), "context" (a sentence holding no
 // kind of answer asked for quoted alone, without its paragraph
@@ -214,7 +217,7 @@ var Weights = struct {
 var Ablate = map[string]bool{}
 
 // Rules are the answer finder's rules that Ablate switches off.
-var Rules = []string{"asking", "content", "context", "continued", "fit", "heading", "joined", "neighbour", "rank", "term", "title", "unheld", "window"}
+var Rules = []string{"asking", "codeword", "content", "context", "continued", "fit", "heading", "joined", "neighbour", "rank", "term", "title", "unheld", "window"}
 
 // SetAblated switches off the named rules and switches on the others.
 func SetAblated(names []string) error {

@@ -75,6 +75,37 @@ func firstWithAndWithout(t *testing.T, rule, q string, docs []Doc, with, without
 	}
 }
 
+// TestHowToFitsWhatIsTyped: a how-to is answered by what the user
+// types, an option or not: keywords in capitals ("NULLS LAST"), a name
+// in camelCase ("maxBuffer"), a file's extension (".cjs"), a key and its
+// value, code in backticks; not by a word the question says already.
+func TestHowToFitsWhatIsTyped(t *testing.T) {
+	for _, c := range []struct {
+		q, s string
+		fits bool
+	}{
+		{"How do I make NULL values sort last?", "This can be changed using the ASC NULLS LAST syntax.", true},
+		{"How do I raise the cap on the output exec collects?", "Set maxBuffer to raise the largest amount of output allowed.", true},
+		{"How do I keep one old script as CommonJS?", "Name the old script with .cjs and it stays CommonJS.", true},
+		{"How do I delete a directory with everything in it?", "Call fs.rm with recursive=true to delete it.", true},
+		{"How do I stop the watcher?", "Call `watcher.close()` when done.", true},
+		{"How do I keep one old script as CommonJS?", "An old script stays CommonJS when nothing says otherwise.", false},
+		{"How do I set maxBuffer for exec?", "The maxBuffer of exec is the largest amount of output allowed.", false},
+	} {
+		if got := askedOf(c.q).fit(Unit{Text: c.s}); got != c.fits {
+			t.Errorf("%q: %q fits %v, want %v", c.q, c.s, got, c.fits)
+		}
+	}
+	firstWithAndWithout(t, "codeword", "How do I make NULL values sort at the end of an ascending order of a column?", []Doc{
+		{Title: "SELECT", Body: "NULL values sort first in an ascending order of a column."},
+		{Title: "ORDER BY", Body: "NULL values sort last in an ascending order with ASC NULLS LAST."},
+	}, 1, 0)
+	firstWithAndWithout(t, "codeword", "How do I raise the cap on the output exec collects?", []Doc{
+		{Title: "child_process", Body: "The cap on the output exec collects is passed to the callback."},
+		{Title: "child_process", Body: "Set maxBuffer to raise the output exec collects."},
+	}, 1, 0)
+}
+
 func TestContentDropsKoreanQuestionWords(t *testing.T) {
 	got := Content("사진을 저장할 때 어느 형식이 좋나요?")
 	for _, w := range []string{"어느", "좋나요"} {

@@ -6,10 +6,15 @@ import (
 )
 
 var (
-	numberRE  = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
-	optionRE  = regexp.MustCompile(`(?:^|\s)--?[a-zA-Z][\w-]*|\w+\.\w+\(?|→|⇒|\s>\s|\p{Hangul}+\s-\s\p{Hangul}+`)
-	defaultRE = regexp.MustCompile(`(?i)\bdefaults?\b|\bby default\b|기본`)
-	dateRE    = regexp.MustCompile(`(?i)\b(?:1[5-9]|20)\d{2}\b|\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.? \d{1,2}\b|\d{4}\s*년|\d{1,2}월\s*\d{1,2}일`)
+	numberRE = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
+	// codeWordRE is a word a how-to's answer has the user type that is
+	// no option: a name in camelCase ("maxBuffer"), keywords in capitals
+	// ("VACUUM INTO", "NULLS LAST"), a file's extension (".cjs"), a key
+	// and its value ("force=true"), code in backticks.
+	codeWordRE = regexp.MustCompile("\\b[a-z]+[A-Z][A-Za-z0-9]+\\b|\\b[A-Z]{2,}(?: [A-Z]{2,})+\\b|(?:^|\\s)\\.[a-z][a-z0-9]{0,4}\\b|\\b\\w+=\\S+|`[^`]+`")
+	optionRE   = regexp.MustCompile(`(?:^|\s)--?[a-zA-Z][\w-]*|\w+\.\w+\(?|→|⇒|\s>\s|\p{Hangul}+\s-\s\p{Hangul}+`)
+	defaultRE  = regexp.MustCompile(`(?i)\bdefaults?\b|\bby default\b|기본`)
+	dateRE     = regexp.MustCompile(`(?i)\b(?:1[5-9]|20)\d{2}\b|\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.? \d{1,2}\b|\d{4}\s*년|\d{1,2}월\s*\d{1,2}일`)
 	// unitAfter follows a number that is an amount, not a year ("2048
 	// bytes", "2000 ms").
 	unitAfter = regexp.MustCompile(`(?i)^\s*(?:bytes?|[kmg]i?b|ms|seconds?|px|%|개|바이트)`)
@@ -87,7 +92,7 @@ func (a asked) fit(u Unit) bool {
 	case Number:
 		return newMatch(numberRE)
 	case HowTo:
-		return u.Kind == Code || newMatch(optionRE)
+		return u.Kind == Code || newMatch(optionRE) || !Ablate["codeword"] && newMatch(codeWordRE)
 	case Definition:
 		return defineRE.MatchString(s)
 	case YesNo:
