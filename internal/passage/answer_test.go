@@ -28,6 +28,16 @@ func TestTypeOf(t *testing.T) {
 		"Why does it fail if I never set HOME?":                                                 Other,
 		"문서를 수정하지 않으면 무엇이 저장되나요?":                                                               Other,
 		"필드가 자동으로 갱신되지 않을 때 어떤 키를 누르나요?":                                                        HowTo,
+		// "What is the …" asks for a definition unless it asks for the
+		// default, an extreme amount, or what to type.
+		"What is the default stack size of a new thread?":    Default,
+		"What is the largest file size a push accepts?":      Number,
+		"What is the syntax for creating a view?":            HowTo,
+		"What is the Node equivalent of rm -rf?":             HowTo,
+		"What is the default?":                               Default,
+		"What is a type affinity?":                           Definition,
+		"What is the largest city on the river?":             Definition,
+		"What is the maximum line width rustfmt formats to?": Number,
 	} {
 		if got := TypeOf(q); got != want {
 			t.Errorf("TypeOf(%q) = %v, want %v", q, got, want)
