@@ -741,7 +741,13 @@ func TestSecretInPageURLsNotStored(t *testing.T) {
 	}
 	var urls []string
 	for _, src := range srcs {
-		urls = append(urls, strings.TrimPrefix(src.URL, s.srv.URL))
+		u := strings.TrimPrefix(src.URL, s.srv.URL)
+		if u == "/a?lang=en&access_token="+ph {
+			// /a's two addresses hold the same text, kept once under
+			// the one whose fetch finished first.
+			u = "/a?access_token=" + ph + "&lang=en"
+		}
+		urls = append(urls, u)
 		if strings.Contains(src.URL, "S3CRET0TOKEN1") || !strings.Contains(strings.ToLower(src.URL), "access_token="+strings.ToLower(ph)) {
 			t.Errorf("stored under %s, want its token redacted", src.URL)
 		}
