@@ -200,10 +200,10 @@ var Weights = struct {
 // keywords in capitals, a camelCase name, an extension or code in
 // backticks: codeWordRE),
 // "content" (the words that only ask kept as terms: Korean question
-// words, the "many" of "how many"), "context" (a sentence holding no
-// kind of answer asked for quoted alone, without its paragraph
-// neighbour or, for a how-to, its procedure's step, which then earns
-// its window no Fit),
+// words, the "many", "much", "long" or "often" after "how"),
+// "context" (a sentence holding no kind of answer asked for quoted
+// alone, without its paragraph neighbour or, for a how-to, its
+// procedure's step, which then earns its window no Fit),
 // "continued" (a sentence that goes on from the window's last, or what
 // its colon introduces, left out), "joined" (two words of the question
 // not held by the term they make written as one: "thread pool" by
@@ -806,15 +806,26 @@ const (
 
 // ValueMissing reports the value a question asks for (a date; a release
 // or a year; an amount, in figures or in words: "once", "세 개") when
-// none of the answers gives one the question does not hold already;
-// NoValue when one does or the question asks for none.
+// none of the answers gives one the question does not hold already, in
+// a sentence of its own (not the neighbour quoted for context); NoValue
+// when one does or the question asks for none. A question that asks
+// whether ("Is there a limit on how long …?") asks for no amount.
 func ValueMissing(question string, answers []Answer) Value {
 	a := askedOf(question)
-	if Ablate["fit"] || !a.date && !a.release && a.kind != Number || len(answers) == 0 {
+	amount := a.kind == Number && !yesNoRE.MatchString(strings.TrimSpace(strings.ToLower(lastSentence(question))))
+	if Ablate["fit"] || !a.date && !a.release && !amount || len(answers) == 0 {
 		return NoValue
 	}
 	if slices.ContainsFunc(answers, func(an Answer) bool {
-		return an.Fits || a.kind == Number && slices.ContainsFunc(an.Sentences, a.countWord)
+		if an.Fits {
+			return true
+		}
+		for i, s := range an.Sentences {
+			if amount && !an.Context[i] && a.countWord(s) {
+				return true
+			}
+		}
+		return false
 	}) {
 		return NoValue
 	}

@@ -97,8 +97,10 @@ func TestHowToFitsWhatIsTyped(t *testing.T) {
 		{"How do I make NULL values sort last?", "This can be changed using the ASC NULLS LAST syntax.", true},
 		{"How do I raise the cap on the output exec collects?", "Set maxBuffer to raise the largest amount of output allowed.", true},
 		{"How do I keep one old script as CommonJS?", "Name the old script with .cjs and it stays CommonJS.", true},
-		{"How do I delete a directory with everything in it?", "Call fs.rm with recursive=true to delete it.", true},
-		{"How do I stop the watcher?", "Call `watcher.close()` when done.", true},
+		{"How do I delete a directory with everything in it?", "Pass recursive=true to delete it.", true},
+		{"How do I stop the watcher?", "Call `close` when done.", true},
+		{"How do I set maxBuffer for exec?", "The `maxBuffer` of exec is the largest amount of output allowed.", false},
+		{"How do I call the API?", "The HTTP API returns JSON.", false},
 		{"How do I keep one old script as CommonJS?", "An old script stays CommonJS when nothing says otherwise.", false},
 		{"How do I set maxBuffer for exec?", "The maxBuffer of exec is the largest amount of output allowed.", false},
 	} {
@@ -396,6 +398,14 @@ func TestValueNeedsAValue(t *testing.T) {
 		{"How often can a GIMP brush preset be applied to one stroke?", "A GIMP brush preset can be applied only once to one stroke.\n\nBrushes load at start.", true},
 		{"김프를 처음 실행했을 때 독은 몇 개인가요?", "김프를 처음 실행하면 세 개의 독이 열립니다.\n\n붓을 불러옵니다.", true},
 		{"김프를 처음 실행했을 때 독은 몇 개인가요?", "김프를 처음 실행하면 독이 이미지 창 옆에 열립니다.\n\n붓을 불러옵니다.", false},
+		{"김프를 처음 실행했을 때 독은 몇 개인가요?", "김프를 처음 실행하면 두 번째 독이 이미지 창 옆에 열립니다.\n\n붓을 불러옵니다.", false},
+		// "ten" is no word of "often".
+		{"How often does GIMP write its backup file?", "GIMP writes its backup file every ten minutes.\n\nBrushes load at start.", true},
+		// Asking whether, not how many.
+		{"Is there a limit on how long a GIMP brush name can be?", "GIMP does not limit the length of a brush name.\n\nBrushes load at start.", true},
+		// A bare "when" asks for no value; "what year" for one.
+		{"When does GIMP write its backup file?", "GIMP writes its backup file whenever an image is saved.\n\nBrushes load at start.", true},
+		{"What year did GIMP add the healing tool?", "The healing tool was added to GIMP for retouching photos.\n\nBrushes load at start.", false},
 	} {
 		found, missing := Find(c.question, []Doc{{Title: "GIMP", Body: c.body}}, 3)
 		conf := Confidence(c.question, Answers(found), missing)

@@ -3,15 +3,18 @@ package passage
 import (
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 var (
 	numberRE = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
 	// codeWordRE is a word a how-to's answer has the user type that is
 	// no option: a name in camelCase ("maxBuffer"), keywords in capitals
-	// ("VACUUM INTO", "NULLS LAST"), a file's extension (".cjs"), a key
-	// and its value ("force=true"), code in backticks.
-	codeWordRE = regexp.MustCompile("\\b[a-z]+[A-Z][A-Za-z0-9]+\\b|\\b[A-Z]{2,}(?: [A-Z]{2,})+\\b|(?:^|\\s)\\.[a-z][a-z0-9]{0,4}\\b|\\b\\w+=\\S+|`[^`]+`")
+	// ("VACUUM INTO", "NULLS LAST"; one of five letters or more, as
+	// acronyms are shorter: "HTTP API" is none), a file's extension
+	// (".cjs"), a key and its value ("force=true"), code in backticks.
+	codeWordRE = regexp.MustCompile("\\b[a-z]+[A-Z][A-Za-z0-9]+\\b|\\b[A-Z]{5,}(?: [A-Z]{2,})+\\b|\\b(?:[A-Z]{2,} )+[A-Z]{5,}(?: [A-Z]{2,})*\\b|(?:^|\\s)\\.[a-z][a-z0-9]{0,4}\\b|\\b\\w+=\\S+|`[^`]+`")
 	optionRE   = regexp.MustCompile(`(?:^|\s)--?[a-zA-Z][\w-]*|\w+\.\w+\(?|→|⇒|\s>\s|\p{Hangul}+\s-\s\p{Hangul}+`)
 	defaultRE  = regexp.MustCompile(`(?i)\bdefaults?\b|\bby default\b|기본`)
 	dateRE     = regexp.MustCompile(`(?i)\b(?:1[5-9]|20)\d{2}\b|\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.? \d{1,2}\b|\d{4}\s*년|\d{1,2}월\s*\d{1,2}일`)
@@ -21,8 +24,10 @@ var (
 	yearRE    = regexp.MustCompile(`\b(?:1[5-9]|20)\d{2}\b|\b\d+\.\d+(?:\.\d+)?\b`)
 	defineRE  = regexp.MustCompile(`(?i)\b(?:is|are|was|means|refers to|stands for|describes|specifies|controls|lets|allows)\b|입니다|이다|합니다|말합니다|뜻합니다`)
 	polarRE   = regexp.MustCompile(`(?i)\b(?:not|no|never|cannot|can't|only|must|always|unless|instead|also)\b|않|없|수 있|안 됩니다|불가`)
-	// countWordRE is an amount written in words: "once", "three", "세 개".
-	countWordRE = regexp.MustCompile(`(?i)\b(?:once|twice|thrice|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|hundred|thousand|million)\b|(?:^|\s)(?:한|두|세|네|다섯|여섯|일곱|여덟|아홉|열)\s?(?:개|번|가지|명|줄|칸|장)`)
+	// countWordRE is an amount written in words: "once", "three", "세 개"
+	// ("one", which says "one of the …" as often, and "두 번째", second,
+	// are none).
+	countWordRE = regexp.MustCompile(`(?i)\b(?:once|twice|thrice|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|hundred|thousand|million)\b|(?:^|\s)(?:한|두|세|네|다섯|여섯|일곱|여덟|아홉|열)\s?(?:개|번|가지|명|줄|칸|장)(?:[^째]|$)`)
 	personRE    = regexp.MustCompile(`\p{Lu}\p{Ll}+\s+(?:\p{Lu}\.\s+)?\p{Lu}\p{Ll}+`)
 	placeRE     = regexp.MustCompile(`\b(?:in|at|from|near)\s+(?:the\s+)?\p{Lu}`)
 )
@@ -62,14 +67,43 @@ func askedOf(question string) asked {
 
 // countWord reports whether s holds an amount written in words that the
 // question does not.
-func (a asked) countWord(s string) bool {
-	for _, m := range countWordRE.FindAllString(s, -1) {
-		if !strings.Contains(a.q, strings.ToLower(strings.TrimSpace(m))) {
+func (a asked) countWord(s string) bool { return a.newIn(countWordRE, s) }
+
+// newIn reports whether s holds a match of re that the question does not
+// say: not as a word of its own ("ten" is not in "often"), backticks
+// aside.
+func (a asked) newIn(re *regexp.Regexp, s string) bool {
+	for _, m := range re.FindAllString(s, -1) {
+		if m = strings.ToLower(strings.Trim(m, " \t`")); m != "" && !saysWord(a.q, m) {
 			return true
 		}
 	}
 	return false
 }
+
+// saysWord reports whether q holds w with no letter or digit joined to
+// either side of it.
+func saysWord(q, w string) bool {
+	for i := 0; ; {
+		j := strings.Index(q[i:], w)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(w)
+		before, _ := utf8.DecodeLastRuneInString(q[:start])
+		after, _ := utf8.DecodeRuneInString(q[end:])
+		if !wordRune(before) && !wordRune(after) || !wordRune(firstRune(w)) && !wordRune(lastRune(w)) {
+			return true
+		}
+		i = start + 1
+	}
+}
+
+func wordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+func firstRune(s string) rune { r, _ := utf8.DecodeRuneInString(s); return r }
+
+func lastRune(s string) rune { r, _ := utf8.DecodeLastRuneInString(s); return r }
 
 // fit reports whether a unit holds the kind of answer the question asks
 // for, beyond what the question itself says.
@@ -78,14 +112,7 @@ func (a asked) fit(u Unit) bool {
 		return false
 	}
 	s, q := u.Text, a.q
-	newMatch := func(re *regexp.Regexp) bool {
-		for _, m := range re.FindAllString(s, -1) {
-			if !strings.Contains(q, strings.ToLower(strings.TrimSpace(m))) {
-				return true
-			}
-		}
-		return false
-	}
+	newMatch := func(re *regexp.Regexp) bool { return a.newIn(re, s) }
 	switch a.kind {
 	case Default:
 		return defaultRE.MatchString(s) && (numberRE.MatchString(s) || newMatch(optionRE) || strings.ContainsAny(s, `"'“`) || strings.Contains(strings.ToLower(s), " is ") || strings.Contains(s, "입니다"))

@@ -43,23 +43,29 @@ var typeRules = []struct {
 	re *regexp.Regexp
 }{
 	{Difference, regexp.MustCompile(`\bdifference between\b|\bdiffer(?:s|ence)?\b|\bvs\.?\s|\bversus\b|차이`)},
-	{Default, regexp.MustCompile(`\bby default\b|\bdefault (?:value|setting|mode|is)\b|\bdefaults? to\b|\bwhat(?:'s| is| are) the default\b|기본값|기본으로|기본 설정`)},
-	{Number, regexp.MustCompile(`\bhow (?:many|much|long|old|large|big|often)\b|\bwhat (?:number|percentage|size)\b|\bwhat(?:'s| is| are) the (?:largest|smallest|biggest|highest|lowest|maximum|minimum|longest|shortest)(?: [\w-]+){0,2} (?:size|number|length|width|height|value|count|amount|limit|depth|age|timeout|duration|speed)\b|\bwhich exit code\b|몇\s*(?:개|번|일|시간|분|초|명|가지)?|얼마`)},
+	{Default, regexp.MustCompile(`\bby default\b|\bdefault (?:value|setting|mode|is)\b|\bdefaults? to\b|\bwhat(?:'s|’s| is| are) the default\b|기본값|기본으로|기본 설정`)},
+	{Number, regexp.MustCompile(`\bhow (?:many|much|long|old|large|big|often)\b|\bwhat (?:number|percentage|size)\b|\bwhat(?:'s|’s| is| are) the (?:largest|smallest|biggest|highest|lowest|maximum|minimum|longest|shortest)(?: [\w-]+){0,2} (?:size|number|length|width|height|value|count|amount|limit|depth|age|timeout|duration|speed)\b|\bwhich exit code\b|몇\s*(?:개|번|일|시간|분|초|명|가지)?|얼마`)},
 	{HowTo, howToRE},
 	{Definition, regexp.MustCompile(`^what (?:is|are|does|do)\b|\bwhat does .* (?:do|mean)\b|\bmean\b|무엇인가요|뭔가요|무엇을 하|의미`)},
-	{Time, regexp.MustCompile(`^when\b|\bwhat (?:year|date)\b|\bwhich (?:[\w.-]+ ){0,2}(?:year|release|version)\b|\bin which (?:release|version)\b|\bsince which\b|언제`)},
+	{Time, regexp.MustCompile(`^when\b|\bwhat date\b|` + releasePattern + `|언제`)},
 	{Person, regexp.MustCompile(`^who\b|\bwho (?:made|wrote|created|developed)\b|누가|누구`)},
 	{Place, regexp.MustCompile(`^where\b|어디`)},
-	{YesNo, regexp.MustCompile(`^(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have|may)\b`)},
+	{YesNo, yesNoRE},
 }
 
 // dateAsked matches a question that asks for a date, not a release: "on
 // what date", "what day", "출시일은 언제", "날짜".
 var dateAsked = regexp.MustCompile(`\b(?:what|which) (?:date|day)\b|\bon what\b.*\bdate\b|날짜|며칠|(?:출시|발표|배포|발매|공개|마감|시작|종료|생|기념|릴리스|릴리즈)일(?:은|는|이)?\s*언제`)
 
-// releaseAsked matches a question that asks for a release or a year, not
-// only when: "which release", "since which version", "어느 버전".
-var releaseAsked = regexp.MustCompile(`\bwhat year\b|\bwhich (?:[\w.-]+ ){0,2}(?:year|release|version)\b|\bin which (?:release|version)\b|\bsince which\b|(?:어느|몇) 버전|몇 년`)
+// releasePattern matches a question that asks for a release or a year,
+// not only when: "which release", "since which version", "what year".
+const releasePattern = `\bwhat year\b|\bwhich (?:[\w.-]+ ){0,2}(?:year|release|version)\b|\bin which (?:release|version)\b|\bsince which\b`
+
+var releaseAsked = regexp.MustCompile(releasePattern)
+
+// yesNoRE opens a question that asks whether: its answer is yes or no,
+// whatever amount it names ("Is there a limit on how long …?").
+var yesNoRE = regexp.MustCompile(`^(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have|may)\b`)
 
 // asksDate reports a question (lower-cased) that asks on what day
 // something happens: its answer is a date (a year, a month and day), not a
@@ -93,7 +99,7 @@ var whyRE = regexp.MustCompile(`^why\b|\bwhy (?:does|do|is|are|did|can't|won't)\
 
 // howToRE matches a question that asks how to do something, or which
 // option, command or menu does it.
-var howToRE = regexp.MustCompile(`^how (?:do|can|could|should|would) (?:i|you|we|one)\b|\bhow to\b|\bwhat(?:'s| is| are) the (?:[\w.-]+ )?(?:syntax|equivalent|command|way) (?:for|of|to)\b|\bwhich (?:[\w.-]+ ){0,2}(?:option|command|flag|setting|configuration|menu|function|method|key|shortcut|statement|pragma|module)s?\b|\bwhat (?:option|command|flag|setting|configuration|menu|function|method|shortcut|statement|pragma)\b|어떻게|방법|어떤 (?:메뉴|명령|옵션|도구|기능|단축키|키)|어느 (?:메뉴|명령|옵션|도구|기능)`)
+var howToRE = regexp.MustCompile(`^how (?:do|can|could|should|would) (?:i|you|we|one)\b|\bhow to\b|\bwhat(?:'s|’s| is| are) the (?:[\w.-]+ )?(?:syntax|equivalent|command|way) (?:for|of|to)\b|\bwhich (?:[\w.-]+ ){0,2}(?:option|command|flag|setting|configuration|menu|function|method|key|shortcut|statement|pragma|module)s?\b|\bwhat (?:option|command|flag|setting|configuration|menu|function|method|shortcut|statement|pragma)\b|어떻게|방법|어떤 (?:메뉴|명령|옵션|도구|기능|단축키|키)|어느 (?:메뉴|명령|옵션|도구|기능)`)
 
 // lastSentence is the sentence that asks, when a question sets the scene
 // first ("I rebased a branch I had already pushed. How can I …?").

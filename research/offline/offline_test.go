@@ -996,10 +996,10 @@ func TestAntecedentBeforeWindow(t *testing.T) {
 	}
 }
 
-// TestDateRefusalSaysWhy: research over sources that hold a question's
-// words but no date says that no passage gives a date; no amount, that
-// none gives an amount.
-func TestDateRefusalSaysWhy(t *testing.T) {
+// TestValueRefusalSaysWhy: research over sources that hold a question's
+// words but not the value it asks for says which value no passage gives:
+// a date, an amount, a release; in Korean for a question in Korean.
+func TestValueRefusalSaysWhy(t *testing.T) {
 	t.Parallel()
 	paras := editionSummary(t, "On what date was the edition key of Cargo.toml introduced?",
 		"The edition key in Cargo.toml was introduced so that the compiler knows which edition to use. It was introduced with editions.\n\nEditions are opt in.", cargoPage)
@@ -1011,6 +1011,16 @@ func TestDateRefusalSaysWhy(t *testing.T) {
 	if !strings.Contains(paras[0], "none of the passages that come closest gives an amount") {
 		t.Errorf("summary: %q", strings.Join(paras, "\n\n"))
 	}
+	paras = editionSummary(t, "Which Cargo release introduced the edition key of Cargo.toml?",
+		"The edition key in Cargo.toml was introduced so that the compiler knows which edition to use. It was introduced with editions.\n\nEditions are opt in.", cargoPage)
+	if !strings.Contains(paras[0], "none of the passages that come closest gives a release or a year") {
+		t.Errorf("summary: %q", strings.Join(paras, "\n\n"))
+	}
+	paras = editionSummary(t, "Cargo.toml의 edition 키 출시일은 언제인가요?",
+		"Cargo.toml의 edition 키는 컴파일러가 어떤 에디션을 쓸지 알도록 도입되었습니다.\n\n에디션은 선택 사항입니다.", cargoPage)
+	if !strings.Contains(paras[0], "날짜를 말하지 않습니다") {
+		t.Errorf("summary: %q", strings.Join(paras, "\n\n"))
+	}
 }
 
 // TestEndsInCall: prose whose last word is a call, with no full stop, is
@@ -1018,7 +1028,10 @@ func TestDateRefusalSaysWhy(t *testing.T) {
 func TestEndsInCall(t *testing.T) {
 	t.Parallel()
 	for s, want := range map[string]bool{
-		"The number of usable CPUs can be obtained with len(os.sched_getaffinity(0))": true,
+		"The number of usable CPUs can be obtained with len(os.sched_getaffinity(0))":    true,
+		"  The number of usable CPUs can be obtained with len(os.sched_getaffinity(0)) ": true,
+		"The path of each file found can be built with os.path.join(dirpath, name)":      true,
+		"The number of usable CPUs can be obtained with (os.sched_getaffinity(0))":       false,
 		"See os.cpu_count()":                                                      false,
 		"The number of usable CPUs can be found":                                  false,
 		"x = a + b; y = c * d; z = e / f; w = g(h)":                               false,

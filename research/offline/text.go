@@ -179,17 +179,43 @@ func proseWithCode(s string) bool {
 // number of usable CPUs can be obtained with len(os.sched_getaffinity(0))".
 // What comes before the call must be prose of seven words or more.
 func endsInCall(s string) bool {
-	i := strings.LastIndexFunc(strings.TrimSpace(s), unicode.IsSpace)
-	if i < 0 || !callRE.MatchString(strings.TrimSpace(s[i:])) {
+	s = strings.TrimSpace(s)
+	if !strings.HasSuffix(s, ")") {
 		return false
 	}
-	head := strings.TrimSpace(s[:i])
+	// The call's opening parenthesis, its arguments' brackets balanced
+	// ("os.path.join(dirpath, name)").
+	depth, open := 0, -1
+	for i := len(s) - 1; i >= 0 && open < 0; i-- {
+		switch s[i] {
+		case ')':
+			depth++
+		case '(':
+			if depth--; depth == 0 {
+				open = i
+			}
+		}
+	}
+	if open <= 0 {
+		return false
+	}
+	// The name called, after a space.
+	before := strings.LastIndexFunc(s[:open], func(r rune) bool { return !callName(r) })
+	if before < 0 {
+		return false
+	}
+	space, size := utf8.DecodeRuneInString(s[before:])
+	start := before + size
+	if first, _ := utf8.DecodeRuneInString(s[start:]); !unicode.IsSpace(space) || start >= open || !unicode.IsLetter(first) && first != '_' {
+		return false
+	}
+	head := strings.TrimSpace(s[:start])
 	return len(strings.Fields(head)) >= 7 && proseWithCode(head+".")
 }
 
-// callRE is a call as a sentence's last word: a dotted name and its
-// arguments.
-var callRE = regexp.MustCompile(`^[\pL_][\pL\pN_.]*\(.*\)$`)
+// callName reports a character of a called name: a letter, a digit, an
+// underscore or a dot.
+func callName(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '.' }
 
 // maxSpans bounds the passes that replace a sentence's code spans.
 const maxSpans = 8

@@ -77,9 +77,11 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 }
 
 // answerable returns a refusal when the sources read do not answer the
-// question: the window that answers best (passage.Find) holds less of it
-// than passage.Weights.Answered, or what the question names is in none
-// of them. Empty when they answer.
+// question: none of the ten windows that answer best (passage.Find)
+// gives the value it asks for (a date, a release, an amount:
+// passage.ValueMissing), or the best holds less of it than
+// passage.Weights.Answered, or what the question names is in none of
+// them. Empty when they answer.
 func answerable(lang, question string, ids []string, sources map[string]*research.Source) string {
 	docs := make([]passage.Doc, 0, len(ids))
 	for _, id := range ids {
@@ -90,13 +92,14 @@ func answerable(lang, question string, ids []string, sources map[string]*researc
 	if len(docs) == 0 {
 		return ""
 	}
-	// The best three windows answer; a value asked for (a date, a
-	// release, an amount) may stand in any of the ten closest.
+	// A value asked for may stand in any of the ten closest windows: a
+	// report quotes more than its opening window, and a sources' best
+	// window that lacks the value is not proof that none gives it.
 	found, missing := passage.Find(question, docs, 10)
 	if v := passage.ValueMissing(question, found); v != passage.NoValue {
-		return say(lang, msgNoValue, len(docs), say(lang, valueNames[v])) + say(lang, msgNothingCited)
+		return say(lang, msgNoValue, len(docs), say(lang, valueName(v))) + say(lang, msgNothingCited)
 	}
-	conf := passage.Coverage(question, passage.Answers(found[:min(3, len(found))]), missing)
+	conf := passage.Coverage(question, found, missing)
 	if conf >= passage.Weights.Answered {
 		return ""
 	}
@@ -123,8 +126,17 @@ const (
 	msgAmount
 )
 
-// valueNames name the value a question asks for that no passage gives.
-var valueNames = map[passage.Value]int{passage.DateValue: msgDate, passage.ReleaseValue: msgRelease, passage.AmountValue: msgAmount}
+// valueName is the message that names the value a question asks for
+// that no passage gives.
+func valueName(v passage.Value) int {
+	switch v {
+	case passage.DateValue:
+		return msgDate
+	case passage.ReleaseValue:
+		return msgRelease
+	}
+	return msgAmount
+}
 
 var messages = map[string][]string{
 	"en": {
@@ -586,9 +598,10 @@ func (w *writer) answerWindow(p *quotes) *window {
 
 // quotable is what a summary quotes of a window: its own sentences
 // that are prose (one that ends in a call, "… obtained with
-// len(os.sched_getaffinity(0))", too: endsInCall), a line that is not
-// left out, with the neighbour quoted for context; when none of its own sentences is
-// prose, the neighbour stands for it as its own. It is also what the
+// len(os.sched_getaffinity(0))", too: endsInCall), with the neighbour
+// quoted for context; a line of its own that is not prose is left out.
+// When none of its own sentences is prose, the neighbour stands for it
+// as its own. It is also what the
 // window is taken to have said. False when nothing of its own can be
 // quoted, or a sentence of its own was quoted already.
 func quotable(a passage.Answer, used map[string]bool) (passage.Answer, bool) {
