@@ -812,8 +812,7 @@ const (
 // whether ("Is there a limit on how long …?") asks for no amount.
 func ValueMissing(question string, answers []Answer) Value {
 	a := askedOf(question)
-	amount := a.kind == Number && !yesNoRE.MatchString(strings.TrimSpace(strings.ToLower(lastSentence(question))))
-	if Ablate["fit"] || !a.date && !a.release && !amount || len(answers) == 0 {
+	if Ablate["fit"] || !a.date && !a.release && !a.amount || len(answers) == 0 {
 		return NoValue
 	}
 	if slices.ContainsFunc(answers, func(an Answer) bool {
@@ -821,7 +820,7 @@ func ValueMissing(question string, answers []Answer) Value {
 			return true
 		}
 		for i, s := range an.Sentences {
-			if amount && !an.Context[i] && a.countWord(s) {
+			if a.amount && !an.Context[i] && a.countWord(s) {
 				return true
 			}
 		}

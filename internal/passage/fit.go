@@ -47,8 +47,8 @@ func holdsDate(s, q string) bool {
 }
 
 // asked is what a question asks for, read once: its type, the question
-// lower-cased (what a fitting sentence must add to) and, for a question
-// of time, whether it asks for a date or a release.
+// lower-cased (what a fitting sentence must add to) and whether it asks
+// for a value: a date, a release, an amount.
 type asked struct {
 	kind Type
 	q    string
@@ -56,12 +56,16 @@ type asked struct {
 	// release: a question of time that asks for a release or a year
 	// ("which version"), not only when.
 	release bool
+	// amount: a question of number that asks for one, not whether
+	// ("Is there a limit on how long …?" asks whether).
+	amount bool
 }
 
 func askedOf(question string) asked {
 	a := asked{kind: TypeOf(question), q: strings.ToLower(question)}
 	a.date = a.kind == Time && asksDate(a.q)
 	a.release = a.kind == Time && !a.date && releaseAsked.MatchString(a.q)
+	a.amount = a.kind == Number && !yesNoRE.MatchString(strings.ToLower(strings.TrimSpace(lastSentence(question))))
 	return a
 }
 
@@ -84,6 +88,11 @@ func (a asked) newIn(re *regexp.Regexp, s string) bool {
 // saysWord reports whether q holds w with no letter or digit joined to
 // either side of it.
 func saysWord(q, w string) bool {
+	first, _ := utf8.DecodeRuneInString(w)
+	last, _ := utf8.DecodeLastRuneInString(w)
+	if !wordRune(first) && !wordRune(last) {
+		return strings.Contains(q, w) // a mark ("→") is no word
+	}
 	for i := 0; ; {
 		j := strings.Index(q[i:], w)
 		if j < 0 {
@@ -92,18 +101,15 @@ func saysWord(q, w string) bool {
 		start, end := i+j, i+j+len(w)
 		before, _ := utf8.DecodeLastRuneInString(q[:start])
 		after, _ := utf8.DecodeRuneInString(q[end:])
-		if !wordRune(before) && !wordRune(after) || !wordRune(firstRune(w)) && !wordRune(lastRune(w)) {
+		if !wordRune(before) && !wordRune(after) {
 			return true
 		}
 		i = start + 1
 	}
 }
 
+// wordRune is a rune of a word or a number.
 func wordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
-
-func firstRune(s string) rune { r, _ := utf8.DecodeRuneInString(s); return r }
-
-func lastRune(s string) rune { r, _ := utf8.DecodeLastRuneInString(s); return r }
 
 // fit reports whether a unit holds the kind of answer the question asks
 // for, beyond what the question itself says.

@@ -162,7 +162,14 @@ func Content(question string) string {
 // (a sentence saying "many" or "long" holds no more of the question).
 func howMuch(prev, w string) bool {
 	prev = strings.TrimFunc(prev, func(r rune) bool { return !unicode.IsLetter(r) })
-	return strings.EqualFold(prev, "how") && (strings.EqualFold(w, "many") || strings.EqualFold(w, "much") || strings.EqualFold(w, "long") || strings.EqualFold(w, "often"))
+	if !strings.EqualFold(prev, "how") {
+		return false
+	}
+	switch strings.ToLower(w) {
+	case "many", "much", "long", "often":
+		return true
+	}
+	return false
 }
 
 func asks(w string) bool {
@@ -254,7 +261,7 @@ func asWritten(question, name string) string {
 	end := start + len(ws[0])
 	for _, w := range ws[1:] {
 		i := strings.Index(question[end:], w)
-		if i < 0 || strings.IndexFunc(question[end:end+i], func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0 {
+		if i < 0 || strings.IndexFunc(question[end:end+i], wordRune) >= 0 {
 			return name
 		}
 		end += i + len(w)

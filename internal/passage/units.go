@@ -80,7 +80,7 @@ func Units(text string) []Unit {
 			}
 			// A line of code with no letter or digit (a rule of dashes,
 			// a brace) says nothing.
-			if long(l) && strings.IndexFunc(l, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0 {
+			if long(l) && strings.IndexFunc(l, wordRune) >= 0 {
 				out = append(out, Unit{Text: l, Kind: Code, Heading: heading, Block: bi})
 			}
 			continue

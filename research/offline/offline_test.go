@@ -1001,25 +1001,16 @@ func TestAntecedentBeforeWindow(t *testing.T) {
 // a date, an amount, a release; in Korean for a question in Korean.
 func TestValueRefusalSaysWhy(t *testing.T) {
 	t.Parallel()
-	paras := editionSummary(t, "On what date was the edition key of Cargo.toml introduced?",
-		"The edition key in Cargo.toml was introduced so that the compiler knows which edition to use. It was introduced with editions.\n\nEditions are opt in.", cargoPage)
-	if !strings.Contains(paras[0], "none of the passages that come closest gives a date") {
-		t.Errorf("summary: %q", strings.Join(paras, "\n\n"))
-	}
-	paras = editionSummary(t, "How many editions can one Cargo.toml edition key name?",
-		"The edition key in Cargo.toml names the edition the compiler uses for the package. It was introduced with editions.\n\nEditions are opt in.", cargoPage)
-	if !strings.Contains(paras[0], "none of the passages that come closest gives an amount") {
-		t.Errorf("summary: %q", strings.Join(paras, "\n\n"))
-	}
-	paras = editionSummary(t, "Which Cargo release introduced the edition key of Cargo.toml?",
-		"The edition key in Cargo.toml was introduced so that the compiler knows which edition to use. It was introduced with editions.\n\nEditions are opt in.", cargoPage)
-	if !strings.Contains(paras[0], "none of the passages that come closest gives a release or a year") {
-		t.Errorf("summary: %q", strings.Join(paras, "\n\n"))
-	}
-	paras = editionSummary(t, "Cargo.toml의 edition 키 출시일은 언제인가요?",
-		"Cargo.toml의 edition 키는 컴파일러가 어떤 에디션을 쓸지 알도록 도입되었습니다.\n\n에디션은 선택 사항입니다.", cargoPage)
-	if !strings.Contains(paras[0], "날짜를 말하지 않습니다") {
-		t.Errorf("summary: %q", strings.Join(paras, "\n\n"))
+	const introduced = "The edition key in Cargo.toml was introduced so that the compiler knows which edition to use. It was introduced with editions.\n\nEditions are opt in."
+	for _, c := range []struct{ question, source, says string }{
+		{"On what date was the edition key of Cargo.toml introduced?", introduced, "none of the passages that come closest gives a date"},
+		{"How many editions can one Cargo.toml edition key name?", "The edition key in Cargo.toml names the edition the compiler uses for the package. It was introduced with editions.\n\nEditions are opt in.", "none of the passages that come closest gives an amount"},
+		{"Which Cargo release introduced the edition key of Cargo.toml?", introduced, "none of the passages that come closest gives a release or a year"},
+		{"Cargo.toml의 edition 키 출시일은 언제인가요?", "Cargo.toml의 edition 키는 컴파일러가 어떤 에디션을 쓸지 알도록 도입되었습니다.\n\n에디션은 선택 사항입니다.", "날짜를 말하지 않습니다"},
+	} {
+		if paras := editionSummary(t, c.question, c.source, cargoPage); !strings.Contains(paras[0], c.says) {
+			t.Errorf("%q: summary %q, want it to say %q", c.question, strings.Join(paras, "\n\n"), c.says)
+		}
 	}
 }
 

@@ -77,7 +77,8 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 }
 
 // answerable returns a refusal when the sources read do not answer the
-// question: none of the ten windows that answer best (passage.Find)
+// question: none of the windows that answer best (passage.Find,
+// valueWindows of them)
 // gives the value it asks for (a date, a release, an amount:
 // passage.ValueMissing), or the best holds less of it than
 // passage.Weights.Answered, or what the question names is in none of
@@ -92,10 +93,7 @@ func answerable(lang, question string, ids []string, sources map[string]*researc
 	if len(docs) == 0 {
 		return ""
 	}
-	// A value asked for may stand in any of the ten closest windows: a
-	// report quotes more than its opening window, and a sources' best
-	// window that lacks the value is not proof that none gives it.
-	found, missing := passage.Find(question, docs, 10)
+	found, missing := passage.Find(question, docs, valueWindows)
 	if v := passage.ValueMissing(question, found); v != passage.NoValue {
 		return say(lang, msgNoValue, len(docs), say(lang, valueName(v))) + say(lang, msgNothingCited)
 	}
@@ -125,6 +123,11 @@ const (
 	msgRelease
 	msgAmount
 )
+
+// valueWindows is how many of the closest windows a value asked for may
+// stand in: a report quotes more than its opening window, and a best
+// window that lacks the value is not proof that none gives it.
+const valueWindows = 10
 
 // valueName is the message that names the value a question asks for
 // that no passage gives.
@@ -601,9 +604,9 @@ func (w *writer) answerWindow(p *quotes) *window {
 // len(os.sched_getaffinity(0))", too: endsInCall), with the neighbour
 // quoted for context; a line of its own that is not prose is left out.
 // When none of its own sentences is prose, the neighbour stands for it
-// as its own. It is also what the
-// window is taken to have said. False when nothing of its own can be
-// quoted, or a sentence of its own was quoted already.
+// as its own. It is also what the window is taken to have said. False
+// when nothing of its own can be quoted, or a sentence of its own was
+// quoted already.
 func quotable(a passage.Answer, used map[string]bool) (passage.Answer, bool) {
 	keep := slices.Clone(a.Context) // what is quoted: the context, and own prose
 	said := false
