@@ -16,7 +16,9 @@ import (
 type Span struct{ Start, End int }
 
 // Spans splits text into sentences: at . ! ? followed by a space and a
-// capital, digit or quote (not after an initial or a common abbreviation),
+// capital, digit or quote (not after an initial, a common abbreviation or
+// the number that opens a numbered item or section: "7. Simple
+// statements" is one sentence, not "7." and another),
 // at CJK full stops, at Korean sentence endings and at blank lines.
 func Spans(text string) []Span {
 	var out []Span
@@ -72,7 +74,7 @@ func Spans(text string) []Span {
 			if k < len(rs) && !(unicode.IsUpper(rs[k]) || unicode.IsDigit(rs[k]) || strings.ContainsRune(`"'“‘(`, rs[k]) || IsHangul(rs[k])) {
 				continue
 			}
-			if r == '.' && abbreviation(rs[:i]) {
+			if r == '.' && (abbreviation(rs[:i]) || enumerator(rs[start:i])) {
 				continue
 			}
 			cut = j
@@ -103,6 +105,13 @@ func abbreviation(before []rune) bool {
 		return true // an initial: "John F. Kennedy"
 	}
 	return abbrevs[w]
+}
+
+// enumerator reports a sentence so far that is only a number, the period
+// after it to come: an item's or a section's ("7", "3.1").
+func enumerator(sentence []rune) bool {
+	w := strings.TrimSpace(string(sentence))
+	return w != "" && strings.Trim(w, "0123456789.") == "" && unicode.IsDigit([]rune(w)[0])
 }
 
 // OneLine collapses every run of white space in s to one space and trims

@@ -7,12 +7,12 @@ import (
 
 func TestSpans(t *testing.T) {
 	t.Parallel()
-	text := "Dr. Smith met John F. Kennedy. It rained!  \"Really?\" she said.\n\n한국어 문장입니다. 中文句子。Next. The Piano Concerto in G minor, Op. 33, B. 63, is his only one. See Vol. 2 and pp. 3-4."
+	text := "Dr. Smith met John F. Kennedy. It rained!  \"Really?\" she said.\n\n한국어 문장입니다. 中文句子。Next. The Piano Concerto in G minor, Op. 33, B. 63, is his only one. See Vol. 2 and pp. 3-4.\n\n7. Simple statements. There are 7. Then 3.1. Scope."
 	var got []string
 	for _, sp := range Spans(text) {
 		got = append(got, text[sp.Start:sp.End])
 	}
-	want := []string{"Dr. Smith met John F. Kennedy.", "It rained!", `"Really?" she said.`, "한국어 문장입니다. 中文句子。", "Next.", "The Piano Concerto in G minor, Op. 33, B. 63, is his only one.", "See Vol. 2 and pp. 3-4."}
+	want := []string{"Dr. Smith met John F. Kennedy.", "It rained!", `"Really?" she said.`, "한국어 문장입니다. 中文句子。", "Next.", "The Piano Concerto in G minor, Op. 33, B. 63, is his only one.", "See Vol. 2 and pp. 3-4.", "7. Simple statements.", "There are 7.", "Then 3.1.", "Scope."}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("got %q\nwant %q", got, want)
 	}
