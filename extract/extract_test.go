@@ -181,6 +181,46 @@ from subprocess import Popen, PIPE
 	}
 }
 
+// A data table keeps its header: its rows are written as a Markdown
+// table, a cell spanning rows or columns in each it spans; a table that
+// lays out prose, or has no header, reads as before.
+func TestTableKeepsItsHeader(t *testing.T) {
+	t.Parallel()
+	prose := `<p>Every program that runs on a machine with finite memory and disk space has limits of some kind, and these are the limits of this one, listed below.</p>`
+	for _, tc := range []struct {
+		name, table string
+		want        []string
+	}{
+		{"header", `<table><thead><tr><th>Name</th><th>Default</th><th>Maximum</th></tr></thead>
+<tbody><tr><td>SQLITE_MAX_ATTACHED</td><td>10</td><td>125</td></tr><tr><td><code>a|b</code></td><td>2000</td><td>32767</td></tr></tbody></table>`,
+			[]string{"| Name | Default | Maximum |\n| --- | --- | --- |\n| SQLITE_MAX_ATTACHED | 10 | 125 |\n| a\\|b | 2000 | 32767 |"}},
+		{"spans", `<table><tr><th>Class</th><th>Operator</th><th>Note</th></tr>
+<tr><td rowspan="2">bit_minmax_ops</td><td>=</td><td>equal</td></tr><tr><td>&lt;</td><td>less</td></tr>
+<tr><td colspan="2">none</td><td>x</td></tr><tr><td>a</td><td rowspan="999999999">b</td><td>c</td></tr></table>`,
+			[]string{"| bit_minmax_ops | = | equal |\n| bit_minmax_ops | < | less |\n| none | none | x |\n| a | b | c |"}},
+		{"no header", `<table><tr><td>Icon</td><td>Opens the dialog where the styles are chosen.</td></tr><tr><td>Icon</td><td>Closes it.</td></tr></table>`,
+			[]string{"Icon Opens the dialog where the styles are chosen."}},
+		{"prose cells", `<table><tr><th>Term</th><th>Meaning</th></tr><tr><td>a</td><td><ul><li>one</li><li>two</li></ul></td></tr></table>`,
+			[]string{"Term Meaning"}},
+	} {
+		page := `<html><head><title>Limits</title></head><body><article><h1>Limits</h1>` + prose + tc.table + prose + `</article></body></html>`
+		doc, err := HTML([]byte(page), "https://docs.example.com/limits")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(doc.Text, w) {
+				t.Errorf("%s: text lacks %q:\n%s", tc.name, w, doc.Text)
+			}
+		}
+		if tc.name == "no header" || tc.name == "prose cells" {
+			if strings.Contains(doc.Text, "| ") {
+				t.Errorf("%s: a table that is no data table written with pipes:\n%s", tc.name, doc.Text)
+			}
+		}
+	}
+}
+
 func FuzzHTML(f *testing.F) {
 	f.Add([]byte(`<html><head><title>t</title></head><body><p>hello</p></body></html>`))
 	f.Add([]byte(`<meta charset="shift_jis"><p>\x82\xa0</p>`))

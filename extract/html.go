@@ -8,7 +8,9 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"codeberg.org/readeck/go-readability/v2"
 	"github.com/PuerkitoBio/goquery"
@@ -87,6 +89,7 @@ func HTMLWithType(data []byte, pageURL, contentType string) (Doc, error) {
 	}
 	keepInline(own)
 	fencePre(own)
+	pipeTables(own)
 	if art, err := parser.ParseAndMutate(own, u); err == nil && art.Node != nil {
 		itemBlocks(art.Node)
 		var b strings.Builder
@@ -107,6 +110,7 @@ func HTMLWithType(data []byte, pageURL, contentType string) (Doc, error) {
 		gq.Find("script, style, noscript, template, svg, nav, header, footer").Remove()
 		gq.Find("a[href^='#']").FilterFunction(func(_ int, s *goquery.Selection) bool { return permalink(s.Nodes[0]) }).Remove()
 		fencePre(root)
+		pipeTables(root)
 		body := blockText(gq.Find("body"))
 		if len(body) > len(text) {
 			text = body
@@ -489,4 +493,150 @@ func firstNonEmpty(vals ...string) string {
 		}
 	}
 	return ""
+}
+
+// pipeTables writes each data table of a tree as Markdown writes a table,
+// so its rows keep their header: a line of the header's cells, a line of
+// dashes, then a line a row, its cells between pipes ("| SQLITE_MAX_ATTACHED
+// | 10 | 125 |"). Rendered as text, a table ran its cells together and
+// left its header a line read as any other. A data table has a header
+// row (its first, of <th> cells), two columns or more and cells of a few
+// words, not paragraphs, lists, listings or tables: a table that lays
+// out a page (an icon beside its description) keeps its prose.
+func pipeTables(n *html.Node) {
+	for c := n.FirstChild; c != nil; {
+		next := c.NextSibling
+		if c.Type == html.ElementNode {
+			if c.Data == "table" {
+				if lines := tableLines(c); lines != nil {
+					p := &html.Node{Type: html.ElementNode, Data: "p"}
+					for i, l := range lines {
+						if i > 0 {
+							p.AppendChild(&html.Node{Type: html.ElementNode, Data: "br"})
+						}
+						p.AppendChild(&html.Node{Type: html.TextNode, Data: l})
+					}
+					n.InsertBefore(p, c)
+					n.RemoveChild(c)
+				}
+			} else {
+				pipeTables(c)
+			}
+		}
+		c = next
+	}
+}
+
+// maxCellRunes is the longest cell of a data table: a longer one holds
+// prose.
+const maxCellRunes = 160
+
+// maxSpan bounds a cell's rowspan and colspan: a page's "rowspan=1000000"
+// would otherwise build that many rows.
+const maxSpan = 64
+
+// tableLines is a data table's lines (pipeTables), nil for another
+// table. A cell spanning rows or columns (rowspan, colspan) is written in
+// each it spans, so every row keeps its cells under their header.
+func tableLines(t *html.Node) []string {
+	var rows [][]*html.Node
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type != html.ElementNode {
+				continue
+			}
+			switch c.Data {
+			case "thead", "tbody", "tfoot":
+				walk(c)
+			case "tr":
+				var cells []*html.Node
+				for d := c.FirstChild; d != nil; d = d.NextSibling {
+					if d.Type == html.ElementNode && (d.Data == "td" || d.Data == "th") {
+						cells = append(cells, d)
+					}
+				}
+				rows = append(rows, cells)
+			}
+		}
+	}
+	walk(t)
+	if len(rows) < 2 || len(rows[0]) < 2 || slices.ContainsFunc(rows[0], func(c *html.Node) bool { return c.Data != "th" }) {
+		return nil
+	}
+	// below[col] is a cell spanning down into the rows after this one,
+	// and how many more rows it spans.
+	type spanning struct {
+		text string
+		rows int
+	}
+	below := map[int]*spanning{}
+	lines := make([]string, 0, len(rows)+1)
+	for i, r := range rows {
+		var cells []string
+		col := 0
+		fill := func() {
+			for sp := below[col]; sp != nil && sp.rows > 0; sp = below[col] {
+				cells = append(cells, sp.text)
+				if sp.rows--; sp.rows == 0 {
+					delete(below, col)
+				}
+				col++
+			}
+		}
+		for _, c := range r {
+			fill()
+			if cellHolds(c) {
+				return nil
+			}
+			text := clean(nodeText(c))
+			if utf8.RuneCountInString(text) > maxCellRunes {
+				return nil
+			}
+			text = strings.ReplaceAll(text, "|", `\|`)
+			for range span(c, "colspan") {
+				if n := span(c, "rowspan"); n > 1 {
+					below[col] = &spanning{text: text, rows: n - 1}
+				}
+				cells = append(cells, text)
+				col++
+			}
+		}
+		fill()
+		lines = append(lines, strings.TrimRight("| "+strings.Join(cells, " | ")+" |", " "))
+		if i == 0 {
+			lines = append(lines, "|"+strings.Repeat(" --- |", len(cells)))
+		}
+	}
+	return lines
+}
+
+// span is a cell's rowspan or colspan: 1 to maxSpan.
+func span(c *html.Node, attr string) int {
+	for _, a := range c.Attr {
+		if a.Key == attr {
+			if n, err := strconv.Atoi(strings.TrimSpace(a.Val)); err == nil {
+				return min(max(n, 1), maxSpan)
+			}
+		}
+	}
+	return 1
+}
+
+// cellHolds reports a cell that holds blocks a row cannot: a list, a
+// listing, a table, a heading.
+func cellHolds(n *html.Node) bool {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type != html.ElementNode {
+			continue
+		}
+		switch c.Data {
+		case "ul", "ol", "dl", "pre", "table", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote":
+			return true
+		}
+		if cellHolds(c) {
+			return true
+		}
+	}
+	return false
 }

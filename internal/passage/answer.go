@@ -413,8 +413,11 @@ func (f *finder) windows() map[int]Answer {
 	best := map[int]Answer{}
 	for _, r := range f.all {
 		u := f.units[r.doc][r.unit]
-		if len(u.Text) > MaxSentence || u.Kind == Code && f.kind != HowTo {
-			continue // a line of code answers how to do something, nothing else
+		if len(u.Text) > MaxSentence || u.Kind == Code && f.kind != HowTo || u.Kind == Row {
+			// A line of code answers how to do something, nothing else;
+			// a table's row is shown to a model with its header (Select),
+			// not quoted as an answer.
+			continue
 		}
 		if f.cover(r.doc, r.unit, nil) == 0 {
 			continue
@@ -639,7 +642,7 @@ func continuation(us []Unit, win []int) int {
 // short enough to quote.
 func introduces(us []Unit, i int) bool {
 	return us[i].Kind == Sentence && (strings.HasSuffix(us[i].Text, ":") || strings.HasSuffix(us[i].Text, "：")) &&
-		i+1 < len(us) && (us[i+1].Kind != Heading || us[i+1].Term) && len(us[i+1].Text) <= MaxSentence
+		i+1 < len(us) && (us[i+1].Kind != Heading || us[i+1].Term) && us[i+1].Kind != Row && len(us[i+1].Text) <= MaxSentence
 }
 
 // neighbour is the sentence quoted beside unit i, a sentence that holds

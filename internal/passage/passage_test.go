@@ -151,6 +151,52 @@ func buried(before, answer, after string) string {
 	return b.String()
 }
 
+// A table's rows sit under its header, and prose after the table under
+// the section's heading; a model shown a row is shown its header
+// (Select), and a row is never quoted as a sentence of an answer (Find).
+func TestTableRowsKnowTheirHeader(t *testing.T) {
+	table := "Limits\n\nSQLite avoided arbitrary limits until they were shown to create problems.\n\n" +
+		"| Name | Default | Maximum |\n| --- | --- | --- |\n| SQLITE_MAX_ATTACHED | 10 | 125 |\n| SQLITE_MAX_COLUMN | 2000 | 32767 |\n\n" +
+		"Each limit can be lowered at run-time with the sqlite3_limit() interface.\n\n"
+	us := Units(table)
+	kinds := map[string]Kind{}
+	under := map[string]string{}
+	for _, u := range us {
+		kinds[u.Text] = u.Kind
+		if u.Heading >= 0 {
+			under[u.Text] = us[u.Heading].Text
+		}
+	}
+	if kinds["| SQLITE_MAX_ATTACHED | 10 | 125 |"] != Row || under["| SQLITE_MAX_ATTACHED | 10 | 125 |"] != "| Name | Default | Maximum |" {
+		t.Errorf("a row is not under its header: %+v", us)
+	}
+	if kinds["| Name | Default | Maximum |"] != Heading {
+		t.Errorf("a table's header is no heading: %+v", us)
+	}
+	if s := "Each limit can be lowered at run-time with the sqlite3_limit() interface."; kinds[s] != Sentence || under[s] != "Limits" {
+		t.Errorf("the prose after a table is not under the section's heading: %+v", us)
+	}
+	for _, u := range us {
+		if strings.Contains(u.Text, "---") {
+			t.Errorf("the rule under a header is a unit: %+v", u)
+		}
+	}
+	text := buried("Section %d\n\nThis section describes behaviour number %d of the library and is rarely read.\n\n", table,
+		"Appendix %d\n\nThis appendix lists option number %d of the library for slow disks.\n\n")
+	got := Select(text, NewQuery("How many databases can be attached, SQLITE_MAX_ATTACHED?"), 400)
+	if !strings.Contains(got, "| Name | Default | Maximum |") || !strings.Contains(got, "| SQLITE_MAX_ATTACHED | 10 | 125 |") {
+		t.Errorf("the passage lacks the row or its header:\n%s", got)
+	}
+	answers, _ := Find("What is the default of SQLITE_MAX_ATTACHED?", []Doc{{Title: "Limits", Body: table}}, 3)
+	for _, a := range answers {
+		for _, s := range a.Sentences {
+			if strings.HasPrefix(s, "|") {
+				t.Errorf("a row quoted as an answer: %q", a.Sentences)
+			}
+		}
+	}
+}
+
 // TestSelectFencesCode: lines of code a passage keeps reach the model
 // fenced, as the text had them, apart from the sentences around them.
 func TestSelectFencesCode(t *testing.T) {

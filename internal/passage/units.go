@@ -26,6 +26,7 @@ const (
 	Sentence Kind = iota // a sentence of prose, or a fragment of it
 	Code                 // a line of code or of a terminal session
 	Heading              // a line that titles what follows it
+	Row                  // a row of a table, under its header (a Heading)
 )
 
 // Unit is one sentence, code line or heading, whitespace collapsed.
@@ -85,6 +86,10 @@ func Units(text string) []Unit {
 			}
 			continue
 		}
+		if tableBlock(b.lines) {
+			out = appendRows(out, b.lines, heading, bi)
+			continue
+		}
 		// A caption is no unit, wherever its line stands.
 		lines := b.lines
 		if slices.ContainsFunc(lines, captionLine) {
@@ -109,6 +114,40 @@ func Units(text string) []Unit {
 			heading = len(out)
 			head = textseg.OneLine(head)
 			out = append(out, Unit{Text: head, Kind: Heading, Heading: -1, Block: bi, Term: !Ablate["term"] && termName(head)})
+		}
+	}
+	return out
+}
+
+// tableBlock reports a block of a table's lines, as extract writes a
+// data table (Markdown's pipe table).
+func tableBlock(lines []string) bool {
+	return !slices.ContainsFunc(lines, func(l string) bool { return !tableLine(strings.TrimSpace(l)) })
+}
+
+// tableLine is a line of a table: its cells between pipes.
+func tableLine(l string) bool {
+	return len(l) >= 2 && l[0] == '|' && l[len(l)-1] == '|'
+}
+
+// tableRule is the line of dashes under a table's header.
+var tableRule = regexp.MustCompile(`^\|(?:\s*:?-{3,}:?\s*\|)+$`)
+
+// appendRows adds a table's units: its header, the line above the rule,
+// a heading, and each row under it; rows cut from their header (a chunk
+// that opens inside a table) sit under the section's heading.
+func appendRows(out []Unit, lines []string, heading, block int) []Unit {
+	under := heading
+	for i, l := range lines {
+		l = strings.TrimSpace(l)
+		switch {
+		case tableRule.MatchString(l):
+			continue
+		case i+1 < len(lines) && tableRule.MatchString(strings.TrimSpace(lines[i+1])):
+			under = len(out)
+			out = append(out, Unit{Text: l, Kind: Heading, Heading: -1, Block: block})
+		case strings.IndexFunc(l, wordRune) >= 0:
+			out = append(out, Unit{Text: l, Kind: Row, Heading: under, Block: block})
 		}
 	}
 	return out
@@ -213,7 +252,7 @@ func blocks(text string) []block {
 			}
 			alone, blank = -1, true
 			continue
-		case fs.open > 0 || CodeLine(t):
+		case fs.open > 0 || CodeLine(t) && !tableLine(t):
 			flush()
 			alone = -1
 			if blank && fs.open == 0 {
