@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -85,12 +86,18 @@ type AddOptions struct {
 	URLOf func(path string) (url, origin string)
 }
 
-// contentHash identifies a document's title and text; an unchanged hash
-// means nothing to re-chunk or re-embed. It never holds a copy of the text.
-func contentHash(d Document) string {
+// contentHash identifies a document's title and text, and the chunk size
+// it is cut to when that is not the default; an unchanged hash means
+// nothing to re-chunk or re-embed (a document added again at another
+// size is cut again). It never holds a copy of the text.
+func contentHash(d Document, chunking chunk.Options) string {
 	h := sha256.New()
 	_, _ = io.WriteString(h, d.Title)
 	h.Write([]byte{0})
+	if n := chunking.MaxTokens; n > 0 && n != chunk.DefaultMaxTokens {
+		_, _ = io.WriteString(h, "chunk tokens "+strconv.Itoa(n))
+		h.Write([]byte{0})
+	}
 	var buf [32 << 10]byte
 	for text := d.Text; text != ""; {
 		n := copy(buf[:], text)
@@ -193,7 +200,7 @@ func (in *ingest) write(ctx context.Context, docs []Document) error {
 		return err
 	}
 	before := rep.Unchanged
-	todo, touches := triage(docs, known, opt.Touch, in.seen, rep)
+	todo, touches := triage(docs, known, opt, in.seen, rep)
 	in.done += rep.Unchanged - before
 	if err := s.store.SourceTouch(ctx, kb.ID, touches); err != nil {
 		return fmt.Errorf("ingest: %w", err)
@@ -373,10 +380,10 @@ func (s *Service) prepareAhead(ctx context.Context, kb *store.KB, todo []todoDoc
 }
 
 // triage cleans each document's text and sorts the documents: those to
-// write, those unchanged since the store's copy (touched when touch is
-// set: a crawl saw them again), and those refused — a URL the ingest was
+// write, those unchanged since the store's copy (touched when opt.Touch
+// is set: a crawl saw them again), and those refused — a URL the ingest was
 // given before (seen, which it adds to) or not valid — into rep.
-func triage(docs []Document, known map[string]string, touch bool, seen map[string]string, rep *Report) (todo []todoDoc, touches []store.SourceTouch) {
+func triage(docs []Document, known map[string]string, opt AddOptions, seen map[string]string, rep *Report) (todo []todoDoc, touches []store.SourceTouch) {
 	for _, d := range docs {
 		// Untrusted text stays text: no terminal escapes, bidirectional
 		// overrides or invalid bytes are stored, so none is ever printed.
@@ -394,10 +401,10 @@ func triage(docs []Document, known map[string]string, touch bool, seen map[strin
 			rep.Failed = append(rep.Failed, Problem{Origin: d.Origin, Reason: fmt.Sprintf("%s (%q)", err, clipURL(d.URL))})
 			continue
 		}
-		hash := contentHash(d)
+		hash := contentHash(d, opt.Chunking)
 		if h, ok := known[d.URL]; ok && h == hash {
 			rep.Unchanged++
-			if touch {
+			if opt.Touch {
 				touches = append(touches, store.SourceTouch{URL: d.URL, ETag: d.ETag, LastModified: d.LastModified, CrawledAt: time.Now().UTC()})
 			}
 			continue

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/quarryhq/quarry/kb"
+	"github.com/quarryhq/quarry/kb/chunk"
 )
 
 func writeJSON(w io.Writer, v any) error {
@@ -59,17 +60,21 @@ func (a *cli) kbCreateCmd() *cobra.Command {
 
 func (a *cli) kbAddCmd() *cobra.Command {
 	var asJSON, create bool
+	var chunkTokens int
 	cmd := &cobra.Command{
 		Use:   "add NAME PATH...",
 		Short: "Ingest files, folders and BEIR JSON Lines corpora (Markdown, text, HTML, PDF, .jsonl)",
 		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if chunkTokens < minChunkTokens || chunkTokens > maxChunkTokens {
+				return usageError{fmt.Errorf("chunk-tokens: must be between %d and %d, got %d", minChunkTokens, maxChunkTokens, chunkTokens)}
+			}
 			ctx := cmd.Context()
 			svc, emb, undo, err := a.openForWrite(ctx, args[0], create)
 			if err != nil {
 				return err
 			}
-			opt := kb.AddOptions{Embedder: emb}
+			opt := kb.AddOptions{Embedder: emb, Chunking: chunk.Options{MaxTokens: chunkTokens}}
 			progressed := false
 			if a.isTerminal() {
 				// A corpus is read as it is written: the documents
@@ -110,8 +115,16 @@ func (a *cli) kbAddCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	cmd.Flags().BoolVar(&create, "create", false, "create the knowledge base first if it does not exist")
+	cmd.Flags().IntVar(&chunkTokens, "chunk-tokens", chunk.DefaultMaxTokens, fmt.Sprintf("the most cl100k tokens a chunk holds, %d-%d; a document added again at another size is cut again", minChunkTokens, maxChunkTokens))
 	return cmd
 }
+
+// The chunk sizes kb add takes: a chunk says something, and fits an
+// embedding model's input (8,191 tokens for OpenAI's).
+const (
+	minChunkTokens = 64
+	maxChunkTokens = 8000
+)
 
 func (a *cli) kbListCmd() *cobra.Command {
 	var asJSON bool

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -223,6 +224,51 @@ func TestCreateThatAddsNothingLeavesNothing(t *testing.T) {
 	_, _, _ = run(t, data, "kb", "add", "kept", bad, "--create")
 	if list, _, _ := run(t, data, "kb", "list"); !strings.Contains(list, "kept") {
 		t.Fatalf("an existing knowledge base was removed:\n%s", list)
+	}
+}
+
+// kb add --chunk-tokens cuts a document to that size; added again at
+// the same size it is unchanged, at another it is cut again; a size out of
+// range is refused naming the flag, before anything is opened.
+func TestKBAddChunkTokens(t *testing.T) {
+	data := t.TempDir()
+	doc := filepath.Join(t.TempDir(), "notes.md")
+	var b strings.Builder
+	b.WriteString("# Notes\n\n")
+	for i := range 25 { // about 350 tokens: one chunk at the default size
+		fmt.Fprintf(&b, "Paragraph %d says that the garden needs water every morning in summer.\n\n", i)
+	}
+	if err := os.WriteFile(doc, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	add := func(args ...string) map[string]any {
+		t.Helper()
+		out, errOut, err := run(t, data, append([]string{"kb", "add", "notes", doc, "--create", "--json"}, args...)...)
+		if err != nil {
+			t.Fatalf("kb add %v: %v\n%s", args, err, errOut)
+		}
+		var rep map[string]any
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("report %q: %v", out, err)
+		}
+		return rep
+	}
+	if rep := add(); rep["added"] != 1.0 || rep["chunks"] != 1.0 {
+		t.Fatalf("default size: %v", rep)
+	}
+	if rep := add("--chunk-tokens", "100"); rep["updated"] != 1.0 || rep["chunks"].(float64) < 3 {
+		t.Fatalf("100 tokens: %v", rep)
+	}
+	if rep := add("--chunk-tokens", "100"); rep["unchanged"] != 1.0 {
+		t.Fatalf("100 tokens again: %v", rep)
+	}
+	if rep := add(); rep["updated"] != 1.0 || rep["chunks"] != 1.0 {
+		t.Fatalf("default size again: %v", rep)
+	}
+	for _, bad := range []string{"10", "9000"} {
+		if _, _, err := run(t, data, "kb", "add", "notes", doc, "--chunk-tokens", bad); err == nil || !strings.Contains(err.Error(), "chunk-tokens: must be between 64 and 8000, got "+bad) {
+			t.Errorf("--chunk-tokens %s: %v", bad, err)
+		}
 	}
 }
 
