@@ -182,42 +182,55 @@ from subprocess import Popen, PIPE
 }
 
 // A data table keeps its header: its rows are written as a Markdown
-// table, a cell spanning rows or columns in each it spans; a table that
-// lays out prose, or has no header, reads as before.
+// table, each with the header's cells (a cell spanning rows or columns in
+// each it spans, a short row filled), its caption a paragraph before it;
+// a table that lays out prose, or has no header, reads as before, and the
+// data tables inside one are written so.
 func TestTableKeepsItsHeader(t *testing.T) {
 	t.Parallel()
 	prose := `<p>Every program that runs on a machine with finite memory and disk space has limits of some kind, and these are the limits of this one, listed below.</p>`
 	for _, tc := range []struct {
 		name, table string
 		want        []string
+		noPipes     bool
 	}{
-		{"header", `<table><thead><tr><th>Name</th><th>Default</th><th>Maximum</th></tr></thead>
-<tbody><tr><td>SQLITE_MAX_ATTACHED</td><td>10</td><td>125</td></tr><tr><td><code>a|b</code></td><td>2000</td><td>32767</td></tr></tbody></table>`,
-			[]string{"| Name | Default | Maximum |\n| --- | --- | --- |\n| SQLITE_MAX_ATTACHED | 10 | 125 |\n| a\\|b | 2000 | 32767 |"}},
-		{"spans", `<table><tr><th>Class</th><th>Operator</th><th>Note</th></tr>
+		{name: "header", table: `<table><caption>Table 1. Limits</caption><thead><tr><th>Name</th><th>Default</th><th>Maximum</th></tr></thead>
+<tbody><tr><td>SQLITE_MAX_ATTACHED</td><td>10<script>track("x")</script></td><td><p>125</p><p>MB</p></td></tr><tr><td><code>a|b</code></td><td>---</td><td>32767</td></tr></tbody></table>`,
+			want: []string{"Table 1. Limits\n\n| Name | Default | Maximum |\n| --- | --- | --- |\n| SQLITE_MAX_ATTACHED | 10 | 125 MB |\n| a\\|b | \\--- | 32767 |"}},
+		{name: "spans", table: `<table><tr><th>Class</th><th>Operator</th><th>Note</th></tr>
 <tr><td rowspan="2">bit_minmax_ops</td><td>=</td><td>equal</td></tr><tr><td>&lt;</td><td>less</td></tr>
-<tr><td colspan="2">none</td><td>x</td></tr><tr><td>a</td><td rowspan="999999999">b</td><td>c</td></tr></table>`,
-			[]string{"| bit_minmax_ops | = | equal |\n| bit_minmax_ops | < | less |\n| none | none | x |\n| a | b | c |"}},
-		{"no header", `<table><tr><td>Icon</td><td>Opens the dialog where the styles are chosen.</td></tr><tr><td>Icon</td><td>Closes it.</td></tr></table>`,
-			[]string{"Icon Opens the dialog where the styles are chosen."}},
-		{"prose cells", `<table><tr><th>Term</th><th>Meaning</th></tr><tr><td>a</td><td><ul><li>one</li><li>two</li></ul></td></tr></table>`,
-			[]string{"Term Meaning"}},
+<tr><td colspan="2">none</td><td>x</td></tr><tr><td>a</td><td>b</td><td rowspan="2">c</td></tr><tr><td>short</td></tr><tr><td>p</td><td>q</td><td>r</td><td>extra</td></tr></table>`,
+			want: []string{"| bit_minmax_ops | = | equal |\n| bit_minmax_ops | < | less |\n| none | none | x |\n| a | b | c |\n| short | | c |\n| p | q | r |"}},
+		{name: "spans multiplied", table: `<table><tr><th colspan="64">a</th><th>b</th></tr><tr><td rowspan="64" colspan="64">x</td></tr>` + strings.Repeat("<tr></tr>", 63) + `</table>`,
+			noPipes: true},
+		{name: "no header", table: `<table><tr><td>Icon</td><td>Opens the dialog where the styles are chosen.</td></tr><tr><td>Icon</td><td>Closes it.</td></tr></table>`,
+			want: []string{"Icon Opens the dialog where the styles are chosen."}, noPipes: true},
+		{name: "prose cells", table: `<table><tr><th>Term</th><th>Meaning</th></tr><tr><td>a</td><td><ul><li>one</li><li>two</li></ul></td></tr></table>`,
+			want: []string{"Term Meaning"}, noPipes: true},
+		{name: "inside a layout table", table: `<table><tr><td><p>A layout cell holding a table of its own, as old sites lay out their pages with tables.</p><table><tr><th>Key</th><th>Effect</th></tr><tr><td>F9</td><td>Update</td></tr></table></td></tr></table>`,
+			want: []string{"| Key | Effect |\n| --- | --- |\n| F9 | Update |"}},
 	} {
-		page := `<html><head><title>Limits</title></head><body><article><h1>Limits</h1>` + prose + tc.table + prose + `</article></body></html>`
-		doc, err := HTML([]byte(page), "https://docs.example.com/limits")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(doc.Text, w) {
-				t.Errorf("%s: text lacks %q:\n%s", tc.name, w, doc.Text)
+		t.Run(tc.name, func(t *testing.T) {
+			page := `<html><head><title>Limits</title></head><body><article><h1>Limits</h1>` + prose + tc.table + prose + `</article></body></html>`
+			doc, err := HTML([]byte(page), "https://docs.example.com/limits")
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		if tc.name == "no header" || tc.name == "prose cells" {
-			if strings.Contains(doc.Text, "| ") {
-				t.Errorf("%s: a table that is no data table written with pipes:\n%s", tc.name, doc.Text)
+			for _, w := range tc.want {
+				if !strings.Contains(doc.Text, w) {
+					t.Errorf("text lacks %q:\n%s", w, doc.Text)
+				}
 			}
-		}
+			if tc.noPipes && strings.Contains(doc.Text, "| ") {
+				t.Errorf("a table that is no data table written with pipes:\n%.500s", doc.Text)
+			}
+		})
+	}
+	// A page too short for readability: the body's text keeps the table
+	// one block.
+	doc, err := HTML([]byte(`<html><body><table><tr><th>Key</th><th>Effect</th></tr><tr><td>F9</td><td>Update</td></tr></table></body></html>`), "https://docs.example.com/keys")
+	if err != nil || !strings.Contains(doc.Text, "| Key | Effect |\n| --- | --- |\n| F9 | Update |") {
+		t.Errorf("short page: %q %v", doc.Text, err)
 	}
 }
 
@@ -226,10 +239,17 @@ func FuzzHTML(f *testing.F) {
 	f.Add([]byte(`<meta charset="shift_jis"><p>\x82\xa0</p>`))
 	f.Add([]byte(`<<<>>><p <div>`))
 	f.Add([]byte(`<base href="//other.example/x/"><a href="../y#f">y</a><a href="javascript:alert(1)">j</a><a rel="nofollow" href="/n">n</a>`))
+	f.Add([]byte(`<table><caption>c</caption><tr><th colspan=2>a|b</th><th>---</th></tr><tr><td rowspan=3>x</td></tr><tr><td>y</td><td>z</td><td>w</td><td>v</td></tr><tr></tr></table>`))
+	f.Add([]byte(`<table><tr><th colspan="64">a</th><th>b</th></tr><tr><td rowspan="64" colspan="64">x</td></tr><tr></tr><tr></tr></table>`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		doc, err := HTMLWithType(data, "https://example.com/", "text/html; charset=utf-8")
 		if err != nil {
 			return
+		}
+		// A table's spans may not multiply a page into more text than
+		// its own bounds allow (maxTableGrowth).
+		if len(doc.Text) > maxTableGrowth*len(data)+1<<16 {
+			t.Fatalf("%d bytes of text from a page of %d", len(doc.Text), len(data))
 		}
 		if !utf8.ValidString(doc.Text) || !utf8.ValidString(doc.Title) {
 			t.Fatal("invalid UTF-8 out")

@@ -412,6 +412,10 @@ func blockText(sel *goquery.Selection) string {
 			b.WriteString(n.Data)
 			return
 		}
+		if n.Type == html.ElementNode && n.Data == "br" && n.Parent != nil && slices.Contains(n.Parent.Attr, html.Attribute{Key: "data-quarry", Val: tableClass}) {
+			b.WriteByte('\n') // a table's rows are one block
+			return
+		}
 		block := n.Type == html.ElementNode && isBlock(n.Data)
 		if block {
 			b.WriteString("\n\n")
@@ -502,30 +506,47 @@ func firstNonEmpty(vals ...string) string {
 // left its header a line read as any other. A data table has a header
 // row (its first, of <th> cells), two columns or more and cells of a few
 // words, not paragraphs, lists, listings or tables: a table that lays
-// out a page (an icon beside its description) keeps its prose.
+// out a page (an icon beside its description) keeps its prose, and the
+// data tables inside it are written so. The table becomes a paragraph
+// (tableClass) with its class and id, so readability still drops a
+// sidebar's; its caption, a paragraph before it.
 func pipeTables(n *html.Node) {
 	for c := n.FirstChild; c != nil; {
 		next := c.NextSibling
 		if c.Type == html.ElementNode {
-			if c.Data == "table" {
-				if lines := tableLines(c); lines != nil {
-					p := &html.Node{Type: html.ElementNode, Data: "p"}
-					for i, l := range lines {
-						if i > 0 {
-							p.AppendChild(&html.Node{Type: html.ElementNode, Data: "br"})
-						}
-						p.AppendChild(&html.Node{Type: html.TextNode, Data: l})
-					}
-					n.InsertBefore(p, c)
-					n.RemoveChild(c)
-				}
-			} else {
+			if c.Data != "table" {
 				pipeTables(c)
+			} else if lines, caption := tableLines(c); lines == nil {
+				pipeTables(c)
+			} else {
+				if caption != "" {
+					cp := &html.Node{Type: html.ElementNode, Data: "p"}
+					cp.AppendChild(&html.Node{Type: html.TextNode, Data: caption})
+					n.InsertBefore(cp, c)
+				}
+				p := &html.Node{Type: html.ElementNode, Data: "p", Attr: []html.Attribute{{Key: "data-quarry", Val: tableClass}}}
+				for _, a := range c.Attr {
+					if a.Key == "class" || a.Key == "id" {
+						p.Attr = append(p.Attr, a)
+					}
+				}
+				for i, l := range lines {
+					if i > 0 {
+						p.AppendChild(&html.Node{Type: html.ElementNode, Data: "br"})
+					}
+					p.AppendChild(&html.Node{Type: html.TextNode, Data: l})
+				}
+				n.InsertBefore(p, c)
+				n.RemoveChild(c)
 			}
 		}
 		c = next
 	}
 }
+
+// tableClass marks (data-quarry) the paragraph a data table became: its
+// line breaks are a table's rows, one block (blockText).
+const tableClass = "table"
 
 // maxCellRunes is the longest cell of a data table: a longer one holds
 // prose.
@@ -535,11 +556,19 @@ const maxCellRunes = 160
 // would otherwise build that many rows.
 const maxSpan = 64
 
-// tableLines is a data table's lines (pipeTables), nil for another
-// table. A cell spanning rows or columns (rowspan, colspan) is written in
-// each it spans, so every row keeps its cells under their header.
-func tableLines(t *html.Node) []string {
+// maxTableGrowth bounds what a table's lines may hold against its own
+// text: a cell spanning rows and columns is written in each, and a page's
+// spans may not multiply a small table into megabytes.
+const maxTableGrowth = 8
+
+// tableLines is a data table's lines (pipeTables) and its caption; nil
+// for another table. Each row has the header's cells: a cell spanning
+// rows or columns (rowspan, colspan) is written in each it spans, a row
+// short of cells is filled with empty ones, and cells past the header's
+// are left out.
+func tableLines(t *html.Node) ([]string, string) {
 	var rows [][]*html.Node
+	caption := ""
 	var walk func(*html.Node)
 	walk = func(n *html.Node) {
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
@@ -549,6 +578,8 @@ func tableLines(t *html.Node) []string {
 			switch c.Data {
 			case "thead", "tbody", "tfoot":
 				walk(c)
+			case "caption":
+				caption = clean(cellText(c))
 			case "tr":
 				var cells []*html.Node
 				for d := c.FirstChild; d != nil; d = d.NextSibling {
@@ -562,7 +593,11 @@ func tableLines(t *html.Node) []string {
 	}
 	walk(t)
 	if len(rows) < 2 || len(rows[0]) < 2 || slices.ContainsFunc(rows[0], func(c *html.Node) bool { return c.Data != "th" }) {
-		return nil
+		return nil, ""
+	}
+	width := 0
+	for _, c := range rows[0] {
+		width += span(c, "colspan")
 	}
 	// below[col] is a cell spanning down into the rows after this one,
 	// and how many more rows it spans.
@@ -572,43 +607,83 @@ func tableLines(t *html.Node) []string {
 	}
 	below := map[int]*spanning{}
 	lines := make([]string, 0, len(rows)+1)
+	size, own := 0, 0
 	for i, r := range rows {
-		var cells []string
-		col := 0
-		fill := func() {
-			for sp := below[col]; sp != nil && sp.rows > 0; sp = below[col] {
+		cells := make([]string, 0, width)
+		// next fills the cells spanning down into this row up to the
+		// next free column.
+		next := func() {
+			for sp := below[len(cells)]; sp != nil && len(cells) < width; sp = below[len(cells)] {
 				cells = append(cells, sp.text)
 				if sp.rows--; sp.rows == 0 {
-					delete(below, col)
+					delete(below, len(cells)-1)
 				}
-				col++
 			}
 		}
 		for _, c := range r {
-			fill()
+			next()
 			if cellHolds(c) {
-				return nil
+				return nil, ""
 			}
-			text := clean(nodeText(c))
+			text := clean(cellText(c))
 			if utf8.RuneCountInString(text) > maxCellRunes {
-				return nil
+				return nil, ""
 			}
+			own += len(text)
 			text = strings.ReplaceAll(text, "|", `\|`)
+			if strings.Trim(text, "-: ") == "" && text != "" {
+				text = `\` + text // a cell of dashes is no rule under a header
+			}
 			for range span(c, "colspan") {
+				if len(cells) == width {
+					break
+				}
 				if n := span(c, "rowspan"); n > 1 {
-					below[col] = &spanning{text: text, rows: n - 1}
+					below[len(cells)] = &spanning{text: text, rows: n - 1}
 				}
 				cells = append(cells, text)
-				col++
 			}
 		}
-		fill()
-		lines = append(lines, strings.TrimRight("| "+strings.Join(cells, " | ")+" |", " "))
+		for len(cells) < width {
+			if below[len(cells)] != nil {
+				next()
+				continue
+			}
+			cells = append(cells, "")
+		}
+		line := "| " + strings.Join(cells, " | ") + " |"
+		if size += len(line); size > maxTableGrowth*(own+len(rows)) {
+			return nil, ""
+		}
+		lines = append(lines, line)
 		if i == 0 {
-			lines = append(lines, "|"+strings.Repeat(" --- |", len(cells)))
+			lines = append(lines, "|"+strings.Repeat(" --- |", width))
 		}
 	}
-	return lines
+	return lines, caption
+}
+
+// cellText is a cell's text: its words, a space where a block or a line
+// break ends, no script's or style's.
+func cellText(n *html.Node) string {
+	var b strings.Builder
+	var walk func(*html.Node)
+	walk = func(c *html.Node) {
+		switch {
+		case c.Type == html.TextNode:
+			b.WriteString(c.Data)
+		case c.Type == html.ElementNode && (c.Data == "script" || c.Data == "style" || c.Data == "noscript" || c.Data == "template"):
+			return
+		}
+		for gc := c.FirstChild; gc != nil; gc = gc.NextSibling {
+			walk(gc)
+		}
+		if c.Type == html.ElementNode && (isBlock(c.Data) || c.Data == "br") {
+			b.WriteByte(' ')
+		}
+	}
+	walk(n)
+	return b.String()
 }
 
 // span is a cell's rowspan or colspan: 1 to maxSpan.

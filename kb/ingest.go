@@ -87,9 +87,11 @@ type AddOptions struct {
 }
 
 // contentHash identifies a document's title and text, and the chunk size
-// it is cut to when that is not the default; an unchanged hash means
-// nothing to re-chunk or re-embed (a document added again at another
-// size is cut again). It never holds a copy of the text.
+// it is cut to when that is not the default (so the hashes stored before
+// sizes could be chosen stay valid); an unchanged hash means nothing to
+// re-chunk or re-embed (a document added again at another size is cut
+// again). The overlap is not in it: no ingest sets one. It never holds a
+// copy of the text.
 func contentHash(d Document, chunking chunk.Options) string {
 	h := sha256.New()
 	_, _ = io.WriteString(h, d.Title)

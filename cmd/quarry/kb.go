@@ -120,7 +120,8 @@ func (a *cli) kbAddCmd() *cobra.Command {
 }
 
 // The chunk sizes kb add takes: a chunk says something, and fits an
-// embedding model's input (8,191 tokens for OpenAI's).
+// embedding model's input (8,191 tokens for OpenAI's; many other models
+// take 512, and a longer chunk is cut or refused by them).
 const (
 	minChunkTokens = 64
 	maxChunkTokens = 8000

@@ -265,10 +265,14 @@ func TestKBAddChunkTokens(t *testing.T) {
 	if rep := add(); rep["updated"] != 1.0 || rep["chunks"] != 1.0 {
 		t.Fatalf("default size again: %v", rep)
 	}
+	fresh := t.TempDir()
 	for _, bad := range []string{"10", "9000"} {
-		if _, _, err := run(t, data, "kb", "add", "notes", doc, "--chunk-tokens", bad); err == nil || !strings.Contains(err.Error(), "chunk-tokens: must be between 64 and 8000, got "+bad) {
+		if _, _, err := run(t, fresh, "kb", "add", "other", doc, "--create", "--chunk-tokens", bad); err == nil || !strings.Contains(err.Error(), "chunk-tokens: must be between 64 and 8000, got "+bad) {
 			t.Errorf("--chunk-tokens %s: %v", bad, err)
 		}
+	}
+	if out, _, err := run(t, fresh, "kb", "list"); err != nil || strings.Contains(out, "other") {
+		t.Errorf("a refused size created the knowledge base: %q %v", out, err)
 	}
 }
 

@@ -181,6 +181,16 @@ func TestTableRowsKnowTheirHeader(t *testing.T) {
 			t.Errorf("the rule under a header is a unit: %+v", u)
 		}
 	}
+	// A table right under a line of prose (Markdown needs no blank line)
+	// is a block of its own; only its first rule is its header's.
+	for _, u := range Units("The limits are listed below:\n| Name | Default |\n| --- | --- |\n| a | 1 |\n| --- | --- |\n| b | 2 |") {
+		switch {
+		case u.Kind == Sentence && u.Text != "The limits are listed below:":
+			t.Errorf("a table ran into the prose before it: %+v", u)
+		case u.Kind == Heading && u.Text != "| Name | Default |":
+			t.Errorf("a second rule made a row a header: %+v", u)
+		}
+	}
 	text := buried("Section %d\n\nThis section describes behaviour number %d of the library and is rarely read.\n\n", table,
 		"Appendix %d\n\nThis appendix lists option number %d of the library for slow disks.\n\n")
 	got := Select(text, NewQuery("How many databases can be attached, SQLITE_MAX_ATTACHED?"), 400)
@@ -282,6 +292,7 @@ func BenchmarkSelect10kSentences(b *testing.B) {
 func FuzzSelect(f *testing.F) {
 	f.Add(settings, "default gc.auto", 300)
 	f.Add("편집 → 실행 취소\n\n취소합니다.", "취소", 10)
+	f.Add("Limits:\n| Name | Default |\n| --- | --- |\n| a | 1 |\n| --- |\n\n| b |", "default of a", 40)
 	f.Fuzz(func(t *testing.T, text, question string, n int) {
 		n %= 4096
 		got := Select(text, NewQuery(question), n)

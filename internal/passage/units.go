@@ -1,8 +1,9 @@
 // Package passage reads a text's structure and chooses the parts of it that
-// bear on a question. Units splits a text into sentences, lines of code and
-// headings, each sentence knowing the heading it sits under (a section's
-// title, or the term a definition list or settings reference defines), so
-// "The default value is 6700." is about gc.auto. Select ranks sentence
+// bear on a question. Units splits a text into sentences, lines of code,
+// tables' rows and headings, each sentence knowing the heading it sits
+// under (a section's title, or the term a definition list or settings
+// reference defines), so "The default value is 6700." is about gc.auto,
+// and each row its table's header. Select ranks sentence
 // windows against a question and returns the best within a byte budget, in
 // document order: what a model is shown of a source, in place of its first
 // N bytes.
@@ -29,7 +30,8 @@ const (
 	Row                  // a row of a table, under its header (a Heading)
 )
 
-// Unit is one sentence, code line or heading, whitespace collapsed.
+// Unit is one sentence, code line, table row or heading, whitespace
+// collapsed.
 type Unit struct {
 	Text string
 	Kind Kind
@@ -138,12 +140,14 @@ var tableRule = regexp.MustCompile(`^\|(?:\s*:?-{3,}:?\s*\|)+$`)
 // that opens inside a table) sit under the section's heading.
 func appendRows(out []Unit, lines []string, heading, block int) []Unit {
 	under := heading
+	headed := false // the first rule only is the header's
 	for i, l := range lines {
 		l = strings.TrimSpace(l)
 		switch {
-		case tableRule.MatchString(l):
+		case !headed && tableRule.MatchString(l):
+			headed = true
 			continue
-		case i+1 < len(lines) && tableRule.MatchString(strings.TrimSpace(lines[i+1])):
+		case !headed && i+1 < len(lines) && tableRule.MatchString(strings.TrimSpace(lines[i+1])):
 			under = len(out)
 			out = append(out, Unit{Text: l, Kind: Heading, Heading: -1, Block: block})
 		case strings.IndexFunc(l, wordRune) >= 0:
@@ -260,6 +264,9 @@ func blocks(text string) []block {
 			}
 			out = append(out, block{lines: []string{t}, code: true})
 		default:
+			if len(cur) > 0 && tableLine(cur[len(cur)-1]) != tableLine(t) {
+				flush() // a table is a block of its own, prose beside it or not
+			}
 			cur = append(cur, t)
 			alone = -1
 		}

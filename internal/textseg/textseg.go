@@ -107,11 +107,12 @@ func abbreviation(before []rune) bool {
 	return abbrevs[w]
 }
 
-// enumerator reports a sentence so far that is only a number, the period
-// after it to come: an item's or a section's ("7", "3.1").
+// enumerator reports a sentence so far that is only a number in ASCII
+// digits, the period after it to come: an item's or a section's ("7",
+// "3.1"). A reply that is only a number ("42. The …") reads so too.
 func enumerator(sentence []rune) bool {
 	w := strings.TrimSpace(string(sentence))
-	return w != "" && strings.Trim(w, "0123456789.") == "" && unicode.IsDigit([]rune(w)[0])
+	return w != "" && w[0] != '.' && strings.Trim(w, "0123456789.") == ""
 }
 
 // OneLine collapses every run of white space in s to one space and trims

@@ -21,7 +21,8 @@ import (
 	"github.com/quarryhq/quarry/internal/memo"
 )
 
-// Defaults: chunks of at most 512 tokens, overlapping by 50.
+// Defaults: chunks of at most 512 tokens; an overlap of 50 for callers
+// that want one (Options.Overlap is 0 unless set: ingest sets none).
 const (
 	DefaultMaxTokens = 512
 	DefaultOverlap   = 50

@@ -14,11 +14,11 @@ import (
 )
 
 // sentences are text's sentences and lines of code (passage.Units),
-// whitespace collapsed, without its headings.
+// whitespace collapsed, without its headings and tables' rows.
 func sentences(text string) []string {
 	var out []string
 	for _, u := range passage.Units(text) {
-		if u.Kind != passage.Heading {
+		if u.Kind != passage.Heading && u.Kind != passage.Row {
 			out = append(out, u.Text)
 		}
 	}
