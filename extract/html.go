@@ -514,34 +514,47 @@ func pipeTables(n *html.Node) {
 	for c := n.FirstChild; c != nil; {
 		next := c.NextSibling
 		if c.Type == html.ElementNode {
-			if c.Data != "table" {
-				pipeTables(c)
-			} else if lines, caption := tableLines(c); lines == nil {
+			var lines []string
+			var caption string
+			if c.Data == "table" {
+				lines, caption = tableLines(c)
+			}
+			if lines == nil {
 				pipeTables(c)
 			} else {
-				if caption != "" {
-					cp := &html.Node{Type: html.ElementNode, Data: "p"}
-					cp.AppendChild(&html.Node{Type: html.TextNode, Data: caption})
-					n.InsertBefore(cp, c)
+				for _, p := range tableParagraphs(c, lines, caption) {
+					n.InsertBefore(p, c)
 				}
-				p := &html.Node{Type: html.ElementNode, Data: "p", Attr: []html.Attribute{{Key: "data-quarry", Val: tableClass}}}
-				for _, a := range c.Attr {
-					if a.Key == "class" || a.Key == "id" {
-						p.Attr = append(p.Attr, a)
-					}
-				}
-				for i, l := range lines {
-					if i > 0 {
-						p.AppendChild(&html.Node{Type: html.ElementNode, Data: "br"})
-					}
-					p.AppendChild(&html.Node{Type: html.TextNode, Data: l})
-				}
-				n.InsertBefore(p, c)
 				n.RemoveChild(c)
 			}
 		}
 		c = next
 	}
+}
+
+// tableParagraphs are what a data table becomes: its caption, when it has
+// one, and its lines (tableLines) a paragraph with the table's class and
+// id, a line break between each.
+func tableParagraphs(t *html.Node, lines []string, caption string) []*html.Node {
+	var out []*html.Node
+	if caption != "" {
+		cp := &html.Node{Type: html.ElementNode, Data: "p"}
+		cp.AppendChild(&html.Node{Type: html.TextNode, Data: caption})
+		out = append(out, cp)
+	}
+	p := &html.Node{Type: html.ElementNode, Data: "p", Attr: []html.Attribute{{Key: "data-quarry", Val: tableClass}}}
+	for _, a := range t.Attr {
+		if a.Key == "class" || a.Key == "id" {
+			p.Attr = append(p.Attr, a)
+		}
+	}
+	for i, l := range lines {
+		if i > 0 {
+			p.AppendChild(&html.Node{Type: html.ElementNode, Data: "br"})
+		}
+		p.AppendChild(&html.Node{Type: html.TextNode, Data: l})
+	}
+	return append(out, p)
 }
 
 // tableClass marks (data-quarry) the paragraph a data table became: its
@@ -600,28 +613,27 @@ func tableLines(t *html.Node) ([]string, string) {
 		width += span(c, "colspan")
 	}
 	// below[col] is a cell spanning down into the rows after this one,
-	// and how many more rows it spans.
+	// and how many more rows it spans (0: none).
 	type spanning struct {
 		text string
 		rows int
 	}
-	below := map[int]*spanning{}
+	below := make([]spanning, width)
 	lines := make([]string, 0, len(rows)+1)
 	size, own := 0, 0
 	for i, r := range rows {
 		cells := make([]string, 0, width)
-		// next fills the cells spanning down into this row up to the
+		// spanned takes the cells spanning down into this row up to the
 		// next free column.
-		next := func() {
-			for sp := below[len(cells)]; sp != nil && len(cells) < width; sp = below[len(cells)] {
+		spanned := func() {
+			for len(cells) < width && below[len(cells)].rows > 0 {
+				sp := &below[len(cells)]
+				sp.rows--
 				cells = append(cells, sp.text)
-				if sp.rows--; sp.rows == 0 {
-					delete(below, len(cells)-1)
-				}
 			}
 		}
 		for _, c := range r {
-			next()
+			spanned()
 			if cellHolds(c) {
 				return nil, ""
 			}
@@ -634,22 +646,19 @@ func tableLines(t *html.Node) ([]string, string) {
 			if strings.Trim(text, "-: ") == "" && text != "" {
 				text = `\` + text // a cell of dashes is no rule under a header
 			}
+			down := span(c, "rowspan") - 1
 			for range span(c, "colspan") {
 				if len(cells) == width {
 					break
 				}
-				if n := span(c, "rowspan"); n > 1 {
-					below[len(cells)] = &spanning{text: text, rows: n - 1}
-				}
+				below[len(cells)] = spanning{text: text, rows: down}
 				cells = append(cells, text)
 			}
 		}
 		for len(cells) < width {
-			if below[len(cells)] != nil {
-				next()
-				continue
+			if spanned(); len(cells) < width {
+				cells = append(cells, "")
 			}
-			cells = append(cells, "")
 		}
 		line := "| " + strings.Join(cells, " | ") + " |"
 		if size += len(line); size > maxTableGrowth*(own+len(rows)) {

@@ -88,7 +88,7 @@ func Units(text string) []Unit {
 			}
 			continue
 		}
-		if tableBlock(b.lines) {
+		if b.table {
 			out = appendRows(out, b.lines, heading, bi)
 			continue
 		}
@@ -121,12 +121,6 @@ func Units(text string) []Unit {
 	return out
 }
 
-// tableBlock reports a block of a table's lines, as extract writes a
-// data table (Markdown's pipe table).
-func tableBlock(lines []string) bool {
-	return !slices.ContainsFunc(lines, func(l string) bool { return !tableLine(strings.TrimSpace(l)) })
-}
-
 // tableLine is a line of a table: its cells between pipes.
 func tableLine(l string) bool {
 	return len(l) >= 2 && l[0] == '|' && l[len(l)-1] == '|'
@@ -135,19 +129,18 @@ func tableLine(l string) bool {
 // tableRule is the line of dashes under a table's header.
 var tableRule = regexp.MustCompile(`^\|(?:\s*:?-{3,}:?\s*\|)+$`)
 
-// appendRows adds a table's units: its header, the line above the rule,
-// a heading, and each row under it; rows cut from their header (a chunk
+// appendRows adds a table's units (its lines trimmed, as blocks keeps
+// them): its header, the line above the rule, a heading, and each row
+// under it; rows cut from their header (a chunk
 // that opens inside a table) sit under the section's heading.
 func appendRows(out []Unit, lines []string, heading, block int) []Unit {
 	under := heading
 	headed := false // the first rule only is the header's
 	for i, l := range lines {
-		l = strings.TrimSpace(l)
 		switch {
 		case !headed && tableRule.MatchString(l):
 			headed = true
-			continue
-		case !headed && i+1 < len(lines) && tableRule.MatchString(strings.TrimSpace(lines[i+1])):
+		case !headed && i+1 < len(lines) && tableRule.MatchString(lines[i+1]):
 			under = len(out)
 			out = append(out, Unit{Text: l, Kind: Heading, Heading: -1, Block: block})
 		case strings.IndexFunc(l, wordRune) >= 0:
@@ -188,6 +181,9 @@ type block struct {
 	// term: a line of code alone between blank lines, outside a fenced
 	// block.
 	term bool
+	// table: a table's lines, as extract writes a data table (Markdown's
+	// pipe table); prose beside it is a block of its own.
+	table bool
 }
 
 // termName reports a heading written as a name in code, the term a
@@ -233,7 +229,7 @@ func blocks(text string) []block {
 	var cur []string
 	flush := func() {
 		if len(cur) > 0 {
-			out = append(out, block{lines: cur})
+			out = append(out, block{lines: cur, table: tableLine(cur[0])})
 			cur = nil
 		}
 	}

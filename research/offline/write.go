@@ -77,10 +77,9 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 }
 
 // answerable returns a refusal when the sources read do not answer the
-// question: none of the windows that answer best (passage.Find,
-// valueWindows of them)
-// gives the value it asks for (a date, a release, an amount:
-// passage.ValueMissing), or the best holds less of it than
+// question: none of the valueWindows windows that answer best
+// (passage.Find) gives the value it asks for (a date, a release, an
+// amount: passage.ValueMissing), or the best holds less of it than
 // passage.Weights.Answered, or what the question names is in none of
 // them. Empty when they answer.
 func answerable(lang, question string, ids []string, sources map[string]*research.Source) string {
