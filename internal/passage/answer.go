@@ -256,7 +256,7 @@ func Find(question string, docs []Doc, n int) ([]Answer, []string) {
 	}
 	f := &finder{asked: askedOf(question)}
 	f.read(docs)
-	missing := missingMarked(question, f.held())
+	missing := missingMarked(question, f.held(), f.writes)
 	f.weigh(question, content)
 	if f.total == 0 || len(f.all) == 0 {
 		return nil, missing
@@ -268,6 +268,7 @@ func Find(question string, docs []Doc, n int) ([]Answer, []string) {
 type finder struct {
 	asked
 
+	docs   []Doc
 	units  [][]Unit
 	own    [][]map[string]bool // each unit's terms
 	titles []map[string]bool
@@ -286,6 +287,7 @@ type finder struct {
 // read splits the documents into units with their terms, and counts each
 // term's units (a unit counting the terms of its heading too).
 func (f *finder) read(docs []Doc) {
+	f.docs = docs
 	f.units = make([][]Unit, len(docs))
 	f.own = make([][]map[string]bool, len(docs))
 	f.titles = make([]map[string]bool, len(docs))
@@ -330,6 +332,20 @@ func (f *finder) fits(d, i int) bool {
 		}
 	}
 	return f.fitting[d][i] == 2
+}
+
+// writes reports whether document d writes run, its terms in a row, in
+// its title or in one of its units.
+func (f *finder) writes(d int, run []string) bool {
+	if inRow(analyze.Terms(f.docs[d].Title), run) {
+		return true
+	}
+	for _, u := range f.units[d] {
+		if inRow(analyze.Terms(u.Text), run) {
+			return true
+		}
+	}
+	return false
 }
 
 // held is each document's terms, its title's included.
@@ -844,16 +860,30 @@ func ValueMissing(question string, answers []Answer) Value {
 // words no one document holds together, in its title or its text. A
 // name's words count apart: "Thread Pool" is missing from a document
 // that writes only "threadpool" (the finder's joined terms are not
-// sought here).
-func missingMarked(question string, docs []map[string]bool) []string {
+// sought here). But a release's number ("3.11.0", "7.4") is held only
+// where its parts stand in a row (writes): "Python 3.11.0" is not held by
+// a page on Python 3.0 that says "11" and "0" elsewhere. (Any word of
+// dots or marks held so, "Cargo.toml" as "!build/keep.txt", lost answers
+// to questions whose file names were the user's own.)
+func missingMarked(question string, docs []map[string]bool, writes func(d int, run []string) bool) []string {
 	var out []string
 	for _, w := range Marked(question) {
 		ts := analyze.Terms(w)
+		var runs [][]string
+		for _, field := range strings.Fields(w) {
+			field = strings.TrimRight(strings.TrimPrefix(field, "v"), ".")
+			if r := analyze.Terms(field); len(r) > 1 && textseg.Number(field) && strings.Contains(field, ".") {
+				runs = append(runs, r)
+			}
+		}
 		found := false
-		for _, held := range docs {
+		for d, held := range docs {
 			all := true
 			for _, t := range ts {
 				all = all && holds(held, t)
+			}
+			for _, r := range runs {
+				all = all && writes(d, r)
 			}
 			if found = all; found {
 				break

@@ -165,12 +165,26 @@ func TestMarked(t *testing.T) {
 // A number in a name is held as a version: "Node 18" is written
 // "Node.js v18.3.1".
 func TestMissingMarkedVersion(t *testing.T) {
-	docs := []map[string]bool{termSet("Child process | Node.js v18.3.1 Documentation")}
-	if got := missingMarked("Does Node 18 kill it?", docs); len(got) != 0 {
+	docs := []Doc{{Title: "Child process | Node.js v18.3.1 Documentation", Body: "The child_process module spawns subprocesses."}}
+	if _, got := Find("Does Node 18 kill it?", docs, 1); len(got) != 0 {
 		t.Errorf("missing %q, want none", got)
 	}
-	if got := missingMarked("Does Node 20 kill it?", docs); !slices.Equal(got, []string{"Node 20"}) {
+	if _, got := Find("Does Node 20 kill it?", docs, 1); !slices.Equal(got, []string{"Node 20"}) {
 		t.Errorf("missing %q, want Node 20", got)
+	}
+}
+
+// A release's number in a name is held where its parts
+// stand in a row: a page on Python 3.0 that names 3.11 does not write
+// Python 3.11.0.
+func TestMissingMarkedInRow(t *testing.T) {
+	other := Doc{Title: "What's New In Python 3.0", Body: "Python 3.0 was released on December 3, 2008. Python 3.11 is faster."}
+	if _, got := Find("On what date was Python 3.11.0 first released?", []Doc{other}, 1); !slices.Equal(got, []string{"Python 3.11.0"}) {
+		t.Errorf("missing %q, want Python 3.11.0", got)
+	}
+	this := Doc{Title: "Changelog", Body: "Python 3.11.0 final was released on October 24, 2022."}
+	if _, got := Find("On what date was Python 3.11.0 first released?", []Doc{other, this}, 1); len(got) != 0 {
+		t.Errorf("missing %q, want none", got)
 	}
 }
 
