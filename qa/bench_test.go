@@ -51,7 +51,7 @@ func BenchmarkAskHotpot(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			chosen, conf, err := pick(q.Question, hits, a.holds(ctx))
+			chosen, conf, _, err := pick(q.Question, hits, a.holds(ctx))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -17,7 +17,12 @@ func FuzzAnswer(f *testing.F) {
 	f.Fuzz(func(t *testing.T, question, text, title string) {
 		hits := []kb.Result{{ChunkID: 1, SourceURL: "kb://k/a", Title: title, Text: text}, {ChunkID: 2, SourceURL: "kb://k/b", Title: question, Text: question + " " + text}}
 		// The knowledge base holds a name when the title holds it.
-		held := func(name string) (bool, error) { return strings.Contains(title, name), nil }
+		held := func(name string) (scope, error) {
+			if strings.Contains(title, name) {
+				return scopeAbout, nil
+			}
+			return scopeSome, nil
+		}
 		ans, err := answer(question, Language(question), hits, held)
 		if err != nil {
 			t.Fatal(err)

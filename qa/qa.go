@@ -222,48 +222,67 @@ func queryOf(q string, sess *session.Session) string {
 	return q
 }
 
-// holds reports whether a name the question gives (passage.Marked) is
-// what the knowledge base is about.
-type holds func(name string) (bool, error)
+// scope is how much of a knowledge base writes a name the question
+// gives (passage.Marked).
+type scope int
 
-// holds reports a name that the knowledge base writes in
-// passage.Weights.Scope of its chunks or more: a search of the name asks
-// for that many and counts those that write it, its words in a row. It
-// reports none without Chunks.
+const (
+	// scopeSome: some chunks hold the name, or it was not looked up (a
+	// number, no chunk count).
+	scopeSome scope = iota
+	// scopeAbout: the knowledge base is about the name: it writes it in
+	// passage.Weights.Scope of its chunks or more.
+	scopeAbout
+	// scopeNever: no chunk holds a word of the name.
+	scopeNever
+)
+
+// holds looks up how much of the knowledge base writes a name.
+type holds func(name string) (scope, error)
+
+// holds looks a name up: a search of the name asks for as many chunks as
+// passage.Weights.Scope of them, and counts those that write it, its
+// words in a row; when it finds none, no chunk holds any word of the
+// name. (A name some of whose words no chunk holds is often misspelt,
+// "Bod Dole" for Bob Dole, and its other words answer.) It reports
+// scopeSome without Chunks, and for a year or a version.
 func (a *Asker) holds(ctx context.Context) holds {
-	n := -1                    // the knowledge base's chunks, once counted
-	known := map[string]bool{} // the names already looked up
-	return func(name string) (bool, error) {
+	n := -1                     // the knowledge base's chunks, once counted
+	known := map[string]scope{} // the names already looked up
+	return func(name string) (scope, error) {
 		if a.Chunks == nil || !slices.ContainsFunc(analyze.Terms(name), func(t string) bool { return !textseg.Number(t) }) {
-			return false, nil // a year or a version is never a topic
+			return scopeSome, nil // a year or a version is never a topic
 		}
-		if about, ok := known[name]; ok {
-			return about, nil
+		if sc, ok := known[name]; ok {
+			return sc, nil
 		}
 		if n < 0 {
 			var err error
 			if n, err = a.Chunks(ctx); err != nil {
-				return false, fmt.Errorf("count chunks: %w", err)
+				return scopeSome, fmt.Errorf("count chunks: %w", err)
 			}
 		}
 		need := min(max(int(math.Ceil(float64(n)*passage.Weights.Scope)), 1), maxScopeHits)
 		hits, err := a.Search.Search(ctx, kb.Query{Text: name, K: need, Mode: kb.ModeBM25})
 		if err != nil {
-			return false, fmt.Errorf("search for %q: %w", name, err)
+			return scopeSome, fmt.Errorf("search for %q: %w", name, err)
+		}
+		docs := make([]passage.Doc, len(hits))
+		for i, h := range hits {
+			docs[i] = passage.Doc{Title: h.Title, Body: h.Text}
 		}
 		// The name's writers are all the hits, and as many as it needs: a
 		// search returns at most need, so one hit short or one that does
 		// not write it settles it.
-		about := n > 0 && len(hits) >= need
-		if about {
-			docs := make([]passage.Doc, len(hits))
-			for i, h := range hits {
-				docs[i] = passage.Doc{Title: h.Title, Body: h.Text}
-			}
-			about = passage.AllWrite(name, docs)
+		sc := scopeSome
+		switch {
+		case n > 0 && len(hits) >= need && passage.AllWrite(name, docs):
+			sc = scopeAbout
+		case len(hits) == 0:
+			sc = scopeNever
 		}
-		known[name] = about
-		return about, nil
+		known[name] = sc
+		return sc, nil
 	}
 }
 
@@ -278,29 +297,36 @@ const maxScopeHits = 1000
 // confidence unless the knowledge base is about it (held, when not nil,
 // says): a passage of LibreOffice's help may answer a question about
 // "Writer" in words that leave it unsaid ("text document"), but a
-// knowledge base that names a thing rarely or never does not answer
-// about it.
-func pick(query string, hits []kb.Result, held holds) ([]passage.Answer, float64, error) {
+// knowledge base that names a thing rarely does not answer about it, and
+// one that never names it cannot: the names no chunk holds (never) make
+// the confidence 0.
+func pick(query string, hits []kb.Result, held holds) (chosen []passage.Answer, conf float64, never []string, err error) {
 	docs := make([]passage.Doc, len(hits))
 	for i, h := range hits {
 		docs[i] = passage.Doc{Title: h.Title, Body: h.Text}
 	}
 	found, missing := passage.Find(query, docs, maxAnswers)
-	chosen := passage.Answers(found)
+	chosen = passage.Answers(found)
 	if held != nil {
 		unknown := missing[:0:0]
 		for _, name := range missing {
-			ok, err := held(name)
+			sc, err := held(name)
 			if err != nil {
-				return nil, 0, err
+				return nil, 0, nil, err
 			}
-			if !ok {
+			if sc != scopeAbout {
 				unknown = append(unknown, name)
+			}
+			if sc == scopeNever {
+				never = append(never, name)
 			}
 		}
 		missing = unknown
 	}
-	return chosen, passage.Confidence(query, chosen, missing), nil
+	if len(never) > 0 {
+		return chosen, 0, never, nil
+	}
+	return chosen, passage.Confidence(query, chosen, missing), nil, nil
 }
 
 // maxAnswers is how many windows an answer quotes at most.
@@ -312,7 +338,7 @@ const maxAnswers = 3
 // names little.
 func answer(query, lang string, hits []kb.Result, held holds) (*Answer, error) {
 	ans := &Answer{Language: lang, Sources: []string{}, Suggestions: []string{}, Quotes: []Quote{}, Engine: "offline-extractive", Note: note(lang)}
-	chosen, conf, err := pick(query, hits, held)
+	chosen, conf, never, err := pick(query, hits, held)
 	if err != nil {
 		return nil, err
 	}
@@ -320,6 +346,9 @@ func answer(query, lang string, hits []kb.Result, held holds) (*Answer, error) {
 	if ans.Confidence < Threshold || len(chosen) == 0 {
 		ans.Unknown = true
 		ans.Answer = unknownText(lang)
+		if len(never) > 0 {
+			ans.Answer += neverText(lang, never)
+		}
 		ans.Suggestions = suggestions(lang, hits, nil)
 		return ans, nil
 	}
@@ -408,6 +437,19 @@ func unknownText(lang string) string {
 		return "죄송합니다. 지식 베이스에서 이 질문에 답할 만한 근거를 찾지 못했습니다. 추측하지 않고 모른다고 답합니다."
 	}
 	return "I don't know: the knowledge base holds nothing that answers this question well enough, and I will not guess."
+}
+
+// neverText says which names the question gives that the knowledge
+// base never mentions.
+func neverText(lang string, names []string) string {
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = "“" + n + "”"
+	}
+	if lang == "ko" {
+		return " 지식 베이스에는 " + strings.Join(quoted, ", ") + "에 관한 내용이 전혀 없습니다."
+	}
+	return " The knowledge base never mentions " + strings.Join(quoted, " or ") + "."
 }
 
 func note(lang string) string {

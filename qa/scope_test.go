@@ -16,7 +16,9 @@ import (
 
 // TestHoldsScope: a knowledge base is about a name it writes in 1% of
 // its chunks or more (Writer, in 151 of 152), not one it writes once
-// (Impress: 2 needed), never (Draw), or a number (150 chunks say "1").
+// (Impress: 2 needed) or a number (150 chunks say "1"); a name no chunk
+// holds a word of (Draw, "Draw Tool"; not "Draw Writer") it never
+// mentions.
 func TestHoldsScope(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -39,7 +41,7 @@ func TestHoldsScope(t *testing.T) {
 	a := &Asker{Search: SearchFunc(func(ctx context.Context, q kb.Query) ([]kb.Result, error) { return svc.Search(ctx, "help", emb, q) }),
 		Chunks: func(ctx context.Context) (int, error) { return svc.Chunks(ctx, "help") }}
 	held := a.holds(ctx)
-	for name, want := range map[string]bool{"Writer": true, "Impress": false, "Draw": false, "1": false} {
+	for name, want := range map[string]scope{"Writer": scopeAbout, "Impress": scopeSome, "Draw": scopeNever, "Sidebar Writer": scopeSome, "Draw Writer": scopeSome, "Draw Tool": scopeNever, "1": scopeSome} {
 		got, err := held(name)
 		if err != nil || got != want {
 			t.Errorf("holds(%q) = %v, %v; want %v", name, got, err, want)
@@ -47,7 +49,7 @@ func TestHoldsScope(t *testing.T) {
 	}
 	// Without a count, no name is what the knowledge base is about.
 	a.Chunks = nil
-	if got, err := a.holds(ctx)("Writer"); got || err != nil {
+	if got, err := a.holds(ctx)("Writer"); got != scopeSome || err != nil {
 		t.Errorf("without Chunks: %v, %v", got, err)
 	}
 }
