@@ -16,10 +16,14 @@ func FuzzAnswer(f *testing.F) {
 	f.Add("Are Tim O'Brien and Erica Jong of the same nationality?", "\x00\xff. Tim O'Brien. ! ? 2003 2003", "")
 	f.Fuzz(func(t *testing.T, question, text, title string) {
 		hits := []kb.Result{{ChunkID: 1, SourceURL: "kb://k/a", Title: title, Text: text}, {ChunkID: 2, SourceURL: "kb://k/b", Title: question, Text: question + " " + text}}
-		// The knowledge base holds a name when the title holds it.
+		// The knowledge base is about a name the title holds, and never
+		// mentions one the text does not hold either.
 		held := func(name string) (scope, error) {
-			if strings.Contains(title, name) {
+			switch {
+			case strings.Contains(title, name):
 				return scopeAbout, nil
+			case !strings.Contains(text, name):
+				return scopeNever, nil
 			}
 			return scopeSome, nil
 		}

@@ -97,9 +97,10 @@ type Asker struct {
 	// structured call, its citations checked); nil answers extractively.
 	Model llm.Provider
 	// Chunks, when set, counts the knowledge base's chunks, for the
-	// names it is about (passage.Weights.Scope); without it every name
-	// the chunks read do not hold lowers an extractive answer's
-	// confidence.
+	// names it is about (passage.Weights.Scope) and those it never
+	// mentions; without it every name the chunks read do not hold
+	// lowers an extractive answer's confidence, and none is said to be
+	// never mentioned.
 	Chunks func(ctx context.Context) (int, error)
 }
 
@@ -227,8 +228,8 @@ func queryOf(q string, sess *session.Session) string {
 type scope int
 
 const (
-	// scopeSome: some chunks hold the name, or it was not looked up (a
-	// number, no chunk count).
+	// scopeSome: some chunk holds a word of the name, or it was not
+	// looked up (a year or a version, no chunk count).
 	scopeSome scope = iota
 	// scopeAbout: the knowledge base is about the name: it writes it in
 	// passage.Weights.Scope of its chunks or more.
@@ -236,6 +237,11 @@ const (
 	// scopeNever: no chunk holds a word of the name.
 	scopeNever
 )
+
+// String names a scope.
+func (s scope) String() string {
+	return [...]string{"some", "about", "never"}[s]
+}
 
 // holds looks up how much of the knowledge base writes a name.
 type holds func(name string) (scope, error)
@@ -297,9 +303,12 @@ const maxScopeHits = 1000
 // confidence unless the knowledge base is about it (held, when not nil,
 // says): a passage of LibreOffice's help may answer a question about
 // "Writer" in words that leave it unsaid ("text document"), but a
-// knowledge base that names a thing rarely does not answer about it, and
-// one that never names it cannot: the names no chunk holds (never) make
-// the confidence 0.
+// knowledge base that names a thing rarely or never does not answer
+// about it. never lists the names no chunk holds a word of, for the
+// answer to say so when it does not know. (Such a name made the
+// confidence 0 for a while: one more unanswerable question refused on
+// the dev sets, but a question that names the user's own thing, "In
+// MyCompanyApp, how do I open a database read-only?", refused too.)
 func pick(query string, hits []kb.Result, held holds) (chosen []passage.Answer, conf float64, never []string, err error) {
 	docs := make([]passage.Doc, len(hits))
 	for i, h := range hits {
@@ -310,9 +319,9 @@ func pick(query string, hits []kb.Result, held holds) (chosen []passage.Answer, 
 	if held != nil {
 		unknown := missing[:0:0]
 		for _, name := range missing {
-			sc, err := held(name)
-			if err != nil {
-				return nil, 0, nil, err
+			sc, herr := held(name)
+			if herr != nil {
+				return nil, 0, nil, herr
 			}
 			if sc != scopeAbout {
 				unknown = append(unknown, name)
@@ -323,10 +332,7 @@ func pick(query string, hits []kb.Result, held holds) (chosen []passage.Answer, 
 		}
 		missing = unknown
 	}
-	if len(never) > 0 {
-		return chosen, 0, never, nil
-	}
-	return chosen, passage.Confidence(query, chosen, missing), nil, nil
+	return chosen, passage.Confidence(query, chosen, missing), never, nil
 }
 
 // maxAnswers is how many windows an answer quotes at most.

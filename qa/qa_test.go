@@ -233,23 +233,34 @@ func askPage(t *testing.T, name, doc, question string) *qa.Answer {
 // TestAskNamesInScope: a name the chunks read do not hold lowers the
 // confidence unless the knowledge base is about it: the answering page of
 // an office suite's help need not name the application, but a name the
-// knowledge base never writes is not answered about, and the answer says
-// so (scope_test.go: a name written rarely is not what it is about
+// knowledge base never writes is not answered about, and an answer that
+// does not know says so; beside a name it is about (the user's own app),
+// such a name lowers the confidence as any name the chunks read lack
+// does (scope_test.go: a name written rarely is not what it is about
 // either).
 func TestAskNamesInScope(t *testing.T) {
 	a := asker(t, &session.Memory{}, officeHelp(t))
 	ctx := context.Background()
-	for q, known := range map[string]bool{
-		"How do I hyphenate the selected text by hand in Writer?": true,
-		"How do I hyphenate the selected text by hand in Draw?":   false,
-	} {
+	ask := func(q string) *qa.Answer {
+		t.Helper()
 		ans, err := a.Ask(ctx, qa.Request{Question: q})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ans.Unknown == known || known && !strings.Contains(ans.Answer, "Tools - Language - Hyphenation") || !known && !strings.Contains(ans.Answer, "never mentions “Draw”") {
-			t.Errorf("%s: %+v", q, ans)
-		}
+		return ans
+	}
+	writer := ask("How do I hyphenate the selected text by hand in Writer?")
+	if writer.Unknown || !strings.Contains(writer.Answer, "Tools - Language - Hyphenation") {
+		t.Errorf("Writer: %+v", writer)
+	}
+	if draw := ask("How do I hyphenate the selected text by hand in Draw?"); !draw.Unknown || !strings.HasSuffix(draw.Answer, " The knowledge base never mentions “Draw”.") {
+		t.Errorf("Draw: %+v", draw)
+	}
+	// The user's own name lowers the confidence, as the words it adds
+	// do, but does not make it 0 (here it is too low to answer).
+	own := ask("In MyCompanyApp, how do I hyphenate the selected text by hand in Writer?")
+	if own.Confidence <= 0 || own.Confidence >= writer.Confidence || own.Unknown != (own.Confidence < qa.Threshold) || own.Unknown && !strings.HasSuffix(own.Answer, " The knowledge base never mentions “MyCompanyApp”.") {
+		t.Errorf("MyCompanyApp: %+v, want a confidence in (0, Writer's %v)", own, writer.Confidence)
 	}
 }
 

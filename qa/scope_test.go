@@ -53,3 +53,25 @@ func TestHoldsScope(t *testing.T) {
 		t.Errorf("without Chunks: %v, %v", got, err)
 	}
 }
+
+// TestNeverText: the names a knowledge base never mentions, in the
+// question's language.
+func TestNeverText(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		lang  string
+		names []string
+		want  string
+	}{
+		{"en", []string{"MSRV"}, " The knowledge base never mentions “MSRV”."},
+		{"en", []string{"Tokio", "MSRV"}, " The knowledge base never mentions “Tokio” or “MSRV”."},
+		{"ko", []string{"AVIF", "MP4"}, " 지식 베이스에는 “AVIF”, “MP4”에 관한 내용이 전혀 없습니다."},
+	} {
+		if got := neverText(tc.lang, tc.names); got != tc.want {
+			t.Errorf("neverText(%s, %q) = %q, want %q", tc.lang, tc.names, got, tc.want)
+		}
+	}
+	if got := scopeNever.String(); got != "never" {
+		t.Errorf("scopeNever = %q", got)
+	}
+}

@@ -247,8 +247,9 @@ type unitRef struct {
 
 // Find returns the best answers, at most n, one per document, best
 // first, and the marked words of the question (Marked) that no document
-// holds: when there are any, the documents do not speak of what the
-// question names.
+// holds (a release's number in them written as one: missingMarked):
+// when there are any, the documents do not speak of what the question
+// names.
 func Find(question string, docs []Doc, n int) ([]Answer, []string) {
 	content := question
 	if !Ablate["content"] {
@@ -334,18 +335,16 @@ func (f *finder) fits(d, i int) bool {
 	return f.fitting[d][i] == 2
 }
 
-// writes reports whether document d writes run, its terms in a row, in
-// its title or in one of its units.
-func (f *finder) writes(d int, run []string) bool {
-	if inRow(analyze.Terms(f.docs[d].Title), run) {
-		return true
-	}
-	for _, u := range f.units[d] {
-		if inRow(analyze.Terms(u.Text), run) {
-			return true
-		}
-	}
-	return false
+// writes reports whether document d writes a release's number, in its
+// title or its text (number is releaseRE's).
+func (f *finder) writes(d int, number *regexp.Regexp) bool {
+	return number.MatchString(f.docs[d].Title) || number.MatchString(f.docs[d].Body)
+}
+
+// releaseRE matches a release's number written as one: "3.11" in "3.11"
+// or "v3.11.0", not in "13.11" or "3.110", nor in "3 of the 11".
+func releaseRE(number string) *regexp.Regexp {
+	return regexp.MustCompile(`(?:^|[^\p{L}\p{N}.])[vV]?` + regexp.QuoteMeta(number) + `(?:[^\p{N}]|$)`)
 }
 
 // held is each document's terms, its title's included.
@@ -860,20 +859,20 @@ func ValueMissing(question string, answers []Answer) Value {
 // words no one document holds together, in its title or its text. A
 // name's words count apart: "Thread Pool" is missing from a document
 // that writes only "threadpool" (the finder's joined terms are not
-// sought here). But a release's number ("3.11.0", "7.4") is held only
-// where its parts stand in a row (writes): "Python 3.11.0" is not held by
-// a page on Python 3.0 that says "11" and "0" elsewhere. (Any word of
-// dots or marks held so, "Cargo.toml" as "!build/keep.txt", lost answers
-// to questions whose file names were the user's own.)
-func missingMarked(question string, docs []map[string]bool, writes func(d int, run []string) bool) []string {
+// sought here). But a release's number ("3.11.0", "v7.4") is held only
+// where it is written as one (writes): "Python 3.11.0" is not held by a
+// page on Python 3.0 that says "11" and "0" elsewhere. (Any word of dots
+// or marks held so, "Cargo.toml" as "!build/keep.txt", lost answers to
+// questions whose file names were the user's own.)
+func missingMarked(question string, docs []map[string]bool, writes func(d int, number *regexp.Regexp) bool) []string {
 	var out []string
 	for _, w := range Marked(question) {
 		ts := analyze.Terms(w)
-		var runs [][]string
+		var numbers []*regexp.Regexp
 		for _, field := range strings.Fields(w) {
-			field = strings.TrimRight(strings.TrimPrefix(field, "v"), ".")
-			if r := analyze.Terms(field); len(r) > 1 && textseg.Number(field) && strings.Contains(field, ".") {
-				runs = append(runs, r)
+			field = strings.TrimRight(strings.TrimLeft(field, "vV"), ".")
+			if textseg.Number(field) && strings.Contains(field, ".") {
+				numbers = append(numbers, releaseRE(field))
 			}
 		}
 		found := false
@@ -882,8 +881,8 @@ func missingMarked(question string, docs []map[string]bool, writes func(d int, r
 			for _, t := range ts {
 				all = all && holds(held, t)
 			}
-			for _, r := range runs {
-				all = all && writes(d, r)
+			for _, n := range numbers {
+				all = all && writes(d, n)
 			}
 			if found = all; found {
 				break
@@ -932,9 +931,10 @@ func inRow(seq, run []string) bool {
 }
 
 // holds reports whether a document's terms hold t, a number also as a
-// version ("18" in "v18", as "Node 18" is written "Node.js v18.20.4").
+// version ("18" in "v18", as "Node 18" is written "Node.js v18.20.4"),
+// and a version also as a number ("v18" in "18").
 func holds(terms map[string]bool, t string) bool {
-	return terms[t] || textseg.Number(t) && terms["v"+t]
+	return terms[t] || textseg.Number(t) && terms["v"+t] || strings.HasPrefix(t, "v") && textseg.Number(t[1:]) && terms[t[1:]]
 }
 
 // sameTerm reports a document's term s the question's t, as holds does.

@@ -174,9 +174,8 @@ func TestMissingMarkedVersion(t *testing.T) {
 	}
 }
 
-// A release's number in a name is held where its parts
-// stand in a row: a page on Python 3.0 that names 3.11 does not write
-// Python 3.11.0.
+// A release's number in a name is held where it is written as one: a
+// page on Python 3.0 that names 3.11 does not write Python 3.11.0.
 func TestMissingMarkedInRow(t *testing.T) {
 	other := Doc{Title: "What's New In Python 3.0", Body: "Python 3.0 was released on December 3, 2008. Python 3.11 is faster."}
 	if _, got := Find("On what date was Python 3.11.0 first released?", []Doc{other}, 1); !slices.Equal(got, []string{"Python 3.11.0"}) {
@@ -185,6 +184,22 @@ func TestMissingMarkedInRow(t *testing.T) {
 	this := Doc{Title: "Changelog", Body: "Python 3.11.0 final was released on October 24, 2022."}
 	if _, got := Find("On what date was Python 3.11.0 first released?", []Doc{other, this}, 1); len(got) != 0 {
 		t.Errorf("missing %q, want none", got)
+	}
+	for _, tc := range []struct {
+		name, body string
+		held       bool
+	}{
+		{"PHP 7.4", "PHP 7 and 4 more releases.", false}, // the parts apart, a stop word between
+		{"PHP 7.4", "PHP 17.4 and PHP 7.45 shipped.", false},
+		{"PHP 7.4", "PHP v7.4.3 shipped.", true},
+		{"PHP v7.4", "PHP 7.4 shipped.", true},
+		{"PHP V7.4.", "PHP 7.4 shipped.", true},
+		{"PHP 7.4", "The release was PHP 7.4. It shipped late.", true},
+	} {
+		_, got := Find("Does "+tc.name+" ship it?", []Doc{{Title: "PHP", Body: tc.body}}, 1)
+		if held := len(got) == 0; held != tc.held {
+			t.Errorf("%s in %q: missing %q, want held %v", tc.name, tc.body, got, tc.held)
+		}
 	}
 }
 
