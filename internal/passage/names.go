@@ -1,0 +1,108 @@
+package passage
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/quarryhq/quarry/internal/textseg"
+	"github.com/quarryhq/quarry/kb/analyze"
+)
+
+// missingMarked lists the marked names of a question (Marked) whose
+// words no one document holds together, in its title or its text. A
+// name's words count apart: "Thread Pool" is missing from a document
+// that writes only "threadpool" (the finder's joined terms are not
+// sought here). But a release's number ("3.11.0", "v7.4") is held only
+// where it is written as one (writes): "Python 3.11.0" is not held by a
+// page on Python 3.0 that says "11" and "0" elsewhere. (Any word of dots
+// or marks held so, "Cargo.toml" as "!build/keep.txt", lost answers to
+// questions whose file names were the user's own.)
+func missingMarked(question string, docs []map[string]bool, writes func(d int, number *regexp.Regexp) bool) []string {
+	var out []string
+	for _, w := range Marked(question) {
+		ts := analyze.Terms(w)
+		var numbers []*regexp.Regexp
+		for _, field := range strings.Fields(w) {
+			field = strings.TrimRight(strings.TrimLeft(field, "vV"), ".")
+			if textseg.Number(field) && strings.Contains(field, ".") {
+				numbers = append(numbers, releaseRE(field))
+			}
+		}
+		found := false
+		for d, held := range docs {
+			all := true
+			for _, t := range ts {
+				all = all && holds(held, t)
+			}
+			for _, n := range numbers {
+				all = all && writes(d, n)
+			}
+			if found = all; found {
+				break
+			}
+		}
+		if !found {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// AllWrite reports whether every doc writes a name (Marked): its words in
+// a row, in the doc's title or its text ("Spirited Away", not a paragraph
+// with "spirited" in one sentence and "away" in another). It stops at the
+// first doc that does not.
+func AllWrite(name string, docs []Doc) bool {
+	ts := analyze.Terms(name)
+	for _, d := range docs {
+		if !inRow(analyze.Terms(d.Title), ts) && !inRow(analyze.Terms(d.Body), ts) {
+			return false
+		}
+	}
+	return true
+}
+
+// inRow reports whether seq holds run, one term after another (sameTerm:
+// a number also as a version, "18" as "v18").
+func inRow(seq, run []string) bool {
+	if len(run) == 0 {
+		return false
+	}
+	for i := 0; i+len(run) <= len(seq); i++ {
+		match := true
+		for j, t := range run {
+			if !sameTerm(seq[i+j], t) {
+				match = false
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
+}
+
+// holds reports whether a document's terms hold t, a number also as a
+// version ("18" in "v18", as "Node 18" is written "Node.js v18.20.4"),
+// and a version also as a number ("v18" in "18").
+func holds(terms map[string]bool, t string) bool {
+	return terms[t] || textseg.Number(t) && terms["v"+t] || strings.HasPrefix(t, "v") && textseg.Number(t[1:]) && terms[t[1:]]
+}
+
+// sameTerm reports a document's term s the question's t, as holds does.
+func sameTerm(s, t string) bool {
+	return s == t || textseg.Number(t) && s == "v"+t
+}
+
+// writes reports whether document d writes a release's number, in its
+// title or its text (number is releaseRE's).
+func (f *finder) writes(d int, number *regexp.Regexp) bool {
+	return number.MatchString(f.docs[d].Title) || number.MatchString(f.docs[d].Body)
+}
+
+// releaseRE matches a release's number written as one: "3.11" in "3.11"
+// or "v3.11.0", not in "13.11" or "3.110", nor in "3 of the 11".
+func releaseRE(number string) *regexp.Regexp {
+	return regexp.MustCompile(`(?:^|[^\p{L}\p{N}.])[vV]?` + regexp.QuoteMeta(number) + `(?:[^\p{N}]|$)`)
+}
