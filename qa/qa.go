@@ -273,19 +273,15 @@ func (a *Asker) holds(ctx context.Context) holds {
 		if err != nil {
 			return scopeSome, fmt.Errorf("search for %q: %w", name, err)
 		}
-		docs := make([]passage.Doc, len(hits))
-		for i, h := range hits {
-			docs[i] = passage.Doc{Title: h.Title, Body: h.Text}
-		}
 		// The name's writers are all the hits, and as many as it needs: a
 		// search returns at most need, so one hit short or one that does
 		// not write it settles it.
 		sc := scopeSome
 		switch {
-		case n > 0 && len(hits) >= need && passage.AllWrite(name, docs):
-			sc = scopeAbout
 		case len(hits) == 0:
 			sc = scopeNever
+		case n > 0 && len(hits) >= need && passage.AllWrite(name, passageDocs(hits)):
+			sc = scopeAbout
 		}
 		known[name] = sc
 		return sc, nil
@@ -310,11 +306,7 @@ const maxScopeHits = 1000
 // the dev sets, but a question that names the user's own thing, "In
 // MyCompanyApp, how do I open a database read-only?", refused too.)
 func pick(query string, hits []kb.Result, held holds) (chosen []passage.Answer, conf float64, never []string, err error) {
-	docs := make([]passage.Doc, len(hits))
-	for i, h := range hits {
-		docs[i] = passage.Doc{Title: h.Title, Body: h.Text}
-	}
-	found, missing := passage.Find(query, docs, maxAnswers)
+	found, missing := passage.Find(query, passageDocs(hits), passage.MaxQuoted)
 	chosen = passage.Answers(found)
 	if held != nil {
 		unknown := missing[:0:0]
@@ -335,8 +327,15 @@ func pick(query string, hits []kb.Result, held holds) (chosen []passage.Answer, 
 	return chosen, passage.Confidence(query, chosen, missing), never, nil
 }
 
-// maxAnswers is how many windows an answer quotes at most.
-const maxAnswers = 3
+// passageDocs are the chunks a search returned as the texts
+// passage.Find reads.
+func passageDocs(hits []kb.Result) []passage.Doc {
+	docs := make([]passage.Doc, len(hits))
+	for i, h := range hits {
+		docs[i] = passage.Doc{Title: h.Title, Body: h.Text}
+	}
+	return docs
+}
 
 // answer quotes the picked windows with their citations, or says it does
 // not know when the confidence is under Threshold. query is what was

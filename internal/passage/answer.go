@@ -245,6 +245,10 @@ type unitRef struct {
 	terms     map[string]bool
 }
 
+// MaxQuoted is how many windows an answer quotes at most: ask's answer,
+// and the windows research looks in for the value a question asks for.
+const MaxQuoted = 3
+
 // Find returns the best answers, at most n, one per document, best
 // first, and the marked words of the question (Marked) that no document
 // holds (a release's number in them written as one: missingMarked):
@@ -257,7 +261,7 @@ func Find(question string, docs []Doc, n int) ([]Answer, []string) {
 	}
 	f := &finder{asked: askedOf(question)}
 	f.read(docs)
-	missing := missingMarked(question, f.held(), f.writes)
+	missing := f.missingMarked(question)
 	f.weigh(question, content)
 	if f.total == 0 || len(f.all) == 0 {
 		return nil, missing

@@ -13,13 +13,18 @@ import (
 // name's words count apart: "Thread Pool" is missing from a document
 // that writes only "threadpool" (the finder's joined terms are not
 // sought here). But a release's number ("3.11.0", "v7.4") is held only
-// where it is written as one (writes): "Python 3.11.0" is not held by a
+// where it is written as one (releaseRE): "Python 3.11.0" is not held by a
 // page on Python 3.0 that says "11" and "0" elsewhere. (Any word of dots
 // or marks held so, "Cargo.toml" as "!build/keep.txt", lost answers to
 // questions whose file names were the user's own.)
-func missingMarked(question string, docs []map[string]bool, writes func(d int, number *regexp.Regexp) bool) []string {
+func (f *finder) missingMarked(question string) []string {
+	names := Marked(question)
+	if len(names) == 0 {
+		return nil
+	}
+	docs := f.held()
 	var out []string
-	for _, w := range Marked(question) {
+	for _, w := range names {
 		ts := analyze.Terms(w)
 		var numbers []*regexp.Regexp
 		for _, field := range strings.Fields(w) {
@@ -35,7 +40,7 @@ func missingMarked(question string, docs []map[string]bool, writes func(d int, n
 				all = all && holds(held, t)
 			}
 			for _, n := range numbers {
-				all = all && writes(d, n)
+				all = all && (n.MatchString(f.docs[d].Title) || n.MatchString(f.docs[d].Body))
 			}
 			if found = all; found {
 				break
@@ -90,15 +95,11 @@ func holds(terms map[string]bool, t string) bool {
 	return terms[t] || textseg.Number(t) && terms["v"+t] || strings.HasPrefix(t, "v") && textseg.Number(t[1:]) && terms[t[1:]]
 }
 
-// sameTerm reports a document's term s the question's t, as holds does.
+// sameTerm reports a document's term s the question's t: the same, or a
+// number written as a version ("18" as "v18"; holds also reads a
+// question's "v18" as a document's "18", sameTerm does not).
 func sameTerm(s, t string) bool {
 	return s == t || textseg.Number(t) && s == "v"+t
-}
-
-// writes reports whether document d writes a release's number, in its
-// title or its text (number is releaseRE's).
-func (f *finder) writes(d int, number *regexp.Regexp) bool {
-	return number.MatchString(f.docs[d].Title) || number.MatchString(f.docs[d].Body)
 }
 
 // releaseRE matches a release's number written as one: "3.11" in "3.11"

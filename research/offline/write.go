@@ -77,7 +77,7 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 }
 
 // answerable returns a refusal when the sources read do not answer the
-// question: none of the valueWindows windows that answer best
+// question: none of the passage.MaxQuoted windows that answer best
 // (passage.Find) gives the value it asks for (a date, a release, an
 // amount: passage.ValueMissing), or the best holds less of it than
 // passage.Weights.Answered, or what the question names is in none of
@@ -92,7 +92,13 @@ func answerable(lang, question string, ids []string, sources map[string]*researc
 	if len(docs) == 0 {
 		return ""
 	}
-	found, missing := passage.Find(question, docs, valueWindows)
+	// The value asked for stands in one of the windows an answer quotes
+	// (passage.MaxQuoted), not further down: a best window that lacks
+	// it is not proof that none gives it, but a value only the tenth
+	// gives is another thing's (an API's deprecation, for when Node.js
+	// 18 reaches its end of life; dev sets, five chunk sizes: refused
+	// 0.498 -> 0.512 at three windows, 0.505 at five, against ten).
+	found, missing := passage.Find(question, docs, passage.MaxQuoted)
 	if v := passage.ValueMissing(question, found); v != passage.NoValue {
 		return say(lang, msgNoValue, len(docs), say(lang, valueName(v))) + say(lang, msgNothingCited)
 	}
@@ -122,16 +128,6 @@ const (
 	msgRelease
 	msgAmount
 )
-
-// valueWindows is how many of the closest windows a value asked for may
-// stand in: a report quotes more than its opening window, and a best
-// window that lacks the value is not proof that none gives it; but a
-// value only a window further down gives is another thing's (an API's
-// deprecation, for when Node.js 18 reaches its end of life). Three, as
-// ask quotes (dev sets, five chunk sizes: unanswerable questions refused
-// 0.498 -> 0.512, 0.505 at five windows, nothing else moved at three or
-// five).
-const valueWindows = 3
 
 // valueName is the message that names the value a question asks for
 // that no passage gives.
