@@ -42,6 +42,9 @@ type Answer struct {
 	// opening's lines that add to the window (the question's other side
 	// or hop).
 	Context []bool
+	// Back: the window opens by pointing back at the sentence before it
+	// ("This tool is …"), quoted as its Context before it (refersBack).
+	Back    bool
 	Heading string // what the window sits under, if anything
 	// Term is the Heading when it is the name of an option or a setting
 	// the window defines (Unit.Term): an answer quotes it with the
@@ -213,11 +216,13 @@ var Weights = struct {
 // "unheld" (a word of a long question that no sentence read holds
 // weighs whole), "term" (an option's or a setting's name alone above
 // the prose that defines it read as a line of code, not as the heading
-// that prose sits under: Units).
+// that prose sits under: Units), "back" (a window that opens by
+// pointing back at the sentence before it, "This tool is …", quoted
+// without that sentence: refersBack).
 var Ablate = map[string]bool{}
 
 // Rules are the answer finder's rules that Ablate switches off.
-var Rules = []string{"asking", "codeword", "content", "context", "continued", "fit", "heading", "joined", "neighbour", "rank", "term", "title", "unheld", "window"}
+var Rules = []string{"asking", "back", "codeword", "content", "context", "continued", "fit", "heading", "joined", "neighbour", "rank", "term", "title", "unheld", "window"}
 
 // SetAblated switches off the named rules and switches on the others.
 func SetAblated(names []string) error {
@@ -479,19 +484,31 @@ func (f *finder) windows() map[int]Answer {
 			}
 		}
 		context := -1
+		opener := win[0]
+		back := refersBack(f.units[r.doc], f.own[r.doc], opener)
 		if cont >= 0 {
 			win = append(win, cont)
 		} else if !anyFit && len(win) == 1 {
 			// For a how-to, the step that names the menu or command
 			// rather than the sentence beside this one.
 			if context = stepAt; context < 0 {
-				context = neighbour(f.units[r.doc], r.unit)
+				context = neighbour(f.units[r.doc], r.unit, back)
 			}
 			if context >= 0 {
 				win = append(win, context)
 				slices.Sort(win)
 			}
 		}
+		if context < 0 && cont < 0 && back && !Ablate["back"] && !Ablate["context"] {
+			// A window that opens by pointing back ("This tool is …",
+			// "이 도구는 …") is quoted after what it points at, whether or
+			// not it holds the kind of answer asked for.
+			context = win[0] - 1
+			win = append([]int{context}, win...)
+		}
+		// A pronoun ("He …", "It …") stands for what its document's title
+		// may name too: only a demonstrative's antecedent is Back.
+		a.Back = back && context == opener-1 && (textseg.PointsBackAtSentence(f.units[r.doc][opener].Text) || !textseg.PointsBack(f.units[r.doc][opener].Text))
 		for _, j := range win {
 			a.Sentences = append(a.Sentences, f.units[r.doc][j].Text)
 			a.Code = append(a.Code, f.units[r.doc][j].Kind == Code || f.units[r.doc][j].Term)
@@ -656,8 +673,8 @@ func introduces(us []Unit, i int) bool {
 // no kind of answer the question asks for: its paragraph's next
 // sentence, or its previous one when there is no next to quote (it
 // closes its paragraph, or the next is too long to quote) or when its
-// subject points back at what that one names (textseg.PointsBack), if that says
-// something by itself (said); -1 when there is none. The sentence
+// subject points back at what that one names (back: refersBack); -1
+// when there is none. The sentence
 // that holds most of a question often restates it, and the one beside
 // it answers ("The edition key in Cargo.toml indicates which edition the
 // compiler should use for your code." and "If the key doesn't exist,
@@ -665,12 +682,12 @@ func introduces(us []Unit, i int) bool {
 // 요소는 0-255의 농도값을 갖습니다."). It is quoted, not counted in the
 // window's share of the question (its terms count there at
 // Weights.Neighbour).
-func neighbour(us []Unit, i int) int {
+func neighbour(us []Unit, i int, back bool) int {
 	if Ablate["context"] {
 		return -1
 	}
 	switch {
-	case textseg.PointsBack(us[i].Text) && quotable(us, i, i-1) && said(us[i-1].Text):
+	case back:
 		// "This is not the fastest hashing algorithm available" is about
 		// what the sentence before it names.
 		return i - 1
@@ -685,6 +702,46 @@ func neighbour(us []Unit, i int) int {
 	}
 	return -1
 }
+
+// refersBack reports unit i a sentence whose subject points back at
+// the sentence before it in its paragraph, which says something by
+// itself (said): a pronoun (textseg.PointsBack: "It …", "This is …"),
+// or, unless the rule is ablated ("back"), a demonstrative before a
+// noun that sentence holds ("This tool is …" after "The Heal tool is
+// new.", "이 도구는 …" after "복원 도구는 …") or a Korean demonstrative
+// pronoun ("이것은", "이는").
+func refersBack(us []Unit, own []map[string]bool, i int) bool {
+	if !quotable(us, i, i-1) || !said(us[i-1].Text) {
+		return false
+	}
+	if textseg.PointsBack(us[i].Text) {
+		return true
+	}
+	if Ablate["back"] {
+		return false
+	}
+	fs := strings.Fields(us[i].Text)
+	if len(fs) < 2 {
+		return false
+	}
+	if backKo[fs[0]] {
+		return true
+	}
+	if !demonstratives[fs[0]] {
+		return false
+	}
+	noun := strings.TrimRightFunc(fs[1], unicode.IsPunct)
+	ts := analyze.Terms(noun)
+	return len(ts) > 0 && !slices.ContainsFunc(ts, func(t string) bool { return !own[i-1][t] })
+}
+
+// demonstratives open a sentence about something the one before it
+// named, when the noun after them is one that sentence holds; backKo are
+// Korean pronouns that stand for what the sentence before says.
+var (
+	demonstratives = map[string]bool{"This": true, "These": true, "That": true, "Those": true, "Such": true, "이": true, "그": true, "이러한": true, "그러한": true, "해당": true}
+	backKo         = map[string]bool{"이것은": true, "이것이": true, "이는": true, "그것은": true, "그것이": true}
+)
 
 // said reports a sentence that says something by itself: three words
 // or more, not introducing what follows it ("For example:", "See

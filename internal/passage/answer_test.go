@@ -609,3 +609,42 @@ func TestFindUnderTerm(t *testing.T) {
 		t.Errorf("with term ablated: %q under %q holds %.2f, want less than %.2f", b.Sentences, b.Term, b.Coverage, a.Coverage)
 	}
 }
+
+// A window that opens by pointing back at the sentence before it is
+// quoted after that sentence, marked as its context: "This tool is …"
+// alone does not say which tool.
+func TestFindQuotesWhatAWindowPointsBackAt(t *testing.T) {
+	for _, tc := range []struct {
+		name, question, body, want string
+	}{
+		{"noun", "Which tool looks at the surrounding colours to work out what to fix?",
+			"The Heal tool was added in GIMP 2.4. This tool looks at the surrounding colours to work out what to fix and how. It was written by a volunteer.", "The Heal tool was added in GIMP 2.4."},
+		{"pronoun", "What does the write-fetch-head option do by default?",
+			"Write the list of remote refs fetched in the FETCH_HEAD file. This is the default for the write-fetch-head option.", "Write the list of remote refs fetched in the FETCH_HEAD file."},
+		{"korean", "주변 색을 참고해 수정할 곳을 스스로 알아내는 도구는 무엇인가요?",
+			"복원 도구는 김프 2.4에 새롭게 추가된 도구입니다. 이 도구는 주변 색을 참고하여 수정할 곳을 스스로 알아낼 정도로 훌륭합니다.", "복원 도구는 김프 2.4에 새롭게 추가된 도구입니다."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			found, _ := Find(tc.question, []Doc{{Body: tc.body}}, 1)
+			if len(found) != 1 {
+				t.Fatalf("found %d answers", len(found))
+			}
+			a := found[0]
+			if !a.Back || len(a.Sentences) != 2 || a.Sentences[0] != tc.want || !a.Context[0] || a.Context[1] {
+				t.Errorf("answer = %q (context %v, back %v), want %q first, as context", a.Sentences, a.Context, a.Back, tc.want)
+			}
+		})
+	}
+	// A demonstrative before a noun the sentence before does not hold
+	// names its own subject.
+	found, _ := Find("Which option makes the push atomic?", []Doc{{Body: "Remotes are listed by the remote command. This option makes the push atomic on the remote side. Servers must support it."}}, 1)
+	if len(found) != 1 || found[0].Back || !strings.HasPrefix(found[0].Sentences[0], "This option") {
+		t.Errorf("answer = %+v, want the window first, not what comes before it", found)
+	}
+	Ablate["back"] = true
+	defer delete(Ablate, "back")
+	found, _ = Find("Which tool looks at the surrounding colours to work out what to fix?", []Doc{{Body: "The Heal tool was added in GIMP 2.4. This tool looks at the surrounding colours to work out what to fix and how."}}, 1)
+	if len(found) != 1 || found[0].Back {
+		t.Errorf("ablated: answer = %+v, want no antecedent", found)
+	}
+}

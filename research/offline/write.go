@@ -575,7 +575,7 @@ func (w *writer) answerWindow(p *quotes) *window {
 	// neighbour is placed by answerContext (a "He …" or "It …" line is
 	// labelled with its source's title, which it stands for).
 	own := slices.Index(a.Context, false)
-	antecedent := own > 0 && textseg.PointsBackAtSentence(a.Sentences[own])
+	antecedent := own > 0 && (a.Back || textseg.PointsBackAtSentence(a.Sentences[own]))
 	for i, text := range a.Sentences {
 		if a.Context[i] && (i > own || !antecedent || !prose(text)) || w.foreign(text) {
 			continue
