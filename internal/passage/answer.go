@@ -89,6 +89,14 @@ var Weights = struct {
 	// Gain: a further answer is quoted when it adds at least this share
 	// of the question's weight to those before it.
 	Gain float64
+	// Alternative: a further answer whose score is at least this share
+	// of the best's is quoted too, whatever it adds (its Gain counted as
+	// Gain): two windows that answer almost equally well are both shown,
+	// as the one holding more of the question's words often restates it
+	// and the other answers ("The values emitted by the RETURNING clause
+	// are …" and "The effect of the RETURNING clause is to cause the
+	// statement to return one result row for each …").
+	Alternative float64
 	// WindowCost is what each sentence of a window beyond the first costs
 	// it: a sentence that says it all is quoted alone.
 	WindowCost float64
@@ -190,7 +198,7 @@ var Weights = struct {
 	// pair's subject.
 	Bridge float64
 }{
-	Heading: 0.5, Title: 0.5, Neighbour: 0.25, Fit: 0.2, Rank: 0.05, Scene: 0.5, Gain: 0.1, WindowCost: 0.01, Answered: 0.25, AskAnswered: 0.28, Unheld: 0.5, UnheldWords: 6, Scope: 0.01,
+	Heading: 0.5, Title: 0.5, Neighbour: 0.25, Fit: 0.2, Rank: 0.05, Scene: 0.5, Gain: 0.1, Alternative: 0.8, WindowCost: 0.01, Answered: 0.25, AskAnswered: 0.28, Unheld: 0.5, UnheldWords: 6, Scope: 0.01,
 	Further: 0.5, HeadingShare: 0.5, FragmentShare: 0.5,
 	SubQuestion: 0.5, Lead: 0.25, WriterLead: 0.1, NameFloor: 0.1, LongSentence: 30,
 	PairTitle: 0.5, PairLink: 0.5, PartialLink: 0.5, Keep: 0.6, Bear: 0.25, MinGain: 0.05, Unanswered: 0.35,
@@ -218,11 +226,13 @@ var Weights = struct {
 // the prose that defines it read as a line of code, not as the heading
 // that prose sits under: Units), "back" (a window that opens by
 // pointing back at the sentence before it, "This tool is …", quoted
-// without that sentence: refersBack).
+// without that sentence: refersBack), "alternative" (a further answer
+// nearly as good as the best quoted only when it adds to it:
+// Weights.Alternative).
 var Ablate = map[string]bool{}
 
 // Rules are the answer finder's rules that Ablate switches off.
-var Rules = []string{"asking", "back", "codeword", "content", "context", "continued", "fit", "heading", "joined", "neighbour", "rank", "term", "title", "unheld", "window"}
+var Rules = []string{"alternative", "asking", "back", "codeword", "content", "context", "continued", "fit", "heading", "joined", "neighbour", "rank", "term", "title", "unheld", "window"}
 
 // SetAblated switches off the named rules and switches on the others.
 func SetAblated(names []string) error {
@@ -529,8 +539,9 @@ func (f *finder) windows() map[int]Answer {
 // byGain orders the documents' best answers, at most n: the best first,
 // then each the one that adds most of the question's weight to those
 // before it (its Gain): the other side of a comparison, the second hop
-// of a question. The same words in two documents (a page and its source
-// text) are one answer.
+// of a question; one that scores nearly as well as the best counts as
+// adding Weights.Gain at least (Weights.Alternative). The same words in
+// two documents (a page and its source text) are one answer.
 func (f *finder) byGain(best map[int]Answer, n int) []Answer {
 	out := make([]Answer, 0, len(best))
 	for _, a := range best {
@@ -554,8 +565,9 @@ func (f *finder) byGain(best map[int]Answer, n int) []Answer {
 	covered := map[string]bool{}
 	quoted := map[string]bool{} // the sentences of the answers kept
 	var kept []Answer
+	altKept := false // an alternative to the best is quoted
 	for len(rest) > 0 && len(kept) < n {
-		at, gain := -1, -1.0
+		at, gain, alt := -1, -1.0, false
 		for i, a := range rest {
 			if quotedAll(a.own(), quoted) {
 				continue // another answer quotes it already, as its neighbour
@@ -569,7 +581,18 @@ func (f *finder) byGain(best map[int]Answer, n int) []Answer {
 			if g /= f.total; len(kept) == 0 {
 				g = 0 // the best comes first, whatever it adds
 			}
-			if g > gain+1e-9 {
+			// One nearly as good as the best is quoted next, though it
+			// may add nothing: of the two, one may hold the answer the
+			// other only restates (rest is in order of score). Further
+			// ones count as adding Weights.Gain, after those that add
+			// more (a comparison's other side, a question's second hop).
+			if len(kept) > 0 && !Ablate["alternative"] && a.Score >= Weights.Alternative*kept[0].Score {
+				if !altKept && !alt {
+					at, gain, alt = i, max(g, Weights.Gain), true
+				}
+				g = max(g, Weights.Gain)
+			}
+			if !alt && g > gain+1e-9 {
 				at, gain = i, g
 			}
 		}
@@ -577,6 +600,7 @@ func (f *finder) byGain(best map[int]Answer, n int) []Answer {
 			break
 		}
 		a := rest[at]
+		altKept = altKept || alt
 		a.Gain = max(gain, 0)
 		if len(kept) == 0 {
 			a.Gain = a.Coverage
@@ -813,7 +837,8 @@ func neighbourHolds(us []Unit, own []map[string]bool, i int, t string) bool {
 }
 
 // Answers are the answers worth quoting: the best, then each that adds
-// at least Weights.Gain of the question's weight to those before it.
+// at least Weights.Gain of the question's weight to those before it, or
+// scores nearly as well as the best (byGain: Weights.Alternative).
 func Answers(found []Answer) []Answer {
 	if len(found) == 0 {
 		return nil

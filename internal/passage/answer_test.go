@@ -648,3 +648,29 @@ func TestFindQuotesWhatAWindowPointsBackAt(t *testing.T) {
 		t.Errorf("ablated: answer = %+v, want no antecedent", found)
 	}
 }
+
+// A window nearly as good as the best is quoted beside it though it
+// holds no word of the question the best does not: the one holding more
+// of the question's words may only restate it.
+func TestFindQuotesANearlyAsGoodAlternative(t *testing.T) {
+	q := "What does adding a RETURNING clause to an INSERT statement do?"
+	docs := []Doc{
+		{Body: "The values emitted by the RETURNING clause of an INSERT statement are the values as seen by the top-level statement."},
+		{Body: "The effect of the RETURNING clause is to cause the INSERT statement to return one result row for each row inserted."},
+		{Body: "Triggers run for each row of an INSERT."},
+	}
+	found, _ := Find(q, docs, MaxQuoted)
+	got := Answers(found)
+	if len(got) != 2 || got[0].Doc != 0 || got[1].Doc != 1 {
+		t.Fatalf("answers = %+v, want documents 0 and 1", got)
+	}
+	if got[1].Gain < Weights.Gain {
+		t.Errorf("the alternative's Gain = %v, want at least %v", got[1].Gain, Weights.Gain)
+	}
+	Ablate["alternative"] = true
+	defer delete(Ablate, "alternative")
+	found, _ = Find(q, docs, MaxQuoted)
+	if got := Answers(found); len(got) != 1 {
+		t.Errorf("ablated: %d answers, want the best alone", len(got))
+	}
+}
