@@ -60,8 +60,9 @@ type Answer struct {
 	Score float64
 	// Gain is the share of the question's weight it adds to the answers
 	// before it (its Coverage for the first).
-	Gain float64
-	held map[string]bool
+	Gain  float64
+	held  map[string]bool
+	units []int // the window's sentences, by their index in the document
 }
 
 // Weights are every tuned weight of the offline engine — the answer
@@ -91,7 +92,9 @@ var Weights = struct {
 	Gain float64
 	// Alternative: a further answer whose score is at least this share
 	// of the best's is quoted too, whatever it adds (its Gain counted as
-	// Gain): two windows that answer almost equally well are both shown,
+	// Gain), be it another document's or the runner-up of its own (the
+	// best window that shares no sentence with the document's best): two
+	// windows that answer almost equally well are both shown,
 	// as the one holding more of the question's words often restates it
 	// and the other answers ("The values emitted by the RETURNING clause
 	// are …" and "The effect of the RETURNING clause is to cause the
@@ -227,8 +230,8 @@ var Weights = struct {
 // that prose sits under: Units), "back" (a window that opens by
 // pointing back at the sentence before it, "This tool is …", quoted
 // without that sentence: refersBack), "alternative" (a further answer
-// nearly as good as the best quoted only when it adds to it:
-// Weights.Alternative).
+// nearly as good as the best quoted only when it adds to it, and one
+// window a document: Weights.Alternative).
 var Ablate = map[string]bool{}
 
 // Rules are the answer finder's rules that Ablate switches off.
@@ -264,11 +267,11 @@ type unitRef struct {
 // and the windows research looks in for the value a question asks for.
 const MaxQuoted = 3
 
-// Find returns the best answers, at most n, one per document, best
-// first, and the marked words of the question (Marked) that no document
-// holds (a release's number in them written as one: missingMarked):
-// when there are any, the documents do not speak of what the question
-// names.
+// Find returns the best answers, at most n, best first (a document's
+// best window, or its runner-up as an alternative: windows), and the
+// marked words of the question (Marked) that no document holds (a
+// release's number in them written as one: missingMarked): when there
+// are any, the documents do not speak of what the question names.
 func Find(question string, docs []Doc, n int) ([]Answer, []string) {
 	content := question
 	if !Ablate["content"] {
@@ -430,9 +433,12 @@ func unquoted(s string) string {
 	return s
 }
 
-// windows scores every unit's window and keeps each document's best.
-func (f *finder) windows() map[int]Answer {
+// windows scores every unit's window and keeps each document's best,
+// and its runner-up: the best window that quotes none of the best's
+// sentences (unless "alternative" is ablated).
+func (f *finder) windows() []Answer {
 	best := map[int]Answer{}
+	second := map[int]Answer{}
 	for _, r := range f.all {
 		u := f.units[r.doc][r.unit]
 		if len(u.Text) > MaxSentence || u.Kind == Code && f.kind != HowTo || u.Kind == Row {
@@ -478,8 +484,14 @@ func (f *finder) windows() map[int]Answer {
 		if !Ablate["rank"] {
 			score += Weights.Rank / float64(1+r.doc)
 		}
-		if a, ok := best[r.doc]; ok && a.Score >= score {
-			continue
+		// A window that does not beat its document's best may still be
+		// its runner-up, another answer (Weights.Alternative).
+		prev, hasPrev := best[r.doc]
+		runner := hasPrev && prev.Score >= score
+		if runner {
+			if sec, ok := second[r.doc]; Ablate["alternative"] || ok && sec.Score >= score {
+				continue
+			}
 		}
 		// The question's terms the window holds (its sentences' terms
 		// are extra), a word's all when it holds the word written as one
@@ -531,27 +543,54 @@ func (f *finder) windows() map[int]Answer {
 				a.Term = unquoted(h.Text)
 			}
 		}
+		a.units = win
+		if runner {
+			if !a.overlaps(prev) {
+				second[r.doc] = a
+			}
+			continue
+		}
+		if hasPrev && !Ablate["alternative"] && !prev.overlaps(a) {
+			if sec, ok := second[r.doc]; !ok || prev.Score > sec.Score {
+				second[r.doc] = prev
+			}
+		}
+		if sec, ok := second[r.doc]; ok && sec.overlaps(a) {
+			delete(second, r.doc)
+		}
 		best[r.doc] = a
 	}
-	return best
+	out := make([]Answer, 0, len(best)+len(second))
+	for _, a := range best {
+		out = append(out, a)
+	}
+	for _, a := range second {
+		out = append(out, a)
+	}
+	return out
 }
 
-// byGain orders the documents' best answers, at most n: the best first,
+// overlaps reports two windows of a document that quote a sentence in
+// common.
+func (a Answer) overlaps(b Answer) bool {
+	return slices.ContainsFunc(a.units, func(j int) bool { return slices.Contains(b.units, j) })
+}
+
+// byGain orders the documents' answers (windows), at most n: the best first,
 // then each the one that adds most of the question's weight to those
 // before it (its Gain): the other side of a comparison, the second hop
 // of a question; one that scores nearly as well as the best counts as
 // adding Weights.Gain at least (Weights.Alternative). The same words in
 // two documents (a page and its source text) are one answer.
-func (f *finder) byGain(best map[int]Answer, n int) []Answer {
-	out := make([]Answer, 0, len(best))
-	for _, a := range best {
-		out = append(out, a)
-	}
+func (f *finder) byGain(out []Answer, n int) []Answer {
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Score != out[j].Score {
 			return out[i].Score > out[j].Score
 		}
-		return out[i].Doc < out[j].Doc
+		if out[i].Doc != out[j].Doc {
+			return out[i].Doc < out[j].Doc
+		}
+		return out[i].units[0] < out[j].units[0] // a document's best before its runner-up
 	})
 	seen := map[string]bool{}
 	var rest []Answer

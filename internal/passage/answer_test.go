@@ -674,3 +674,24 @@ func TestFindQuotesANearlyAsGoodAlternative(t *testing.T) {
 		t.Errorf("ablated: %d answers, want the best alone", len(got))
 	}
 }
+
+// A document's runner-up, the best of its windows that shares no
+// sentence with its best, is an alternative as another document's best
+// is.
+func TestFindQuotesADocumentsRunnerUp(t *testing.T) {
+	q := "What does adding a RETURNING clause to an INSERT statement do?"
+	docs := []Doc{{Body: "The values emitted by the RETURNING clause of an INSERT statement are the values as seen by the top-level statement.\n\n" +
+		"Triggers fire for each row.\n\n" +
+		"The effect of the RETURNING clause is to cause the INSERT statement to return one result row for each row inserted."}}
+	found, _ := Find(q, docs, MaxQuoted)
+	got := Answers(found)
+	if len(got) != 2 || got[0].Doc != 0 || got[1].Doc != 0 || !strings.HasPrefix(got[1].Sentences[0], "The effect") {
+		t.Fatalf("answers = %+v, want the document's two windows", got)
+	}
+	Ablate["alternative"] = true
+	defer delete(Ablate, "alternative")
+	found, _ = Find(q, docs, MaxQuoted)
+	if got := Answers(found); len(got) != 1 {
+		t.Errorf("ablated: %d answers, want one", len(got))
+	}
+}
