@@ -60,9 +60,10 @@ type Answer struct {
 	Score float64
 	// Gain is the share of the question's weight it adds to the answers
 	// before it (its Coverage for the first).
-	Gain  float64
-	held  map[string]bool
-	units []int // the window's sentences, by their index in the document
+	Gain     float64
+	held     map[string]bool
+	units    []int // the window's sentences, by their index in the document
+	runnerUp bool
 }
 
 // Weights are every tuned weight of the offline engine — the answer
@@ -565,6 +566,7 @@ func (f *finder) windows() []Answer {
 		out = append(out, a)
 	}
 	for _, a := range second {
+		a.runnerUp = true
 		out = append(out, a)
 	}
 	return out
@@ -625,7 +627,15 @@ func (f *finder) byGain(out []Answer, n int) []Answer {
 			// other only restates (rest is in order of score). Further
 			// ones count as adding Weights.Gain, after those that add
 			// more (a comparison's other side, a question's second hop).
-			if len(kept) > 0 && !Ablate["alternative"] && a.Score >= Weights.Alternative*kept[0].Score {
+			// A document's runner-up is quoted as such an alternative
+			// only, and not beside a best of its own document that holds
+			// the kind of answer asked for.
+			alternative := len(kept) > 0 && !Ablate["alternative"] && a.Score >= Weights.Alternative*kept[0].Score &&
+				!(a.runnerUp && a.Doc == kept[0].Doc && kept[0].Fits)
+			if a.runnerUp && !alternative {
+				continue
+			}
+			if alternative {
 				if !altKept && !alt {
 					at, gain, alt = i, max(g, Weights.Gain), true
 				}

@@ -677,16 +677,23 @@ func TestFindQuotesANearlyAsGoodAlternative(t *testing.T) {
 
 // A document's runner-up, the best of its windows that shares no
 // sentence with its best, is an alternative as another document's best
-// is.
+// is, unless that best holds the kind of answer asked for; it is never
+// quoted for what it adds.
 func TestFindQuotesADocumentsRunnerUp(t *testing.T) {
-	q := "What does adding a RETURNING clause to an INSERT statement do?"
 	docs := []Doc{{Body: "The values emitted by the RETURNING clause of an INSERT statement are the values as seen by the top-level statement.\n\n" +
 		"Triggers fire for each row.\n\n" +
 		"The effect of the RETURNING clause is to cause the INSERT statement to return one result row for each row inserted."}}
+	q := "Tell me about the RETURNING clause of an INSERT statement."
 	found, _ := Find(q, docs, MaxQuoted)
 	got := Answers(found)
-	if len(got) != 2 || got[0].Doc != 0 || got[1].Doc != 0 || !strings.HasPrefix(got[1].Sentences[0], "The effect") {
+	if len(got) != 2 || got[0].Doc != 0 || got[1].Doc != 0 || got[0].Fits || !strings.HasPrefix(got[1].Sentences[0], "The effect") {
 		t.Fatalf("answers = %+v, want the document's two windows", got)
+	}
+	// "What does … do?" is answered by a sentence saying what it is
+	// or does: the best fits, and its page's other window is not quoted.
+	found, _ = Find("What does adding a RETURNING clause to an INSERT statement do?", docs, MaxQuoted)
+	if got := Answers(found); len(got) != 1 || !got[0].Fits {
+		t.Errorf("beside a best that fits: %+v, want the best alone", got)
 	}
 	Ablate["alternative"] = true
 	defer delete(Ablate, "alternative")
