@@ -293,8 +293,10 @@ func (a *Asker) holds(ctx context.Context) holds {
 const maxScopeHits = 1000
 
 // pick finds the windows that answer (passage.Find over the chunks read):
-// the best, and those that add what it lacks (a comparison's other side,
-// a question's second hop), with their confidence (passage.Confidence).
+// the best, one nearly as good (another chunk's, or a second window of a
+// chunk: passage.Weights.Alternative), and those that add what it lacks
+// (a comparison's other side, a question's second hop), with their
+// confidence (passage.Confidence).
 // A name the question gives that no chunk read holds lowers the
 // confidence unless the knowledge base is about it (held, when not nil,
 // says): a passage of LibreOffice's help may answer a question about

@@ -1,6 +1,7 @@
 package passage
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -26,7 +27,8 @@ type Doc struct {
 // holds the kind of answer asked for, that one too ("When there are more
 // than this many loose objects … git gc --auto will pack them." and "The
 // default value is 6700."); when none does, the sentence beside it, for
-// context.
+// context; when it opens by pointing back ("This tool is …"), the
+// sentence it points at, for context.
 type Answer struct {
 	Doc       int      // index into the documents
 	Sentences []string // in document order
@@ -36,7 +38,8 @@ type Answer struct {
 	// Context[i] reports Sentences[i] the neighbour quoted beside a
 	// sentence that holds no kind of answer asked for (neighbour; for a
 	// how-to, the step of its procedure that names the menu or command:
-	// step), not counted in Coverage: ask quotes it in place; a
+	// step), or the sentence a window points back at (refersBack, Back),
+	// not counted in Coverage: ask quotes it in place; a
 	// research's summary before its window when the window's "This …"
 	// points back at it, else right after its window, or after the
 	// opening's lines that add to the window (the question's other side
@@ -92,10 +95,12 @@ var Weights = struct {
 	// of the question's weight to those before it.
 	Gain float64
 	// Alternative: a further answer whose score is at least this share
-	// of the best's is quoted too, whatever it adds (its Gain counted as
-	// Gain), be it another document's or the runner-up of its own (the
-	// best window that shares no sentence with the document's best): two
-	// windows that answer almost equally well are both shown,
+	// of the best's is quoted however little it adds (its Gain at least
+	// Gain), the first such next after the best, ahead of those that add
+	// more; be it another document's best or a document's runner-up (the
+	// best window that shares no sentence with the document's best,
+	// quoted only as such an alternative): two windows that answer
+	// almost equally well are both shown,
 	// as the one holding more of the question's words often restates it
 	// and the other answers ("The values emitted by the RETURNING clause
 	// are …" and "The effect of the RETURNING clause is to cause the
@@ -218,7 +223,8 @@ var Weights = struct {
 // words, the "many", "much", "long" or "often" after "how"),
 // "context" (a sentence holding no kind of answer asked for quoted
 // alone, without its paragraph neighbour or, for a how-to, its
-// procedure's step, which then earns its window no Fit),
+// procedure's step, which then earns its window no Fit; and no window
+// quoted after the sentence it points back at),
 // "continued" (a sentence that goes on from the window's last, or what
 // its colon introduces, left out), "joined" (two words of the question
 // not held by the term they make written as one: "thread pool" by
@@ -228,11 +234,12 @@ var Weights = struct {
 // "unheld" (a word of a long question that no sentence read holds
 // weighs whole), "term" (an option's or a setting's name alone above
 // the prose that defines it read as a line of code, not as the heading
-// that prose sits under: Units), "back" (a window that opens by
-// pointing back at the sentence before it, "This tool is …", quoted
-// without that sentence: refersBack), "alternative" (a further answer
-// nearly as good as the best quoted only when it adds to it, and one
-// window a document: Weights.Alternative).
+// that prose sits under: Units), "back" (the sentence a window points
+// back at quoted, as before the rule, only as the neighbour of a window
+// holding no kind of answer asked for whose first sentence opens with a
+// pronoun: refersBack), "alternative" (a further answer nearly as good
+// as the best quoted only when it adds to it, and one window a
+// document: Weights.Alternative).
 var Ablate = map[string]bool{}
 
 // Rules are the answer finder's rules that Ablate switches off.
@@ -434,142 +441,161 @@ func unquoted(s string) string {
 	return s
 }
 
-// windows scores every unit's window and keeps each document's best,
-// and its runner-up: the best window that quotes none of the best's
-// sentences (unless "alternative" is ablated).
+// windows scores every unit's window and keeps each document's best
+// and, unless "alternative" is ablated, its runner-up: the best-scoring
+// window that quotes none of the best's sentences.
 func (f *finder) windows() []Answer {
-	best := map[int]Answer{}
-	second := map[int]Answer{}
+	byDoc := make([][]scoredWindow, len(f.docs))
 	for _, r := range f.all {
-		u := f.units[r.doc][r.unit]
-		if len(u.Text) > MaxSentence || u.Kind == Code && f.kind != HowTo || u.Kind == Row {
-			// A line of code answers how to do something, nothing else;
-			// a table's row is shown to a model with its header (Select),
-			// not quoted as an answer.
-			continue
+		if w, ok := f.score(r); ok {
+			byDoc[r.doc] = append(byDoc[r.doc], w)
 		}
-		if f.cover(r.doc, r.unit, nil) == 0 {
-			continue
-		}
-		// The window: the sentence, and the sentence of its paragraph
-		// that holds the kind of answer asked for when it does not; its
-		// coverage is theirs together.
-		fitAt := func(j int) bool { return f.fits(r.doc, j) }
-		fits := !Ablate["fit"] && fitAt(r.unit)
-		win := []int{r.unit}
-		if !Ablate["window"] {
-			win = window(f.units[r.doc], r.unit, fits, fitAt)
-		}
-		extra := map[string]bool{}
-		anyFit := fits
-		for _, j := range win {
-			for t := range f.own[r.doc][j] {
-				extra[t] = true
-			}
-			anyFit = anyFit || j != r.unit && !Ablate["fit"] && fitAt(j)
-		}
-		cov := f.cover(r.doc, r.unit, extra)
-		// A longer window must hold more to win: a sentence that says it
-		// all is quoted alone.
-		score := cov - Weights.WindowCost*float64(len(win)-1)
-		// For a how-to, a sentence that holds no menu or command is
-		// quoted with the step of its procedure that does (step): the
-		// window holds the kind of answer asked for in it.
-		cont, stepAt := continuation(f.units[r.doc], win), -1
-		if cont < 0 && !anyFit && len(win) == 1 {
-			stepAt = step(f.units[r.doc], r.unit, f.kind, fitAt)
-		}
-		if anyFit || stepAt >= 0 {
-			score += Weights.Fit
-		}
-		if !Ablate["rank"] {
-			score += Weights.Rank / float64(1+r.doc)
-		}
-		// A window that does not beat its document's best may still be
-		// its runner-up, another answer (Weights.Alternative).
-		prev, hasPrev := best[r.doc]
-		runner := hasPrev && prev.Score >= score
-		if runner {
-			if sec, ok := second[r.doc]; Ablate["alternative"] || ok && sec.Score >= score {
-				continue
-			}
-		}
-		// The question's terms the window holds (its sentences' terms
-		// are extra), a word's all when it holds the word written as one
-		// with its neighbour.
-		a := Answer{Doc: r.doc, Coverage: cov, Fits: anyFit, Score: score, held: map[string]bool{}}
-		for _, qw := range f.words {
-			joined := slices.ContainsFunc(qw.joined, func(j string) bool { return extra[j] })
-			for _, t := range qw.terms {
-				if joined || extra[t] {
-					a.held[t] = true
-				}
-			}
-		}
-		context := -1
-		opener := win[0]
-		back := refersBack(f.units[r.doc], f.own[r.doc], opener)
-		if cont >= 0 {
-			win = append(win, cont)
-		} else if !anyFit && len(win) == 1 {
-			// For a how-to, the step that names the menu or command
-			// rather than the sentence beside this one.
-			if context = stepAt; context < 0 {
-				context = neighbour(f.units[r.doc], r.unit, back)
-			}
-			if context >= 0 {
-				win = append(win, context)
-				slices.Sort(win)
-			}
-		}
-		if context < 0 && cont < 0 && back && !Ablate["back"] && !Ablate["context"] {
-			// A window that opens by pointing back ("This tool is …",
-			// "이 도구는 …") is quoted after what it points at, whether or
-			// not it holds the kind of answer asked for.
-			context = win[0] - 1
-			win = append([]int{context}, win...)
-		}
-		// A pronoun ("He …", "It …") stands for what its document's title
-		// may name too: only a demonstrative's antecedent is Back.
-		a.Back = back && context == opener-1 && (textseg.PointsBackAtSentence(f.units[r.doc][opener].Text) || !textseg.PointsBack(f.units[r.doc][opener].Text))
-		for _, j := range win {
-			a.Sentences = append(a.Sentences, f.units[r.doc][j].Text)
-			a.Code = append(a.Code, f.units[r.doc][j].Kind == Code || f.units[r.doc][j].Term)
-			a.Context = append(a.Context, j == context)
-		}
-		if u.Heading >= 0 {
-			h := f.units[r.doc][u.Heading]
-			a.Heading = h.Text
-			if h.Term {
-				a.Term = unquoted(h.Text)
-			}
-		}
-		a.units = win
-		if runner {
-			if !a.overlaps(prev) {
-				second[r.doc] = a
-			}
-			continue
-		}
-		if hasPrev && !Ablate["alternative"] && !prev.overlaps(a) {
-			if sec, ok := second[r.doc]; !ok || prev.Score > sec.Score {
-				second[r.doc] = prev
-			}
-		}
-		if sec, ok := second[r.doc]; ok && sec.overlaps(a) {
-			delete(second, r.doc)
-		}
-		best[r.doc] = a
 	}
-	out := make([]Answer, 0, len(best)+len(second))
-	for _, a := range best {
-		out = append(out, a)
-	}
-	for _, a := range second {
-		a.runnerUp = true
-		out = append(out, a)
+	var out []Answer
+	for _, ws := range byDoc {
+		if len(ws) == 0 {
+			continue
+		}
+		// The first of the highest scores is the best, as in document
+		// order; its runner-up the next that shares no sentence with it.
+		slices.SortStableFunc(ws, func(a, b scoredWindow) int { return cmp.Compare(b.score, a.score) })
+		best := f.answer(ws[0])
+		out = append(out, best)
+		if Ablate["alternative"] {
+			continue
+		}
+		for _, w := range ws[1:] {
+			if a := f.answer(w); !a.overlaps(best) {
+				a.runnerUp = true
+				out = append(out, a)
+				break
+			}
+		}
 	}
 	return out
+}
+
+// scoredWindow is a unit's window scored, before it is built as an
+// Answer (answer).
+type scoredWindow struct {
+	r          unitRef
+	win        []int // the sentences whose terms it holds
+	extra      map[string]bool
+	cov, score float64
+	anyFit     bool
+	cont       int // the sentence it goes on into (continuation), or -1
+	stepAt     int // a how-to's step quoted with it (step), or -1
+}
+
+// score scores unit r's window: false when the unit cannot answer.
+func (f *finder) score(r unitRef) (scoredWindow, bool) {
+	u := f.units[r.doc][r.unit]
+	if len(u.Text) > MaxSentence || u.Kind == Code && f.kind != HowTo || u.Kind == Row {
+		// A line of code answers how to do something, nothing else;
+		// a table's row is shown to a model with its header (Select),
+		// not quoted as an answer.
+		return scoredWindow{}, false
+	}
+	if f.cover(r.doc, r.unit, nil) == 0 {
+		return scoredWindow{}, false
+	}
+	// The window: the sentence, and the sentence of its paragraph
+	// that holds the kind of answer asked for when it does not; its
+	// coverage is theirs together.
+	fitAt := func(j int) bool { return f.fits(r.doc, j) }
+	fits := !Ablate["fit"] && fitAt(r.unit)
+	win := []int{r.unit}
+	if !Ablate["window"] {
+		win = window(f.units[r.doc], r.unit, fits, fitAt)
+	}
+	extra := map[string]bool{}
+	anyFit := fits
+	for _, j := range win {
+		for t := range f.own[r.doc][j] {
+			extra[t] = true
+		}
+		anyFit = anyFit || j != r.unit && !Ablate["fit"] && fitAt(j)
+	}
+	cov := f.cover(r.doc, r.unit, extra)
+	// A longer window must hold more to win: a sentence that says it
+	// all is quoted alone.
+	score := cov - Weights.WindowCost*float64(len(win)-1)
+	// For a how-to, a sentence that holds no menu or command is
+	// quoted with the step of its procedure that does (step): the
+	// window holds the kind of answer asked for in it.
+	cont, stepAt := continuation(f.units[r.doc], win), -1
+	if cont < 0 && !anyFit && len(win) == 1 {
+		stepAt = step(f.units[r.doc], r.unit, f.kind, fitAt)
+	}
+	if anyFit || stepAt >= 0 {
+		score += Weights.Fit
+	}
+	if !Ablate["rank"] {
+		score += Weights.Rank / float64(1+r.doc)
+	}
+	return scoredWindow{r: r, win: win, extra: extra, cov: cov, score: score, anyFit: anyFit, cont: cont, stepAt: stepAt}, true
+}
+
+// answer builds a scored window as an Answer: the question's terms it
+// holds, and its sentences with what is quoted beside them (a
+// continuation, a neighbour or a how-to's step for context, the
+// sentence it points back at).
+func (f *finder) answer(w scoredWindow) Answer {
+	r, us := w.r, f.units[w.r.doc]
+	win := slices.Clone(w.win)
+	// The question's terms the window holds (its sentences' terms
+	// are extra), a word's all when it holds the word written as one
+	// with its neighbour.
+	a := Answer{Doc: r.doc, Coverage: w.cov, Fits: w.anyFit, Score: w.score, held: map[string]bool{}}
+	for _, qw := range f.words {
+		joined := slices.ContainsFunc(qw.joined, func(j string) bool { return w.extra[j] })
+		for _, t := range qw.terms {
+			if joined || w.extra[t] {
+				a.held[t] = true
+			}
+		}
+	}
+	context := -1
+	opener := win[0]
+	back := refersBack(us, f.own[r.doc], opener)
+	if w.cont >= 0 {
+		win = append(win, w.cont)
+	} else if !w.anyFit && len(win) == 1 {
+		// For a how-to, the step that names the menu or command
+		// rather than the sentence beside this one.
+		if context = w.stepAt; context < 0 {
+			context = neighbour(us, r.unit, back)
+		}
+		if context >= 0 {
+			win = append(win, context)
+			slices.Sort(win)
+		}
+	}
+	if context < 0 && w.cont < 0 && back && !Ablate["back"] && !Ablate["context"] {
+		// A window that opens by pointing back ("This tool is …",
+		// "이 도구는 …") is quoted after what it points at, whether or
+		// not it holds the kind of answer asked for; one that goes on
+		// into the sentence after it (continuation) is quoted with that
+		// instead.
+		context = win[0] - 1
+		win = append([]int{context}, win...)
+	}
+	// A pronoun ("He …", "It …") stands for what its document's title
+	// may name too: only a demonstrative's antecedent is Back.
+	a.Back = back && context == opener-1 && (textseg.PointsBackAtSentence(us[opener].Text) || !textseg.PointsBack(us[opener].Text))
+	for _, j := range win {
+		a.Sentences = append(a.Sentences, us[j].Text)
+		a.Code = append(a.Code, us[j].Kind == Code || us[j].Term)
+		a.Context = append(a.Context, j == context)
+	}
+	if h := us[r.unit].Heading; h >= 0 {
+		a.Heading = us[h].Text
+		if us[h].Term {
+			a.Term = unquoted(us[h].Text)
+		}
+	}
+	a.units = win
+	return a
 }
 
 // overlaps reports two windows of a document that quote a sentence in
@@ -592,7 +618,7 @@ func (f *finder) byGain(out []Answer, n int) []Answer {
 		if out[i].Doc != out[j].Doc {
 			return out[i].Doc < out[j].Doc
 		}
-		return out[i].units[0] < out[j].units[0] // a document's best before its runner-up
+		return !out[i].runnerUp // a document's best before its runner-up
 	})
 	seen := map[string]bool{}
 	var rest []Answer
@@ -628,8 +654,10 @@ func (f *finder) byGain(out []Answer, n int) []Answer {
 			// ones count as adding Weights.Gain, after those that add
 			// more (a comparison's other side, a question's second hop).
 			// A document's runner-up is quoted as such an alternative
-			// only, and not beside a best of its own document that holds
-			// the kind of answer asked for.
+			// only, and not when its document's best is the best of all
+			// and holds the kind of answer asked for: that answers, and
+			// its page's other windows would lengthen the answer for
+			// little.
 			alternative := len(kept) > 0 && !Ablate["alternative"] && a.Score >= Weights.Alternative*kept[0].Score &&
 				!(a.runnerUp && a.Doc == kept[0].Doc && kept[0].Fits)
 			if a.runnerUp && !alternative {

@@ -621,6 +621,8 @@ func TestFindQuotesWhatAWindowPointsBackAt(t *testing.T) {
 			"The Heal tool was added in GIMP 2.4. This tool looks at the surrounding colours to work out what to fix and how. It was written by a volunteer.", "The Heal tool was added in GIMP 2.4."},
 		{"pronoun", "What does the write-fetch-head option do by default?",
 			"Write the list of remote refs fetched in the FETCH_HEAD file. This is the default for the write-fetch-head option.", "Write the list of remote refs fetched in the FETCH_HEAD file."},
+		{"korean pronoun", "주변 색을 참고해 수정할 곳을 스스로 알아내는 기능은 무엇인가요?",
+			"복원 도구는 김프 2.4에 새롭게 추가된 기능입니다. 이것은 주변 색을 참고하여 수정할 곳을 스스로 알아낼 정도로 훌륭합니다.", "복원 도구는 김프 2.4에 새롭게 추가된 기능입니다."},
 		{"korean", "주변 색을 참고해 수정할 곳을 스스로 알아내는 도구는 무엇인가요?",
 			"복원 도구는 김프 2.4에 새롭게 추가된 도구입니다. 이 도구는 주변 색을 참고하여 수정할 곳을 스스로 알아낼 정도로 훌륭합니다.", "복원 도구는 김프 2.4에 새롭게 추가된 도구입니다."},
 	} {
@@ -643,9 +645,9 @@ func TestFindQuotesWhatAWindowPointsBackAt(t *testing.T) {
 	}
 	Ablate["back"] = true
 	defer delete(Ablate, "back")
-	found, _ = Find("Which tool looks at the surrounding colours to work out what to fix?", []Doc{{Body: "The Heal tool was added in GIMP 2.4. This tool looks at the surrounding colours to work out what to fix and how."}}, 1)
-	if len(found) != 1 || found[0].Back {
-		t.Errorf("ablated: answer = %+v, want no antecedent", found)
+	found, _ = Find("Which tool looks at the surrounding colours to work out what to fix?", []Doc{{Body: "The Heal tool was added in GIMP 2.4. This tool looks at the surrounding colours to work out what to fix and how. It was written by a volunteer."}}, 1)
+	if len(found) != 1 || found[0].Back || !strings.HasPrefix(found[0].Sentences[0], "This tool") {
+		t.Errorf("ablated: answer = %+v, want the window first, no antecedent", found)
 	}
 }
 
@@ -664,8 +666,8 @@ func TestFindQuotesANearlyAsGoodAlternative(t *testing.T) {
 	if len(got) != 2 || got[0].Doc != 0 || got[1].Doc != 1 {
 		t.Fatalf("answers = %+v, want documents 0 and 1", got)
 	}
-	if got[1].Gain < Weights.Gain {
-		t.Errorf("the alternative's Gain = %v, want at least %v", got[1].Gain, Weights.Gain)
+	if found[1].Gain < Weights.Gain {
+		t.Errorf("the alternative's Gain = %v, want at least %v", found[1].Gain, Weights.Gain)
 	}
 	Ablate["alternative"] = true
 	defer delete(Ablate, "alternative")
@@ -700,5 +702,54 @@ func TestFindQuotesADocumentsRunnerUp(t *testing.T) {
 	found, _ = Find(q, docs, MaxQuoted)
 	if got := Answers(found); len(got) != 1 {
 		t.Errorf("ablated: %d answers, want one", len(got))
+	}
+}
+
+// The first alternative comes right after the best, ahead of a window
+// that adds a word of the question; a further alternative counts as
+// adding Weights.Gain, after it. A document's runner-up is never quoted
+// for a word it adds alone.
+func TestFindOrdersAlternatives(t *testing.T) {
+	q := "Tell me about the RETURNING clause of an INSERT statement and triggers."
+	docs := []Doc{
+		{Body: "The values emitted by the RETURNING clause of an INSERT statement are the values seen by the top-level statement."},
+		{Body: "Triggers may change rows later."},
+		{Body: "The effect of the RETURNING clause is to make the INSERT statement return one row for each row inserted."},
+		{Body: "A RETURNING clause may follow an INSERT statement, written at its end."},
+	}
+	found, _ := Find(q, docs, 4)
+	got := Answers(found)
+	docsOf := func(as []Answer) []int {
+		var ds []int
+		for _, a := range as {
+			ds = append(ds, a.Doc)
+		}
+		return ds
+	}
+	if ds := docsOf(got); len(ds) < 4 || ds[0] != 0 || ds[1] != 2 || ds[2] != 1 || ds[3] != 3 {
+		t.Fatalf("answers from documents %v, want 0, 2 (the alternative), 1 (it adds \"triggers\"), 3", ds)
+	}
+	if got[3].Gain < Weights.Gain {
+		t.Errorf("the second alternative's Gain = %v, want at least %v", got[3].Gain, Weights.Gain)
+	}
+	// A document's runner-up that adds "triggers" but scores far below
+	// the best is not quoted for it.
+	one := []Doc{{Body: "The values emitted by the RETURNING clause of an INSERT statement are the values seen by the top-level statement.\n\nTriggers may change rows later."}}
+	found, _ = Find(q, one, MaxQuoted)
+	if got := Answers(found); len(got) != 1 {
+		t.Errorf("answers = %+v, want the best alone", got)
+	}
+}
+
+// A runner-up that comes before its document's best, in the page or in
+// the order the windows are scored, is still found.
+func TestFindRunnerUpBeforeTheBest(t *testing.T) {
+	q := "Tell me about the RETURNING clause of an INSERT statement."
+	docs := []Doc{{Body: "The values emitted by the RETURNING clause are the values seen by the top-level statement. Triggers fire for each row of an INSERT statement.\n\n" +
+		"An INSERT statement writes new rows into a table. The effect of the RETURNING clause of an INSERT statement is to return one row for each row inserted."}}
+	found, _ := Find(q, docs, MaxQuoted)
+	got := Answers(found)
+	if len(got) != 2 || got[0].Doc != 0 || got[1].Doc != 0 || got[0].overlaps(got[1]) {
+		t.Fatalf("answers = %+v, want the document's best and its runner-up", got)
 	}
 }
