@@ -669,12 +669,18 @@ func TestFindQuotesANearlyAsGoodAlternative(t *testing.T) {
 	if found[1].Gain < Weights.Gain {
 		t.Errorf("the alternative's Gain = %v, want at least %v", found[1].Gain, Weights.Gain)
 	}
-	Ablate["alternative"] = true
-	defer delete(Ablate, "alternative")
-	found, _ = Find(q, docs, MaxQuoted)
-	if got := Answers(found); len(got) != 1 {
+	if got := answersAblated("alternative", q, docs); len(got) != 1 {
 		t.Errorf("ablated: %d answers, want the best alone", len(got))
 	}
+}
+
+// answersAblated is what Answers keeps of Find's answers with a rule
+// switched off.
+func answersAblated(rule, q string, docs []Doc) []Answer {
+	Ablate[rule] = true
+	defer delete(Ablate, rule)
+	found, _ := Find(q, docs, MaxQuoted)
+	return Answers(found)
 }
 
 // A document's runner-up, the best of its windows that shares no
@@ -697,10 +703,7 @@ func TestFindQuotesADocumentsRunnerUp(t *testing.T) {
 	if got := Answers(found); len(got) != 1 || !got[0].Fits {
 		t.Errorf("beside a best that fits: %+v, want the best alone", got)
 	}
-	Ablate["alternative"] = true
-	defer delete(Ablate, "alternative")
-	found, _ = Find(q, docs, MaxQuoted)
-	if got := Answers(found); len(got) != 1 {
+	if got := answersAblated("alternative", q, docs); len(got) != 1 {
 		t.Errorf("ablated: %d answers, want one", len(got))
 	}
 }
