@@ -632,7 +632,6 @@ func (f *finder) byGain(out []Answer, n int) []Answer {
 	covered := map[string]bool{}
 	quoted := map[string]bool{} // the sentences of the answers kept
 	var kept []Answer
-	altKept := false // an alternative to the best is quoted
 	for len(rest) > 0 && len(kept) < n {
 		at, gain, alt := -1, -1.0, false
 		for i, a := range rest {
@@ -650,9 +649,10 @@ func (f *finder) byGain(out []Answer, n int) []Answer {
 			}
 			// One nearly as good as the best is quoted next, though it
 			// may add nothing: of the two, one may hold the answer the
-			// other only restates (rest is in order of score). Further
-			// ones count as adding Weights.Gain, after those that add
-			// more (a comparison's other side, a question's second hop).
+			// other only restates (rest is in order of score; one that
+			// is none right after the best never is). Further ones count
+			// as adding Weights.Gain, after those that add more (a
+			// comparison's other side, a question's second hop).
 			// A document's runner-up is quoted as such an alternative
 			// only, and not when its document's best is the best of all
 			// and holds the kind of answer asked for: that answers, and
@@ -664,7 +664,7 @@ func (f *finder) byGain(out []Answer, n int) []Answer {
 				continue
 			}
 			if alternative {
-				if !altKept && !alt {
+				if len(kept) == 1 && !alt {
 					at, gain, alt = i, max(g, Weights.Gain), true
 				}
 				g = max(g, Weights.Gain)
@@ -677,7 +677,6 @@ func (f *finder) byGain(out []Answer, n int) []Answer {
 			break
 		}
 		a := rest[at]
-		altKept = altKept || alt
 		a.Gain = max(gain, 0)
 		if len(kept) == 0 {
 			a.Gain = a.Coverage

@@ -571,11 +571,12 @@ func (w *writer) answerWindow(p *quotes) *window {
 	id := ids[a.Doc]
 	added := false
 	// The sentence a window's demonstrative points back at ("This is not
-	// the fastest …") comes before it, as on the page; any other
-	// neighbour is placed by answerContext (a "He …" or "It …" line is
-	// labelled with its source's title, which it stands for).
+	// the fastest …", "This tool …": passage.Answer.Back) comes before
+	// it, as on the page; any other neighbour is placed by answerContext
+	// (a "He …" or "It …" line is labelled with its source's title,
+	// which it stands for).
 	own := slices.Index(a.Context, false)
-	antecedent := own > 0 && (a.Back || textseg.PointsBackAtSentence(a.Sentences[own]))
+	antecedent := own > 0 && a.Back
 	for i, text := range a.Sentences {
 		if a.Context[i] && (i > own || !antecedent || !prose(text)) || w.foreign(text) {
 			continue
