@@ -239,11 +239,13 @@ var Weights = struct {
 // holding no kind of answer asked for whose first sentence opens with a
 // pronoun: refersBack), "alternative" (a further answer nearly as good
 // as the best quoted only when it adds to it, and one window a
-// document: Weights.Alternative).
+// document: Weights.Alternative), "stem" (a Korean word held only by
+// its own terms, its particle or ending among them, not by its stem's:
+// analyze.KoreanStem).
 var Ablate = map[string]bool{}
 
 // Rules are the answer finder's rules that Ablate switches off.
-var Rules = []string{"alternative", "asking", "back", "codeword", "content", "context", "continued", "fit", "heading", "joined", "neighbour", "rank", "term", "title", "unheld", "window"}
+var Rules = []string{"alternative", "asking", "back", "codeword", "content", "context", "continued", "fit", "heading", "joined", "neighbour", "rank", "stem", "term", "title", "unheld", "window"}
 
 // SetAblated switches off the named rules and switches on the others.
 func SetAblated(names []string) error {
@@ -404,6 +406,13 @@ func (f *finder) cover(d, i int, extra map[string]bool) float64 {
 			h += share(t)
 		}
 		h /= float64(len(qw.terms))
+		if len(qw.stem) > 0 {
+			var hs float64
+			for _, t := range qw.stem {
+				hs += share(t)
+			}
+			h = max(h, hs/float64(len(qw.stem)))
+		}
 		for _, j := range qw.joined {
 			h = max(h, share(j))
 		}
@@ -545,10 +554,11 @@ func (f *finder) answer(w scoredWindow) Answer {
 	win := slices.Clone(w.win)
 	// The question's terms the window holds (its sentences' terms
 	// are extra), a word's all when it holds the word written as one
-	// with its neighbour.
+	// with its neighbour, or its stem.
 	a := Answer{Doc: r.doc, Coverage: w.cov, Fits: w.anyFit, Score: w.score, held: map[string]bool{}}
 	for _, qw := range f.words {
-		joined := slices.ContainsFunc(qw.joined, func(j string) bool { return w.extra[j] })
+		joined := slices.ContainsFunc(qw.joined, func(j string) bool { return w.extra[j] }) ||
+			len(qw.stem) > 0 && !slices.ContainsFunc(qw.stem, func(t string) bool { return !w.extra[t] })
 		for _, t := range qw.terms {
 			if joined || w.extra[t] {
 				a.held[t] = true

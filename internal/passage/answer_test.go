@@ -756,3 +756,18 @@ func TestFindRunnerUpBeforeTheBest(t *testing.T) {
 		t.Fatalf("answers = %+v, want the document's best and its runner-up", got)
 	}
 }
+
+// A Korean word is held by its stem: "공유하려면" by "공유를", "메뉴를" by
+// "메뉴에서"; its ending's syllable pairs, which another verb's ending
+// shares ("저장하려면"), hold nothing of what it asks.
+func TestFindHoldsAKoreanWordByItsStem(t *testing.T) {
+	docs := []Doc{{Body: "저장하려면 파일 메뉴를 엽니다.\n\n도구 메뉴에서 문서 공유를 선택합니다."}}
+	q := "공유하려면 어느 메뉴를 선택하나요?"
+	found, _ := Find(q, docs, 1)
+	if len(found) != 1 || !strings.HasPrefix(found[0].Sentences[0], "도구 메뉴에서") || found[0].Coverage != 1 {
+		t.Fatalf("found %+v, want the sentence holding every stem, whole", found)
+	}
+	if got := answersAblated("stem", q, docs); len(got) == 0 || got[0].Coverage >= 1 {
+		t.Errorf("ablated: %+v, want the stems unheld", got)
+	}
+}

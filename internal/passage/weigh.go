@@ -13,11 +13,31 @@ import (
 // qword is a word of the question: its terms and its weight, and the
 // terms it makes written together with the word before or after it
 // ("thread pool" is "threadpool", "request timeout" "requestTimeout"): a
-// sentence holding one holds the word.
+// sentence holding one holds the word. A Korean word is held by its
+// stem's terms too (analyze.KoreanStem: "이미지를" by "이미지의", "공유하려면"
+// by "공유"), when they are fewer than its own: its particle or ending is
+// grammar, not a word a sentence lacks.
 type qword struct {
 	terms  []string
 	w      float64
 	joined []string
+	stem   []string
+}
+
+// stemTerms are the terms of a Korean word's stem, when it has one
+// with fewer terms than the word (nil otherwise, or ablated: "stem").
+func stemTerms(field string, terms []string) []string {
+	if Ablate["stem"] {
+		return nil
+	}
+	stem := analyze.KoreanStem(field)
+	if stem == "" {
+		return nil
+	}
+	if ts := unique(analyze.Terms(stem)); len(ts) > 0 && len(ts) < len(terms) {
+		return ts
+	}
+	return nil
 }
 
 // join adds a term the word makes with its neighbour, once.
@@ -94,7 +114,7 @@ func (f *finder) weigh(question, content string) {
 			}
 			at = len(f.words)
 			seenWord[key] = at
-			f.words = append(f.words, qword{terms: ts, w: w})
+			f.words = append(f.words, qword{terms: ts, w: w, stem: stemTerms(field, ts)})
 			if unheld && !slices.ContainsFunc(ts, func(t string) bool { return marked[t] }) && written(hangulTerm(ts[0])) {
 				unheldWords = append(unheldWords, at)
 			}

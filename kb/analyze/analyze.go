@@ -167,6 +167,39 @@ func trimEnding(run []rune) []rune {
 	return run
 }
 
+// stemEndings are what KoreanStem cuts: the endings Terms cuts
+// (koreanEndings), the verb endings a question puts on a noun made a verb
+// ("공유하려면", "편집할", "연결된") and the one-syllable particles
+// ("이미지를", "사용자가", "항목의"), longest first.
+var stemEndings = func() [][]rune {
+	out := slices.Clone(koreanEndings)
+	for _, e := range strings.Fields(`하려면 으려면 려면 되는 할 한 된 을 를 이 가 은 는 의 에 로 와 과 도 만`) {
+		out = append(out, []rune(e))
+	}
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}()
+
+// KoreanStem returns a word written in Hangul (punctuation after it
+// aside) without its ending, the longest of stemEndings that leaves two
+// syllables ("이미지를" → "이미지", "공유하려면" → "공유"), or "" when it
+// has none or is not such a word. Terms keeps the one-syllable
+// particles, as cutting them would break the nouns that end in the same
+// syllable ("가을"); a reader matching a question's word against a text
+// may take the word as held where its stem is.
+func KoreanStem(word string) string {
+	run := []rune(strings.TrimRightFunc(word, func(r rune) bool { return !unicode.Is(unicode.Hangul, r) }))
+	if len(run) < 3 || slices.ContainsFunc(run, func(r rune) bool { return !unicode.Is(unicode.Hangul, r) }) {
+		return ""
+	}
+	for _, e := range stemEndings {
+		if len(run)-len(e) >= 2 && slices.Equal(run[len(run)-len(e):], e) {
+			return string(run[:len(run)-len(e)])
+		}
+	}
+	return ""
+}
+
 // copulas are the endings of "is N" questions and statements ("이다"
 // is not one: "사이다" is cider).
 var copulas = [][]rune{[]rune("인가요"), []rune("입니까"), []rune("입니다"), []rune("이에요")}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/kljensen/snowball/english"
 )
@@ -201,4 +202,43 @@ func BenchmarkTerms(b *testing.B) {
 	for b.Loop() {
 		Terms(text)
 	}
+}
+
+// TestKoreanStem: a word's particle or ending is cut where two syllables
+// stay, the longest first; a word of two syllables, or not all Hangul,
+// has no stem.
+func TestKoreanStem(t *testing.T) {
+	for word, want := range map[string]string{
+		"이미지를":   "이미지",
+		"공유하려면":  "공유",
+		"편집할":    "편집",
+		"연결된":    "연결",
+		"사용자가":   "사용자",
+		"선택하나요?": "선택",
+		"메뉴에서":   "메뉴",
+		"가을":     "",
+		"셀을":     "",
+		"Calc에서": "",
+		"스프레드시트": "",
+		"":       "",
+	} {
+		if got := KoreanStem(word); got != want {
+			t.Errorf("KoreanStem(%q) = %q, want %q", word, got, want)
+		}
+	}
+}
+
+func FuzzKoreanStem(f *testing.F) {
+	for _, s := range []string{"", "이미지를", "공유하려면?", "가을", "Calc에서", "\xff\xfe를를를"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, word string) {
+		stem := KoreanStem(word)
+		if stem == "" {
+			return
+		}
+		if !strings.HasPrefix(word, stem) || utf8.RuneCountInString(stem) < 2 || len(stem) >= len(word) {
+			t.Fatalf("KoreanStem(%q) = %q: not a shorter prefix of two syllables or more", word, stem)
+		}
+	})
 }
