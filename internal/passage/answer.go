@@ -241,11 +241,13 @@ var Weights = struct {
 // as the best quoted only when it adds to it, and one window a
 // document: Weights.Alternative), "stem" (a Korean word held only by
 // its own terms, its particle or ending among them, not by its stem's:
-// analyze.KoreanStem).
+// analyze.KoreanStem), "firstread" (research's offline writer seeks the
+// value a question asks for among all the sources read only, not also
+// among the first its own search ranked: research/offline).
 var Ablate = map[string]bool{}
 
 // Rules are the answer finder's rules that Ablate switches off.
-var Rules = []string{"alternative", "asking", "back", "codeword", "content", "context", "continued", "fit", "heading", "joined", "neighbour", "rank", "stem", "term", "title", "unheld", "window"}
+var Rules = []string{"alternative", "asking", "back", "codeword", "content", "context", "continued", "firstread", "fit", "heading", "joined", "neighbour", "rank", "stem", "term", "title", "unheld", "window"}
 
 // SetAblated switches off the named rules and switches on the others.
 func SetAblated(names []string) error {

@@ -1033,3 +1033,32 @@ func TestEndsInCall(t *testing.T) {
 		}
 	}
 }
+
+// TestValueAmongTheFirstSourcesRead: a value that only a source read far
+// down gives, where the question's own search's first sources give none,
+// does not answer; with the rule ablated it does.
+func TestValueAmongTheFirstSourcesRead(t *testing.T) {
+	q := "On what date was the edition key of Cargo.toml introduced?"
+	sources := map[string]*research.Source{}
+	var ids []string
+	for i := range firstRead + 1 {
+		id := fmt.Sprintf("S%d", i+1)
+		body := fmt.Sprintf("The edition key in Cargo.toml was introduced so that the compiler knows which edition to use (page %d).\n\nEditions are opt in.", i+1)
+		if i == firstRead {
+			body = "The edition key of Cargo.toml was introduced on December 6, 2018, with Rust 1.31."
+		}
+		sources[id] = &research.Source{ID: id, Title: "Cargo", Content: body}
+		ids = append(ids, id)
+	}
+	if got := answerable("en", q, ids, sources); !strings.Contains(got, "in the 5 its own search ranked first gives a date") {
+		t.Errorf("refusal = %q, want the first sources' missing date said", got)
+	}
+	if got := answerable("en", q, ids[firstRead:], sources); got != "" {
+		t.Errorf("the dated source alone: refusal %q, want none", got)
+	}
+	passage.Ablate["firstread"] = true
+	defer delete(passage.Ablate, "firstread")
+	if got := answerable("en", q, ids, sources); got != "" {
+		t.Errorf("ablated: refusal %q, want none", got)
+	}
+}
