@@ -243,11 +243,14 @@ var Weights = struct {
 // its own terms, its particle or ending among them, not by its stem's:
 // analyze.KoreanStem), "firstread" (research's offline writer seeks the
 // value a question asks for among all the sources read only, not also
-// among the first its own search ranked: research/offline).
+// among the first its own search ranked: research/offline),
+// "firstpages" (research's offline writer seeks its answer window among
+// the sources it cites, not first among the pages the question's own
+// search ranked first: research/offline).
 var Ablate = map[string]bool{}
 
 // Rules are the answer finder's rules that Ablate switches off.
-var Rules = []string{"alternative", "asking", "back", "codeword", "content", "context", "continued", "firstread", "fit", "heading", "joined", "neighbour", "rank", "stem", "term", "title", "unheld", "window"}
+var Rules = []string{"alternative", "asking", "back", "codeword", "content", "context", "continued", "firstpages", "firstread", "fit", "heading", "joined", "neighbour", "rank", "stem", "term", "title", "unheld", "window"}
 
 // SetAblated switches off the named rules and switches on the others.
 func SetAblated(names []string) error {

@@ -1062,3 +1062,39 @@ func TestValueAmongTheFirstSourcesRead(t *testing.T) {
 		t.Errorf("ablated: refusal %q, want none", got)
 	}
 }
+
+// TestAnswerWindowOfTheFirstPages: a window of the pages the question's
+// own search ranked first opens the summary when it scores nearly as
+// well as the best window of a page a facet's search found; ablated,
+// the facet's page opens it.
+func TestAnswerWindowOfTheFirstPages(t *testing.T) {
+	q := "What does the edition key in Cargo.toml tell the compiler?"
+	srcs := map[string]*research.Source{
+		"S1": {ID: "S1", Title: "Hello, Cargo!", Content: "The edition key in Cargo.toml tells rustc which edition the package is written in.\n\nCargo builds packages."},
+		"S2": {ID: "S2", Title: "Packages", Content: "A package holds crates.\n\nCrates compile alone."},
+		"S3": {ID: "S3", Title: "Modules", Content: "Modules group code.\n\nPaths name items."},
+		"S4": {ID: "S4", Title: "Workspaces", Content: "The edition key in the Cargo.toml of a workspace root tells the compiler what edition key its members inherit.\n\nMembers share a lock file."},
+	}
+	opening := func() string {
+		d, _, err := Engine{}.Write(context.Background(), research.WriteInput{
+			Question: q,
+			SubQuestions: []research.SubQuestion{
+				{ID: "Q1", Text: q, SourceIDs: []string{"S1", "S2", "S3"}},
+				{ID: "Q2", Text: "Cargo.toml edition", SourceIDs: []string{"S4"}},
+			},
+			Sources: srcs,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(d.Summary, "\n\n")[0]
+	}
+	if got := opening(); !strings.Contains(got, "[cite:S1]") {
+		t.Errorf("opening %q, want the first page's window", got)
+	}
+	passage.Ablate["firstpages"] = true
+	defer delete(passage.Ablate, "firstpages")
+	if got := opening(); !strings.Contains(got, "[cite:S4]") {
+		t.Errorf("ablated: opening %q, want the facet's page's window", got)
+	}
+}

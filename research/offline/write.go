@@ -561,33 +561,30 @@ func (w *writer) opening() *quotes {
 	return p
 }
 
-// answerWindow adds the best answer window among the cited sources to p,
-// and returns it when it did. The sources go to passage.Find in the order
-// they were read (research.ReadOrder: by the sub-questions' priority; the
-// offline plan's first search is the question as asked): as ask favours
-// its search's first chunks, Find favours the documents read first over
-// those later searches found (the evidence's order, by what a pair of
-// sources covers, put pages holding the question's words apart first).
+// windowSources is how many of the sources read first hold a preferred
+// answer window: the pages the question's own search ranked first (the
+// offline plan searches the question as asked first).
+const windowSources = 3
+
+// answerWindow adds the best answer window to p, and returns it when it
+// did. It is sought in the cited sources and the first windowSources
+// sources read, cited or not (its source is cited then), in the order
+// they were read (research.ReadOrder: by the sub-questions' priority):
+// as ask favours its search's first chunks, Find favours the documents
+// read first. The best window stands unless one of the first
+// windowSources sources scores nearly as well (passage.Weights.
+// Alternative of its score): a page a facet's search found may hold the
+// question's words in another sense, ahead of the page that answers.
+// (Dev sets, five chunk sizes: the answer in the summary's first two
+// sentences 0.463 -> 0.489, no set lower; the window sought only in the
+// first 1-5 sources read: 0.496, 0.510, 0.509, 0.491, 0.489, but a
+// HotpotQA question whose answer a facet's page gives lost its lead.)
 func (w *writer) answerWindow(p *quotes) *window {
-	var ids []string
-	var docs []passage.Doc
-	seen := map[string]bool{}
-	for _, id := range slices.Concat(w.read, w.all) {
-		if s := w.in.Sources[id]; s != nil && w.chosen[id] && !seen[id] {
-			seen[id] = true
-			ids = append(ids, id)
-			docs = append(docs, passage.Doc{Title: s.Title, Body: s.Content})
-		}
-	}
-	found, _ := passage.Find(w.in.Question, docs, 1)
-	if len(found) == 0 {
-		return nil
-	}
-	a, ok := quotable(found[0], w.used)
+	a, id, ok := w.window()
 	if !ok {
 		return nil
 	}
-	id := ids[a.Doc]
+	w.chosen[id] = true
 	added := false
 	// The sentence a window's demonstrative points back at ("This is not
 	// the fastest …", "This tool …": passage.Answer.Back) comes before
@@ -617,6 +614,47 @@ func (w *writer) answerWindow(p *quotes) *window {
 		return nil
 	}
 	return &window{a, id}
+}
+
+// window finds answerWindow's window, one a summary can quote
+// (quotable), and its source.
+func (w *writer) window() (passage.Answer, string, bool) {
+	first := w.read[:min(windowSources, len(w.read))]
+	if passage.Ablate["firstpages"] {
+		first = nil
+	}
+	var from []string
+	var docs []passage.Doc
+	seen := map[string]bool{}
+	for _, id := range slices.Concat(w.read, w.all) {
+		if s := w.in.Sources[id]; s != nil && (w.chosen[id] || slices.Contains(first, id)) && !seen[id] {
+			seen[id] = true
+			from = append(from, id)
+			docs = append(docs, passage.Doc{Title: s.Title, Body: s.Content})
+		}
+	}
+	// Every document's best window (Find returns one per document, and
+	// its runner-up as an alternative, when asked for as many).
+	found, _ := passage.Find(w.in.Question, docs, 2*len(docs))
+	if len(found) == 0 {
+		return passage.Answer{}, "", false
+	}
+	// The best window of the first sources read, when it comes close.
+	pick := -1
+	for i, f := range found {
+		if slices.Contains(first, from[f.Doc]) && f.Score >= passage.Weights.Alternative*found[0].Score && (pick < 0 || f.Score > found[pick].Score) {
+			pick = i
+		}
+	}
+	if pick >= 0 {
+		if a, ok := quotable(found[pick], w.used); ok {
+			return a, from[a.Doc], true
+		}
+	}
+	if a, ok := quotable(found[0], w.used); ok {
+		return a, from[a.Doc], true
+	}
+	return passage.Answer{}, "", false
 }
 
 // quotable is what a summary quotes of a window: its own sentences
