@@ -180,24 +180,46 @@ var stemEndings = func() [][]rune {
 	return out
 }()
 
-// KoreanStem returns a word written in Hangul (punctuation after it
-// aside) without its ending, the longest of stemEndings that leaves two
-// syllables ("이미지를" → "이미지", "공유하려면" → "공유"), or "" when it
-// has none or is not such a word. Terms keeps the one-syllable
-// particles, as cutting them would break the nouns that end in the same
-// syllable ("가을"); a reader matching a question's word against a text
-// may take the word as held where its stem is.
+// KoreanStem returns a word written in Hangul syllables (punctuation
+// after it aside) without its ending, the longest of stemEndings that
+// leaves two syllables and, for a particle that has two forms, is the
+// form that follows the syllable before it: 이, 을, 은 and 과 after a
+// final consonant, 가, 를, 는 and 와 after a vowel ("이미지를" →
+// "이미지", "공유하려면" → "공유", but "디스플레이" is no "디스플레" with
+// 이); "" when it has none or is not such a word. Terms keeps the
+// one-syllable particles, as cutting them would break the nouns that
+// end in the same syllable ("가을"); a reader matching a question's word
+// against a text may take the word as held where its stem is. A noun
+// whose last syllable reads as a particle after the one before it is
+// cut all the same ("해상도" → "해상").
 func KoreanStem(word string) string {
-	run := []rune(strings.TrimRightFunc(word, func(r rune) bool { return !unicode.Is(unicode.Hangul, r) }))
-	if len(run) < 3 || slices.ContainsFunc(run, func(r rune) bool { return !unicode.Is(unicode.Hangul, r) }) {
+	run := []rune(strings.TrimRightFunc(word, unicode.IsPunct))
+	if len(run) < 3 || slices.ContainsFunc(run, func(r rune) bool { return r < 0xAC00 || r > 0xD7A3 }) {
 		return ""
 	}
 	for _, e := range stemEndings {
-		if len(run)-len(e) >= 2 && slices.Equal(run[len(run)-len(e):], e) {
-			return string(run[:len(run)-len(e)])
+		if n := len(run) - len(e); n >= 2 && slices.Equal(run[n:], e) && agrees(run[n-1], e) {
+			return string(run[:n])
 		}
 	}
 	return ""
+}
+
+// agrees reports whether ending e may follow syllable r: a particle
+// with a form after a final consonant and one after a vowel must be the
+// form r calls for; any other ending may follow any syllable.
+func agrees(r rune, e []rune) bool {
+	if len(e) != 1 {
+		return true
+	}
+	closed := (r-0xAC00)%28 != 0 // r ends in a consonant
+	switch e[0] {
+	case '이', '을', '은', '과':
+		return closed
+	case '가', '를', '는', '와':
+		return !closed
+	}
+	return true
 }
 
 // copulas are the endings of "is N" questions and statements ("이다"

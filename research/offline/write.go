@@ -584,7 +584,6 @@ func (w *writer) answerWindow(p *quotes) *window {
 	if !ok {
 		return nil
 	}
-	w.chosen[id] = true
 	added := false
 	// The sentence a window's demonstrative points back at ("This is not
 	// the fastest …", "This tool …": passage.Answer.Back) comes before
@@ -613,6 +612,7 @@ func (w *writer) answerWindow(p *quotes) *window {
 	if !added {
 		return nil
 	}
+	w.chosen[id] = true // cited, though evidence selection may not have chosen it
 	return &window{a, id}
 }
 
@@ -647,7 +647,7 @@ func (w *writer) window() (passage.Answer, string, bool) {
 		}
 	}
 	if pick >= 0 {
-		if a, ok := quotable(found[pick], w.used); ok {
+		if a, ok := quotable(found[pick], w.used); ok && w.ownSaid(a) {
 			return a, from[a.Doc], true
 		}
 	}
@@ -655,6 +655,17 @@ func (w *writer) window() (passage.Answer, string, bool) {
 		return a, from[a.Doc], true
 	}
 	return passage.Answer{}, "", false
+}
+
+// ownSaid reports a window with a sentence of its own in the question's
+// script (not foreign), which answerWindow quotes.
+func (w *writer) ownSaid(a passage.Answer) bool {
+	for i, text := range a.Sentences {
+		if !a.Context[i] && !w.foreign(text) {
+			return true
+		}
+	}
+	return false
 }
 
 // quotable is what a summary quotes of a window: its own sentences
