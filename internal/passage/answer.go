@@ -249,7 +249,9 @@ var Weights = struct {
 // search ranked first: research/offline).
 var Ablate = map[string]bool{}
 
-// Rules are the answer finder's rules that Ablate switches off.
+// Rules are the rules Ablate switches off: the answer finder's, and
+// those of research's offline writer that read Ablate ("firstpages",
+// "firstread").
 var Rules = []string{"alternative", "asking", "back", "codeword", "content", "context", "continued", "firstpages", "firstread", "fit", "heading", "joined", "neighbour", "rank", "stem", "term", "title", "unheld", "window"}
 
 // SetAblated switches off the named rules and switches on the others.
@@ -562,10 +564,10 @@ func (f *finder) answer(w scoredWindow) Answer {
 	// with its neighbour, or its stem.
 	a := Answer{Doc: r.doc, Coverage: w.cov, Fits: w.anyFit, Score: w.score, held: map[string]bool{}}
 	for _, qw := range f.words {
-		joined := slices.ContainsFunc(qw.joined, func(j string) bool { return w.extra[j] }) ||
+		whole := slices.ContainsFunc(qw.joined, func(j string) bool { return w.extra[j] }) ||
 			len(qw.stem) > 0 && !slices.ContainsFunc(qw.stem, func(t string) bool { return !w.extra[t] })
 		for _, t := range qw.terms {
-			if joined || w.extra[t] {
+			if whole || w.extra[t] {
 				a.held[t] = true
 			}
 		}

@@ -770,4 +770,10 @@ func TestFindHoldsAKoreanWordByItsStem(t *testing.T) {
 	if got := answersAblated("stem", q, docs); len(got) == 0 || got[0].Coverage >= 1 {
 		t.Errorf("ablated: %+v, want the stems unheld", got)
 	}
+	// A window holding every stem holds the word whole: a second that
+	// holds the ending's pairs adds nothing to it.
+	docs = []Doc{{Body: "도구 메뉴에서 문서 공유를 선택합니다."}, {Body: "저장하려면 파일 메뉴를 엽니다."}}
+	if found, _ := Find(q, docs, MaxQuoted); len(Answers(found)) != 1 {
+		t.Errorf("answers %+v, want the one holding every stem", Answers(found))
+	}
 }

@@ -154,10 +154,8 @@ func trimEnding(run []rune) []rune {
 	if len(run) < 3 || !unicode.Is(unicode.Hangul, run[0]) {
 		return run
 	}
-	for _, e := range koreanEndings {
-		if len(run)-len(e) >= 2 && slices.Equal(run[len(run)-len(e):], e) {
-			return run[:len(run)-len(e)]
-		}
+	if cut, ok := cutEnding(run, koreanEndings, nil); ok {
+		return cut
 	}
 	for _, e := range copulas {
 		if len(run)-len(e) == 1 && slices.Equal(run[1:], e) {
@@ -197,12 +195,22 @@ func KoreanStem(word string) string {
 	if len(run) < 3 || slices.ContainsFunc(run, func(r rune) bool { return r < 0xAC00 || r > 0xD7A3 }) {
 		return ""
 	}
-	for _, e := range stemEndings {
-		if n := len(run) - len(e); n >= 2 && slices.Equal(run[n:], e) && agrees(run[n-1], e) {
-			return string(run[:n])
-		}
+	if cut, ok := cutEnding(run, stemEndings, agrees); ok {
+		return string(cut)
 	}
 	return ""
+}
+
+// cutEnding cuts the first of endings (longest first) that run ends in
+// with two syllables before it and that fits the syllable before it
+// (fits nil: any ending fits).
+func cutEnding(run []rune, endings [][]rune, fits func(before rune, e []rune) bool) ([]rune, bool) {
+	for _, e := range endings {
+		if n := len(run) - len(e); n >= 2 && slices.Equal(run[n:], e) && (fits == nil || fits(run[n-1], e)) {
+			return run[:n], true
+		}
+	}
+	return run, false
 }
 
 // agrees reports whether ending e may follow syllable r: a particle

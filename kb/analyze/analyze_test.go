@@ -221,6 +221,18 @@ func TestKoreanStem(t *testing.T) {
 		"Calc에서": "",
 		"스프레드시트": "",
 		"":       "",
+		// Two syllables stay: "으려면" is no ending of "먹으려면".
+		"먹으려면": "먹으",
+		"개인가요": "",
+		// A particle in the form its syllable calls for only; a noun
+		// whose end reads as one is cut all the same.
+		"디스플레이": "",
+		"고양이":   "고양",
+		"해상도":   "해상",
+		// Hangul syllables only, punctuation after them aside.
+		"ㅋㅋ를":     "",
+		"이미지를PNG": "",
+		"이미지를?!":  "이미지",
 	} {
 		if got := KoreanStem(word); got != want {
 			t.Errorf("KoreanStem(%q) = %q, want %q", word, got, want)

@@ -1035,8 +1035,8 @@ func TestEndsInCall(t *testing.T) {
 }
 
 // TestValueAmongTheFirstSourcesRead: a value that only a source read far
-// down gives, where the question's own search's first sources give none,
-// does not answer; with the rule ablated it does.
+// down gives, where the first sources read give none, does not answer;
+// with the rule ablated it does. Not parallel: it sets passage.Ablate.
 func TestValueAmongTheFirstSourcesRead(t *testing.T) {
 	q := "On what date was the edition key of Cargo.toml introduced?"
 	sources := map[string]*research.Source{}
@@ -1050,11 +1050,23 @@ func TestValueAmongTheFirstSourcesRead(t *testing.T) {
 		sources[id] = &research.Source{ID: id, Title: "Cargo", Content: body}
 		ids = append(ids, id)
 	}
-	if got := answerable("en", q, ids, sources); !strings.Contains(got, "in the 5 its own search ranked first gives a date") {
+	if got := answerable("en", q, ids, sources); !strings.Contains(got, "in the first 5 sources read gives a date") {
 		t.Errorf("refusal = %q, want the first sources' missing date said", got)
 	}
 	if got := answerable("en", q, ids[firstRead:], sources); got != "" {
 		t.Errorf("the dated source alone: refusal %q, want none", got)
+	}
+	// The dated source read first, the others after it: answered.
+	if got := answerable("en", q, append([]string{ids[firstRead]}, ids[:firstRead]...), sources); got != "" {
+		t.Errorf("the dated source first: refusal %q, want none", got)
+	}
+	ko := map[string]*research.Source{}
+	for i, id := range ids {
+		ko[id] = &research.Source{ID: id, Title: "Cargo", Content: fmt.Sprintf("Cargo.toml의 edition 키는 컴파일러가 어떤 에디션을 쓸지 알도록 도입되었습니다 (%d쪽).\n\n에디션은 선택 사항입니다.", i+1)}
+	}
+	ko[ids[firstRead]].Content = "Cargo.toml의 edition 키는 2018년 12월 6일에 도입되었습니다."
+	if got := answerable("ko", "Cargo.toml의 edition 키 출시일은 언제인가요?", ids, ko); !strings.Contains(got, "처음 읽은 출처 5개의 가장 가까운 구절들도 날짜를 말하지 않습니다") {
+		t.Errorf("Korean refusal = %q, want the first sources' missing date said", got)
 	}
 	passage.Ablate["firstread"] = true
 	defer delete(passage.Ablate, "firstread")
@@ -1065,12 +1077,13 @@ func TestValueAmongTheFirstSourcesRead(t *testing.T) {
 
 // TestAnswerWindowOfTheFirstPages: a window of the pages the question's
 // own search ranked first opens the summary when it scores nearly as
-// well as the best window of a page a facet's search found; ablated,
-// the facet's page opens it.
+// well as the best window of a page a facet's search found, though
+// evidence selection did not choose its page; ablated, the facet's page
+// opens it. Not parallel: it sets passage.Ablate.
 func TestAnswerWindowOfTheFirstPages(t *testing.T) {
 	q := "What does the edition key in Cargo.toml tell the compiler?"
 	srcs := map[string]*research.Source{
-		"S1": {ID: "S1", Title: "Hello, Cargo!", Content: "The edition key in Cargo.toml tells rustc which edition the package is written in.\n\nCargo builds packages."},
+		"S1": {ID: "S1", Title: "Hello, Cargo!", Content: "The edition key tells rustc which edition the package is written in.\n\nCargo builds packages."},
 		"S2": {ID: "S2", Title: "Packages", Content: "A package holds crates.\n\nCrates compile alone."},
 		"S3": {ID: "S3", Title: "Modules", Content: "Modules group code.\n\nPaths name items."},
 		"S4": {ID: "S4", Title: "Workspaces", Content: "The edition key in the Cargo.toml of a workspace root tells the compiler what edition key its members inherit.\n\nMembers share a lock file."},
@@ -1082,7 +1095,8 @@ func TestAnswerWindowOfTheFirstPages(t *testing.T) {
 				{ID: "Q1", Text: q, SourceIDs: []string{"S1", "S2", "S3"}},
 				{ID: "Q2", Text: "Cargo.toml edition", SourceIDs: []string{"S4"}},
 			},
-			Sources: srcs,
+			Sources:  srcs,
+			Evidence: []string{"S4"},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -1096,5 +1110,24 @@ func TestAnswerWindowOfTheFirstPages(t *testing.T) {
 	defer delete(passage.Ablate, "firstpages")
 	if got := opening(); !strings.Contains(got, "[cite:S4]") {
 		t.Errorf("ablated: opening %q, want the facet's page's window", got)
+	}
+}
+
+// TestAnswerWindowInTheQuestionsScript: a first page's window that comes
+// close but says nothing in the question's script (a Korean question,
+// an English page) is not preferred to the best, which does.
+func TestAnswerWindowInTheQuestionsScript(t *testing.T) {
+	t.Parallel()
+	q := "Cargo.toml의 edition key는 무엇인가요?"
+	in := research.WriteInput{Question: q, Sources: map[string]*research.Source{
+		"S1": {ID: "S1", Title: "Cargo.toml", Content: "The edition key of Cargo.toml is the Rust edition of a package.\n\nCargo builds packages."},
+		"S2": {ID: "S2", Title: "패키지", Content: "패키지는 크레이트를 담습니다.\n\n크레이트는 따로 컴파일됩니다."},
+		"S3": {ID: "S3", Title: "모듈", Content: "모듈은 코드를 묶습니다.\n\n경로는 항목을 가리킵니다."},
+		"S4": {ID: "S4", Title: "에디션", Content: "Cargo.toml의 edition key는 패키지마다 다릅니다.\n\n에디션은 선택 사항입니다."},
+	}}
+	w := &writer{in: in, used: map[string]bool{}, lang: "ko", read: []string{"S1", "S2", "S3", "S4"}, chosen: map[string]bool{"S4": true}}
+	w.written = inScript(w.lang)
+	if _, id, ok := w.window(); !ok || id != "S4" {
+		t.Errorf("window from %q (%v), want the Korean page's", id, ok)
 	}
 }

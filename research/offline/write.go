@@ -23,7 +23,8 @@ import (
 // the other — then the sentences that best match the question across the
 // sources chosen as evidence; then one section per sub-question whose
 // sources are among them. Only the sources evidence selection chose
-// (evidence.go) are cited. Every sentence is quoted verbatim and cites its
+// (evidence.go) are cited, and the page whose answer window opens the
+// summary (answerWindow). Every sentence is quoted verbatim and cites its
 // source (or the fact it is); headings and the labels of a comparison are
 // the only words of the engine's own.
 func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft, llm.Usage, error) {
@@ -77,9 +78,12 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 }
 
 // firstRead is how many of the sources read first answerable reads
-// again for the value a question asks for: the sources its own search
-// ranked first, as many as the chunks ask reads (qa.DefaultTopK).
-const firstRead = 5
+// again for the value a question asks for: as many as one search keeps
+// (research.ResultsPerSearch, and as many as the chunks ask reads), the
+// pages the question's own search ranked first when it found as many
+// (the offline plan searches the question as asked first), else with
+// the first of a facet's.
+const firstRead = research.ResultsPerSearch
 
 // answerable returns a refusal when the sources read do not answer the
 // question: none of the passage.MaxQuoted windows that answer best
@@ -108,10 +112,11 @@ func answerable(lang, question string, ids []string, sources map[string]*researc
 		return say(lang, msgNoValue, len(docs), say(lang, valueName(v))) + say(lang, msgNothingCited)
 	}
 	// Nor is a value that only the sources read for the question's
-	// facets give, where the question's own search found none: a date
-	// of Python 3.0's release, for when 3.11.0 came out (dev sets, five
-	// chunk sizes: unanswerable questions refused 0.512 -> 0.557, no
-	// answer lost).
+	// facets give, where the best windows of the first sources read give
+	// none: a date of Python 3.0's release, for when 3.11.0 came out (dev
+	// sets, five chunk sizes: unanswerable questions refused 0.512 ->
+	// 0.557, no answer lost). First sources that hold no word of the
+	// question have no window, and refuse nothing here.
 	if len(docs) > firstRead && !passage.Ablate["firstread"] {
 		first, _ := passage.Find(question, docs[:firstRead], passage.MaxQuoted)
 		if v := passage.ValueMissing(question, first); v != passage.NoValue {
@@ -168,7 +173,7 @@ var messages = map[string][]string{
 		msgFollowUp:       "Follow-up: ",
 		msgClosest:        "The sources read do not fully answer the question; the closest evidence found:",
 		msgNoValue:        "The %d sources read do not answer the question: none of the passages that come closest gives %s",
-		msgNoValueFirst:   "The sources read do not answer the question: none of the passages that come closest in the %d its own search ranked first gives %s",
+		msgNoValueFirst:   "The sources read do not answer the question: none of the passages that come closest in the first %d sources read gives %s",
 		msgDate:           "a date",
 		msgRelease:        "a release or a year",
 		msgAmount:         "an amount",
@@ -182,7 +187,7 @@ var messages = map[string][]string{
 		msgFollowUp:       "후속 질문: ",
 		msgClosest:        "읽은 출처들은 질문에 온전히 답하지 않으며, 가장 가까운 근거는 다음과 같습니다:",
 		msgNoValue:        "읽은 출처 %d개는 질문에 답하지 않습니다: 가장 가까운 구절들도 %s 말하지 않습니다",
-		msgNoValueFirst:   "읽은 출처들은 질문에 답하지 않습니다: 질문 자체의 검색에서 가장 앞선 출처 %d개의 가장 가까운 구절들도 %s 말하지 않습니다",
+		msgNoValueFirst:   "읽은 출처들은 질문에 답하지 않습니다: 처음 읽은 출처 %d개의 가장 가까운 구절들도 %s 말하지 않습니다",
 		msgDate:           "날짜를",
 		msgRelease:        "버전이나 연도를",
 		msgAmount:         "수나 양을",
@@ -571,10 +576,14 @@ const windowSources = 3
 // sources read, cited or not (its source is cited then), in the order
 // they were read (research.ReadOrder: by the sub-questions' priority):
 // as ask favours its search's first chunks, Find favours the documents
-// read first. The best window stands unless one of the first
-// windowSources sources scores nearly as well (passage.Weights.
-// Alternative of its score): a page a facet's search found may hold the
-// question's words in another sense, ahead of the page that answers.
+// read first (the first pages, cited or not, are among Find's
+// documents, so a later page's rank and the terms' counts are read
+// beside them too). The best window stands unless one of the first
+// windowSources sources scores nearly as well
+// (passage.Weights.Alternative of its score) and has a sentence of its
+// own in the question's script: a page a facet's search found may hold
+// the question's words in another sense, ahead of the page that
+// answers.
 // (Dev sets, five chunk sizes: the answer in the summary's first two
 // sentences 0.463 -> 0.489, no set lower; the window sought only in the
 // first 1-5 sources read: 0.496, 0.510, 0.509, 0.491, 0.489, but a
@@ -633,8 +642,9 @@ func (w *writer) window() (passage.Answer, string, bool) {
 			docs = append(docs, passage.Doc{Title: s.Title, Body: s.Content})
 		}
 	}
-	// Every document's best window (Find returns one per document, and
-	// its runner-up as an alternative, when asked for as many).
+	// A window per document (Find keeps each document's best, and its
+	// runner-up as an alternative, less those repeating another's
+	// sentences, when asked for as many).
 	found, _ := passage.Find(w.in.Question, docs, 2*len(docs))
 	if len(found) == 0 {
 		return passage.Answer{}, "", false
