@@ -412,14 +412,7 @@ func (f *finder) cover(d, i int, extra map[string]bool) float64 {
 		for _, t := range qw.terms {
 			h += share(t)
 		}
-		h /= float64(len(qw.terms))
-		if len(qw.stem) > 0 {
-			var hs float64
-			for _, t := range qw.stem {
-				hs += share(t)
-			}
-			h = max(h, hs/float64(len(qw.stem)))
-		}
+		h = max(h/float64(len(qw.terms)), qw.stemShare(share))
 		for _, j := range qw.joined {
 			h = max(h, share(j))
 		}
@@ -565,7 +558,12 @@ func (f *finder) answer(w scoredWindow) Answer {
 	a := Answer{Doc: r.doc, Coverage: w.cov, Fits: w.anyFit, Score: w.score, held: map[string]bool{}}
 	for _, qw := range f.words {
 		whole := slices.ContainsFunc(qw.joined, func(j string) bool { return w.extra[j] }) ||
-			len(qw.stem) > 0 && !slices.ContainsFunc(qw.stem, func(t string) bool { return !w.extra[t] })
+			qw.stemShare(func(t string) float64 {
+				if w.extra[t] {
+					return 1
+				}
+				return 0
+			}) == 1
 		for _, t := range qw.terms {
 			if whole || w.extra[t] {
 				a.held[t] = true

@@ -40,6 +40,19 @@ func stemTerms(field string, terms []string) []string {
 	return nil
 }
 
+// stemShare is the share of its stem's terms a sentence holds, share
+// giving each term's; 0 for a word with no stem.
+func (qw qword) stemShare(share func(t string) float64) float64 {
+	if len(qw.stem) == 0 {
+		return 0
+	}
+	var h float64
+	for _, t := range qw.stem {
+		h += share(t)
+	}
+	return h / float64(len(qw.stem))
+}
+
 // join adds a term the word makes with its neighbour, once.
 func (qw *qword) join(t string) {
 	if !slices.Contains(qw.joined, t) {

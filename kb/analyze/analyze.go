@@ -192,7 +192,7 @@ var stemEndings = func() [][]rune {
 // cut all the same ("해상도" → "해상").
 func KoreanStem(word string) string {
 	run := []rune(strings.TrimRightFunc(word, unicode.IsPunct))
-	if len(run) < 3 || slices.ContainsFunc(run, func(r rune) bool { return r < 0xAC00 || r > 0xD7A3 }) {
+	if len(run) < 3 || slices.ContainsFunc(run, func(r rune) bool { return !syllable(r) }) {
 		return ""
 	}
 	if cut, ok := cutEnding(run, stemEndings, agrees); ok {
@@ -220,15 +220,20 @@ func agrees(r rune, e []rune) bool {
 	if len(e) != 1 {
 		return true
 	}
-	closed := (r-0xAC00)%28 != 0 // r ends in a consonant
 	switch e[0] {
 	case '이', '을', '은', '과':
-		return closed
+		return closed(r)
 	case '가', '를', '는', '와':
-		return !closed
+		return !closed(r)
 	}
 	return true
 }
+
+// syllable reports a Hangul syllable (not a jamo).
+func syllable(r rune) bool { return 0xAC00 <= r && r <= 0xD7A3 }
+
+// closed reports a Hangul syllable that ends in a consonant.
+func closed(r rune) bool { return (r-0xAC00)%28 != 0 }
 
 // copulas are the endings of "is N" questions and statements ("이다"
 // is not one: "사이다" is cider).
@@ -241,15 +246,12 @@ var copulas = [][]rune{[]rune("인가요"), []rune("입니까"), []rune("입니�
 // syllable ends otherwise: "가을" (autumn) and "수은" (mercury) have 을
 // and 은 after a vowel.
 func nounParticle(run []rune) bool {
-	if len(run) != 2 || run[0] < 0xAC00 || run[0] > 0xD7A3 {
+	if len(run) != 2 || !syllable(run[0]) {
 		return false // not two syllables of Hangul
 	}
-	closed := (run[0]-0xAC00)%28 != 0 // the first ends in a consonant
 	switch run[1] {
-	case '는', '를':
-		return !closed
-	case '은', '을':
-		return closed
+	case '는', '를', '은', '을':
+		return agrees(run[0], run[1:])
 	}
 	return false
 }

@@ -92,12 +92,7 @@ const firstRead = research.ResultsPerSearch
 // firstRead, or the best holds less of it than passage.Weights.Answered,
 // or what the question names is in none of them. Empty when they answer.
 func answerable(lang, question string, ids []string, sources map[string]*research.Source) string {
-	docs := make([]passage.Doc, 0, len(ids))
-	for _, id := range ids {
-		if s := sources[id]; s != nil {
-			docs = append(docs, passage.Doc{Title: s.Title, Body: s.Content})
-		}
-	}
+	_, docs := sourceDocs(ids, sources, nil)
 	if len(docs) == 0 {
 		return ""
 	}
@@ -632,16 +627,9 @@ func (w *writer) window() (passage.Answer, string, bool) {
 	if passage.Ablate["firstpages"] {
 		first = nil
 	}
-	var from []string
-	var docs []passage.Doc
-	seen := map[string]bool{}
-	for _, id := range slices.Concat(w.read, w.all) {
-		if s := w.in.Sources[id]; s != nil && (w.chosen[id] || slices.Contains(first, id)) && !seen[id] {
-			seen[id] = true
-			from = append(from, id)
-			docs = append(docs, passage.Doc{Title: s.Title, Body: s.Content})
-		}
-	}
+	from, docs := sourceDocs(slices.Concat(w.read, w.all), w.in.Sources, func(id string) bool {
+		return w.chosen[id] || slices.Contains(first, id)
+	})
 	// A window per document (Find keeps each document's best, and its
 	// runner-up as an alternative, less those repeating another's
 	// sentences, when asked for as many).
@@ -665,6 +653,22 @@ func (w *writer) window() (passage.Answer, string, bool) {
 		return a, from[a.Doc], true
 	}
 	return passage.Answer{}, "", false
+}
+
+// sourceDocs are the sources ids names that keep keeps (nil: all), each
+// once, as passage reads them, with their ids.
+func sourceDocs(ids []string, sources map[string]*research.Source, keep func(id string) bool) ([]string, []passage.Doc) {
+	var from []string
+	var docs []passage.Doc
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if s := sources[id]; s != nil && !seen[id] && (keep == nil || keep(id)) {
+			seen[id] = true
+			from = append(from, id)
+			docs = append(docs, passage.Doc{Title: s.Title, Body: s.Content})
+		}
+	}
+	return from, docs
 }
 
 // ownSaid reports a window with a sentence of its own in the question's
