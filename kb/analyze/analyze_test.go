@@ -154,6 +154,11 @@ func referenceTerms(text string) []string {
 			return
 		case 1:
 			out = append(out, string(cjk))
+		case 2:
+			out = append(out, string(cjk))
+			if nounParticle(cjk) {
+				out = append(out, string(cjk[:1]))
+			}
 		default:
 			for i := 0; i+1 < len(cjk); i++ {
 				out = append(out, string(cjk[i:i+2]))
@@ -184,7 +189,7 @@ func referenceTerms(text string) []string {
 }
 
 func FuzzTerms(f *testing.F) {
-	for _, s := range []string{"", "Running running runner RUNS: stems, stop words (the, a) and 3.5", "don't can’t 'quoted'", "한글을 한글의 납부하나요", "ÀÉÎ straße İstanbul", "\xff\xfeab\xc3cd", strings.Repeat("a", 65) + " " + strings.Repeat("b", 64)} {
+	for _, s := range []string{"", "Running running runner RUNS: stems, stop words (the, a) and 3.5", "don't can’t 'quoted'", "한글을 한글의 납부하나요", "글을 키를 가을", "ÀÉÎ straße İstanbul", "\xff\xfeab\xc3cd", strings.Repeat("a", 65) + " " + strings.Repeat("b", 64)} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
