@@ -113,6 +113,28 @@ func TestWrappedLineIsNotAHeading(t *testing.T) {
 	}
 }
 
+// A line a paragraph wraps onto is prose, even where it holds an option
+// or opens with one (a reStructuredText source, a manual's text); a
+// command after a sentence that ends, or alone, is still code.
+func TestWrappedOptionIsProse(t *testing.T) {
+	text := "You can also use pydoc to start an HTTP server on the local machine\nthat will serve documentation to visiting web browsers.  python -m pydoc -p 1234\nwill start a HTTP server on port 1234.\n\nThe starting point is given with\n--onto on the command line, or taken from the upstream.\n\nTo follow renames, run:\ngit log --follow -- file.txt"
+	us := Units(text)
+	want := []Unit{
+		{Text: "You can also use pydoc to start an HTTP server on the local machine that will serve documentation to visiting web browsers. python -m pydoc -p 1234 will start a HTTP server on port 1234.", Kind: Sentence},
+		{Text: "The starting point is given with --onto on the command line, or taken from the upstream.", Kind: Sentence},
+		{Text: "To follow renames, run:", Kind: Sentence},
+		{Text: "git log --follow -- file.txt", Kind: Code},
+	}
+	if len(us) != len(want) {
+		t.Fatalf("units = %+v, want %d", us, len(want))
+	}
+	for i, w := range want {
+		if us[i].Text != w.Text || us[i].Kind != w.Kind {
+			t.Errorf("unit %d = %q (%v), want %q (%v)", i, us[i].Text, us[i].Kind, w.Text, w.Kind)
+		}
+	}
+}
+
 func TestSelectChoosesTheAnsweringWindow(t *testing.T) {
 	var b strings.Builder
 	for i := range 60 {

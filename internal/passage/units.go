@@ -252,7 +252,7 @@ func blocks(text string) []block {
 			}
 			alone, blank = -1, true
 			continue
-		case fs.open > 0 || CodeLine(t) && !tableLine(t):
+		case fs.open > 0 || CodeLine(t) && !tableLine(t) && !wraps(cur, t):
 			flush()
 			alone = -1
 			if blank && fs.open == 0 {
@@ -270,6 +270,21 @@ func blocks(text string) []block {
 	}
 	flush()
 	return out
+}
+
+// wraps reports a line that a paragraph's prose wraps onto: the line
+// before it, prose, does not end its sentence, and the line reads as
+// code only for an option it holds ("… visiting web browsers.  python -m
+// pydoc -p 1234" before "will start a HTTP server …") or one it opens
+// with ("--onto on the command line").
+func wraps(cur []string, t string) bool {
+	if len(cur) == 0 || closes(cur[len(cur)-1]) || tableLine(cur[len(cur)-1]) {
+		return false
+	}
+	if strings.HasPrefix(t, "--") && !strings.HasPrefix(t, "-->") {
+		return true
+	}
+	return command(t) && !directiveRE.MatchString(t) && !strings.HasPrefix(t, "$ ") && !strings.HasPrefix(t, "#") && !strings.HasPrefix(t, "//") && !ToolLabel.MatchString(t)
 }
 
 // Balance makes a piece of text cut from a longer one (a chunk) hold its
