@@ -115,22 +115,44 @@ func TestWrappedLineIsNotAHeading(t *testing.T) {
 
 // A line a paragraph wraps onto is prose, even where it holds an option
 // or opens with one (a reStructuredText source, a manual's text); a
-// command after a sentence that ends, or alone, is still code.
+// command after a sentence that ends, a heading or a short line, one
+// indented under the prose, the second of two commands, a rule of
+// dashes and an SQL comment are still code.
 func TestWrappedOptionIsProse(t *testing.T) {
-	text := "You can also use pydoc to start an HTTP server on the local machine\nthat will serve documentation to visiting web browsers.  python -m pydoc -p 1234\nwill start a HTTP server on port 1234.\n\nThe starting point is given with\n--onto on the command line, or taken from the upstream.\n\nTo follow renames, run:\ngit log --follow -- file.txt"
-	us := Units(text)
-	want := []Unit{
-		{Text: "You can also use pydoc to start an HTTP server on the local machine that will serve documentation to visiting web browsers. python -m pydoc -p 1234 will start a HTTP server on port 1234.", Kind: Sentence},
-		{Text: "The starting point is given with --onto on the command line, or taken from the upstream.", Kind: Sentence},
-		{Text: "To follow renames, run:", Kind: Sentence},
-		{Text: "git log --follow -- file.txt", Kind: Code},
-	}
-	if len(us) != len(want) {
-		t.Fatalf("units = %+v, want %d", us, len(want))
-	}
-	for i, w := range want {
-		if us[i].Text != w.Text || us[i].Kind != w.Kind {
-			t.Errorf("unit %d = %q (%v), want %q (%v)", i, us[i].Text, us[i].Kind, w.Text, w.Kind)
+	for _, c := range []struct {
+		text string
+		want []Unit
+	}{
+		{"You can also use pydoc to start an HTTP server on the local machine\nthat will serve documentation to visiting web browsers.  python -m pydoc -p 1234\nwill start a HTTP server on port 1234.", []Unit{
+			{Text: "You can also use pydoc to start an HTTP server on the local machine that will serve documentation to visiting web browsers. python -m pydoc -p 1234 will start a HTTP server on port 1234.", Kind: Sentence}}},
+		{"The starting point is given with\n--onto on the command line, or taken from the upstream.", []Unit{
+			{Text: "The starting point is given with --onto on the command line, or taken from the upstream.", Kind: Sentence}}},
+		{"To follow renames, run:\ngit log --follow -- file.txt", []Unit{
+			{Text: "To follow renames, run:", Kind: Sentence}, {Text: "git log --follow -- file.txt", Kind: Code}}},
+		{"You can browse the documentation in a web browser.\npython -m pydoc -p 1234", []Unit{
+			{Text: "You can browse the documentation in a web browser.", Kind: Sentence}, {Text: "python -m pydoc -p 1234", Kind: Code}}},
+		{"Set it once\ngit config --global user.name Alice", []Unit{
+			{Text: "git config --global user.name Alice", Kind: Code}}}, // "Set it once" is too short a unit
+		{"Show the history of every branch on one line each\n    git log --all --oneline", []Unit{
+			{Text: "Show the history of every branch on one line each", Kind: Sentence}, {Text: "git log --all --oneline", Kind: Code}}},
+		{"Give your name and your address for every repository\ngit config --global user.name Alice\ngit config --global user.email alice@example.com", []Unit{
+			{Text: "Give your name and your address for every repository git config --global user.name Alice", Kind: Sentence}, {Text: "git config --global user.email alice@example.com", Kind: Code}}},
+		{"Installing Quarry on a Windows machine\n---------------------------------------", []Unit{
+			{Text: "Installing Quarry on a Windows machine", Kind: Sentence}}}, // a rule says nothing
+		{"* You really removed all variants of a filename, if a blob was moved\n  over its lifetime.  `git log --name-only --follow --all -- filename`\n  can help you find renames.", []Unit{
+			{Text: "* You really removed all variants of a filename, if a blob was moved over its lifetime. `git log --name-only --follow --all -- filename` can help you find renames.", Kind: Sentence}}},
+		{"The query below lists every user of the site\n-- all users, active or not", []Unit{
+			{Text: "The query below lists every user of the site", Kind: Sentence}, {Text: "-- all users, active or not", Kind: Code}}},
+	} {
+		us := Units(c.text)
+		if len(us) != len(c.want) {
+			t.Errorf("%q: units = %+v, want %d", c.text, us, len(c.want))
+			continue
+		}
+		for i, w := range c.want {
+			if us[i].Text != w.Text || us[i].Kind != w.Kind {
+				t.Errorf("%q: unit %d = %q (%v), want %q (%v)", c.text, i, us[i].Text, us[i].Kind, w.Text, w.Kind)
+			}
 		}
 	}
 }

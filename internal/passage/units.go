@@ -237,8 +237,14 @@ func blocks(text string) []block {
 	// outside a fenced block after a blank line (or the text's start),
 	// -1 otherwise; a blank line after it makes it a term.
 	alone, blank := -1, true
+	// wrapped: the paragraph's last line is one that read as code and
+	// wraps kept as prose; no line wraps onto it (a run of commands after
+	// a line of prose is not all prose).
+	wrapped := false
+	indent := 0 // where the text of the paragraph's last line starts (textColumn)
 	for line := range strings.SplitSeq(text, "\n") {
 		t := strings.TrimSpace(line)
+		lineIndent := len(line) - len(strings.TrimLeft(line, " \t"))
 		if fs.step(t) {
 			flush()
 			alone, blank = -1, false
@@ -252,19 +258,22 @@ func blocks(text string) []block {
 			}
 			alone, blank = -1, true
 			continue
-		case fs.open > 0 || CodeLine(t) && !tableLine(t) && !wraps(cur, t):
+		case fs.open > 0 || CodeLine(t) && !tableLine(t) && (wrapped || lineIndent != indent || !wraps(cur, t)):
 			flush()
 			alone = -1
 			if blank && fs.open == 0 {
 				alone = len(out)
 			}
 			out = append(out, block{lines: []string{t}, code: true})
+			wrapped = false
 		default:
 			if len(cur) > 0 && tableLine(cur[len(cur)-1]) != tableLine(t) {
 				flush() // a table is a block of its own, prose beside it or not
 			}
 			cur = append(cur, t)
 			alone = -1
+			wrapped = fs.open == 0 && CodeLine(t) && !tableLine(t)
+			indent = textColumn(line)
 		}
 		blank = false
 	}
@@ -272,19 +281,43 @@ func blocks(text string) []block {
 	return out
 }
 
-// wraps reports a line that a paragraph's prose wraps onto: the line
-// before it, prose, does not end its sentence, and the line reads as
-// code only for an option it holds ("… visiting web browsers.  python -m
-// pydoc -p 1234" before "will start a HTTP server …") or one it opens
-// with ("--onto on the command line").
+// wraps reports a line that a paragraph's prose wraps onto, though
+// CodeLine reads it as code: the line before it is a line of prose of
+// four words or more (not a heading: "EXAMPLES", "Usage") that does not
+// end its sentence, and the line reads as code for nothing but an
+// option, one it holds ("… visiting web browsers.  python -m pydoc -p
+// 1234" before "will start a HTTP server …": command) or one it opens
+// with ("--onto on the command line, …"), not for code's marks or
+// endings (codeLine without the option rules). blocks asks it only of a
+// line indented to where the text of the line before it starts, as a
+// wrapped paragraph's or list item's lines are (a manual's example sits
+// indented under its prose), and not of the line after one it kept.
 func wraps(cur []string, t string) bool {
-	if len(cur) == 0 || closes(cur[len(cur)-1]) || tableLine(cur[len(cur)-1]) {
+	if len(cur) == 0 {
 		return false
 	}
-	if strings.HasPrefix(t, "--") && !strings.HasPrefix(t, "-->") {
-		return true
+	if prev := cur[len(cur)-1]; closes(prev) || tableLine(prev) || len(strings.Fields(prev)) < 4 {
+		return false
 	}
-	return command(t) && !directiveRE.MatchString(t) && !strings.HasPrefix(t, "$ ") && !strings.HasPrefix(t, "#") && !strings.HasPrefix(t, "//") && !ToolLabel.MatchString(t)
+	return !codeLine(t, false) && (command(t) || optionFirst(t))
+}
+
+// listMarkRE opens a list's item: a bullet or a number, and a space.
+var listMarkRE = regexp.MustCompile(`^(?:[*+•-]|\d{1,3}[.)])[ \t]+`)
+
+// textColumn is where a line's text starts: after its indent and, for a
+// list's item, its marker ("* You really removed …" is continued by a
+// line indented two spaces).
+func textColumn(line string) int {
+	rest := strings.TrimLeft(line, " \t")
+	return len(line) - len(rest) + len(listMarkRE.FindString(rest))
+}
+
+// optionFirst reports a line that opens with a long option ("--onto"),
+// not a rule of dashes ("---") or an SQL comment ("-- all users").
+func optionFirst(l string) bool {
+	r, _ := utf8.DecodeRuneInString(strings.TrimPrefix(l, "--"))
+	return strings.HasPrefix(l, "--") && unicode.IsLetter(r)
 }
 
 // Balance makes a piece of text cut from a longer one (a chunk) hold its
@@ -372,13 +405,20 @@ func fence(t string) (k int, info string, ok bool) {
 
 // CodeLine reports a trimmed, non-empty line that reads as code, markup
 // or a terminal session: it opens or closes a block, ends a statement or
-// opens a call, starts with a shell prompt or a reStructuredText
-// directive, or is dense with code symbols.
-func CodeLine(l string) bool {
+// opens a call, starts with a shell prompt, a reStructuredText directive
+// or an option, is a command line, or is dense with code symbols.
+func CodeLine(l string) bool { return codeLine(l, true) }
+
+// codeLine is CodeLine; without options, a line is not code for
+// opening with an option or being a command line (command) alone.
+func codeLine(l string, options bool) bool {
 	if directiveRE.MatchString(l) {
 		return true // ".. note::": a reStructuredText source's markup
 	}
-	if strings.HasPrefix(l, "$ ") || strings.HasPrefix(l, "//") || strings.HasPrefix(l, "--") || ToolLabel.MatchString(l) || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "-->") || strings.HasPrefix(l, "> ") && strings.ContainsAny(l, "$=(") {
+	if strings.HasPrefix(l, "--") && (options || !optionFirst(l)) {
+		return true
+	}
+	if strings.HasPrefix(l, "$ ") || strings.HasPrefix(l, "//") || ToolLabel.MatchString(l) || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "> ") && strings.ContainsAny(l, "$=(") {
 		return true
 	}
 	body := l[:len(l)-1]
@@ -402,7 +442,7 @@ func CodeLine(l string) bool {
 			return true
 		}
 	}
-	if command(l) {
+	if options && command(l) {
 		return true
 	}
 	letters, symbols := Density(proseAround(l))
