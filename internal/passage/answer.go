@@ -557,13 +557,7 @@ func (f *finder) answer(w scoredWindow) Answer {
 	// with its neighbour, or its stem.
 	a := Answer{Doc: r.doc, Coverage: w.cov, Fits: w.anyFit, Score: w.score, held: map[string]bool{}}
 	for _, qw := range f.words {
-		whole := slices.ContainsFunc(qw.joined, func(j string) bool { return w.extra[j] }) ||
-			qw.stemShare(func(t string) float64 {
-				if w.extra[t] {
-					return 1
-				}
-				return 0
-			}) == 1
+		whole := slices.ContainsFunc(qw.joined, func(j string) bool { return w.extra[j] }) || qw.stemIn(w.extra)
 		for _, t := range qw.terms {
 			if whole || w.extra[t] {
 				a.held[t] = true

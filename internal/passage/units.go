@@ -244,21 +244,21 @@ func blocks(text string) []block {
 	indent := 0 // where the text of the paragraph's last line starts (textColumn)
 	for line := range strings.SplitSeq(text, "\n") {
 		t := strings.TrimSpace(line)
-		lineIndent := len(line) - len(strings.TrimLeft(line, " \t"))
 		if fs.step(t) {
 			flush()
 			alone, blank = -1, false
 			continue
 		}
-		switch {
-		case t == "":
+		if t == "" {
 			flush()
 			if alone >= 0 {
 				out[alone].term = true
 			}
 			alone, blank = -1, true
 			continue
-		case fs.open > 0 || CodeLine(t) && !tableLine(t) && (wrapped || lineIndent != indent || !wraps(cur, t)):
+		}
+		code := fs.open == 0 && CodeLine(t) && !tableLine(t)
+		if fs.open > 0 || code && (wrapped || indentOf(line) != indent || !wraps(cur, t)) {
 			flush()
 			alone = -1
 			if blank && fs.open == 0 {
@@ -266,13 +266,13 @@ func blocks(text string) []block {
 			}
 			out = append(out, block{lines: []string{t}, code: true})
 			wrapped = false
-		default:
+		} else {
 			if len(cur) > 0 && tableLine(cur[len(cur)-1]) != tableLine(t) {
 				flush() // a table is a block of its own, prose beside it or not
 			}
 			cur = append(cur, t)
 			alone = -1
-			wrapped = fs.open == 0 && CodeLine(t) && !tableLine(t)
+			wrapped = code // a line of code wraps kept as prose
 			indent = textColumn(line)
 		}
 		blank = false
@@ -309,9 +309,12 @@ var listMarkRE = regexp.MustCompile(`^(?:[*+•-]|\d{1,3}[.)])[ \t]+`)
 // list's item, its marker ("* You really removed …" is continued by a
 // line indented two spaces).
 func textColumn(line string) int {
-	rest := strings.TrimLeft(line, " \t")
-	return len(line) - len(rest) + len(listMarkRE.FindString(rest))
+	n := indentOf(line)
+	return n + len(listMarkRE.FindString(line[n:]))
 }
+
+// indentOf is the width of a line's leading spaces and tabs.
+func indentOf(line string) int { return len(line) - len(strings.TrimLeft(line, " \t")) }
 
 // optionFirst reports a line that opens with a long option ("--onto"),
 // not a rule of dashes ("---") or an SQL comment ("-- all users").

@@ -53,6 +53,11 @@ func (qw qword) stemShare(share func(t string) float64) float64 {
 	return h / float64(len(qw.stem))
 }
 
+// stemIn reports a word with a stem whose terms are all in terms.
+func (qw qword) stemIn(terms map[string]bool) bool {
+	return len(qw.stem) > 0 && !slices.ContainsFunc(qw.stem, func(t string) bool { return !terms[t] })
+}
+
 // join adds a term the word makes with its neighbour, once.
 func (qw *qword) join(t string) {
 	if !slices.Contains(qw.joined, t) {
