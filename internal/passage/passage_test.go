@@ -143,6 +143,18 @@ func TestWrappedOptionIsProse(t *testing.T) {
 			{Text: "* You really removed all variants of a filename, if a blob was moved over its lifetime. `git log --name-only --follow --all -- filename` can help you find renames.", Kind: Sentence}}},
 		{"The query below lists every user of the site\n-- all users, active or not", []Unit{
 			{Text: "The query below lists every user of the site", Kind: Sentence}, {Text: "-- all users, active or not", Kind: Code}}},
+		// A lower-case word and a colon opens a tool's message, and a
+		// wrapped line of prose too.
+		{"The built-in macro attribute \"binary\" is equivalent\nto:\n\n```text\n[attr]binary -diff -merge -text\n```", []Unit{
+			{Text: "The built-in macro attribute \"binary\" is equivalent to:", Kind: Sentence}, {Text: "[attr]binary -diff -merge -text", Kind: Code}}},
+		{"Callers of tp_call do not need to worry about\nrecursion: CPython uses the same check for them.", []Unit{
+			{Text: "Callers of tp_call do not need to worry about recursion: CPython uses the same check for them.", Kind: Sentence}}},
+		{"A reference implementation can be found at\nhttps://example.com/quarry/tree/main for reading.", []Unit{
+			{Text: "A reference implementation can be found at https://example.com/quarry/tree/main for reading.", Kind: Sentence}}},
+		{"The compiler stops at the first use of the moved value.\nerror[E0382]: borrow of moved value: `s`", []Unit{
+			{Text: "The compiler stops at the first use of the moved value.", Kind: Sentence}, {Text: "error[E0382]: borrow of moved value: `s`", Kind: Code}}},
+		{"The compiler stops\nnote: run with `RUST_BACKTRACE=1` for a backtrace", []Unit{
+			{Text: "The compiler stops", Kind: Sentence}, {Text: "note: run with `RUST_BACKTRACE=1` for a backtrace", Kind: Code}}}, // three words: a heading's or a label's, not prose wrapping
 	} {
 		us := Units(c.text)
 		if len(us) != len(c.want) {
@@ -153,6 +165,26 @@ func TestWrappedOptionIsProse(t *testing.T) {
 			if us[i].Text != w.Text || us[i].Kind != w.Kind {
 				t.Errorf("%q: unit %d = %q (%v), want %q (%v)", c.text, i, us[i].Text, us[i].Kind, w.Text, w.Kind)
 			}
+		}
+	}
+}
+
+// A call's signature alone on its line titles the API entry under it,
+// whether prose or a parameter list read as code follows: it is never a
+// sentence to quote.
+func TestSignatureIsAHeading(t *testing.T) {
+	text := "Asynchronously removes files and directories. No arguments other than a possible exception are given to the completion callback.\n\nfs.stat(path[, options], callback)\n\npath {string|Buffer|URL}\n\nbigint <boolean> Whether the numeric values in the returned object should be bigint. Default: false."
+	us := Units(text)
+	i := slices.IndexFunc(us, func(u Unit) bool { return strings.HasPrefix(u.Text, "fs.stat(") })
+	if i < 0 || us[i].Kind != Heading {
+		t.Fatalf("units = %+v, want fs.stat(…) a heading", us)
+	}
+	if last := us[len(us)-1]; last.Heading != i {
+		t.Errorf("the entry's last sentence %q sits under unit %d, want %d (fs.stat(…))", last.Text, last.Heading, i)
+	}
+	for _, u := range Units("The call takes a path.\n\nos.remove(path)\n\nos.rmdir(path) removes an empty directory.") {
+		if u.Text == "os.remove(path)" && u.Kind != Heading {
+			t.Errorf("%q is %v, want a heading", u.Text, u.Kind)
 		}
 	}
 }

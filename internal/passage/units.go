@@ -60,8 +60,9 @@ const (
 // a listing never runs into the sentence after it; other lines of a block
 // join (a PDF wraps its sentences over lines) and split into sentences. A
 // short line without a sentence's end that closes its block and is
-// followed by prose is a heading: an HTML page's <dt> or <h2> as its
-// readable text renders them; so is a line of code alone between blank
+// followed by prose (or, for a call's signature, by anything) is a
+// heading: an HTML page's <dt> or <h2> as its readable text renders
+// them; so is a line of code alone between blank
 // lines above prose: an option's or a setting's name, a definition's
 // term (Unit.Term), or a command a sentence's colon introduces (Find
 // quotes it with that sentence).
@@ -100,7 +101,7 @@ func Units(text string) []Unit {
 			}
 		}
 		var head string
-		if last := lines[len(lines)-1]; bi+1 < len(bs) && !bs[bi+1].code && headingLine(last) && (len(lines) == 1 || closes(lines[len(lines)-2])) {
+		if last := lines[len(lines)-1]; bi+1 < len(bs) && (!bs[bi+1].code || signatureRE.MatchString(last)) && headingLine(last) && (len(lines) == 1 || closes(lines[len(lines)-2])) {
 			head, lines = last, lines[:len(lines)-1]
 		}
 		if len(lines) > 0 {
@@ -284,11 +285,14 @@ func blocks(text string) []block {
 // wraps reports a line that a paragraph's prose wraps onto, though
 // CodeLine reads it as code: the line before it is a line of prose of
 // four words or more (not a heading: "EXAMPLES", "Usage") that does not
-// end its sentence, and the line reads as code for nothing but an
-// option, one it holds ("… visiting web browsers.  python -m pydoc -p
-// 1234" before "will start a HTTP server …": command) or one it opens
-// with ("--onto on the command line, …"), not for code's marks or
-// endings (codeLine without the option rules). blocks asks it only of a
+// end its sentence, and the line reads as code for nothing but how it
+// opens: an option it holds ("… visiting web browsers.  python -m pydoc
+// -p 1234" before "will start a HTTP server …": command) or opens with
+// ("--onto on the command line, …"), or a lower-case word and a colon,
+// as a tool's message opens ("… is equivalent" before "to:"; "… need to
+// worry about" before "recursion: CPython uses …"; "… can be found at"
+// before "https://…"), not for code's marks or endings (codeLine
+// without the rules for how a line opens). blocks asks it only of a
 // line indented to where the text of the line before it starts, as a
 // wrapped paragraph's or list item's lines are (a manual's example sits
 // indented under its prose), and not of the line after one it kept.
@@ -299,7 +303,7 @@ func wraps(cur []string, t string) bool {
 	if prev := cur[len(cur)-1]; closes(prev) || tableLine(prev) || len(strings.Fields(prev)) < 4 {
 		return false
 	}
-	return !codeLine(t, false) && (command(t) || optionFirst(t))
+	return !codeLine(t, false) && (command(t) || optionFirst(t) || ToolLabel.MatchString(t))
 }
 
 // listMarkRE opens a list's item: a bullet or a number, and a space.
@@ -412,8 +416,9 @@ func fence(t string) (k int, info string, ok bool) {
 // or an option, is a command line, or is dense with code symbols.
 func CodeLine(l string) bool { return codeLine(l, true) }
 
-// codeLine is CodeLine; without options, a line is not code for
-// opening with an option or being a command line (command) alone.
+// codeLine is CodeLine; without options, a line is not code for how it
+// opens alone: with an option, a lower-case label (ToolLabel), or as a
+// command line (command).
 func codeLine(l string, options bool) bool {
 	if directiveRE.MatchString(l) {
 		return true // ".. note::": a reStructuredText source's markup
@@ -421,7 +426,10 @@ func codeLine(l string, options bool) bool {
 	if strings.HasPrefix(l, "--") && (options || !optionFirst(l)) {
 		return true
 	}
-	if strings.HasPrefix(l, "$ ") || strings.HasPrefix(l, "//") || ToolLabel.MatchString(l) || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "> ") && strings.ContainsAny(l, "$=(") {
+	if options && ToolLabel.MatchString(l) {
+		return true
+	}
+	if strings.HasPrefix(l, "$ ") || strings.HasPrefix(l, "//") || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "> ") && strings.ContainsAny(l, "$=(") {
 		return true
 	}
 	body := l[:len(l)-1]
@@ -544,3 +552,9 @@ var Caption = regexp.MustCompile(`^(?:(?:Figure|Fig\.|Listing|Table|그림|표)\
 
 // captionLine reports a line that is a caption.
 func captionLine(l string) bool { return Caption.MatchString(textseg.OneLine(l)) }
+
+// signatureRE is a call's signature standing as a line of its own, the
+// title of an API reference's entry ("fs.stat(path[, options],
+// callback)"): a heading whether prose or a parameter list written as
+// code ("path {string|Buffer|URL}") follows it, never a sentence.
+var signatureRE = regexp.MustCompile(`^[\pL_$][\pL\pN_.$]*\(.*\)$`)
