@@ -17,6 +17,7 @@ func FuzzFile(f *testing.F) {
 	f.Add("index", []byte("<html><title>t</title><body>b</body></html>"))
 	f.Add("x.adoc", []byte("= T\n\ntext\n"))
 	f.Add("blob", []byte("\x00\x01\x02"))
+	f.Add("example.py", []byte("def f():\n    return 1\n"))
 	f.Fuzz(func(t *testing.T, name string, data []byte) {
 		name = filepath.Base(filepath.Clean("/" + name))
 		if name == "/" || name == "." || name == ".." || len(name) > 200 {

@@ -64,6 +64,9 @@ func File(path string) (Doc, error) {
 	if _, ok := markup[ext]; ok || plain[ext] {
 		return PlainText(data, name)
 	}
+	if sourceCode[ext] {
+		return Code(data, name)
+	}
 	switch ext {
 	case ".html", ".htm", ".xhtml":
 		return HTML(data, "")
@@ -120,6 +123,30 @@ var (
 	}
 	plain = map[string]bool{".txt": true, ".text": true, ".log": true, "": true}
 )
+
+// sourceCode are the names of program source and scripts: the example
+// programs a documentation folder ships beside its pages (Python's
+// tzinfo_examples.py).
+var sourceCode = map[string]bool{
+	".py": true, ".go": true, ".c": true, ".h": true, ".cc": true, ".cpp": true, ".hpp": true, ".rs": true,
+	".java": true, ".kt": true, ".cs": true, ".swift": true, ".scala": true, ".rb": true, ".php": true, ".pl": true,
+	".lua": true, ".ts": true, ".tsx": true, ".jsx": true, ".sh": true, ".bash": true, ".zsh": true, ".ps1": true,
+	".sql": true,
+}
+
+// Code reads a program's source as one block of code, fenced as a page's
+// preformatted block is: every line of it is code, however it reads
+// ("class LocalTimezone(tzinfo):", a comment's sentence), so an answer
+// quotes none of it as a sentence; its title is the file's name.
+func Code(data []byte, name string) (Doc, error) {
+	if err := checkText(data); err != nil {
+		return Doc{}, err
+	}
+	code := strings.Trim(strings.ToValidUTF8(string(data), ""), "\r\n")
+	code = strings.ReplaceAll(code, "\r\n", "\n")
+	opening, closing := Fence(code)
+	return Doc{Title: name, Text: opening + "\n" + code + "\n" + closing, Format: "code"}, nil
+}
 
 // checkText rejects binary and mis-encoded input.
 func checkText(data []byte) error {

@@ -68,6 +68,38 @@ func TestPDF(t *testing.T) {
 	}
 }
 
+// A program's source is one block of code: no line of it reads as a
+// sentence, and its fence holds whatever backticks it holds.
+func TestFileReadsSourceAsCode(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tzinfo_examples.py")
+	src := "from datetime import tzinfo\n\nclass LocalTimezone(tzinfo):\n\n    def dst(self, dt):\n        # Returns the offset.\n        return ZERO\n\nDOC = \"\"\"\n```\n\"\"\"\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := File(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "````text\n" + strings.TrimRight(src, "\n") + "\n````"
+	if doc.Text != want || doc.Title != "tzinfo_examples.py" || doc.Format != "code" {
+		t.Fatalf("doc = %+v, want the source fenced:\n%s", doc, want)
+	}
+	if _, err := File(writeFile(t, dir, "bad.go", "package main\x00\x01")); err == nil {
+		t.Error("a binary .go file accepted")
+	}
+}
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 func TestHTML(t *testing.T) {
 	t.Parallel()
 	page := `<!doctype html><html lang="en"><head><title>Crawler guide</title>
