@@ -246,13 +246,15 @@ var Weights = struct {
 // among the first its own search ranked: research/offline),
 // "firstpages" (research's offline writer seeks its answer window among
 // the sources it cites, not first among the pages the question's own
-// search ranked first: research/offline).
+// search ranked first: research/offline), "key" (a question that asks
+// which key to press is answered by its type's fit alone, not also by
+// a sentence naming a key: keyRE).
 var Ablate = map[string]bool{}
 
 // Rules are the rules Ablate switches off: the answer finder's, and
 // those of research's offline writer that read Ablate ("firstpages",
 // "firstread").
-var Rules = []string{"alternative", "asking", "back", "codeword", "content", "context", "continued", "firstpages", "firstread", "fit", "heading", "joined", "neighbour", "rank", "stem", "term", "title", "unheld", "window"}
+var Rules = []string{"alternative", "asking", "back", "codeword", "content", "context", "continued", "firstpages", "firstread", "fit", "heading", "joined", "key", "neighbour", "rank", "stem", "term", "title", "unheld", "window"}
 
 // SetAblated switches off the named rules and switches on the others.
 func SetAblated(names []string) error {

@@ -85,6 +85,34 @@ func firstWithAndWithout(t *testing.T, rule, q string, docs []Doc, with, without
 	}
 }
 
+// TestKeyFits: a question that asks which key to press, whatever its
+// type, is answered by a sentence naming a key the question does not:
+// a function key, a combination, a key named as one; a table's primary
+// key or a file's key answers no such question.
+func TestKeyFits(t *testing.T) {
+	for _, c := range []struct {
+		q, s string
+		fits bool
+	}{
+		{"Writer에서 조건부 텍스트 필드가 자동으로 갱신되지 않을 때 누를 키는 무엇인가요?", "필드가 자동으로 업데이트되지 않으면 F9 키를 누릅니다.", true},
+		{"자동 텍스트 이름을 입력한 뒤 어떤 키를 누르면 항목이 삽입되나요?", "바로 가기를 입력한 다음 F3 키를 누릅니다.", true},
+		{"What shortcut pastes without formatting?", "Press Ctrl+Shift+V to paste unformatted text.", true},
+		{"Which key opens the help?", "Press the Esc key to close the dialog.", true},
+		{"What shortcut pastes without formatting?", "Unformatted text keeps no font or colour.", false},
+		{"Which key do I press after F3?", "Type the shortcut, then F3.", false},   // F3 is the question's own
+		{"Is the primary key of a table indexed?", "Press Ctrl+S to save.", false}, // asks no key to press
+		{"If my Cargo.toml has no edition key, which edition is used?", "The default is F2 for now.", false},
+	} {
+		if got := askedOf(c.q).fit(Unit{Text: c.s}); got != c.fits {
+			t.Errorf("%q: %q fits %v, want %v", c.q, c.s, got, c.fits)
+		}
+	}
+	firstWithAndWithout(t, "key", "Writer에서 조건부 텍스트 필드가 자동으로 갱신되지 않을 때 누를 키는 무엇인가요?", []Doc{
+		{Title: "조건부 텍스트", Body: "원할 경우 조건부 텍스트 필드가 충족되지 않을 때 표시할 텍스트를 기타 상자에 입력할 수도 있습니다."},
+		{Title: "조건부 텍스트를 표시하려면", Body: "필드가 자동으로 업데이트되지 않으면 F9 키를 누릅니다."},
+	}, 1, 0)
+}
+
 // TestHowToFitsWhatIsTyped: a how-to is answered by what the user
 // types, an option or not: keywords in capitals ("NULLS LAST"), a name
 // in camelCase ("maxBuffer"), a file's extension (".cjs"), a key and its

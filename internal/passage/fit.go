@@ -28,8 +28,16 @@ var (
 	// ("one", which says "one of the …" as often, and "두 번째", second,
 	// are none).
 	countWordRE = regexp.MustCompile(`(?i)\b(?:once|twice|thrice|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|hundred|thousand|million)\b|(?:^|\s)(?:한|두|세|네|다섯|여섯|일곱|여덟|아홉|열)\s?(?:개|번|가지|명|줄|칸|장)(?:[^째]|$)`)
-	personRE    = regexp.MustCompile(`\p{Lu}\p{Ll}+\s+(?:\p{Lu}\.\s+)?\p{Lu}\p{Ll}+`)
-	placeRE     = regexp.MustCompile(`\b(?:in|at|from|near)\s+(?:the\s+)?\p{Lu}`)
+	// keyRE is a key of the keyboard a sentence has the user press: a
+	// function key ("F9"), a combination with a modifier ("Ctrl+Shift+V",
+	// "Alt + Enter"), a key named as one ("Enter 키", "the Esc key").
+	keyRE = regexp.MustCompile(`\b[Ff](?:[1-9]|1[0-9]|2[0-4])\b|\b(?:Ctrl|Control|Shift|Alt|Option|Cmd|Command|Meta|Super)\s*\+\s*\S+|(?:^|\s)(?:the\s+)?[A-Z][A-Za-z0-9]*\s(?:key\b|키)`)
+	// keyAsked matches a question that asks which key to press: "which
+	// key", "what shortcut", "어떤 키를", "누를 키는" (not a table's
+	// "primary key", a file's "edition key" or an "API key").
+	keyAsked = regexp.MustCompile(`\b(?:which|what) (?:key|keys|keyboard|shortcut)\b|\bshortcuts?\b|\bkeystrokes?\b|\bkey (?:combination|binding)s?\b|\bpress(?:es)?\b|단축키|(?:^|\s)키(?:를|는|가|로|이)?(?:\s|$)`)
+	personRE = regexp.MustCompile(`\p{Lu}\p{Ll}+\s+(?:\p{Lu}\.\s+)?\p{Lu}\p{Ll}+`)
+	placeRE  = regexp.MustCompile(`\b(?:in|at|from|near)\s+(?:the\s+)?\p{Lu}`)
 )
 
 // holdsDate reports whether s holds a date that q (lower-cased) does
@@ -59,6 +67,9 @@ type asked struct {
 	// amount: a question of number that asks for one, not whether
 	// ("Is there a limit on how long …?" asks whether).
 	amount bool
+	// key: it asks which key of the keyboard to press, whatever its type
+	// ("누를 키는 무엇인가요?" reads as a definition's).
+	key bool
 }
 
 func askedOf(question string) asked {
@@ -66,6 +77,7 @@ func askedOf(question string) asked {
 	a.date = a.kind == Time && asksDate(a.q)
 	a.release = a.kind == Time && !a.date && releaseAsked.MatchString(a.q)
 	a.amount = a.kind == Number && !yesNoRE.MatchString(strings.ToLower(strings.TrimSpace(lastSentence(question))))
+	a.key = keyAsked.MatchString(strings.ToLower(lastSentence(question)))
 	return a
 }
 
@@ -119,6 +131,9 @@ func (a asked) fit(u Unit) bool {
 	}
 	s, q := u.Text, a.q
 	newMatch := func(re *regexp.Regexp) bool { return a.newIn(re, s) }
+	if a.key && !Ablate["key"] && newMatch(keyRE) {
+		return true
+	}
 	switch a.kind {
 	case Default:
 		return defaultRE.MatchString(s) && (numberRE.MatchString(s) || newMatch(optionRE) || strings.ContainsAny(s, `"'“`) || strings.Contains(strings.ToLower(s), " is ") || strings.Contains(s, "입니다"))
