@@ -24,7 +24,7 @@ type Doc struct {
 	Keywords    string
 	Language    string // from the document's own markup, if any
 	Published   string
-	Format      string // html, pdf, markdown, text
+	Format      string // html, pdf, markdown, asciidoc, rst, text, code
 	// Links are the page's outgoing http(s) links (HTML with a page URL).
 	Links []string
 	// NoIndex and NoFollow come from <meta name="robots">.
@@ -61,11 +61,12 @@ func File(path string) (Doc, error) {
 	// a title taken from it must be text a store takes.
 	name := strings.ToValidUTF8(filepath.Base(path), "\uFFFD")
 	ext := strings.ToLower(filepath.Ext(path))
+	if sourceCode[ext] || ext == "" && bytes.HasPrefix(data, []byte("#!")) {
+		// A program's source, or a script that names its interpreter.
+		return Code(data, name)
+	}
 	if _, ok := markup[ext]; ok || plain[ext] {
 		return PlainText(data, name)
-	}
-	if sourceCode[ext] {
-		return Code(data, name)
 	}
 	switch ext {
 	case ".html", ".htm", ".xhtml":
@@ -126,12 +127,14 @@ var (
 
 // sourceCode are the names of program source and scripts: the example
 // programs a documentation folder ships beside its pages (Python's
-// tzinfo_examples.py).
+// tzinfo_examples.py). JavaScript (.js, .mjs, .cjs) is not among them: in
+// a documentation folder it is the pages' own scripts, skipped (File).
+// Configuration examples (.yaml, .toml, .ini) are read as text.
 var sourceCode = map[string]bool{
-	".py": true, ".go": true, ".c": true, ".h": true, ".cc": true, ".cpp": true, ".hpp": true, ".rs": true,
-	".java": true, ".kt": true, ".cs": true, ".swift": true, ".scala": true, ".rb": true, ".php": true, ".pl": true,
-	".lua": true, ".ts": true, ".tsx": true, ".jsx": true, ".sh": true, ".bash": true, ".zsh": true, ".ps1": true,
-	".sql": true,
+	".py": true, ".pyi": true, ".go": true, ".c": true, ".h": true, ".cc": true, ".cpp": true, ".cxx": true, ".hpp": true,
+	".rs": true, ".java": true, ".kt": true, ".cs": true, ".swift": true, ".scala": true, ".rb": true, ".php": true,
+	".pl": true, ".lua": true, ".hs": true, ".r": true, ".ts": true, ".tsx": true, ".jsx": true, ".sh": true,
+	".bash": true, ".zsh": true, ".ps1": true, ".bat": true, ".sql": true,
 }
 
 // Code reads a program's source as one block of code, fenced as a page's
@@ -142,8 +145,8 @@ func Code(data []byte, name string) (Doc, error) {
 	if err := checkText(data); err != nil {
 		return Doc{}, err
 	}
-	code := strings.Trim(strings.ToValidUTF8(string(data), ""), "\r\n")
-	code = strings.ReplaceAll(code, "\r\n", "\n")
+	code := strings.ReplaceAll(strings.ToValidUTF8(string(data), ""), "\r\n", "\n")
+	code = strings.Trim(strings.ReplaceAll(code, "\r", "\n"), "\n")
 	opening, closing := Fence(code)
 	return Doc{Title: name, Text: opening + "\n" + code + "\n" + closing, Format: "code"}, nil
 }

@@ -69,16 +69,12 @@ func TestPDF(t *testing.T) {
 }
 
 // A program's source is one block of code: no line of it reads as a
-// sentence, and its fence holds whatever backticks it holds.
+// sentence, its fence holds whatever backticks it holds, and its lines
+// end as a Unix file's do.
 func TestFileReadsSourceAsCode(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "tzinfo_examples.py")
 	src := "from datetime import tzinfo\n\nclass LocalTimezone(tzinfo):\n\n    def dst(self, dt):\n        # Returns the offset.\n        return ZERO\n\nDOC = \"\"\"\n```\n\"\"\"\n"
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	doc, err := File(path)
+	doc, err := File(writeTemp(t, "tzinfo_examples.py", src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,18 +82,15 @@ func TestFileReadsSourceAsCode(t *testing.T) {
 	if doc.Text != want || doc.Title != "tzinfo_examples.py" || doc.Format != "code" {
 		t.Fatalf("doc = %+v, want the source fenced:\n%s", doc, want)
 	}
-	if _, err := File(writeFile(t, dir, "bad.go", "package main\x00\x01")); err == nil {
+	for name, content := range map[string]string{"crlf.sh": "echo a\r\necho b\r\n", "cr.sh": "echo a\recho b\r", "deploy": "#!/bin/sh\necho a\necho b\n"} {
+		doc, err := File(writeTemp(t, name, content))
+		if err != nil || doc.Format != "code" || !strings.Contains(doc.Text, "echo a\necho b\n```") {
+			t.Errorf("%s: doc = %+v, %v; want its lines fenced as code", name, doc, err)
+		}
+	}
+	if _, err := File(writeTemp(t, "bad.go", "package main\x00\x01")); err == nil {
 		t.Error("a binary .go file accepted")
 	}
-}
-
-func writeFile(t *testing.T, dir, name, content string) string {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 func TestHTML(t *testing.T) {

@@ -85,10 +85,11 @@ func firstWithAndWithout(t *testing.T, rule, q string, docs []Doc, with, without
 	}
 }
 
-// TestKeyFits: a question that asks which key to press, whatever its
-// type, is answered by a sentence naming a key the question does not:
-// a function key, a combination, a key named as one; a table's primary
-// key or a file's key answers no such question.
+// TestKeyFits: a question that asks which key to press is answered by a
+// sentence naming a key the question does not: a function key, a
+// combination, a key of the keyboard's names pressed or named as a key;
+// neither a question about a table's, a signature's or a file's key asks
+// for one, nor a capitalised word before "key" names one.
 func TestKeyFits(t *testing.T) {
 	for _, c := range []struct {
 		q, s string
@@ -96,11 +97,17 @@ func TestKeyFits(t *testing.T) {
 	}{
 		{"Writer에서 조건부 텍스트 필드가 자동으로 갱신되지 않을 때 누를 키는 무엇인가요?", "필드가 자동으로 업데이트되지 않으면 F9 키를 누릅니다.", true},
 		{"자동 텍스트 이름을 입력한 뒤 어떤 키를 누르면 항목이 삽입되나요?", "바로 가기를 입력한 다음 F3 키를 누릅니다.", true},
-		{"What shortcut pastes without formatting?", "Press Ctrl+Shift+V to paste unformatted text.", true},
-		{"Which key opens the help?", "Press the Esc key to close the dialog.", true},
-		{"What shortcut pastes without formatting?", "Unformatted text keeps no font or colour.", false},
-		{"Which key do I press after F3?", "Type the shortcut, then F3.", false},   // F3 is the question's own
-		{"Is the primary key of a table indexed?", "Press Ctrl+S to save.", false}, // asks no key to press
+		{"자동 텍스트 이름을 입력한 뒤 어떤 키를 누르면 항목이 삽입되나요?", "이름을 입력하고 Enter를 누릅니다.", true},
+		{"What is the keyboard shortcut that pastes without formatting?", "Press Ctrl+Shift+V to paste unformatted text.", true},
+		{"Which key do I press to close the dialog?", "Press the Esc key to close it.", true},
+		{"Which key do I press to confirm?", "Press Enter to confirm.", true},
+		{"What is the keyboard shortcut that pastes without formatting?", "Unformatted text keeps no font or colour.", false},
+		{"Which key do I press after F3?", "Type the shortcut, then F3.", false},                                // F3 is the question's own
+		{"Which shortcut besides Ctrl+Shift+V pastes unformatted text?", "Press Ctrl+Shift+V.", false},          // so is this
+		{"Which key do I press to confirm?", "Set the GPG key with the signing option.", false},                 // no key to press
+		{"Which key does Git use to sign tags?", "Press Ctrl+S to save.", false},                                // a signing key
+		{"기본 키는 어떻게 지정하나요?", "SQL 키워드는 대소문자를 구분하지 않습니다. F1을 누르면 도움말이 열립니다.", false},                             // a table's key
+		{"How many seconds does the refresh take after I press F5?", "Press Ctrl+R to reload the page.", false}, // an amount
 		{"If my Cargo.toml has no edition key, which edition is used?", "The default is F2 for now.", false},
 	} {
 		if got := askedOf(c.q).fit(Unit{Text: c.s}); got != c.fits {

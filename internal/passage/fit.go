@@ -7,6 +7,9 @@ import (
 	"unicode/utf8"
 )
 
+// keyNames are the keys a manual names by word, not by letter.
+const keyNames = `(?:Enter|Return|Esc|Escape|Tab|Space(?:bar)?|Backspace|Delete|Insert|Home|End|Page ?Up|Page ?Down|PgUp|PgDn)`
+
 var (
 	numberRE = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
 	// codeWordRE is a word a how-to's answer has the user type that is
@@ -30,12 +33,22 @@ var (
 	countWordRE = regexp.MustCompile(`(?i)\b(?:once|twice|thrice|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|hundred|thousand|million)\b|(?:^|\s)(?:한|두|세|네|다섯|여섯|일곱|여덟|아홉|열)\s?(?:개|번|가지|명|줄|칸|장)(?:[^째]|$)`)
 	// keyRE is a key of the keyboard a sentence has the user press: a
 	// function key ("F9"), a combination with a modifier ("Ctrl+Shift+V",
-	// "Alt + Enter"), a key named as one ("Enter 키", "the Esc key").
-	keyRE = regexp.MustCompile(`\b[Ff](?:[1-9]|1[0-9]|2[0-4])\b|\b(?:Ctrl|Control|Shift|Alt|Option|Cmd|Command|Meta|Super)\s*\+\s*\S+|(?:^|\s)(?:the\s+)?[A-Z][A-Za-z0-9]*\s(?:key\b|키)`)
-	// keyAsked matches a question that asks which key to press: "which
-	// key", "what shortcut", "어떤 키를", "누를 키는" (not a table's
-	// "primary key", a file's "edition key" or an "API key").
-	keyAsked = regexp.MustCompile(`\b(?:which|what) (?:key|keys|keyboard|shortcut)\b|\bshortcuts?\b|\bkeystrokes?\b|\bkey (?:combination|binding)s?\b|\bpress(?:es)?\b|단축키|(?:^|\s)키(?:를|는|가|로|이)?(?:\s|$)`)
+	// "Alt + Enter", "Ctrl-C", "⌘S"), a key of a closed list of names
+	// pressed or named as a key ("press Enter", "the Esc key", "Enter
+	// 키를", "Enter를 누릅니다"): not a capitalised word before "key"
+	// ("the GPG key", "API 키").
+	keyRE = regexp.MustCompile(`\bF(?:[1-9]|1[0-9]|2[0-4])\b` +
+		`|\b(?:Ctrl|CTRL|Control|Shift|SHIFT|Alt|ALT|Option|Cmd|CMD|Command|Meta|Super)\s*\+\s*[\pL\pN]+(?:\s*\+\s*[\pL\pN]+)*` +
+		`|\b(?:Ctrl|CTRL|Alt|ALT|Cmd|Shift)-(?:[A-Z0-9]|F\d{1,2})\b|[⌘⌥⇧⌃]\s*[\pL\pN]` +
+		`|(?i:\b(?:press|hit)(?:es|ing)?\s+(?:the\s+)?)` + keyNames + `\b` +
+		`|\b` + keyNames + `\s*(?:key\b|키)|\b` + keyNames + `(?:를|을)\s*(?:누르|눌러|누릅)`)
+	// keyAsked matches a question that asks which key to press: "keyboard
+	// shortcut", "which key do I press", "어떤 키를 누르면", "누를 키는",
+	// "단축키"; not one about a table's primary key ("기본 키는 …"), a
+	// signing key ("Which key does Git use …?") or a file's "edition key".
+	keyAsked = regexp.MustCompile(`\b(?:keyboard shortcuts?|shortcut keys?|hotkeys?|key ?bindings?|key combinations?)\b` +
+		`|\b(?:which|what) shortcut\b|\b(?:which|what) keys?\b[^?.]*\b(?:press|hit)\b` +
+		`|단축키|(?:^|\s)키(?:를|는|가|로)?\s[^?]*(?:누르|눌러|누릅)|(?:누를|누르는|눌러야\s*(?:할|하는))\s+키`)
 	personRE = regexp.MustCompile(`\p{Lu}\p{Ll}+\s+(?:\p{Lu}\.\s+)?\p{Lu}\p{Ll}+`)
 	placeRE  = regexp.MustCompile(`\b(?:in|at|from|near)\s+(?:the\s+)?\p{Lu}`)
 )
@@ -67,8 +80,10 @@ type asked struct {
 	// amount: a question of number that asks for one, not whether
 	// ("Is there a limit on how long …?" asks whether).
 	amount bool
-	// key: it asks which key of the keyboard to press, whatever its type
-	// ("누를 키는 무엇인가요?" reads as a definition's).
+	// key: it asks which key of the keyboard to press, as a how-to's, a
+	// definition's ("누를 키는 무엇인가요?") or another question of no
+	// type does; not one that asks for an amount, a time, a default or
+	// whether.
 	key bool
 }
 
@@ -77,7 +92,7 @@ func askedOf(question string) asked {
 	a.date = a.kind == Time && asksDate(a.q)
 	a.release = a.kind == Time && !a.date && releaseAsked.MatchString(a.q)
 	a.amount = a.kind == Number && !yesNoRE.MatchString(strings.ToLower(strings.TrimSpace(lastSentence(question))))
-	a.key = keyAsked.MatchString(strings.ToLower(lastSentence(question)))
+	a.key = (a.kind == HowTo || a.kind == Definition || a.kind == Other) && keyAsked.MatchString(strings.ToLower(lastSentence(question)))
 	return a
 }
 

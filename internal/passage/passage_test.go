@@ -153,6 +153,10 @@ func TestWrappedOptionIsProse(t *testing.T) {
 			{Text: "A reference implementation can be found at https://example.com/quarry/tree/main for reading.", Kind: Sentence}}},
 		{"The compiler stops at the first use of the moved value.\nerror[E0382]: borrow of moved value: `s`", []Unit{
 			{Text: "The compiler stops at the first use of the moved value.", Kind: Sentence}, {Text: "error[E0382]: borrow of moved value: `s`", Kind: Code}}},
+		{"When you build this crate you will see the following\nwarning: unused variable: `x`", []Unit{
+			{Text: "When you build this crate you will see the following", Kind: Sentence}, {Text: "warning: unused variable: `x`", Kind: Code}}}, // a tool's message
+		{"Compiling the crate gives this error message\nerror[E0382]: borrow of moved value", []Unit{
+			{Text: "Compiling the crate gives this error message", Kind: Sentence}, {Text: "error[E0382]: borrow of moved value", Kind: Code}}},
 		{"The compiler stops\nnote: run with `RUST_BACKTRACE=1` for a backtrace", []Unit{
 			{Text: "The compiler stops", Kind: Sentence}, {Text: "note: run with `RUST_BACKTRACE=1` for a backtrace", Kind: Code}}}, // three words: a heading's or a label's, not prose wrapping
 	} {
@@ -182,10 +186,10 @@ func TestSignatureIsAHeading(t *testing.T) {
 	if last := us[len(us)-1]; last.Heading != i {
 		t.Errorf("the entry's last sentence %q sits under unit %d, want %d (fs.stat(…))", last.Text, last.Heading, i)
 	}
-	for _, u := range Units("The call takes a path.\n\nos.remove(path)\n\nos.rmdir(path) removes an empty directory.") {
-		if u.Text == "os.remove(path)" && u.Kind != Heading {
-			t.Errorf("%q is %v, want a heading", u.Text, u.Kind)
-		}
+	// Prose that ends in a parenthesis is no signature.
+	us = Units("The call takes one argument.\n\nlen(s) returns the number of items in s (its length)\n\nn = len(s) {}")
+	if i := slices.IndexFunc(us, func(u Unit) bool { return strings.HasPrefix(u.Text, "len(s) returns") }); i < 0 || us[i].Kind != Sentence {
+		t.Errorf("units = %+v, want the line on len(s) a sentence", us)
 	}
 }
 

@@ -62,10 +62,10 @@ const (
 // short line without a sentence's end that closes its block and is
 // followed by prose (or, for a call's signature, by anything) is a
 // heading: an HTML page's <dt> or <h2> as its readable text renders
-// them; so is a line of code alone between blank
-// lines above prose: an option's or a setting's name, a definition's
-// term (Unit.Term), or a command a sentence's colon introduces (Find
-// quotes it with that sentence).
+// them; so is a line of code alone between blank lines above prose: an
+// option's or a setting's name, a definition's term (Unit.Term), or a
+// command a sentence's colon introduces (Find quotes it with that
+// sentence).
 func Units(text string) []Unit {
 	var out []Unit
 	heading := -1
@@ -288,11 +288,12 @@ func blocks(text string) []block {
 // end its sentence, and the line reads as code for nothing but how it
 // opens: an option it holds ("… visiting web browsers.  python -m pydoc
 // -p 1234" before "will start a HTTP server …": command) or opens with
-// ("--onto on the command line, …"), or a lower-case word and a colon,
-// as a tool's message opens ("… is equivalent" before "to:"; "… need to
-// worry about" before "recursion: CPython uses …"; "… can be found at"
-// before "https://…"), not for code's marks or endings (codeLine
-// without the rules for how a line opens). blocks asks it only of a
+// ("--onto on the command line, …"), or a lower-case word and a colon
+// ("… is equivalent" before "to:"; "… need to worry about" before
+// "recursion: CPython uses …"; "… can be found at" before "https://…")
+// that is not a tool's message ("error:", "warning[W1]:": toolMessage),
+// not for code's marks or endings (codeLine without the option and
+// label rules). blocks asks it only of a
 // line indented to where the text of the line before it starts, as a
 // wrapped paragraph's or list item's lines are (a manual's example sits
 // indented under its prose), and not of the line after one it kept.
@@ -303,8 +304,19 @@ func wraps(cur []string, t string) bool {
 	if prev := cur[len(cur)-1]; closes(prev) || tableLine(prev) || len(strings.Fields(prev)) < 4 {
 		return false
 	}
-	return !codeLine(t, false) && (command(t) || optionFirst(t) || ToolLabel.MatchString(t))
+	return !codeLine(t, false) && (command(t) || optionFirst(t) || ToolLabel.MatchString(t) && !toolMessage(t))
 }
+
+// toolMessage reports a line that opens as a tool's message does: a
+// label with a code in brackets ("error[E0382]:") or one of the labels
+// compilers and interpreters print.
+func toolMessage(l string) bool {
+	label := ToolLabel.FindString(l)
+	return strings.Contains(label, "[") || slices.Contains(messageLabels, strings.TrimSuffix(label, ":"))
+}
+
+// messageLabels are the labels a tool's messages open with.
+var messageLabels = []string{"error", "warning", "note", "help", "fatal", "info", "debug", "hint", "caused"}
 
 // listMarkRE opens a list's item: a bullet or a number, and a space.
 var listMarkRE = regexp.MustCompile(`^(?:[*+•-]|\d{1,3}[.)])[ \t]+`)
@@ -416,9 +428,9 @@ func fence(t string) (k int, info string, ok bool) {
 // or an option, is a command line, or is dense with code symbols.
 func CodeLine(l string) bool { return codeLine(l, true) }
 
-// codeLine is CodeLine; without options, a line is not code for how it
-// opens alone: with an option, a lower-case label (ToolLabel), or as a
-// command line (command).
+// codeLine is CodeLine; without options, a line is not code for
+// opening with an option or a lower-case label (ToolLabel), nor for
+// being a command line (command).
 func codeLine(l string, options bool) bool {
 	if directiveRE.MatchString(l) {
 		return true // ".. note::": a reStructuredText source's markup
@@ -555,6 +567,10 @@ func captionLine(l string) bool { return Caption.MatchString(textseg.OneLine(l))
 
 // signatureRE is a call's signature standing as a line of its own, the
 // title of an API reference's entry ("fs.stat(path[, options],
-// callback)"): a heading whether prose or a parameter list written as
-// code ("path {string|Buffer|URL}") follows it, never a sentence.
-var signatureRE = regexp.MustCompile(`^[\pL_$][\pL\pN_.$]*\(.*\)$`)
+// callback)"): a name, then its parameters in one pair of parentheses
+// that closes the line. Units reads it as a heading whether prose or a
+// parameter list written as code ("path {string|Buffer|URL}") follows it
+// (when, as any heading, it is short and closes its block); a line of
+// prose that ends in a parenthesis ("len(s) returns the number of items
+// in s (its length)") is none.
+var signatureRE = regexp.MustCompile(`^[\pL_$][\pL\pN_.$]*\([^()]*\)$`)
