@@ -145,11 +145,13 @@ func Code(data []byte, name string) (Doc, error) {
 	if err := checkText(data); err != nil {
 		return Doc{}, err
 	}
-	code := strings.ReplaceAll(strings.ToValidUTF8(string(data), ""), "\r\n", "\n")
-	code = strings.Trim(strings.ReplaceAll(code, "\r", "\n"), "\n")
+	code := strings.Trim(lineEnds.Replace(strings.ToValidUTF8(string(data), "")), "\n")
 	opening, closing := Fence(code)
 	return Doc{Title: name, Text: opening + "\n" + code + "\n" + closing, Format: "code"}, nil
 }
+
+// lineEnds writes a Windows' or an old Mac's line ends as Unix's.
+var lineEnds = strings.NewReplacer("\r\n", "\n", "\r", "\n")
 
 // checkText rejects binary and mis-encoded input.
 func checkText(data []byte) error {

@@ -91,8 +91,9 @@ func askedOf(question string) asked {
 	a := asked{kind: TypeOf(question), q: strings.ToLower(question)}
 	a.date = a.kind == Time && asksDate(a.q)
 	a.release = a.kind == Time && !a.date && releaseAsked.MatchString(a.q)
-	a.amount = a.kind == Number && !yesNoRE.MatchString(strings.ToLower(strings.TrimSpace(lastSentence(question))))
-	a.key = (a.kind == HowTo || a.kind == Definition || a.kind == Other) && keyAsked.MatchString(strings.ToLower(lastSentence(question)))
+	last := strings.ToLower(strings.TrimSpace(lastSentence(question)))
+	a.amount = a.kind == Number && !yesNoRE.MatchString(last)
+	a.key = (a.kind == HowTo || a.kind == Definition || a.kind == Other) && keyAsked.MatchString(last)
 	return a
 }
 

@@ -101,7 +101,7 @@ func Units(text string) []Unit {
 			}
 		}
 		var head string
-		if last := lines[len(lines)-1]; bi+1 < len(bs) && (!bs[bi+1].code || signatureRE.MatchString(last)) && headingLine(last) && (len(lines) == 1 || closes(lines[len(lines)-2])) {
+		if last := lines[len(lines)-1]; bi+1 < len(bs) && headingLine(last) && (!bs[bi+1].code || signatureRE.MatchString(last)) && (len(lines) == 1 || closes(lines[len(lines)-2])) {
 			head, lines = last, lines[:len(lines)-1]
 		}
 		if len(lines) > 0 {
@@ -289,14 +289,14 @@ func blocks(text string) []block {
 // opens: an option it holds ("… visiting web browsers.  python -m pydoc
 // -p 1234" before "will start a HTTP server …": command) or opens with
 // ("--onto on the command line, …"), or a lower-case word and a colon
-// ("… is equivalent" before "to:"; "… need to worry about" before
-// "recursion: CPython uses …"; "… can be found at" before "https://…")
-// that is not a tool's message ("error:", "warning[W1]:": toolMessage),
-// not for code's marks or endings (codeLine without the option and
-// label rules). blocks asks it only of a
-// line indented to where the text of the line before it starts, as a
-// wrapped paragraph's or list item's lines are (a manual's example sits
-// indented under its prose), and not of the line after one it kept.
+// that is not a tool's message (proseLabel: "… is equivalent" before
+// "to:"; "… need to worry about" before "recursion: CPython uses …";
+// "… can be found at" before "https://…"), not for code's marks or
+// endings (codeLine without the rules for how a line opens). blocks asks
+// it only of a line indented to where the text of the line before it
+// starts, as a wrapped paragraph's or list item's lines are (a manual's
+// example sits indented under its prose), and not of the line after one
+// it kept.
 func wraps(cur []string, t string) bool {
 	if len(cur) == 0 {
 		return false
@@ -304,15 +304,16 @@ func wraps(cur []string, t string) bool {
 	if prev := cur[len(cur)-1]; closes(prev) || tableLine(prev) || len(strings.Fields(prev)) < 4 {
 		return false
 	}
-	return !codeLine(t, false) && (command(t) || optionFirst(t) || ToolLabel.MatchString(t) && !toolMessage(t))
+	return !codeLine(t, false) && (command(t) || optionFirst(t) || proseLabel(t))
 }
 
-// toolMessage reports a line that opens as a tool's message does: a
-// label with a code in brackets ("error[E0382]:") or one of the labels
+// proseLabel reports a line that opens with a lower-case word and a
+// colon (ToolLabel) as prose may, not as a tool's message does: a label
+// with a code in brackets ("error[E0382]:") or one of the labels
 // compilers and interpreters print.
-func toolMessage(l string) bool {
+func proseLabel(l string) bool {
 	label := ToolLabel.FindString(l)
-	return strings.Contains(label, "[") || slices.Contains(messageLabels, strings.TrimSuffix(label, ":"))
+	return label != "" && !strings.Contains(label, "[") && !slices.Contains(messageLabels, strings.TrimSuffix(label, ":"))
 }
 
 // messageLabels are the labels a tool's messages open with.
@@ -428,17 +429,17 @@ func fence(t string) (k int, info string, ok bool) {
 // or an option, is a command line, or is dense with code symbols.
 func CodeLine(l string) bool { return codeLine(l, true) }
 
-// codeLine is CodeLine; without options, a line is not code for
-// opening with an option or a lower-case label (ToolLabel), nor for
-// being a command line (command).
-func codeLine(l string, options bool) bool {
+// codeLine is CodeLine; without opening, the rules that read a line as
+// code by how it opens are left out: opening with an option or a
+// lower-case label (ToolLabel), or being a command line (command).
+func codeLine(l string, opening bool) bool {
 	if directiveRE.MatchString(l) {
 		return true // ".. note::": a reStructuredText source's markup
 	}
-	if strings.HasPrefix(l, "--") && (options || !optionFirst(l)) {
+	if strings.HasPrefix(l, "--") && (opening || !optionFirst(l)) {
 		return true
 	}
-	if options && ToolLabel.MatchString(l) {
+	if opening && ToolLabel.MatchString(l) {
 		return true
 	}
 	if strings.HasPrefix(l, "$ ") || strings.HasPrefix(l, "//") || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "> ") && strings.ContainsAny(l, "$=(") {
@@ -465,7 +466,7 @@ func codeLine(l string, options bool) bool {
 			return true
 		}
 	}
-	if options && command(l) {
+	if opening && command(l) {
 		return true
 	}
 	letters, symbols := Density(proseAround(l))
