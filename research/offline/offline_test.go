@@ -305,7 +305,7 @@ func TestQuotable(t *testing.T) {
 		{"quoted already", []string{says, values}, []bool{false, true}, says, nil, nil},
 	} {
 		a := passage.Answer{Sentences: tc.sentences, Context: tc.context, Code: make([]bool, len(tc.sentences))}
-		got, ok := quotable(a, map[string]bool{tc.used: tc.used != ""})
+		got, ok := quotable(a, quoted{sameWords(tc.used): tc.used != ""})
 		if !ok {
 			got.Sentences = nil
 		}
@@ -888,7 +888,7 @@ func TestPronounLabelled(t *testing.T) {
 	w := &writer{in: research.WriteInput{Sources: map[string]*research.Source{
 		"S1": {ID: "S1", Title: "Teatro Giuseppe Verdi"},
 		"S2": {ID: "S2", Title: "Verdi, the King of Melody"},
-	}}, used: map[string]bool{}, factIDs: map[string]string{}}
+	}}, used: quoted{}, factIDs: map[string]string{}}
 	p := &quotes{sources: map[string]bool{}}
 	p.add(w, scored{text: "Teatro Giuseppe Verdi is a small opera house.", sourceID: "S1"}, 100)
 	p.add(w, scored{text: "It is based on adult life events of the composer.", sourceID: "S2"}, 100)
@@ -900,6 +900,37 @@ func TestPronounLabelled(t *testing.T) {
 	}
 	if !slices.Equal(p.lines, want) {
 		t.Errorf("lines %q, want %q", p.lines, want)
+	}
+}
+
+// TestQuotedOnceWhateverItsMarks: a page read twice (its source and its
+// HTML rendering) gives the same sentence with other quotation marks and
+// dashes; the report quotes it once.
+func TestQuotedOnceWhateverItsMarks(t *testing.T) {
+	t.Parallel()
+	w := &writer{in: research.WriteInput{Sources: map[string]*research.Source{
+		"S1": {ID: "S1", Title: "Logging HOWTO"},
+		"S2": {ID: "S2", Title: "Logging HOWTO — Python 3.11 documentation"},
+	}}, used: quoted{}, factIDs: map[string]string{}}
+	p := &quotes{sources: map[string]bool{}}
+	for _, s := range []scored{
+		{text: "The root logger's name is printed as 'root' --- in the output.", sourceID: "S1"},
+		{text: "The root logger’s name is printed as ‘root’ — in the output.", sourceID: "S2"},
+		{text: "The root logger is created with level WARNING.", sourceID: "S2"},
+		{text: "The root logger is created with level ERROR.", sourceID: "S1"},
+	} {
+		p.add(w, s, 100)
+	}
+	want := []string{
+		"The root logger's name is printed as 'root' --- in the output. [cite:S1]",
+		"The root logger is created with level WARNING. [cite:S2]",
+		"The root logger is created with level ERROR. [cite:S1]",
+	}
+	if !slices.Equal(p.lines, want) {
+		t.Errorf("lines %q, want %q", p.lines, want)
+	}
+	if got := sameWords("  Ctrl+Z 를 — 누릅니다. "); got != "ctrl z 를 누릅니다" {
+		t.Errorf("sameWords = %q", got)
 	}
 }
 
@@ -1125,7 +1156,7 @@ func TestAnswerWindowInTheQuestionsScript(t *testing.T) {
 		"S3": {ID: "S3", Title: "모듈", Content: "모듈은 코드를 묶습니다.\n\n경로는 항목을 가리킵니다."},
 		"S4": {ID: "S4", Title: "에디션", Content: "Cargo.toml의 edition key는 패키지마다 다릅니다.\n\n에디션은 선택 사항입니다."},
 	}}
-	w := &writer{in: in, used: map[string]bool{}, lang: "ko", read: []string{"S1", "S2", "S3", "S4"}, chosen: map[string]bool{"S4": true}}
+	w := &writer{in: in, used: quoted{}, lang: "ko", read: []string{"S1", "S2", "S3", "S4"}, chosen: map[string]bool{"S4": true}}
 	w.written = inScript(w.lang)
 	if _, id, ok := w.window(); !ok || id != "S4" {
 		t.Errorf("window from %q (%v), want the Korean page's", id, ok)

@@ -28,7 +28,7 @@ import (
 // source (or the fact it is); headings and the labels of a comparison are
 // the only words of the engine's own.
 func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft, llm.Usage, error) {
-	w := &writer{in: in, rd: newReader(), used: map[string]bool{}, factIDs: map[string]string{}, lang: analyze.Language(in.Question)}
+	w := &writer{in: in, rd: newReader(), used: quoted{}, factIDs: map[string]string{}, lang: analyze.Language(in.Question)}
 	for _, f := range in.Facts {
 		w.factIDs[f.SourceID+"\x00"+f.Text] = f.ID
 	}
@@ -203,13 +203,13 @@ func say(lang string, m int, args ...any) string {
 }
 
 // writer assembles the offline report; used keeps a sentence from being
-// quoted twice.
+// quoted twice, whichever source it is read from.
 type writer struct {
 	in      research.WriteInput
 	rd      *reader
 	all     []string
 	read    []string // the sources in the order they were read
-	used    map[string]bool
+	used    quoted
 	factIDs map[string]string
 	// qf is what the question is about (focus); kind is the kind of
 	// answer it asks for (answerType).
@@ -251,10 +251,10 @@ type quotes struct {
 // would take the pronoun for that line's subject.
 func (p *quotes) add(w *writer, s scored, max int) bool {
 	n := len(strings.Fields(s.text))
-	if w.used[s.text] || len(p.lines) > 0 && p.words+n > max || w.foreign(s.text) {
+	if w.used.has(s.text) || len(p.lines) > 0 && p.words+n > max || w.foreign(s.text) {
 		return false
 	}
-	w.used[s.text] = true
+	w.used.mark(s.text)
 	line := w.cite(s)
 	if src := w.in.Sources[s.sourceID]; src != nil && p.last != s.sourceID && textseg.PointsBack(s.text) {
 		if t := strings.TrimSpace(src.Title); t != "" {
@@ -536,7 +536,7 @@ func (w *writer) opening() *quotes {
 		}
 	}
 	if win != nil && !slices.ContainsFunc(lines, func(s scored) bool {
-		return !w.used[s.text] && !w.foreign(s.text) && ev.adds(s, win) >= passage.Weights.Gain
+		return !w.used.has(s.text) && !w.foreign(s.text) && ev.adds(s, win) >= passage.Weights.Gain
 	}) {
 		// No other line adds to what the window holds (no second side
 		// or hop to give): its neighbour completes it, right after it.
@@ -544,10 +544,10 @@ func (w *writer) opening() *quotes {
 		win = nil
 	}
 	for _, s := range lines {
-		if w.used[s.text] || w.foreign(s.text) {
+		if w.used.has(s.text) || w.foreign(s.text) {
 			continue
 		}
-		w.used[s.text] = true
+		w.used.mark(s.text)
 		line := w.cite(s)
 		if ev.comparison {
 			line = w.label(s.sourceID) + ": " + line
@@ -600,7 +600,7 @@ func (w *writer) answerWindow(p *quotes) *window {
 		if a.Context[i] && (i > own || !antecedent || !prose(text)) || w.foreign(text) {
 			continue
 		}
-		w.used[text] = true
+		w.used.mark(text)
 		line := w.cite(scored{text: text, terms: termSet(text), sourceID: id})
 		if !added && a.Term != "" && !strings.Contains(strings.ToLower(text), strings.ToLower(a.Term)) {
 			// The option or setting the window defines, which its
@@ -690,14 +690,14 @@ func (w *writer) ownSaid(a passage.Answer) bool {
 // as its own. It is also what the window is taken to have said. False
 // when nothing of its own can be quoted, or a sentence of its own was
 // quoted already.
-func quotable(a passage.Answer, used map[string]bool) (passage.Answer, bool) {
+func quotable(a passage.Answer, used quoted) (passage.Answer, bool) {
 	keep := slices.Clone(a.Context) // what is quoted: the context, and own prose
 	said := false
 	for i, text := range a.Sentences {
 		if a.Context[i] {
 			continue
 		}
-		if used[text] {
+		if used.has(text) {
 			return a, false
 		}
 		keep[i] = proseWithCode(text) || endsInCall(text)
@@ -705,7 +705,7 @@ func quotable(a passage.Answer, used map[string]bool) (passage.Answer, bool) {
 	}
 	context := a.Context
 	if !said {
-		i := slices.IndexFunc(a.Sentences, func(text string) bool { return prose(text) && !used[text] })
+		i := slices.IndexFunc(a.Sentences, func(text string) bool { return prose(text) && !used.has(text) })
 		if i < 0 || !a.Context[i] {
 			return a, false
 		}
@@ -722,6 +722,36 @@ func quotable(a passage.Answer, used map[string]bool) (passage.Answer, bool) {
 		}
 	}
 	return out, true
+}
+
+// quoted holds the sentences a report has quoted, each by its words
+// alone (sameWords): a page read twice, as its source and as its HTML
+// rendering, or mirrored at two addresses, gives the same sentence with
+// other quotation marks or dashes ("the root logger's name" and "the
+// root logger’s name"), which a reader would find quoted twice.
+type quoted map[string]bool
+
+func (q quoted) has(text string) bool { return q[sameWords(text)] }
+
+func (q quoted) mark(text string) { q[sameWords(text)] = true }
+
+// sameWords is text's letters and digits, lower-cased, its words
+// separated by one space whatever stood between them.
+func sameWords(text string) string {
+	var b strings.Builder
+	gap := false
+	for _, r := range text {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			gap = true
+			continue
+		}
+		if gap && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		gap = false
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
 }
 
 // window is the answer window a summary opens with, and its source.
