@@ -316,6 +316,24 @@ func TestChatRetries(t *testing.T) {
 	}
 }
 
+// TestChatEndsWaitingToRetry: a caller's context that ends while the
+// client waits to retry an error answer gives the context's error, and
+// never the answer's body, which here echoes the key.
+func TestChatEndsWaitingToRetry(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewServer(t, providertest.JSONReply(503, `{"error":{"message":"overloaded; you sent Authorization: Bearer `+testKey+`"}}`, "Retry-After", "30"))
+	c := newClient(t, anthropic.Config{BaseURL: srv.URL, APIKey: testKey, Model: "m", MaxRetries: 3})
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := c.Chat(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}}, nil)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want the context's deadline", err)
+	}
+	if strings.Contains(err.Error(), testKey) || !strings.Contains(err.Error(), "HTTP 503") {
+		t.Errorf("err = %v: want the status, never the key", err)
+	}
+}
+
 func TestChatErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -39,6 +39,16 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("HTTP %d: %s", e.StatusCode, bytes.TrimSpace(e.Body))
 }
 
+// Brief is err with an error answer's body left out (its status kept):
+// for an error that reaches the caller's message unredacted.
+func Brief(err error) error {
+	var se *StatusError
+	if errors.As(err, &se) {
+		return fmt.Errorf("HTTP %d %s", se.StatusCode, http.StatusText(se.StatusCode))
+	}
+	return err
+}
+
 // Post sends body as JSON to url and returns the first answer with a 2xx
 // status. A 408, 409, 429 or 5xx answer, or a connection that fails before
 // any answer, is tried again up to c.Retries times, after the wait the
@@ -77,7 +87,9 @@ func (c Conn) Post(ctx context.Context, hc *http.Client, url string, header http
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, fmt.Errorf("%w (waiting to retry after: %v)", ctx.Err(), err)
+			// The answer's body is left out: it may echo the request's
+			// key, and the caller redacts only an answer it is given.
+			return nil, fmt.Errorf("%w (waiting to retry after: %v)", ctx.Err(), Brief(err))
 		case <-t.C:
 		}
 	}

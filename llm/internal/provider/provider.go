@@ -119,7 +119,9 @@ func (a *Attempts) String() string {
 func ContextErr(ctx context.Context, err error, op string, timeout time.Duration, tried *Attempts) (_ error, done bool) {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		if !errors.Is(err, ctxErr) {
-			err = fmt.Errorf("%w (%v)", ctxErr, err)
+			// Final, so never redacted by the caller: an error
+			// answer's body (which may echo the key) is left out.
+			err = fmt.Errorf("%w (%v)", ctxErr, Brief(err))
 		}
 		if tried != nil {
 			return fmt.Errorf("%s: %w (%s)", op, err, tried), true
