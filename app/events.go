@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry/events"
+	"github.com/quarryhq/quarry/internal/safe"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/store"
 )
@@ -14,8 +15,18 @@ import (
 // events other processes store into a.Broker as they are stored, for the
 // researches someone here watches (events.Follow); it returns when ctx
 // ends. On a store that does not, it returns at once (watchers read the
-// store instead).
+// store instead). A panic while following (in the store's driver, say) is
+// its error, with the stack logged: the process and its watchers go on,
+// reading the store.
 func (a *App) FollowEvents(ctx context.Context) error {
+	err := safe.Call(func() error { return a.followEvents(ctx) })
+	if stack := safe.Stack(err); stack != nil {
+		a.Logger.Error("following stored events panicked", "err", err, "stack", string(stack))
+	}
+	return err
+}
+
+func (a *App) followEvents(ctx context.Context) error {
 	st, err := a.Store(ctx)
 	if err != nil {
 		return err

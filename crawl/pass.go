@@ -96,6 +96,15 @@ func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt O
 	// error) leaves no goroutine blocked on send.
 	results := make(chan outcome, opt.Concurrency)
 	inflight, fetched := 0, 0
+	// An early return cancels the fetches still in flight and waits for
+	// them, so none still uses the fetcher when the crawl is tried again.
+	fctx, stop := context.WithCancel(ctx)
+	defer func() {
+		stop()
+		for ; inflight > 0; inflight-- {
+			<-results
+		}
+	}()
 	var seedErr error
 	succeeded := 0
 	for {
@@ -105,7 +114,7 @@ func (c *Crawler) attempt(ctx context.Context, k *store.KB, seed *url.URL, opt O
 			it.depth = p.queued[it.key]
 			inflight++
 			fetched++
-			go p.fetch(ctx, it, results)
+			go p.fetch(fctx, it, results)
 		}
 		if inflight == 0 {
 			break

@@ -424,6 +424,11 @@ func (f *Fetcher) host(name string) *host {
 	return h
 }
 
+// MaxDelay is the longest wait between two requests to one host: a
+// robots.txt Crawl-delay beyond it is cut to it, and a crawl asking for
+// more is refused.
+const MaxDelay = time.Minute
+
 // slowDown raises a host's interval to a robots.txt Crawl-delay when
 // politeness is on and the site asks for more.
 func (f *Fetcher) slowDown(name string, d time.Duration) {
@@ -431,10 +436,7 @@ func (f *Fetcher) slowDown(name string, d time.Duration) {
 	if h.limiter == nil || d <= f.opt.Delay {
 		return
 	}
-	if d > time.Minute {
-		d = time.Minute
-	}
-	h.limiter.SetLimit(rate.Every(d))
+	h.limiter.SetLimit(rate.Every(min(d, MaxDelay)))
 }
 
 // unlimited reports a host exempt from politeness (Options.Unlimited),

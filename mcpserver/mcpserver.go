@@ -193,11 +193,16 @@ func (t *tools) research(ctx context.Context, req *mcp.CallToolRequest, in Resea
 		defer watch.Done()
 		select {
 		case <-ctx.Done():
-			if !t.present(req) {
-				t.log.Warn("mcp: the client is gone; the research goes on", "research", r.ID)
-				return
-			}
-			if err := safe.Call(func() error { return rn.Cancel(context.WithoutCancel(ctx), r.ID) }); err != nil {
+			// The ping and the cancel both recover: a panic in either
+			// is logged, never the end of the server.
+			err := safe.Call(func() error {
+				if !t.present(req) {
+					t.log.Warn("mcp: the client is gone; the research goes on", "research", r.ID)
+					return nil
+				}
+				return rn.Cancel(context.WithoutCancel(ctx), r.ID)
+			})
+			if err != nil {
 				t.log.Warn("mcp: cancel research", "research", r.ID, "err", err)
 			}
 		case <-done:

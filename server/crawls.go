@@ -77,8 +77,8 @@ func (s *Server) crawlOptions(ctx context.Context, req crawlRequest) (crawl.Opti
 	delay := 250 * time.Millisecond
 	if req.Delay != "" {
 		d, err := time.ParseDuration(req.Delay)
-		if err != nil || d < 0 {
-			return opt, 0, nil, invalid("delay", fmt.Sprintf("must be a duration such as \"250ms\", 0 or more, got %q", req.Delay))
+		if err != nil || d < 0 || d > fetch.MaxDelay {
+			return opt, 0, nil, invalid("delay", fmt.Sprintf("must be a duration such as \"250ms\", from 0 to %s, got %q", fetch.MaxDelay, req.Delay))
 		}
 		delay = d
 	}

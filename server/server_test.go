@@ -392,6 +392,11 @@ func walkAPI(t *testing.T, e *env) {
 			t.Fatalf("field %q", f)
 		}
 		want(t, e.postBad("/v1/knowledge-bases/notes/crawls", map[string]any{"url": site.URL, "max_pages": 0}), 422)
+		r = e.post("/v1/knowledge-bases/notes/crawls", map[string]any{"url": site.URL, "delay": "1000h"})
+		want(t, r, 422)
+		if _, f, _ := r.apiErr(t); f != "delay" {
+			t.Fatalf("field %q", f)
+		}
 		// A schedule: stored, its first crawl at once, the next a second
 		// later, each queued once by this server's job runner.
 		put := func(v map[string]any, documented bool) response {

@@ -34,8 +34,8 @@ Every run writes a crawl log (see 'quarry kb logs'); a failed run is retried
 			if err := opt.Validate(); err != nil {
 				return usageError{err}
 			}
-			if delay < 0 {
-				return usageError{&store.ValidationError{Field: "delay", Rule: "must not be negative"}}
+			if delay < 0 || delay > fetch.MaxDelay {
+				return usageError{&store.ValidationError{Field: "delay", Rule: fmt.Sprintf("must be from 0 to %s, got %s", fetch.MaxDelay, delay)}}
 			}
 			if every != 0 && every < time.Second {
 				return usageError{&store.ValidationError{Field: "every", Rule: fmt.Sprintf("must be at least 1s, got %s", every)}}
