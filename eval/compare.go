@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // Run is a stored answer evaluation: what eval research or eval ask
@@ -28,6 +29,18 @@ func ReadRun(r io.Reader) (*Run, error) {
 	}
 	if len(run.Scores) == 0 {
 		return nil, fmt.Errorf("not an eval research or eval ask run: no scores")
+	}
+	// Compare pairs the questions by id: each must have one of its own.
+	seen := map[string]bool{}
+	for i, q := range run.Questions {
+		var id string
+		if json.Unmarshal(q["id"], &id) != nil || strings.TrimSpace(id) == "" {
+			return nil, fmt.Errorf("question %d: id: must be a string that is not empty", i+1)
+		}
+		if seen[id] {
+			return nil, fmt.Errorf("question %s: id: must be unique", id)
+		}
+		seen[id] = true
 	}
 	return &run, nil
 }

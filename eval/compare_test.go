@@ -35,3 +35,18 @@ func TestCompare(t *testing.T) {
 		t.Fatal("a run without scores read")
 	}
 }
+
+// TestReadRunNeedsQuestionIDs: Compare pairs questions by id, so a run
+// whose question has none, or shares one, is refused naming it.
+func TestReadRunNeedsQuestionIDs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ run, want string }{
+		{`{"scores":{"right":1},"questions":[{"id":"q1","right":true},{"id":"q1","right":false}]}`, "question q1: id: must be unique"},
+		{`{"scores":{"right":1},"questions":[{"id":"q1"},{"right":true}]}`, "question 2: id:"},
+		{`{"scores":{"right":1},"questions":[{"id":7}]}`, "question 1: id:"},
+	} {
+		if _, err := ReadRun(strings.NewReader(tc.run)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.run, err, tc.want)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/quarryhq/quarry/embed"
@@ -41,7 +42,9 @@ type Config struct {
 // Client is an OpenAI-compatible embedder.
 type Client struct {
 	cfg Config
-	dim int
+	// dim is the configured dimension, else the first one observed: set
+	// once, read by searches that embed their queries concurrently.
+	dim atomic.Int64
 }
 
 var _ embed.Embedder = (*Client)(nil)
@@ -73,14 +76,16 @@ func New(cfg Config) (*Client, error) {
 		cfg.sleep = sleepCtx
 	}
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	return &Client{cfg: cfg, dim: cfg.Dim}, nil
+	c := &Client{cfg: cfg}
+	c.dim.Store(int64(cfg.Dim))
+	return c, nil
 }
 
 // Name is "openai:<model>".
 func (c *Client) Name() string { return "openai:" + c.cfg.Model }
 
 // Dimension is the configured or first observed dimension.
-func (c *Client) Dimension() int { return c.dim }
+func (c *Client) Dimension() int { return int(c.dim.Load()) }
 
 type request struct {
 	Model          string   `json:"model"`
@@ -200,11 +205,12 @@ func (c *Client) do(ctx context.Context, body []byte, n int) ([][]float32, time.
 		if d.Index < 0 || d.Index >= n || out[d.Index] != nil {
 			return nil, 0, fmt.Errorf("embeddings: bad or repeated index %d in response", d.Index)
 		}
-		if c.dim == 0 {
-			c.dim = len(d.Embedding)
+		if len(d.Embedding) == 0 {
+			return nil, 0, fmt.Errorf("embeddings: vector %d is empty", d.Index)
 		}
-		if len(d.Embedding) != c.dim {
-			return nil, 0, fmt.Errorf("embeddings: vector %d has %d dimensions, want %d", d.Index, len(d.Embedding), c.dim)
+		c.dim.CompareAndSwap(0, int64(len(d.Embedding)))
+		if want := c.dim.Load(); int64(len(d.Embedding)) != want {
+			return nil, 0, fmt.Errorf("embeddings: vector %d has %d dimensions, want %d", d.Index, len(d.Embedding), want)
 		}
 		embed.Normalize(d.Embedding)
 		out[d.Index] = d.Embedding

@@ -167,7 +167,7 @@ func TestDimensionMismatch(t *testing.T) {
 	t.Parallel()
 	f := &fakeServer{}
 	c, _ := newClient(t, f, 8)
-	c.dim = 1536
+	c.dim.Store(1536)
 	if _, err := c.Embed(context.Background(), []string{"x"}); err == nil || !strings.Contains(err.Error(), "1536") {
 		t.Fatalf("mismatch not reported: %v", err)
 	}
