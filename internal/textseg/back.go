@@ -68,3 +68,26 @@ const maxOpenerWords = 6
 
 // backVerbs follow a demonstrative that stands alone as a subject.
 var backVerbs = map[string]bool{"is": true, "was": true, "are": true, "were": true, "means": true, "makes": true, "allows": true, "lets": true, "can": true, "will": true, "has": true, "have": true}
+
+// continuers are the words a sentence's tail opens with when a line of
+// code, a list or a page break cut it from its head: conjunctions,
+// prepositions and relative words ("so that if the threshold is …",
+// "without making any other changes.", "because there is another
+// reference …").
+var continuers = wordSet(`so because and or but nor yet which that whose whom where when while whereas since unless until
+although though than then thus hence without with within to of for in on at by as if into onto from after before`)
+
+// Continues reports text that opens in lower case with a word that
+// continues a sentence (continuers): the tail of a sentence begun
+// before it, which quoted alone says half of what its writer said.
+func Continues(text string) bool {
+	i := strings.IndexFunc(text, func(r rune) bool { return !unicode.IsLetter(r) })
+	if i <= 0 {
+		return false
+	}
+	// A word that is code ("to_json", "if(") is not a continuer.
+	if r := rune(text[i]); r != ' ' && r != ',' {
+		return false
+	}
+	return continuers[text[:i]]
+}

@@ -37,3 +37,24 @@ func TestPointsBackAtSentence(t *testing.T) {
 		}
 	}
 }
+
+func TestContinues(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]bool{
+		"so that if the logger's threshold is set above DEBUG, the calls are never made.": true,
+		"without making any other changes.":                                               true,
+		"because there is another reference pointing to it.":                              true,
+		"that is to say, the branch is not reset.":                                        true,
+		"So that is how it ends.":                                                         false, // a sentence's own opening
+		"venv is the standard tool for creating virtual environments.":                    false,
+		"git log shows the commits.":                                                      false,
+		"to_json returns a string.":                                                       false, // code
+		"for(;;) loops forever.":                                                          false,
+		"또한 설정할 수 있습니다.":                                                                  false,
+		"":                                                                                false,
+	} {
+		if got := Continues(text); got != want {
+			t.Errorf("Continues(%q) = %v, want %v", text, got, want)
+		}
+	}
+}

@@ -179,6 +179,8 @@ func TestProse(t *testing.T) {
 		{"Box<T>, for allocating values on the heap Rc<T>, a reference counting type that enables multiple ownership", false}, // a list
 		{"So instead of Rc<T>, we’ll make the type of parent use Weak<T>, specifically a RefCell<Weak<Node>>.", true},         // generic types are words
 		{"We changed the return type of main to be Result<(), Box<dyn Error>> and added a return value.", true},
+		{"so that if the logger's threshold is set above DEBUG, the calls to expensive_func1 and expensive_func2 are never made.", false}, // a tail, its head before a listing
+		{"without making any other changes to the commit.", false},
 	} {
 		if got := prose(tc.s); got != tc.want {
 			t.Errorf("prose(%q) = %v, want %v", tc.s, got, tc.want)

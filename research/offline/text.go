@@ -146,7 +146,7 @@ func prose(s string) bool {
 		// are read as Latin.)
 		return letters > 0 && symbols*10 <= letters && endsSentence(s)
 	}
-	if len(fields) < 5 || symbols*10 > letters || numeric*2 > len(fields) || outline >= 2 || codeMarks.MatchString(s) {
+	if len(fields) < 5 || symbols*10 > letters || numeric*2 > len(fields) || outline >= 2 || codeMarks.MatchString(s) || textseg.Continues(s) {
 		return false
 	}
 	return !passage.Caption.MatchString(s) && !passage.ToolLabel.MatchString(s) && !strings.Contains(s, "`") && !strings.HasSuffix(s, "?") && endsSentence(s)
