@@ -46,12 +46,9 @@ func (s *Server) uploadDocuments(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	background := false
-	defer func() {
-		if !background {
-			_ = os.RemoveAll(dir)
-		}
-	}()
+	// A large upload's files are copied into the store before it
+	// answers (storeUpload): the folder goes either way.
+	defer func() { _ = os.RemoveAll(dir) }()
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(uploadReadTime))
 	r.Body = http.MaxBytesReader(w, r.Body, s.opt.MaxUploadBytes)
 	mr, err := r.MultipartReader()
