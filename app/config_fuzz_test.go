@@ -12,7 +12,7 @@ import (
 )
 
 // FuzzConfigFile: whatever the config file holds, loading it never
-// panics, and a file it refuses is an error naming the file.
+// panics, and what it refuses is an error with a message.
 func FuzzConfigFile(f *testing.F) {
 	for _, s := range []string{
 		"",

@@ -38,7 +38,7 @@ func ReadRun(r io.Reader) (*Run, error) {
 			return nil, fmt.Errorf("question %d: id: must be a string that is not empty", i+1)
 		}
 		if seen[id] {
-			return nil, fmt.Errorf("question %s: id: must be unique", id)
+			return nil, fmt.Errorf("question %q: id: must be unique", id)
 		}
 		seen[id] = true
 	}

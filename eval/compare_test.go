@@ -41,7 +41,7 @@ func TestCompare(t *testing.T) {
 func TestReadRunNeedsQuestionIDs(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ run, want string }{
-		{`{"scores":{"right":1},"questions":[{"id":"q1","right":true},{"id":"q1","right":false}]}`, "question q1: id: must be unique"},
+		{`{"scores":{"right":1},"questions":[{"id":"q1","right":true},{"id":"q1","right":false}]}`, `question "q1": id: must be unique`},
 		{`{"scores":{"right":1},"questions":[{"id":"q1"},{"right":true}]}`, "question 2: id:"},
 		{`{"scores":{"right":1},"questions":[{"id":7}]}`, "question 1: id:"},
 	} {

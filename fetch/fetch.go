@@ -411,7 +411,7 @@ func (f *Fetcher) host(name string) *host {
 		}
 		switch {
 		case f.opt.Delay > 0:
-			h.limiter = rate.NewLimiter(rate.Every(f.opt.Delay), 1)
+			h.limiter = rate.NewLimiter(rate.Every(min(f.opt.Delay, MaxDelay)), 1)
 		case f.opt.CrawlDelay:
 			// No pause until the site's robots.txt asks for one.
 			h.limiter = rate.NewLimiter(rate.Inf, 1)
@@ -425,8 +425,9 @@ func (f *Fetcher) host(name string) *host {
 }
 
 // MaxDelay is the longest wait between two requests to one host: a
-// robots.txt Crawl-delay beyond it is cut to it, and a crawl asking for
-// more is refused.
+// longer Options.Delay (a schedule stored before crawls were refused one)
+// or robots.txt Crawl-delay is cut to it, and a crawl asking for more is
+// refused.
 const MaxDelay = time.Minute
 
 // slowDown raises a host's interval to a robots.txt Crawl-delay when

@@ -203,7 +203,7 @@ func (t *tools) research(ctx context.Context, req *mcp.CallToolRequest, in Resea
 				return rn.Cancel(context.WithoutCancel(ctx), r.ID)
 			})
 			if err != nil {
-				t.log.Warn("mcp: cancel research", "research", r.ID, "err", err)
+				t.log.Warn("mcp: the call ended early; pinging the client or cancelling its research failed", "research", r.ID, "err", err)
 			}
 		case <-done:
 		}

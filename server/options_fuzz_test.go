@@ -12,7 +12,8 @@ import (
 
 // FuzzResearchOptions: whatever body POST /v1/researches (and a thread's
 // follow-up) decodes to, checking it never panics, and what it refuses
-// is an invalid-input error naming the field. FuzzRequestBody leaves the
+// is an invalid-input error naming the field, or a knowledge base or
+// thread that is not there. FuzzRequestBody leaves the
 // route out, since what it takes starts a research.
 func FuzzResearchOptions(f *testing.F) {
 	for _, s := range []string{
@@ -44,7 +45,13 @@ func FuzzResearchOptions(f *testing.F) {
 			}
 			return
 		}
-		if errcode.Of(err) != errcode.Invalid && errcode.Of(err) != errcode.NotFound {
+		switch errcode.Of(err) {
+		case errcode.Invalid:
+			if fieldOf(err) == "" {
+				t.Fatalf("%q: %v names no field", body, err)
+			}
+		case errcode.NotFound: // a knowledge base or thread that is not there
+		default:
 			t.Fatalf("%q: %v (%s), want invalid input", body, err, errcode.Of(err))
 		}
 	})

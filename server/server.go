@@ -22,6 +22,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/quarryhq/quarry/app"
+	"github.com/quarryhq/quarry/internal/safe"
 	"github.com/quarryhq/quarry/jobs"
 	"github.com/quarryhq/quarry/research"
 	"github.com/quarryhq/quarry/store"
@@ -235,7 +236,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	var wg sync.WaitGroup
 	followCtx, stopFollow := context.WithCancel(context.WithoutCancel(ctx))
 	wg.Go(func() {
-		if err := s.app.FollowEvents(followCtx); err != nil && followCtx.Err() == nil {
+		// A panic is logged with its stack by FollowEvents itself.
+		if err := s.app.FollowEvents(followCtx); err != nil && followCtx.Err() == nil && safe.Stack(err) == nil {
 			s.log.Warn("follow events", "err", err)
 		}
 	})

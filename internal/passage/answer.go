@@ -731,12 +731,9 @@ func (a Answer) without(quoted map[string]bool) Answer {
 	return a
 }
 
-// sentenceKey is a text's letters and digits, lower-cased, its words
-// one space apart: the same words in two chunks (a page and its source
-// text, two chunks overlapping) are one sentence.
-func sentenceKey(s string) string {
-	return strings.Join(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }), " ")
-}
+// sentenceKey is textseg.SentenceKey: the same sentence in two chunks (a
+// page and its source text, two chunks overlapping) is one.
+func sentenceKey(s string) string { return textseg.SentenceKey(s) }
 
 // quotedAll reports whether every one of ss is quoted.
 func quotedAll(ss []string, quoted map[string]bool) bool {

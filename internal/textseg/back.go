@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // backPronouns open a sentence that is about what the one before it
@@ -79,15 +80,21 @@ although though than then thus hence without with within to of for in on at by a
 
 // Continues reports text that opens in lower case with a word that
 // continues a sentence (continuers): the tail of a sentence begun
-// before it, which quoted alone says half of what its writer said.
+// before it, which quoted alone says half of what its writer said. A
+// keyword of a programming language that opens a sentence about it ("for
+// loops repeat …", "with statements close …": codeNouns) is not one.
 func Continues(text string) bool {
 	i := strings.IndexFunc(text, func(r rune) bool { return !unicode.IsLetter(r) })
-	if i <= 0 {
+	if i <= 0 || !continuers[text[:i]] {
 		return false
 	}
 	// A word that is code ("to_json", "if(") is not a continuer.
-	if r := rune(text[i]); r != ' ' && r != ',' {
+	if r, _ := utf8.DecodeRuneInString(text[i:]); !unicode.IsSpace(r) && r != ',' {
 		return false
 	}
-	return continuers[text[:i]]
+	next := strings.Fields(text[i:])
+	return len(next) == 0 || !codeNouns[strings.Trim(next[0], ",.;:")]
 }
+
+// codeNouns follow a language's keyword that a sentence is about.
+var codeNouns = wordSet("loop loops statement statements clause clauses block blocks keyword keywords expression expressions construct constructs")

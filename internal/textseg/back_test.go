@@ -52,6 +52,9 @@ func TestContinues(t *testing.T) {
 		"for(;;) loops forever.":                                                          false,
 		"또한 설정할 수 있습니다.":                                                                  false,
 		"":                                                                                false,
+		"and\u00a0then it stops.":                                                         true,
+		"for loops repeat a block for each item.":                                         false, // a keyword it is about
+		"with statements close the file for you.":                                         false,
 	} {
 		if got := Continues(text); got != want {
 			t.Errorf("Continues(%q) = %v, want %v", text, got, want)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Span is a sentence's byte range in the text, without surrounding space.
@@ -118,3 +120,46 @@ func enumerator(sentence []rune) bool {
 // OneLine collapses every run of white space in s to one space and trims
 // the ends.
 func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// SentenceKey is what makes two copies of a sentence one: its words
+// lower-cased, one space apart, after NFC. What two renderings of a page
+// write otherwise — spaces, quotation marks and backticks, dashes, and
+// punctuation ("like this::" in a page's source, "like this:" in its
+// HTML) — is a gap between words. Symbols are kept ("x > 0" is not
+// "x < 0", "C++" not "C#"), and so is a minus sign before a number. A
+// text with no word or symbol is its own key.
+func SentenceKey(s string) string {
+	s = norm.NFC.String(s)
+	var b strings.Builder
+	gap := false
+	prev := ' '
+	for i, r := range s {
+		keep := true
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r):
+			r = unicode.ToLower(r)
+		case r == '-':
+			next, _ := utf8.DecodeRuneInString(s[i+1:])
+			keep = unicode.IsSpace(prev) && unicode.IsDigit(next)
+		case r == '`' || r == '´':
+			keep = false // a quotation mark, as markup writes code
+		case unicode.IsSymbol(r) || strings.ContainsRune(`#%&*/\@`, r):
+		default:
+			keep = false
+		}
+		prev = r
+		if !keep {
+			gap = true
+			continue
+		}
+		if gap && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		gap = false
+		b.WriteRune(r)
+	}
+	if b.Len() == 0 {
+		return s
+	}
+	return b.String()
+}

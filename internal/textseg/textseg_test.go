@@ -31,3 +31,36 @@ func FuzzSpans(f *testing.F) {
 		}
 	})
 }
+
+// TestSentenceKey: two renderings of one sentence share a key; sentences
+// that differ in a word, a symbol, a sign or a vowel sign do not.
+func TestSentenceKey(t *testing.T) {
+	t.Parallel()
+	same := [][2]string{
+		{"The root logger's name is printed as 'root'.", "The root logger’s name is printed as ‘root’."},
+		{"shutil --- High-level file operations", "shutil — High-level file operations"},
+		{"You can write code like this::", "You can write code like this:"},
+		{"It is set to ``True``.", "It is set to True."},
+		{"r\u00e9sum\u00e9 of the run", "re\u0301sume\u0301 of the run"}, // composed and decomposed
+		{"Ctrl+Z 를 누릅니다.", "Ctrl+Z 를  누릅니다"},
+	}
+	for _, p := range same {
+		if a, b := SentenceKey(p[0]), SentenceKey(p[1]); a != b {
+			t.Errorf("%q and %q: keys %q and %q, want one", p[0], p[1], a, b)
+		}
+	}
+	differ := [][2]string{
+		{"If x > 0, f returns -1.", "If x < 0, f returns 1."},
+		{"f returns -1.", "f returns 1."},
+		{"C++ is compiled.", "C# is compiled."},
+		{"It costs $5.", "It costs €5."},
+		{"a == b", "a != b"},
+		{"की", "कि"},
+		{"...", "?!"},
+	}
+	for _, p := range differ {
+		if a, b := SentenceKey(p[0]), SentenceKey(p[1]); a == b {
+			t.Errorf("%q and %q: one key %q, want two", p[0], p[1], a)
+		}
+	}
+}

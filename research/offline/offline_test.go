@@ -307,7 +307,7 @@ func TestQuotable(t *testing.T) {
 		{"quoted already", []string{says, values}, []bool{false, true}, says, nil, nil},
 	} {
 		a := passage.Answer{Sentences: tc.sentences, Context: tc.context, Code: make([]bool, len(tc.sentences))}
-		got, ok := quotable(a, quoted{sameWords(tc.used): tc.used != ""})
+		got, ok := quotable(a, quoted{textseg.SentenceKey(tc.used): tc.used != ""})
 		if !ok {
 			got.Sentences = nil
 		}
@@ -931,9 +931,7 @@ func TestQuotedOnceWhateverItsMarks(t *testing.T) {
 	if !slices.Equal(p.lines, want) {
 		t.Errorf("lines %q, want %q", p.lines, want)
 	}
-	if got := sameWords("  Ctrl+Z 를 — 누릅니다. "); got != "ctrl z 를 누릅니다" {
-		t.Errorf("sameWords = %q", got)
-	}
+
 }
 
 // TestUnscoped: a name most of the sources read write is their subject,

@@ -724,35 +724,16 @@ func quotable(a passage.Answer, used quoted) (passage.Answer, bool) {
 	return out, true
 }
 
-// quoted holds the sentences a report has quoted, each by its words
-// alone (sameWords): a page read twice, as its source and as its HTML
+// quoted holds the sentences a report has quoted, each by
+// textseg.SentenceKey: a page read twice, as its source and as its HTML
 // rendering, or mirrored at two addresses, gives the same sentence with
 // other quotation marks or dashes ("the root logger's name" and "the
 // root logger’s name"), which a reader would find quoted twice.
 type quoted map[string]bool
 
-func (q quoted) has(text string) bool { return q[sameWords(text)] }
+func (q quoted) has(text string) bool { return q[textseg.SentenceKey(text)] }
 
-func (q quoted) mark(text string) { q[sameWords(text)] = true }
-
-// sameWords is text's letters and digits, lower-cased, its words
-// separated by one space whatever stood between them.
-func sameWords(text string) string {
-	var b strings.Builder
-	gap := false
-	for _, r := range text {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			gap = true
-			continue
-		}
-		if gap && b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		gap = false
-		b.WriteRune(unicode.ToLower(r))
-	}
-	return b.String()
-}
+func (q quoted) mark(text string) { q[textseg.SentenceKey(text)] = true }
 
 // window is the answer window a summary opens with, and its source.
 type window struct {

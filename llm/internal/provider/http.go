@@ -8,11 +8,13 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/quarryhq/quarry/fetch"
+	"github.com/quarryhq/quarry/internal/textclean"
 )
 
 // Backoff bounds when a server gives no usable Retry-After: the n-th retry
@@ -33,20 +35,49 @@ const maxErrorBody = 64 << 10
 type StatusError struct {
 	StatusCode int
 	Body       []byte
+	// secrets are the request's credentials (credentials), which a
+	// server may echo: Error never shows them.
+	secrets []string
 }
 
+// Error is the status and the start of what the server said, the
+// request's credentials replaced: it may reach a log or an event as it
+// is, when the caller's context ended before the caller could redact it.
 func (e *StatusError) Error() string {
-	return fmt.Sprintf("HTTP %d: %s", e.StatusCode, bytes.TrimSpace(e.Body))
+	msg := string(bytes.TrimSpace(e.Body))
+	for _, s := range e.secrets {
+		msg = strings.ReplaceAll(msg, s, "[redacted]")
+	}
+	// The credentials out first, then the cut: a cut through one would
+	// leave its first part for no replacement to find.
+	return fmt.Sprintf("HTTP %d: %s", e.StatusCode, textclean.Clip(msg, maxErrorText))
 }
 
-// Brief is err with an error answer's body left out (its status kept):
-// for an error that reaches the caller's message unredacted.
-func Brief(err error) error {
-	var se *StatusError
-	if errors.As(err, &se) {
-		return fmt.Errorf("HTTP %d %s", se.StatusCode, http.StatusText(se.StatusCode))
+// maxErrorText is the most of an error answer's text Error shows.
+const maxErrorText = 300
+
+// credentials are the values of a request's headers that carry a secret
+// (a name holding auth, key, token or secret), each also without its
+// scheme ("Bearer sk-…" and "sk-…").
+func credentials(h http.Header) []string {
+	var out []string
+	for name, vs := range h {
+		n := strings.ToLower(name)
+		if !strings.Contains(n, "auth") && !strings.Contains(n, "key") && !strings.Contains(n, "token") && !strings.Contains(n, "secret") {
+			continue
+		}
+		for _, v := range vs {
+			if _, rest, ok := strings.Cut(v, " "); ok && rest != "" {
+				out = append(out, rest)
+			}
+			if v != "" {
+				out = append(out, v)
+			}
+		}
 	}
-	return err
+	// The longest first: a value that holds another is replaced whole.
+	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
 }
 
 // Post sends body as JSON to url and returns the first answer with a 2xx
@@ -74,7 +105,7 @@ func (c Conn) Post(ctx context.Context, hc *http.Client, url string, header http
 		if err == nil {
 			b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 			_ = resp.Body.Close()
-			err = &StatusError{StatusCode: resp.StatusCode, Body: b}
+			err = &StatusError{StatusCode: resp.StatusCode, Body: b, secrets: credentials(header)}
 			wait = retryAfter(resp.Header)
 		}
 		if attempt >= c.Retries || !retryable(ctx, resp, err) {
@@ -87,9 +118,10 @@ func (c Conn) Post(ctx context.Context, hc *http.Client, url string, header http
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			// The answer's body is left out: it may echo the request's
-			// key, and the caller redacts only an answer it is given.
-			return nil, fmt.Errorf("%w (waiting to retry after: %v)", ctx.Err(), Brief(err))
+			// The answer shows without the request's credentials (a
+			// StatusError's Error): the caller redacts only an answer it
+			// is given, and this error is final.
+			return nil, fmt.Errorf("%w (waiting to retry after: %v)", ctx.Err(), err)
 		case <-t.C:
 		}
 	}

@@ -128,3 +128,35 @@ func TestPostCancelWhileWaiting(t *testing.T) {
 		t.Errorf("waited %v for a retry the caller no longer wanted", time.Since(start))
 	}
 }
+
+// TestStatusErrorHidesCredentials: an error answer that echoes the
+// request's credentials shows without them, cut to maxErrorText, however
+// it reaches a message: from Post, or through ContextErr once the
+// caller's context has ended (which no caller redacts).
+func TestStatusErrorHidesCredentials(t *testing.T) {
+	t.Parallel()
+	const key = "sk-proj-0123456789abcdef"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "bad request from "+r.Header.Get("Authorization")+" and "+r.Header.Get("X-Api-Key")+strings.Repeat(" padding", 100), http.StatusBadRequest)
+	}))
+	defer srv.Close()
+	h := http.Header{"Authorization": {"Bearer " + key}, "X-Api-Key": {key + "-2"}, "Content-Type": {"application/json"}}
+	var tried Attempts
+	_, err := Conn{}.Post(context.Background(), nil, srv.URL, h, nil, &tried)
+	var se *StatusError
+	if !errors.As(err, &se) || !strings.Contains(string(se.Body), key) {
+		t.Fatalf("err = %v, want a StatusError holding the raw answer", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	final, done := ContextErr(ctx, err, "chat", time.Second, &tried)
+	for _, e := range []error{err, final} {
+		msg := e.Error()
+		if strings.Contains(msg, "sk-proj") || !strings.Contains(msg, "bad request from [redacted] and [redacted]") || len(msg) > maxErrorText+100 {
+			t.Errorf("message %q: want the answer without its credentials, cut", msg)
+		}
+	}
+	if !done || !errors.Is(final, context.Canceled) {
+		t.Errorf("ContextErr = %v, %v", final, done)
+	}
+}

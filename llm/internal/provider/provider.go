@@ -119,9 +119,9 @@ func (a *Attempts) String() string {
 func ContextErr(ctx context.Context, err error, op string, timeout time.Duration, tried *Attempts) (_ error, done bool) {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		if !errors.Is(err, ctxErr) {
-			// Final, so never redacted by the caller: an error
-			// answer's body (which may echo the key) is left out.
-			err = fmt.Errorf("%w (%v)", ctxErr, Brief(err))
+			// Final, so never redacted by the caller: a StatusError
+			// shows without the request's credentials.
+			err = fmt.Errorf("%w (%v)", ctxErr, err)
 		}
 		if tried != nil {
 			return fmt.Errorf("%s: %w (%s)", op, err, tried), true

@@ -307,3 +307,26 @@ func FuzzReply(f *testing.F, key string, newClient NewReplyClient, seeds map[str
 		}
 	})
 }
+
+// EchoingOverload answers 503 with a body that echoes key, asking to be
+// tried again in 30 seconds: a server that repeats the request's
+// credentials back.
+func EchoingOverload(key string) Reply {
+	return JSONReply(503, `{"error":{"message":"overloaded; you sent Authorization: Bearer `+key+`"}}`, "Retry-After", "30")
+}
+
+// CheckEndsWaitingToRetry calls chat with a context that ends while the
+// client waits to retry an EchoingOverload answer: the error is the
+// context's, with the server's message but never the key.
+func CheckEndsWaitingToRetry(t *testing.T, chat func(context.Context) error, key string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	err := chat(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want the context's deadline", err)
+	}
+	if strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), `HTTP 503: {"error":{"message":"overloaded; you sent Authorization: `) || !strings.Contains(err.Error(), "[redacted]") {
+		t.Errorf("err = %v: want the server's message, never the key", err)
+	}
+}
