@@ -631,10 +631,13 @@ func (f *finder) byGain(out []Answer, n int) []Answer {
 		}
 		return !out[i].runnerUp // a document's best before its runner-up
 	})
+	// A sentence is known by its key (textseg.SentenceKey): the same
+	// sentence in two chunks (a page and its source text, two chunks
+	// overlapping) is one.
 	seen := map[string]bool{}
 	var rest []Answer
 	for _, a := range out {
-		key := sentenceKey(strings.Join(a.own(), " "))
+		key := textseg.SentenceKey(strings.Join(a.own(), " "))
 		if !seen[key] {
 			seen[key] = true
 			rest = append(rest, a)
@@ -697,7 +700,7 @@ func (f *finder) byGain(out []Answer, n int) []Answer {
 		}
 		a = a.without(quoted)
 		for _, t := range a.Sentences {
-			quoted[sentenceKey(t)] = true
+			quoted[textseg.SentenceKey(t)] = true
 		}
 		kept = append(kept, a)
 		rest = append(rest[:at], rest[at+1:]...)
@@ -723,7 +726,7 @@ func (a Answer) without(quoted map[string]bool) Answer {
 	var ss []string
 	var code, context []bool
 	for i, t := range a.Sentences {
-		if !quoted[sentenceKey(t)] {
+		if !quoted[textseg.SentenceKey(t)] {
 			ss, code, context = append(ss, t), append(code, a.Code[i]), append(context, a.Context[i])
 		}
 	}
@@ -731,14 +734,10 @@ func (a Answer) without(quoted map[string]bool) Answer {
 	return a
 }
 
-// sentenceKey is textseg.SentenceKey: the same sentence in two chunks (a
-// page and its source text, two chunks overlapping) is one.
-func sentenceKey(s string) string { return textseg.SentenceKey(s) }
-
 // quotedAll reports whether every one of ss is quoted.
 func quotedAll(ss []string, quoted map[string]bool) bool {
 	for _, s := range ss {
-		if !quoted[sentenceKey(s)] {
+		if !quoted[textseg.SentenceKey(s)] {
 			return false
 		}
 	}

@@ -46,7 +46,7 @@ type StatusError struct {
 func (e *StatusError) Error() string {
 	msg := string(bytes.TrimSpace(e.Body))
 	for _, s := range e.secrets {
-		msg = strings.ReplaceAll(msg, s, "[redacted]")
+		msg = Redact(msg, s)
 	}
 	// The credentials out first, then the cut: a cut through one would
 	// leave its first part for no replacement to find.
