@@ -1,6 +1,7 @@
 package passage
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -584,5 +585,42 @@ func TestTermLinesAreHeadings(t *testing.T) {
 	defer clear(Ablate)
 	if u := Units(text); !slices.ContainsFunc(u, func(u Unit) bool { return u.Text == "--reset-author" && u.Kind == Code }) {
 		t.Errorf("with term ablated, --reset-author is not a line of code: %+v", u)
+	}
+}
+
+// Ask's confidence rises with a question's length beyond
+// Weights.LongWords words and falls below it (counted at most twice
+// LongWords): a long question's scene spreads its weight over words an
+// answer need not repeat. Research's Coverage does not move.
+func TestLongQuestionsSpreadTheirWeight(t *testing.T) {
+	docs := []Doc{{Title: "http", Body: "server.requestTimeout sets the timeout in milliseconds for receiving the entire request from the client. Default: 300000. " +
+		"It is used to protect the server from clients that upload slowly."}}
+	for _, c := range []struct {
+		q    string
+		move int // the sign of the confidence's move from the coverage
+	}{
+		{"What is the request timeout?", -1},
+		{"How long does the http server give a client to send the entire request by default?", 0},
+		{"Since the last upgrade, clients that upload big files to my http server get an error after a few minutes. How long does the server give a client to send the whole request by default now?", 1},
+	} {
+		found, missing := Find(c.q, docs, 3)
+		answers := Answers(found)
+		cov := coverage(c.q, answers, missing)
+		if cov == 0 {
+			t.Fatalf("%q: no answer found", c.q)
+		}
+		n := min(float64(questionWords(c.q)), 2*Weights.LongWords)
+		got := Confidence(c.q, answers, missing)
+		if want := round2(cov + Weights.Long*(n-Weights.LongWords)); got != want {
+			t.Errorf("%q: %v words, confidence %v, want %v (coverage %v)", c.q, n, got, want, cov)
+		}
+		if move := cmp.Compare(got, Coverage(c.q, answers, missing)); move != c.move {
+			t.Errorf("%q: %v words, confidence %v against its coverage %v: moved %d, want %d", c.q, n, got, Coverage(c.q, answers, missing), move, c.move)
+		}
+		Ablate["length"] = true
+		if got := Confidence(c.q, answers, missing); got != round2(cov) {
+			t.Errorf("%q, length ablated: confidence %v, want the coverage %v", c.q, got, round2(cov))
+		}
+		Ablate["length"] = false
 	}
 }

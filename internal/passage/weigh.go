@@ -162,6 +162,22 @@ func (f *finder) weigh(question, content string) {
 	}
 }
 
+// questionWords is how many words the question weighs (weigh): its
+// content's words that have terms, each once.
+func questionWords(question string) int {
+	content := question
+	if !Ablate["content"] {
+		content = Content(question)
+	}
+	seen := map[string]bool{}
+	for _, field := range strings.Fields(content) {
+		if ts := unique(analyze.Terms(field)); len(ts) > 0 {
+			seen[strings.Join(ts, " ")] = true
+		}
+	}
+	return min(len(seen), maxQuestionWords)
+}
+
 // joinedTerm is the term two words of one term each make written as one
 // ("thread" "pool": "threadpool"), or "" when they make none of their own
 // ("connect" "ion" is "connect"): words of Latin letters only, as a
