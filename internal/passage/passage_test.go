@@ -593,6 +593,7 @@ func TestTermLinesAreHeadings(t *testing.T) {
 // LongWords): a long question's scene spreads its weight over words an
 // answer need not repeat. Research's Coverage does not move.
 func TestLongQuestionsSpreadTheirWeight(t *testing.T) {
+	t.Cleanup(func() { Ablate["length"] = false })
 	docs := []Doc{{Title: "http", Body: "server.requestTimeout sets the timeout in milliseconds for receiving the entire request from the client. Default: 300000. " +
 		"It is used to protect the server from clients that upload slowly."}}
 	for _, c := range []struct {
