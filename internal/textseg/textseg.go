@@ -163,3 +163,12 @@ func SentenceKey(s string) string {
 	}
 	return b.String()
 }
+
+// EndsSentence reports a sentence that ends as one does: with . ! ? or
+// their CJK forms, perhaps inside closing quotes or brackets; not a
+// title, a heading or a line of a listing.
+func EndsSentence(s string) bool {
+	s = strings.TrimRight(s, " \"'’”»)]")
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return strings.ContainsRune(".!?。！？…", r)
+}

@@ -144,12 +144,12 @@ func prose(s string) bool {
 		// Hangul, Han and other scripts without case: only the symbols
 		// and the end. (Latin letters behind markup, ":class:`x`.",
 		// are read as Latin.)
-		return letters > 0 && symbols*10 <= letters && endsSentence(s)
+		return letters > 0 && symbols*10 <= letters && textseg.EndsSentence(s)
 	}
 	if len(fields) < 5 || symbols*10 > letters || numeric*2 > len(fields) || outline >= 2 || codeMarks.MatchString(s) || textseg.Continues(s) {
 		return false
 	}
-	return !passage.Caption.MatchString(s) && !passage.ToolLabel.MatchString(s) && !strings.Contains(s, "`") && !strings.HasSuffix(s, "?") && endsSentence(s)
+	return !passage.Caption.MatchString(s) && !passage.ToolLabel.MatchString(s) && !strings.Contains(s, "`") && !strings.HasSuffix(s, "?") && textseg.EndsSentence(s)
 }
 
 // genericType is a generic type's name as prose writes it, its
@@ -238,11 +238,3 @@ var outlineNumber = regexp.MustCompile(`^\d+(?:\.\d+)*\.$`)
 // codeMarks are tokens of code that prose does not use: arrows,
 // comment openers, boolean operators, turbofish and snip markers.
 var codeMarks = regexp.MustCompile(`=>|->|(?:^|\s)//|&&|\|\||::<|--snip--`)
-
-// endsSentence reports a sentence that ends as one does: with . ! ? or
-// their CJK forms, perhaps inside closing quotes or brackets.
-func endsSentence(s string) bool {
-	s = strings.TrimRight(s, " \"'’”»)]")
-	r, _ := utf8.DecodeLastRuneInString(s)
-	return strings.ContainsRune(".!?。！？…", r)
-}

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -184,5 +185,92 @@ func TestReviewCases(t *testing.T) {
 	r = Run([]Source{{ID: "S1", Domain: "a.example", Content: "Verdi was born in 1813.", Claims: []Claim{{Text: "Verdi was born in 1999."}}}})
 	if len(r.Facts) != 1 || r.Facts[0].Method != MethodExtractive || len(r.Rejected) != 1 {
 		t.Errorf("fallback: %+v %+v", r.Facts, r.Rejected)
+	}
+}
+
+// A source that says a value changed from one to another (written
+// independently of the sources that give either) makes the newer one
+// stand: the sides state what was and what is, not a disagreement. The
+// sentence giving both counts for neither side.
+func TestChangedValueResolves(t *testing.T) {
+	t.Parallel()
+	r := Run([]Source{
+		{ID: "S1", Domain: "a.example", Credibility: 0.6, Content: "AcmeDB has used a default page size of 1024 bytes since its file format was designed in 2003."},
+		{ID: "S2", Domain: "b.example", Credibility: 0.6, Content: "In AcmeDB, the default page size for new database files is now 4096 bytes."},
+		{ID: "S3", Domain: "c.example", Credibility: 0.6, Content: "For many years AcmeDB used a default page size of 1024 bytes, but a later release increased the default page size to 4096."},
+	})
+	d := only(t, r)
+	if d.Strategy != Recency || fact(r, d.Winner).SourceID != "S2" || !strings.HasPrefix(d.Resolution, "4096 bytes: the last quote says the value changed from 1024 bytes to it") {
+		t.Fatalf("discrepancy %+v", d)
+	}
+	if n := len(d.FactIDs); n != 3 || fact(r, d.FactIDs[n-1]).SourceID != "S3" {
+		t.Fatalf("facts quoted %v: want S1's, S2's and the change S3 states, last", d.FactIDs)
+	}
+	if !strings.Contains(d.Topic, "default, page, size") {
+		t.Fatalf("topic %q: want the words every side says", d.Topic)
+	}
+}
+
+// A range is no change, and a change to a number no side gives resolves
+// nothing.
+func TestChangedReadsChangesOnly(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		s    string
+		from []float64
+		to   float64
+		ok   bool
+	}{
+		{"The page size can be any power of two from 512 to 65536.", nil, 0, false},
+		{"The limit was 10, but version 2 raised it to 20.", []float64{10, 2}, 20, true},
+		{"In 2016 the default was changed from 1024 to 4096 bytes.", []float64{2016, 1024}, 4096, true},
+		{"It grew to 5 and stayed at 5.", nil, 5, true},
+		{"The cap was 5 and was raised to 5 again.", nil, 0, false},
+		{"Nothing changed here.", nil, 0, false},
+	} {
+		from, to, ok := changed(c.s)
+		if ok != c.ok || to != c.to || !slices.Equal(from, c.from) {
+			t.Errorf("changed(%q) = %v, %v, %v; want %v, %v, %v", c.s, from, to, ok, c.from, c.to, c.ok)
+		}
+	}
+}
+
+// Values the same pages give each are a list, not a disagreement: a
+// page and its copy elsewhere (a page's HTML and its source) both list
+// the protocols a library may support.
+func TestListedValuesAreNoConflict(t *testing.T) {
+	t.Parallel()
+	page := "HAS_TLSv1_2: Whether the AcmeSSL library is built with support for the TLS 1.2 protocol.\n\nHAS_TLSv1_3: Whether the AcmeSSL library is built with support for the TLS 1.3 protocol."
+	r := Run([]Source{
+		{ID: "S1", Domain: "docs.example", Credibility: 0.6, Content: page},
+		{ID: "S2", Domain: "mirror.example", Credibility: 0.6, Content: page},
+	})
+	if len(r.Facts) != 4 {
+		t.Fatalf("facts %+v: want each sentence of both copies", r.Facts)
+	}
+	if len(r.Discrepancies) != 0 {
+		t.Fatalf("discrepancies %+v: the pages list values, they do not disagree", r.Discrepancies)
+	}
+	// Another page giving one of them alone does disagree with the
+	// other value.
+	r = Run([]Source{
+		{ID: "S1", Domain: "docs.example", Credibility: 0.6, Content: "Whether the AcmeSSL library is built with support for the TLS 1.2 protocol."},
+		{ID: "S2", Domain: "mirror.example", Credibility: 0.6, Content: "Whether the AcmeSSL library is built with support for the TLS 1.3 protocol."},
+	})
+	if len(r.Discrepancies) != 1 {
+		t.Fatalf("discrepancies %+v: want one between two pages", r.Discrepancies)
+	}
+}
+
+// A title, a heading and a listing's line are no facts: a claim is a
+// sentence, in words.
+func TestTitlesAndListingsAreNoFacts(t *testing.T) {
+	t.Parallel()
+	r := Run([]Source{{ID: "S1", Domain: "docs.example", Credibility: 0.6, Content: "AcmeDB 3.11.0 release candidate 2\n\n" +
+		"AcmeDB Changes From Version 3.5.9 To 3.6.0\n\n" +
+		"1234567... M fileY :000000 100644 0000000... bcd3456...\n\n" +
+		"AcmeDB 3.11.0 was released in 2022, after two release candidates."}})
+	if len(r.Facts) != 1 || !strings.HasPrefix(r.Facts[0].Text, "AcmeDB 3.11.0 was released") {
+		t.Fatalf("facts %+v: want the one sentence", r.Facts)
 	}
 }

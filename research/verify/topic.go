@@ -2,7 +2,9 @@ package verify
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -148,14 +150,78 @@ func approxMeasures(facts []Fact, idx []int, kind string) map[string]string {
 }
 
 // keyValue is the value a topic's facts are compared on: the first value
-// of the kind they share.
+// of the kind they share that the fact states as its own, not as the one
+// a change it states went from (changed: "was almost always 1024 bytes,
+// but … increased to 4096").
 func keyValue(f *Fact, kind string) (value, bool) {
+	from, _, changes := changed(f.Text)
 	for _, v := range f.values {
-		if v.class() == kind {
+		if v.class() == kind && !(changes && v.kind != "year" && v.kind != "day" && slices.Contains(from, v.written())) {
 			return v, true
 		}
 	}
 	return value{}, false
+}
+
+// changeRE matches the words of a sentence that says a value changed to
+// another: "increased to", "was raised from 5 to 10", "changed the
+// limit to".
+var changeRE = regexp.MustCompile(`(?i)\b(?:increased|decreased|raised|lowered|reduced|changed|bumped|grew|rose|fell|dropped|doubled|halved)\b[^.;:!?]{0,60}?\bto\b`)
+
+// changed reads a sentence that says a value changed (changeRE): the
+// numbers it gives up to the "to" of the change (what it changed from,
+// among the others it gives there: "was 1024 bytes, but … increased
+// to", "changed from 1024 to") and the first after it (what it changed
+// to). ok is false for a sentence that states no change, or
+// none to a number.
+func changed(s string) (from []float64, to float64, ok bool) {
+	loc := changeRE.FindStringIndex(s)
+	if loc == nil {
+		return nil, 0, false
+	}
+	found := false
+	for _, m := range number.FindAllStringSubmatchIndex(s, -1) {
+		n, err := strconv.ParseFloat(strings.ReplaceAll(s[m[2]:m[3]], ",", ""), 64)
+		if err != nil {
+			continue
+		}
+		switch {
+		case m[3] <= loc[1]:
+			from = append(from, n)
+		case !found:
+			to, found = n, true
+		}
+	}
+	if !found || slices.Contains(from, to) {
+		return nil, 0, false
+	}
+	return from, to, true
+}
+
+// changeOf finds a fact of a discrepancy's that says its values are one
+// value and the one it changed to ("… was almost always 1024 bytes, but
+// beginning with … version 3.12.0 … increased to 4096"): the index of
+// the side it changed to, when every other side's value is one it says
+// it changed from; -1 when no fact says so.
+func changeOf(facts []Fact, idx []int, nums []float64) (to, fact int) {
+	for _, i := range idx {
+		from, n, ok := changed(facts[i].Text)
+		if !ok {
+			continue
+		}
+		at := slices.Index(nums, n)
+		if at < 0 {
+			continue
+		}
+		all := true
+		for j, m := range nums {
+			all = all && (j == at || slices.Contains(from, m))
+		}
+		if all {
+			return at, i
+		}
+	}
+	return -1, -1
 }
 
 // check groups facts by topic, marks the ones several domains state, and
@@ -181,10 +247,10 @@ func check(facts []Fact, sources map[string]Source) []Discrepancy {
 		}
 		kind, val, byValue, order := compareOn(facts, idx, kinds)
 		support(facts, idx, sources, val)
-		if len(order) < 2 {
+		if len(order) < 2 || listed(facts, byValue) {
 			continue
 		}
-		d, winKey := resolve(facts, byValue, order, kind, sources)
+		d, winKey := resolve(facts, idx, byValue, order, kind, sources)
 		d.ID = "D" + strconv.Itoa(len(out)+1)
 		out = append(out, d)
 		if winKey != "" {
@@ -208,6 +274,26 @@ func check(facts []Fact, sources map[string]Source) []Discrepancy {
 		facts[i].Confidence = round2(c)
 	}
 	return out
+}
+
+// listed reports values that the same sources give each: pages that
+// list them ("… the TLS 1.2 protocol.", "… the TLS 1.3 protocol.";
+// "60.0 seconds if None (default)." and "30.0 seconds …" of two
+// functions), a page and its copy elsewhere, disagree with no one.
+func listed(facts []Fact, byValue map[string][]int) bool {
+	var first map[string]bool
+	for _, idx := range byValue {
+		srcs := map[string]bool{}
+		for _, i := range idx {
+			srcs[facts[i].SourceID] = true
+		}
+		if first == nil {
+			first = srcs
+		} else if !maps.Equal(first, srcs) {
+			return false
+		}
+	}
+	return true
 }
 
 // topicGroups unions the facts on one topic read from different sources:
@@ -466,7 +552,7 @@ func appendUnique(xs []string, x string) []string {
 
 // resolve decides which value stands; it returns the discrepancy and the
 // winning value's key ("" when unresolved).
-func resolve(facts []Fact, byValue map[string][]int, order []string, kind string, sources map[string]Source) (Discrepancy, string) {
+func resolve(facts []Fact, group []int, byValue map[string][]int, order []string, kind string, sources map[string]Source) (Discrepancy, string) {
 	type side struct {
 		key     string
 		idx     []int
@@ -491,7 +577,11 @@ func resolve(facts []Fact, byValue map[string][]int, order []string, kind string
 		s.text = v.text
 		sides = append(sides, s)
 	}
-	d := Discrepancy{Topic: topicLabel(&facts[sides[0].idx[0]], kind)}
+	var quoted []int
+	for _, s := range sides {
+		quoted = append(quoted, s.idx...)
+	}
+	d := Discrepancy{Topic: topicLabel(facts, quoted, kind)}
 	for _, s := range sides {
 		for _, i := range s.idx {
 			d.FactIDs = append(d.FactIDs, facts[i].ID)
@@ -509,6 +599,26 @@ func resolve(facts []Fact, byValue map[string][]int, order []string, kind string
 		d.Strategy, d.Winner, d.Confidence = strategy, facts[s.idx[0]].ID, round2(conf)
 		d.Resolution = fmt.Sprintf("%s: %s; %s", s.text, why, stated)
 		return d, s.key
+	}
+	// Change: a source says the value changed from the others' to one
+	// side's. The sides do not disagree: one states what was, the other
+	// what is.
+	nums := make([]float64, len(sides))
+	for k, s := range sides {
+		v, _ := keyValue(&facts[s.idx[0]], kind)
+		nums[k] = v.written()
+	}
+	if k, i := changeOf(facts, group, nums); k >= 0 {
+		var was []string
+		for j, s := range sides {
+			if j != k {
+				was = append(was, s.text)
+			}
+		}
+		if !slices.Contains(d.FactIDs, facts[i].ID) {
+			d.FactIDs = append(d.FactIDs, facts[i].ID)
+		}
+		return win(sides[k], Recency, fmt.Sprintf("the last quote says the value changed from %s to it", strings.Join(was, ", ")), 0.7)
 	}
 	// Consensus: three or more sources against one.
 	if len(sides) == 2 && len(sides[0].sources) >= 3 && len(sides[1].sources) == 1 {
@@ -539,22 +649,39 @@ func resolve(facts []Fact, byValue map[string][]int, order []string, kind string
 }
 
 // topicLabel names a topic: the entity, the kind of value, and the first
-// few words that say what is claimed ("Giuseppe Verdi (year): born, Roncole").
-func topicLabel(f *Fact, kind string) string {
+// few words of its first fact that say what is claimed ("Giuseppe Verdi
+// (year): born, Roncole"), those every fact of idx says first (a page
+// size's facts say "default", "page", "size", not only the first's
+// "Since").
+func topicLabel(facts []Fact, idx []int, kind string) string {
+	f := &facts[idx[0]]
 	label := f.Section
 	if k, _, _ := strings.Cut(kind, "@"); k != "" {
 		label += " (" + k + ")"
 	}
-	var words []string
-	seen := map[string]bool{}
-	for _, w := range wordRE.FindAllString(f.Text, -1) {
-		ts := analyze.Terms(w)
-		if len(ts) == 0 || !f.terms[ts[0]] || seen[ts[0]] {
-			continue
+	shared := func(t string) bool {
+		for _, i := range idx {
+			if !facts[i].terms[t] {
+				return false
+			}
 		}
-		seen[ts[0]] = true
-		words = append(words, w)
-		if len(words) == 3 {
+		return true
+	}
+	var words []string
+	for _, all := range []bool{true, false} {
+		seen := map[string]bool{}
+		for _, w := range wordRE.FindAllString(f.Text, -1) {
+			ts := analyze.Terms(w)
+			if len(ts) == 0 || !f.terms[ts[0]] || seen[ts[0]] || all && !shared(ts[0]) {
+				continue
+			}
+			seen[ts[0]] = true
+			words = append(words, w)
+			if len(words) == 3 {
+				break
+			}
+		}
+		if len(words) > 0 {
 			break
 		}
 	}

@@ -40,6 +40,12 @@ func (v value) key() string {
 	return strconv.FormatFloat(v.num, 'f', -1, 64)
 }
 
+// written is the number as written, before any unit's conversion.
+func (v value) written() float64 {
+	n, _ := strconv.ParseFloat(strings.ReplaceAll(v.digits, ",", ""), 64)
+	return n
+}
+
 var number = regexp.MustCompile(`(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s*(%|[A-Za-z]+)?`)
 
 var months = map[string]bool{"january": true, "february": true, "march": true, "april": true, "may": true, "june": true, "july": true, "august": true, "september": true, "october": true, "november": true, "december": true}

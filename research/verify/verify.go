@@ -237,7 +237,11 @@ func extract(s Source) []Fact {
 	for _, sp := range textseg.Spans(s.Content) {
 		text := s.Content[sp.Start:sp.End]
 		n := utf8.RuneCountInString(text)
-		if n < MinFactChars || n > MaxFactChars {
+		if n < MinFactChars || n > MaxFactChars || !textseg.EndsSentence(text) || mostlyNumbers(text) {
+			// A title, a heading or a listing's line ("Python 3.11.0
+			// release candidate 2", "SQLite Changes From Version 3.5.9 To
+			// 3.6.0", "1234567... M fileY :000000 100644 0000000...")
+			// states no claim: a sentence ends as one does, in words.
 			continue
 		}
 		lineStart := strings.LastIndexByte(s.Content[:sp.Start], '\n') + 1
@@ -261,6 +265,21 @@ func extract(s Source) []Fact {
 		}
 	}
 	return out
+}
+
+// mostlyNumbers reports text whose words are more than half numbers or
+// hashes (words holding a digit): a listing's or a table's line. A
+// sentence of figures ("In 2019 it had 1,234,567 people, up from
+// 1,100,000 in 2010.") is mostly words.
+func mostlyNumbers(text string) bool {
+	fields := strings.Fields(text)
+	digits := 0
+	for _, f := range fields {
+		if strings.ContainsFunc(f, unicode.IsDigit) {
+			digits++
+		}
+	}
+	return digits*2 > len(fields)
 }
 
 // timestamp opens a log's line: "2010-10-22 22:19:59,773 root INFO …",
