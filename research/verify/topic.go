@@ -154,9 +154,8 @@ func approxMeasures(facts []Fact, idx []int, kind string) map[string]string {
 // a change it states went from (changed: "was almost always 1024 bytes,
 // but … increased to 4096").
 func keyValue(f *Fact, kind string) (value, bool) {
-	from, _, changes := changed(f.Text)
 	for _, v := range f.values {
-		if v.class() == kind && !(changes && v.kind != "year" && v.kind != "day" && slices.Contains(from, v.written())) {
+		if v.class() == kind && !(f.changes && v.kind != "year" && v.kind != "day" && slices.Contains(f.wasFrom, v.written())) {
 			return v, true
 		}
 	}
@@ -181,7 +180,7 @@ func changed(s string) (from []float64, to float64, ok bool) {
 	}
 	found := false
 	for _, m := range number.FindAllStringSubmatchIndex(s, -1) {
-		n, err := strconv.ParseFloat(strings.ReplaceAll(s[m[2]:m[3]], ",", ""), 64)
+		n, err := parseNumber(s[m[2]:m[3]])
 		if err != nil {
 			continue
 		}
@@ -205,17 +204,17 @@ func changed(s string) (from []float64, to float64, ok bool) {
 // it changed from; -1 when no fact says so.
 func changeOf(facts []Fact, idx []int, nums []float64) (to, fact int) {
 	for _, i := range idx {
-		from, n, ok := changed(facts[i].Text)
-		if !ok {
+		f := &facts[i]
+		if !f.changes {
 			continue
 		}
-		at := slices.Index(nums, n)
+		at := slices.Index(nums, f.changedTo)
 		if at < 0 {
 			continue
 		}
 		all := true
 		for j, m := range nums {
-			all = all && (j == at || slices.Contains(from, m))
+			all = all && (j == at || slices.Contains(f.wasFrom, m))
 		}
 		if all {
 			return at, i

@@ -42,8 +42,14 @@ func (v value) key() string {
 
 // written is the number as written, before any unit's conversion.
 func (v value) written() float64 {
-	n, _ := strconv.ParseFloat(strings.ReplaceAll(v.digits, ",", ""), 64)
+	n, _ := parseNumber(v.digits)
 	return n
+}
+
+// parseNumber reads a number as the number pattern finds it written,
+// its thousands separated by commas or not ("1,083", "3.5").
+func parseNumber(digits string) (float64, error) {
+	return strconv.ParseFloat(strings.ReplaceAll(digits, ",", ""), 64)
 }
 
 var number = regexp.MustCompile(`(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s*(%|[A-Za-z]+)?`)
@@ -57,7 +63,7 @@ func values(s string) []value {
 			continue // "A400M", "H2O": part of a name
 		}
 		digits := s[m[2]:m[3]]
-		n, err := strconv.ParseFloat(strings.ReplaceAll(digits, ",", ""), 64)
+		n, err := parseNumber(digits)
 		if err != nil {
 			continue
 		}

@@ -93,6 +93,11 @@ type Fact struct {
 	topic  string
 	terms  map[string]bool
 	values []value
+	// changes: the fact says a value changed (changed), to changedTo,
+	// from one of wasFrom (with the other numbers before its "to").
+	changes   bool
+	wasFrom   []float64
+	changedTo float64
 }
 
 // Discrepancy is a set of facts on one topic that disagree.
@@ -209,6 +214,7 @@ func fromClaims(s Source) ([]Fact, []Rejected) {
 			f.values = withoutEntity(values(text), section)
 		}
 		f.terms = terms(text, f.entity, f.values)
+		f.wasFrom, f.changedTo, f.changes = changed(f.Text)
 		out = append(out, f)
 	}
 	return out, rej
@@ -259,6 +265,7 @@ func extract(s Source) []Fact {
 		f := Fact{Text: textseg.OneLine(text), SourceID: s.ID, Start: sp.Start, End: sp.End, Confidence: s.Credibility, Method: MethodExtractive, entity: ent, Section: section}
 		f.values = withoutEntity(values(text), section)
 		f.terms = terms(text, f.entity, f.values)
+		f.wasFrom, f.changedTo, f.changes = changed(f.Text)
 		out = append(out, f)
 		if len(out) == MaxFactsPerSource {
 			break
