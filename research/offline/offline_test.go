@@ -761,10 +761,10 @@ func TestKoreanReport(t *testing.T) {
 	}
 }
 
-// TestFacetHeadings: contractions are function words, not keywords; a
-// section of keyword facets is headed by the question's own words that
-// span them, and by its keywords when they do not stand close in it.
-func TestFacetHeadings(t *testing.T) {
+// TestFacetSections: contractions are function words, not keywords; what
+// a keyword facet's sources say is quoted under the page it comes from,
+// in the page's order, not under the facet's words.
+func TestFacetSections(t *testing.T) {
 	t.Parallel()
 	q := "How many times does timeit.timeit() execute my snippet if I don't tell it how many loops to run?"
 	if got, want := keywords(q), []string{"many", "times", "timeit.timeit", "execute", "snippet", "tell", "loops", "run"}; !slices.Equal(got, want) {
@@ -780,30 +780,20 @@ func TestFacetHeadings(t *testing.T) {
 			t.Errorf("%q is read as a contraction", w)
 		}
 	}
-	for _, tc := range []struct{ kws, want string }{
-		{"snippet tell", "snippet if I don't tell"},
-		{"loops run", "loops to run"},
-		{"run loops", "run loops"}, // not in this order
-		{"many run", "many run"},   // too far apart
-		{"execute", "execute"},
-	} {
-		if got := questionSpan(q, strings.Fields(tc.kws), tc.kws); got != tc.want {
-			t.Errorf("questionSpan(%q) = %q, want %q", tc.kws, got, tc.want)
-		}
-	}
 	d, _, err := Engine{}.Write(context.Background(), research.WriteInput{
 		Question: q,
 		SubQuestions: []research.SubQuestion{
 			{ID: "Q1", Text: q, SourceIDs: []string{"S1"}},
 			{ID: "Q2", Text: "snippet tell", SourceIDs: []string{"S2"}},
+			{ID: "Q3", Text: "loops run", SourceIDs: []string{"S3", "S2"}},
 		},
 		Sources: map[string]*research.Source{
 			"S1": {ID: "S1", Title: "timeit", Content: "If number is not given, timeit runs the snippet one million times."},
 			"S2": {ID: "S2", Title: "Profiling", Content: "A profiler tells you where a snippet spends its time. Tell the profiler which snippet to run, and it reports each call. " +
-				"A snippet that writes to a file spends most of its time waiting. Tell the profiler to sort its report by the time each call took. " +
-				"A snippet profiled twice may report different times. Tell the profiler to repeat a snippet to see how much its times vary."},
+				"A snippet that writes to a file spends most of its time waiting. Tell the profiler to sort its report by the time each call took."},
+			"S3": {ID: "S3", Title: "Loops", Content: "A loop runs its body until its condition fails. Each run of the loop is one iteration."},
 		},
-		Evidence: []string{"S1", "S2"},
+		Evidence: []string{"S1", "S2", "S3"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -812,8 +802,31 @@ func TestFacetHeadings(t *testing.T) {
 	for _, s := range d.Sections {
 		headings = append(headings, s.Heading)
 	}
-	if !slices.Contains(headings, "snippet if I don't tell") {
-		t.Errorf("section headings %q lack the facet's words in the question", headings)
+	if !slices.Contains(headings, "Profiling") || slices.Contains(headings, "snippet tell") || slices.Contains(headings, "loops to run") || slices.Contains(headings, "snippet if I don't tell") {
+		t.Errorf("section headings %q: want the pages', not the facets'", headings)
+	}
+}
+
+// TestBySource: quoted sentences are grouped under their page's title, in
+// the order the pages are first quoted, each page's in its text's order;
+// a page and its copy of one title share a section.
+func TestBySource(t *testing.T) {
+	t.Parallel()
+	w := &writer{factIDs: map[string]string{}, in: research.WriteInput{Sources: map[string]*research.Source{
+		"A":  {ID: "A", Title: "Pragma statements", Content: "One. Two. Three."},
+		"A2": {ID: "A2", Title: "Pragma statements", Content: "Four. Five."},
+		"B":  {ID: "B", URL: "file:///doc/b.html", Content: "Six. Seven."},
+	}}}
+	got := w.bySource([]scored{
+		{text: "Three.", sourceID: "A"}, {text: "Seven.", sourceID: "B"}, {text: "One.", sourceID: "A"},
+		{text: "Five.", sourceID: "A2"}, {text: "Six.", sourceID: "B"}, {text: "Four.", sourceID: "A2"},
+	})
+	want := []research.Section{
+		{Heading: "Pragma statements", Body: "One. [cite:A] Three. [cite:A] Four. [cite:A2] Five. [cite:A2]"},
+		{Heading: "file:///doc/b.html", Body: "Six. [cite:B] Seven. [cite:B]"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("bySource = %q, want %q", got, want)
 	}
 }
 

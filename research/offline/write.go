@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -57,9 +58,15 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 	} else if d.Summary = w.inLanguage(); d.Summary == "" {
 		d.Summary = say(w.lang, msgNothingMatches)
 	}
+	// A keyword facet of the question ("page size SQLite") is a way to
+	// search, not a topic a reader would head a section with ("page size
+	// does SQLite use"): what its sources say is quoted under the page it
+	// comes from, where the facets' sections would stand (bySource).
+	var faceted []scored
+	facetsAt := -1
 	for _, sq := range sqs {
-		body := w.section(sq)
-		if body == "" {
+		p := w.section(sq)
+		if p == nil {
 			continue
 		}
 		heading := sq.Text
@@ -67,12 +74,16 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 		case sq.ParentID != "":
 			heading = say(w.lang, msgFollowUp) + sq.Text
 		case sq.Text != in.Question && sq.Text == strings.Join(keywords(sq.Text), " "):
-			// A facet of the question's keywords reads as the question
-			// words it spans ("snippet if I don't tell", not "snippet
-			// tell").
-			heading = questionSpan(in.Question, strings.Fields(sq.Text), sq.Text)
+			if facetsAt < 0 {
+				facetsAt = len(d.Sections)
+			}
+			faceted = append(faceted, p.said...)
+			continue
 		}
-		d.Sections = append(d.Sections, research.Section{Heading: heading, Body: body})
+		d.Sections = append(d.Sections, research.Section{Heading: heading, Body: strings.Join(p.lines, " ")})
+	}
+	if facetsAt >= 0 {
+		d.Sections = slices.Insert(d.Sections, facetsAt, w.bySource(faceted)...)
 	}
 	return d, llm.Usage{}, nil
 }
@@ -239,6 +250,7 @@ func (w *writer) cite(s scored) string {
 // quotes collects quoted sentences up to a word target and cap.
 type quotes struct {
 	lines   []string
+	said    []scored // what add quoted, in order
 	words   int
 	sources map[string]bool
 	last    string // the source of the last line
@@ -262,6 +274,7 @@ func (p *quotes) add(w *writer, s scored, max int) bool {
 		}
 	}
 	p.lines = append(p.lines, line)
+	p.said = append(p.said, s)
 	p.words += n
 	p.sources[s.sourceID] = true
 	p.last = s.sourceID
@@ -826,39 +839,10 @@ func (w *writer) answerSentences(d, other *evDoc) []scored {
 	return out
 }
 
-// maxSpanWords bounds a facet's heading taken from the question.
-const maxSpanWords = 8
-
-// questionSpan is how a facet of keywords reads in the question: its
-// words from the first keyword to the last ("snippet if I don't tell"
-// for snippet, tell), the heading of its section; fallback when the
-// keywords are not found in order within maxSpanWords words.
-func questionSpan(q string, kws []string, fallback string) string {
-	if len(kws) == 0 {
-		return fallback
-	}
-	fields := strings.Fields(q)
-	start, k := -1, 0
-	for i, f := range fields {
-		if slices.Contains(keywords(f), kws[k]) {
-			if k == 0 {
-				start = i
-			}
-			k++
-			if k == len(kws) {
-				if i+1-start > maxSpanWords {
-					return fallback
-				}
-				return strings.Trim(strings.Join(fields[start:i+1], " "), ",;:?!.()\"'“”‘’")
-			}
-		}
-	}
-	return fallback
-}
-
 // section quotes a sub-question's own sources first, then sentences of
-// other sources that name what the sub-question asks about.
-func (w *writer) section(sq research.SubQuestion) string {
+// other sources that name what the sub-question asks about; nil when
+// none of its own sources says anything on it.
+func (w *writer) section(sq research.SubQuestion) *quotes {
 	sc := newScorer(w.in.Question, sq.Text)
 	// A comparison answered from its two sides (derived) is discussed
 	// from their sources alone, in what bears on what it compares ("born",
@@ -895,7 +879,7 @@ func (w *writer) section(sq research.SubQuestion) string {
 		}
 	}
 	if len(p.lines) == 0 {
-		return ""
+		return nil
 	}
 	// Beyond each source's best sentence, a sentence must name what the
 	// question or the sub-question is about; another source's must name
@@ -912,7 +896,52 @@ func (w *writer) section(sq research.SubQuestion) string {
 	maxWords := research.SectionMinWords * 3 / 2
 	w.fill(p, filter(mine, onTopic), research.SectionMinWords, maxWords, research.SectionMinSources, 0, 0, false)
 	w.fill(p, w.ranked(sc, others, about), research.SectionMinWords, maxWords, research.SectionMinSources, 0, topScore(mine), false)
-	return strings.Join(p.lines, " ")
+	return p
+}
+
+// bySource is a section for each page the sentences said are quoted
+// from, headed by its title (its address when it has none), in the order
+// the pages are first quoted; a page's sentences in the order its text
+// gives them, so the section reads as an excerpt of it. Pages of one
+// title (a page and its source's copy) share a section.
+func (w *writer) bySource(said []scored) []research.Section {
+	type line struct {
+		s   scored
+		src int // the page's place among the section's
+		pos int // where the page's text gives it
+	}
+	var headings []string
+	groups := map[string][]line{}
+	pages := map[string]int{}
+	for _, s := range said {
+		src := w.in.Sources[s.sourceID]
+		if src == nil {
+			continue
+		}
+		h := cmp.Or(strings.TrimSpace(src.Title), src.URL, src.ID)
+		if _, ok := groups[h]; !ok {
+			headings = append(headings, h)
+		}
+		if _, ok := pages[s.sourceID]; !ok {
+			pages[s.sourceID] = len(pages)
+		}
+		pos := strings.Index(src.Content, s.text)
+		if pos < 0 {
+			pos = len(src.Content) // not found as written: after the rest
+		}
+		groups[h] = append(groups[h], line{s: s, src: pages[s.sourceID], pos: pos})
+	}
+	out := make([]research.Section, 0, len(headings))
+	for _, h := range headings {
+		ls := groups[h]
+		slices.SortStableFunc(ls, func(a, b line) int { return cmp.Or(cmp.Compare(a.src, b.src), cmp.Compare(a.pos, b.pos)) })
+		body := make([]string, len(ls))
+		for i, l := range ls {
+			body[i] = w.cite(l.s)
+		}
+		out = append(out, research.Section{Heading: h, Body: strings.Join(body, " ")})
+	}
+	return out
 }
 
 // adds is the question's weight s holds that the window's own sentences
