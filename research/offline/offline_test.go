@@ -830,6 +830,31 @@ func TestBySource(t *testing.T) {
 	}
 }
 
+// TestFollowUpAsWritten: a follow-up's heading names it as its sources
+// write it: an identifier with its underscores or dots, a Latin name
+// without the Korean particle run into it; a name its sources write
+// otherwise, or not at all, as found.
+func TestFollowUpAsWritten(t *testing.T) {
+	t.Parallel()
+	w := &writer{in: research.WriteInput{Sources: map[string]*research.Source{
+		"A": {ID: "A", Content: "The xRead method returns SQLITE_IOERR_SHORT_READ or SQLITE_IOERR_DATA on a bad read; see Number.MAX_SAFE_INTEGER."},
+		"B": {ID: "B", Content: "Stability: 0 - Deprecated. Please use the new API."},
+	}}}
+	for _, c := range []struct{ text, want string }{
+		{"SQLITE IOERR DATA", "SQLITE_IOERR_DATA"},
+		{"Number.MAX SAFE INTEGER", "Number.MAX_SAFE_INTEGER"},
+		{"TIFF와", "TIFF"},
+		{"LibreOffice Calc에서는", "LibreOffice Calc"},
+		{"Stability 0 Deprecated Please", "Stability 0 Deprecated Please"},
+		{"IOERR DATA SHORT", "IOERR DATA SHORT"},
+		{"모눈 표시", "모눈 표시"},
+	} {
+		if got := w.asWritten(research.SubQuestion{Text: c.text, ParentID: "Q1", SourceIDs: []string{"B", "A"}}); got != c.want {
+			t.Errorf("asWritten(%q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+}
+
 // TestAnsweredComparisonSections: once the summary derives which side
 // comes first, the question's section draws on the two sides' pages
 // alone, and a page that merely names a side (a theatre named after

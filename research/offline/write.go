@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/quarryhq/quarry/internal/passage"
 	"github.com/quarryhq/quarry/internal/textseg"
@@ -72,7 +74,7 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 		heading := sq.Text
 		switch {
 		case sq.ParentID != "":
-			heading = say(w.lang, msgFollowUp) + sq.Text
+			heading = say(w.lang, msgFollowUp) + w.asWritten(sq)
 		case sq.Text != in.Question && sq.Text == strings.Join(keywords(sq.Text), " "):
 			if facetsAt < 0 {
 				facetsAt = len(d.Sections)
@@ -897,6 +899,50 @@ func (w *writer) section(sq research.SubQuestion) *quotes {
 	w.fill(p, filter(mine, onTopic), research.SectionMinWords, maxWords, research.SectionMinSources, 0, 0, false)
 	w.fill(p, w.ranked(sc, others, about), research.SectionMinWords, maxWords, research.SectionMinSources, 0, topScore(mine), false)
 	return p
+}
+
+// asWritten is a follow-up's name as its sources write it: a name is
+// found as words (textseg.Names), so an identifier reads "SQLITE IOERR
+// DATA" where its pages write SQLITE_IOERR_DATA, and a Korean particle
+// run into a Latin name stays on it ("TIFF와"). The first place its
+// sources join its words by an underscore, a dot or a space gives how it
+// is written; the name is cut where Latin letters go on in Hangul.
+func (w *writer) asWritten(sq research.SubQuestion) string {
+	name := cutScript(sq.Text)
+	ws := strings.Fields(name)
+	if len(ws) < 2 {
+		return name
+	}
+	parts := make([]string, len(ws))
+	for i, x := range ws {
+		parts[i] = regexp.QuoteMeta(x)
+	}
+	re, err := regexp.Compile(`(?:^|[^\pL\pN_.])(` + strings.Join(parts, `[_. ]`) + `)(?:$|[^\pL\pN_])`)
+	if err != nil {
+		return name
+	}
+	for _, id := range sq.SourceIDs {
+		if src := w.in.Sources[id]; src != nil {
+			if m := re.FindStringSubmatch(src.Content); m != nil {
+				return m[1]
+			}
+		}
+	}
+	return name
+}
+
+// cutScript cuts a name where a word in Latin letters or digits goes on
+// in Hangul, a particle or a noun of the sentence it stood in, not the
+// name ("LibreOffice Calc에서는" is "LibreOffice Calc").
+func cutScript(name string) string {
+	prev := rune(-1)
+	for i, r := range name {
+		if textseg.IsHangul(r) && prev >= 0 && prev < utf8.RuneSelf && (unicode.IsLetter(prev) || unicode.IsDigit(prev)) {
+			return strings.TrimSpace(name[:i])
+		}
+		prev = r
+	}
+	return name
 }
 
 // bySource is a section for each page the sentences said are quoted
