@@ -62,8 +62,11 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 	}
 	// A keyword facet of the question ("page size SQLite") is a way to
 	// search, not a topic a reader would head a section with ("page size
-	// does SQLite use"): what its sources say is quoted under the page it
-	// comes from, where the facets' sections would stand (bySource).
+	// does SQLite use"), and the question heads the report already: what
+	// their sources say is quoted under the page it comes from, where
+	// their sections would stand (bySource). The names the question gives
+	// and the follow-ups keep sections of their own, as does a comparison
+	// answered from its two sides (its pages alone: section).
 	var faceted []scored
 	facetsAt := -1
 	for _, sq := range sqs {
@@ -75,7 +78,7 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 		switch {
 		case sq.ParentID != "":
 			heading = say(w.lang, msgFollowUp) + w.asWritten(sq)
-		case sq.Text != in.Question && sq.Text == strings.Join(keywords(sq.Text), " "):
+		case sq.Text == in.Question && w.derived == nil, sq.Text != in.Question && sq.Text == strings.Join(keywords(sq.Text), " "):
 			if facetsAt < 0 {
 				facetsAt = len(d.Sections)
 			}
