@@ -838,25 +838,34 @@ func TestBySource(t *testing.T) {
 
 // TestFollowUpAsWritten: a follow-up's heading names it as its sources
 // write it: an identifier with its underscores or dots, a Latin name
-// without the Korean particle run into it; a name its sources write
-// otherwise, or not at all, as found.
+// without the Korean particle run into it. Words the sources never join
+// so, and a capitalised word they also write in lower case, are no name.
 func TestFollowUpAsWritten(t *testing.T) {
 	t.Parallel()
-	w := &writer{in: research.WriteInput{Sources: map[string]*research.Source{
+	w := &writer{read: []string{"A", "B", "C"}, in: research.WriteInput{Sources: map[string]*research.Source{
 		"A": {ID: "A", Content: "The xRead method returns SQLITE_IOERR_SHORT_READ or SQLITE_IOERR_DATA on a bad read; see Number.MAX_SAFE_INTEGER."},
-		"B": {ID: "B", Content: "Stability: 0 - Deprecated. Please use the new API."},
+		"B": {ID: "B", Content: "Stability: 0 - Deprecated. Please use the new API. Unfortunately, it is slow. A listing follows. Listing 3 shows it."},
+		"C": {ID: "C", Content: "TIFF와 JPG으로 내보낼 수 있습니다. LibreOffice Calc에서는 셀을 병합합니다. 보기 → 모눈 표시를 선택합니다."},
 	}}}
-	for _, c := range []struct{ text, want string }{
-		{"SQLITE IOERR DATA", "SQLITE_IOERR_DATA"},
-		{"Number.MAX SAFE INTEGER", "Number.MAX_SAFE_INTEGER"},
-		{"TIFF와", "TIFF"},
-		{"LibreOffice Calc에서는", "LibreOffice Calc"},
-		{"Stability 0 Deprecated Please", "Stability 0 Deprecated Please"},
-		{"IOERR DATA SHORT", "IOERR DATA SHORT"},
-		{"모눈 표시", "모눈 표시"},
+	for _, c := range []struct {
+		text, want string
+		named      bool
+	}{
+		{"SQLITE IOERR DATA", "SQLITE_IOERR_DATA", true},
+		{"Number.MAX SAFE INTEGER", "Number.MAX_SAFE_INTEGER", true},
+		{"TIFF와", "TIFF", true},
+		{"LibreOffice Calc에서는", "LibreOffice Calc", true},
+		{"모눈 표시", "모눈 표시", true},
+		{"Stability 0 Deprecated Please", "Stability 0 Deprecated Please", false},
+		{"IOERR DATA SHORT", "IOERR DATA SHORT", false},
+		{"Unfortunately", "Unfortunately", false},
+		{"Listing", "Listing", false},
+		{"Deprecated", "Deprecated", false},
+		{"API", "API", true},
 	} {
-		if got := w.asWritten(research.SubQuestion{Text: c.text, ParentID: "Q1", SourceIDs: []string{"B", "A"}}); got != c.want {
-			t.Errorf("asWritten(%q) = %q, want %q", c.text, got, c.want)
+		got, named := w.asWritten(research.SubQuestion{Text: c.text, ParentID: "Q1", SourceIDs: []string{"B"}})
+		if got != c.want || named != c.named {
+			t.Errorf("asWritten(%q) = %q %v, want %q %v", c.text, got, named, c.want, c.named)
 		}
 	}
 }

@@ -66,7 +66,8 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 	// their sources say is quoted under the page it comes from, where
 	// their sections would stand (bySource). The names the question gives
 	// and the follow-ups keep sections of their own, as does a comparison
-	// answered from its two sides (its pages alone: section).
+	// answered from its two sides (its pages alone: section). A follow-up
+	// on a word that is no name (asWritten) was a search too.
 	var faceted []scored
 	facetsAt := -1
 	for _, sq := range sqs {
@@ -77,7 +78,13 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 		heading := sq.Text
 		switch {
 		case sq.ParentID != "":
-			heading = say(w.lang, msgFollowUp) + w.asWritten(sq)
+			name, named := w.asWritten(sq)
+			if named {
+				heading = say(w.lang, msgFollowUp) + name
+				break
+			}
+			// Followed, but no name: a search, as a facet is.
+			fallthrough
 		case sq.Text == in.Question && w.derived == nil, sq.Text != in.Question && sq.Text == strings.Join(keywords(sq.Text), " "):
 			if facetsAt < 0 {
 				facetsAt = len(d.Sections)
@@ -242,6 +249,9 @@ type writer struct {
 	// sentences written in it (inScript).
 	lang    string
 	written func(string) bool
+	// lower is the words the sources read write in lower case
+	// (lowerCased), read when first asked.
+	lower map[string]bool
 }
 
 // cite quotes a sentence with its marker: the fact it is, or its source.
@@ -904,34 +914,96 @@ func (w *writer) section(sq research.SubQuestion) *quotes {
 	return p
 }
 
-// asWritten is a follow-up's name as its sources write it: a name is
-// found as words (textseg.Names), so an identifier reads "SQLITE IOERR
-// DATA" where its pages write SQLITE_IOERR_DATA, and a Korean particle
-// run into a Latin name stays on it ("TIFF와"). The first place its
-// sources join its words by an underscore, a dot or a space gives how it
-// is written; the name is cut where Latin letters go on in Hangul.
-func (w *writer) asWritten(sq research.SubQuestion) string {
+// asWritten is a follow-up's name as its sources write it, and whether
+// they write it as a name. A name is found as words (textseg.Names), so
+// an identifier reads "SQLITE IOERR DATA" where its pages write
+// SQLITE_IOERR_DATA, and a Korean particle run into a Latin name stays on
+// it ("TIFF와"): the first place the sources read (the follow-up's own
+// first) join its words by an underscore, a dot or a space gives how it
+// is written, cut where Latin letters go on in Hangul. Words no source
+// joins so ("Stability 0 Deprecated Please", read across "Stability: 0 -
+// Deprecated. Please use …") are no name, nor is a capitalised word the
+// sources write so only where a sentence opens ("Unfortunately, …") or
+// also write in lower case (a listing's "Listing"): it was capitalised
+// for opening its sentence.
+func (w *writer) asWritten(sq research.SubQuestion) (string, bool) {
 	name := cutScript(sq.Text)
 	ws := strings.Fields(name)
-	if len(ws) < 2 {
-		return name
+	if len(ws) == 0 {
+		return sq.Text, false
 	}
 	parts := make([]string, len(ws))
 	for i, x := range ws {
 		parts[i] = regexp.QuoteMeta(x)
 	}
-	re, err := regexp.Compile(`(?:^|[^\pL\pN_.])(` + strings.Join(parts, `[_. ]`) + `)(?:$|[^\pL\pN_])`)
+	re, err := regexp.Compile(`(?:^|[^A-Za-z0-9_.])(` + strings.Join(parts, `[_. ]`) + `)(?:$|[^A-Za-z0-9_])`)
 	if err != nil {
-		return name
+		return name, false
 	}
-	for _, id := range sq.SourceIDs {
+	for _, id := range slices.Concat(sq.SourceIDs, w.read) {
 		if src := w.in.Sources[id]; src != nil {
 			if m := re.FindStringSubmatch(src.Content); m != nil {
-				return m[1]
+				return m[1], len(ws) > 1 || !w.lowerCased(m[1]) && !w.opensOnly(m[1])
 			}
 		}
 	}
-	return name
+	return name, false
+}
+
+// opensOnly reports a word the sources read write capitalised only where
+// a sentence or a line opens ("Unfortunately, …", "Similarly, …"): it is
+// capitalised for where it stands, not as a name, which a sentence also
+// writes within it ("… in Listing 15-3").
+func (w *writer) opensOnly(word string) bool {
+	if !titleCase(word) {
+		return false
+	}
+	re, err := regexp.Compile(`(?:^|[^A-Za-z0-9_.])(` + regexp.QuoteMeta(word) + `)(?:$|[^A-Za-z0-9_])`)
+	if err != nil {
+		return false
+	}
+	found := false
+	for _, src := range w.in.Sources {
+		for _, m := range re.FindAllStringSubmatchIndex(src.Content, -1) {
+			found = true
+			before := strings.TrimRightFunc(src.Content[:m[2]], func(r rune) bool {
+				return unicode.IsSpace(r) || strings.ContainsRune(`"'“‘([*`, r)
+			})
+			gap := src.Content[len(before):m[2]]
+			if last, _ := utf8.DecodeLastRuneInString(before); before != "" && !strings.Contains(gap, "\n") && !strings.ContainsRune(".!?:;-–—", last) {
+				return false // within a sentence
+			}
+		}
+	}
+	return found
+}
+
+// titleCase reports a word of one capital, its first letter: not an
+// acronym ("TIFF") or a name in camel case ("EventTarget").
+func titleCase(word string) bool {
+	r, size := utf8.DecodeRuneInString(word)
+	return unicode.IsUpper(r) && strings.IndexFunc(word[size:], unicode.IsUpper) < 0
+}
+
+// lowerCased reports a capitalised word ("Unfortunately", not "TIFF" or
+// "EventTarget") that the sources read also write in lower case.
+func (w *writer) lowerCased(word string) bool {
+	if !titleCase(word) {
+		return false
+	}
+	if w.lower == nil {
+		w.lower = map[string]bool{}
+		for _, src := range w.in.Sources {
+			for _, f := range strings.Fields(src.Content) {
+				for _, x := range textseg.Words(f) {
+					if r, _ := utf8.DecodeRuneInString(x); unicode.IsLower(r) {
+						w.lower[x] = true
+					}
+				}
+			}
+		}
+	}
+	return w.lower[strings.ToLower(word)]
 }
 
 // cutScript cuts a name where a word in Latin letters or digits goes on
