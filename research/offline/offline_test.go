@@ -815,21 +815,29 @@ func TestFacetSections(t *testing.T) {
 
 // TestBySource: quoted sentences are grouped under their page's title, in
 // the order the pages are first quoted, each page's in its text's order;
-// a page and its copy of one title share a section.
+// a page and its copy share a section, whatever their dashes and whether
+// the site's name follows the title, headed by the shorter title; a title
+// that only begins another is another page's.
 func TestBySource(t *testing.T) {
 	t.Parallel()
 	w := &writer{factIDs: map[string]string{}, in: research.WriteInput{Sources: map[string]*research.Source{
-		"A":  {ID: "A", Title: "Pragma statements", Content: "One. Two. Three."},
+		"A":  {ID: "A", Title: "Pragma statements — SQLite", Content: "One. Two. Three."},
 		"A2": {ID: "A2", Title: "Pragma statements", Content: "Four. Five."},
 		"B":  {ID: "B", URL: "file:///doc/b.html", Content: "Six. Seven."},
+		"C":  {ID: "C", Title: "logging --- Logging facility", Content: "Eight."},
+		"C2": {ID: "C2", Title: "logging — Logging facility | Python 3.11.2 documentation", Content: "Nine."},
+		"D":  {ID: "D", Title: "Pragma", Content: "Ten."},
 	}}}
 	got := w.bySource([]scored{
-		{text: "Three.", sourceID: "A"}, {text: "Seven.", sourceID: "B"}, {text: "One.", sourceID: "A"},
-		{text: "Five.", sourceID: "A2"}, {text: "Six.", sourceID: "B"}, {text: "Four.", sourceID: "A2"},
+		{text: "Three.", sourceID: "A"}, {text: "Seven.", sourceID: "B"}, {text: "One.", sourceID: "A"}, {text: "Nine.", sourceID: "C2"},
+		{text: "Five.", sourceID: "A2"}, {text: "Six.", sourceID: "B"}, {text: "Four.", sourceID: "A2"}, {text: "Eight.", sourceID: "C"},
+		{text: "Ten.", sourceID: "D"},
 	})
 	want := []research.Section{
 		{Heading: "Pragma statements", Body: "One. [cite:A] Three. [cite:A] Four. [cite:A2] Five. [cite:A2]"},
 		{Heading: "file:///doc/b.html", Body: "Six. [cite:B] Seven. [cite:B]"},
+		{Heading: "logging --- Logging facility", Body: "Nine. [cite:C2] Eight. [cite:C]"},
+		{Heading: "Pragma", Body: "Ten. [cite:D]"},
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("bySource = %q, want %q", got, want)

@@ -1024,15 +1024,19 @@ func cutScript(name string) string {
 // from, headed by its title (its address when it has none), in the order
 // the pages are first quoted; a page's sentences in the order its text
 // gives them, so the section reads as an excerpt of it. Pages of one
-// title (a page and its source's copy) share a section.
+// title (a page and its source's copy, the site's name after the title
+// or not: sameTitle) share a section, headed by the shorter.
 func (w *writer) bySource(said []scored) []research.Section {
 	type line struct {
 		s   scored
 		src int // the page's place among the section's
 		pos int // where the page's text gives it
 	}
-	var headings []string
-	groups := map[string][]line{}
+	type group struct {
+		heading, key string
+		lines        []line
+	}
+	var groups []*group
 	pages := map[string]int{}
 	for _, s := range said {
 		src := w.in.Sources[s.sourceID]
@@ -1040,8 +1044,13 @@ func (w *writer) bySource(said []scored) []research.Section {
 			continue
 		}
 		h := cmp.Or(strings.TrimSpace(src.Title), src.URL, src.ID)
-		if _, ok := groups[h]; !ok {
-			headings = append(headings, h)
+		key := titleKey(h)
+		i := slices.IndexFunc(groups, func(g *group) bool { return sameTitle(g.key, key) })
+		if i < 0 {
+			i = len(groups)
+			groups = append(groups, &group{heading: h, key: key})
+		} else if len(key) < len(groups[i].key) {
+			groups[i].heading, groups[i].key = h, key // the title without the site's name
 		}
 		if _, ok := pages[s.sourceID]; !ok {
 			pages[s.sourceID] = len(pages)
@@ -1050,19 +1059,37 @@ func (w *writer) bySource(said []scored) []research.Section {
 		if pos < 0 {
 			pos = len(src.Content) // not found as written: after the rest
 		}
-		groups[h] = append(groups[h], line{s: s, src: pages[s.sourceID], pos: pos})
+		groups[i].lines = append(groups[i].lines, line{s: s, src: pages[s.sourceID], pos: pos})
 	}
-	out := make([]research.Section, 0, len(headings))
-	for _, h := range headings {
-		ls := groups[h]
-		slices.SortStableFunc(ls, func(a, b line) int { return cmp.Or(cmp.Compare(a.src, b.src), cmp.Compare(a.pos, b.pos)) })
-		body := make([]string, len(ls))
-		for i, l := range ls {
+	out := make([]research.Section, 0, len(groups))
+	for _, g := range groups {
+		slices.SortStableFunc(g.lines, func(a, b line) int { return cmp.Or(cmp.Compare(a.src, b.src), cmp.Compare(a.pos, b.pos)) })
+		body := make([]string, len(g.lines))
+		for i, l := range g.lines {
 			body[i] = w.cite(l.s)
 		}
-		out = append(out, research.Section{Heading: h, Body: strings.Join(body, " ")})
+		out = append(out, research.Section{Heading: g.heading, Body: strings.Join(body, " ")})
 	}
 	return out
+}
+
+// titleKey is a page title compared with another: in lower case, its
+// dashes one ("logging --- Logging facility" and "logging — Logging
+// facility" are one title).
+func titleKey(title string) string {
+	return strings.Join(strings.Fields(titleDashes.Replace(strings.ToLower(title))), " ")
+}
+
+var titleDashes = strings.NewReplacer("---", "—", "--", "—", " – ", " — ", " - ", " — ", " | ", " — ")
+
+// sameTitle reports two pages' titles (titleKey) that are one, or one of
+// them the other followed by its site's name ("Logging HOWTO" and
+// "Logging HOWTO — Python 3.11.2 documentation"): a page and its copy.
+func sameTitle(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return a == b || strings.HasPrefix(b, a+" — ")
 }
 
 // adds is the question's weight s holds that the window's own sentences
