@@ -817,7 +817,8 @@ func TestFacetSections(t *testing.T) {
 // the order the pages are first quoted, each page's in its text's order;
 // a page and its copy share a section, whatever their dashes and whether
 // the site's name follows the title, headed by the shorter title; a title
-// that only begins another is another page's.
+// that only begins another is another page's. Each page stands where the
+// section that first quoted it would have.
 func TestBySource(t *testing.T) {
 	t.Parallel()
 	w := &writer{factIDs: map[string]string{}, in: research.WriteInput{Sources: map[string]*research.Source{
@@ -828,19 +829,23 @@ func TestBySource(t *testing.T) {
 		"C2": {ID: "C2", Title: "logging — Logging facility | Python 3.11.2 documentation", Content: "Nine."},
 		"D":  {ID: "D", Title: "Pragma", Content: "Ten."},
 	}}}
-	got := w.bySource([]scored{
+	var said []placed
+	for i, q := range []scored{
 		{text: "Three.", sourceID: "A"}, {text: "Seven.", sourceID: "B"}, {text: "One.", sourceID: "A"}, {text: "Nine.", sourceID: "C2"},
 		{text: "Five.", sourceID: "A2"}, {text: "Six.", sourceID: "B"}, {text: "Four.", sourceID: "A2"}, {text: "Eight.", sourceID: "C"},
 		{text: "Ten.", sourceID: "D"},
-	})
-	want := []research.Section{
-		{Heading: "Pragma statements", Body: "One. [cite:A] Three. [cite:A] Four. [cite:A2] Five. [cite:A2]"},
-		{Heading: "file:///doc/b.html", Body: "Six. [cite:B] Seven. [cite:B]"},
-		{Heading: "logging --- Logging facility", Body: "Nine. [cite:C2] Eight. [cite:C]"},
-		{Heading: "Pragma", Body: "Ten. [cite:D]"},
+	} {
+		said = append(said, placed{at: i / 3, s: q}) // the section each would have stood in
+	}
+	got := w.bySource(said)
+	want := []placedSection{
+		{0, research.Section{Heading: "Pragma statements", Body: "One. [cite:A] Three. [cite:A] Four. [cite:A2] Five. [cite:A2]"}},
+		{0, research.Section{Heading: "file:///doc/b.html", Body: "Six. [cite:B] Seven. [cite:B]"}},
+		{1, research.Section{Heading: "logging --- Logging facility", Body: "Nine. [cite:C2] Eight. [cite:C]"}},
+		{2, research.Section{Heading: "Pragma", Body: "Ten. [cite:D]"}},
 	}
 	if !slices.Equal(got, want) {
-		t.Errorf("bySource = %q, want %q", got, want)
+		t.Errorf("bySource = %+v, want %+v", got, want)
 	}
 }
 

@@ -63,13 +63,13 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 	// A keyword facet of the question ("page size SQLite") is a way to
 	// search, not a topic a reader would head a section with ("page size
 	// does SQLite use"), and the question heads the report already: what
-	// their sources say is quoted under the page it comes from, where
-	// their sections would stand (bySource). The names the question gives
-	// and the follow-ups keep sections of their own, as does a comparison
-	// answered from its two sides (its pages alone: section). A follow-up
-	// on a word that is no name (asWritten) was a search too.
-	var faceted []scored
-	facetsAt := -1
+	// their sources say is quoted under the page it comes from, each page
+	// where the section that first quoted it would stand, so the pages
+	// are cited in the order they were (bySource). The names the question
+	// gives and the follow-ups keep sections of their own, as does a
+	// comparison answered from its two sides (its pages alone: section).
+	// A follow-up on a word that is no name (asWritten) was a search too.
+	var pooled []placed
 	for _, sq := range sqs {
 		p := w.section(sq)
 		if p == nil {
@@ -86,16 +86,26 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 			// Followed, but no name: a search, as a facet is.
 			fallthrough
 		case sq.Text == in.Question && w.derived == nil, sq.Text != in.Question && sq.Text == strings.Join(keywords(sq.Text), " "):
-			if facetsAt < 0 {
-				facetsAt = len(d.Sections)
+			for _, s := range p.said {
+				pooled = append(pooled, placed{at: len(d.Sections), s: s})
 			}
-			faceted = append(faceted, p.said...)
 			continue
 		}
 		d.Sections = append(d.Sections, research.Section{Heading: heading, Body: strings.Join(p.lines, " ")})
 	}
-	if facetsAt >= 0 {
-		d.Sections = slices.Insert(d.Sections, facetsAt, w.bySource(faceted)...)
+	if len(pooled) > 0 {
+		var out []research.Section
+		pages := w.bySource(pooled)
+		for i := 0; i <= len(d.Sections); i++ {
+			for len(pages) > 0 && pages[0].at == i {
+				out = append(out, pages[0].Section)
+				pages = pages[1:]
+			}
+			if i < len(d.Sections) {
+				out = append(out, d.Sections[i])
+			}
+		}
+		d.Sections = out
 	}
 	return d, llm.Usage{}, nil
 }
@@ -1022,11 +1032,12 @@ func cutScript(name string) string {
 
 // bySource is a section for each page the sentences said are quoted
 // from, headed by its title (its address when it has none), in the order
-// the pages are first quoted; a page's sentences in the order its text
+// the pages are first quoted, placed where the first quote's section
+// would have stood; a page's sentences in the order its text
 // gives them, so the section reads as an excerpt of it. Pages of one
 // title (a page and its source's copy, the site's name after the title
 // or not: sameTitle) share a section, headed by the shorter.
-func (w *writer) bySource(said []scored) []research.Section {
+func (w *writer) bySource(said []placed) []placedSection {
 	type line struct {
 		s   scored
 		src int // the page's place among the section's
@@ -1034,11 +1045,13 @@ func (w *writer) bySource(said []scored) []research.Section {
 	}
 	type group struct {
 		heading, key string
+		at           int
 		lines        []line
 	}
 	var groups []*group
 	pages := map[string]int{}
-	for _, s := range said {
+	for _, q := range said {
+		s := q.s
 		src := w.in.Sources[s.sourceID]
 		if src == nil {
 			continue
@@ -1048,7 +1061,7 @@ func (w *writer) bySource(said []scored) []research.Section {
 		i := slices.IndexFunc(groups, func(g *group) bool { return sameTitle(g.key, key) })
 		if i < 0 {
 			i = len(groups)
-			groups = append(groups, &group{heading: h, key: key})
+			groups = append(groups, &group{heading: h, key: key, at: q.at})
 		} else if len(key) < len(groups[i].key) {
 			groups[i].heading, groups[i].key = h, key // the title without the site's name
 		}
@@ -1061,17 +1074,31 @@ func (w *writer) bySource(said []scored) []research.Section {
 		}
 		groups[i].lines = append(groups[i].lines, line{s: s, src: pages[s.sourceID], pos: pos})
 	}
-	out := make([]research.Section, 0, len(groups))
+	out := make([]placedSection, 0, len(groups))
 	for _, g := range groups {
 		slices.SortStableFunc(g.lines, func(a, b line) int { return cmp.Or(cmp.Compare(a.src, b.src), cmp.Compare(a.pos, b.pos)) })
 		body := make([]string, len(g.lines))
 		for i, l := range g.lines {
 			body[i] = w.cite(l.s)
 		}
-		out = append(out, research.Section{Heading: g.heading, Body: strings.Join(body, " ")})
+		out = append(out, placedSection{at: g.at, Section: research.Section{Heading: g.heading, Body: strings.Join(body, " ")}})
 	}
 	return out
 }
+
+// placed is a sentence quoted for a section that would have stood
+// before the at-th of the report's other sections; placedSection is a
+// page's section, to stand there.
+type (
+	placed struct {
+		at int
+		s  scored
+	}
+	placedSection struct {
+		at int
+		research.Section
+	}
+)
 
 // titleKey is a page title compared with another: in lower case, its
 // dashes one ("logging --- Logging facility" and "logging — Logging
