@@ -1107,6 +1107,8 @@ func titleKey(title string) string {
 	return strings.Join(strings.Fields(titleDashes.Replace(strings.ToLower(title))), " ")
 }
 
+// titleDashes writes the dashes and bars that part a title from its
+// site's name, or its subject from what it says of it, as one.
 var titleDashes = strings.NewReplacer("---", "—", "--", "—", " – ", " — ", " - ", " — ", " | ", " — ")
 
 // sameTitle reports two pages' titles (titleKey) that are one, or one of
