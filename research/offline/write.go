@@ -942,15 +942,13 @@ func (w *writer) asWritten(sq research.SubQuestion) (string, bool) {
 	if len(ws) == 0 {
 		return sq.Text, false
 	}
-	parts := make([]string, len(ws))
-	for i, x := range ws {
-		parts[i] = regexp.QuoteMeta(x)
-	}
-	re, err := regexp.Compile(`(?:^|[^A-Za-z0-9_.])(` + strings.Join(parts, `[_. ]`) + `)(?:$|[^A-Za-z0-9_])`)
-	if err != nil {
-		return name, false
-	}
+	re := standingAlone(ws)
+	seen := map[string]bool{}
 	for _, id := range slices.Concat(sq.SourceIDs, w.read) {
+		if seen[id] {
+			continue // one of the follow-up's own, read first
+		}
+		seen[id] = true
 		if src := w.in.Sources[id]; src != nil {
 			if m := re.FindStringSubmatch(src.Content); m != nil {
 				return m[1], len(ws) > 1 || !w.lowerCased(m[1]) && !w.opensOnly(m[1])
@@ -968,10 +966,7 @@ func (w *writer) opensOnly(word string) bool {
 	if !titleCase(word) {
 		return false
 	}
-	re, err := regexp.Compile(`(?:^|[^A-Za-z0-9_.])(` + regexp.QuoteMeta(word) + `)(?:$|[^A-Za-z0-9_])`)
-	if err != nil {
-		return false
-	}
+	re := standingAlone([]string{word})
 	found := false
 	for _, src := range w.in.Sources {
 		for _, m := range re.FindAllStringSubmatchIndex(src.Content, -1) {
@@ -986,6 +981,18 @@ func (w *writer) opensOnly(word string) bool {
 		}
 	}
 	return found
+}
+
+// standingAlone matches words written one after the other, joined by an
+// underscore, a dot or a space, with no Latin letter, digit or
+// underscore run into either end (a Korean particle may follow); its
+// first group is what it matched.
+func standingAlone(words []string) *regexp.Regexp {
+	parts := make([]string, len(words))
+	for i, x := range words {
+		parts[i] = regexp.QuoteMeta(x)
+	}
+	return regexp.MustCompile(`(?:^|[^A-Za-z0-9_.])(` + strings.Join(parts, `[_. ]`) + `)(?:$|[^A-Za-z0-9_])`)
 }
 
 // titleCase reports a word of one capital, its first letter: not an
