@@ -951,11 +951,61 @@ func (w *writer) asWritten(sq research.SubQuestion) (string, bool) {
 		seen[id] = true
 		if src := w.in.Sources[id]; src != nil {
 			if m := re.FindStringSubmatch(src.Content); m != nil {
-				return m[1], len(ws) > 1 || !w.lowerCased(m[1]) && !w.opensOnly(m[1])
+				if len(ws) > 1 {
+					return w.withoutOpener(m[1], ws), true
+				}
+				return m[1], !w.lowerCased(m[1]) && !w.opensOnly(m[1])
 			}
 		}
 	}
 	return name, false
+}
+
+// withoutOpener is a name of several words as written without the words
+// that open it where those were capitalised for opening a sentence, an
+// instruction's verb and its article ("Open Cargo.toml", "Use
+// Buffer.alloc", "Return the IEEE …", "Hence NULL"): the name is written
+// so only where a sentence or a line opens, its first words are ones the
+// sources also write in lower case, and what follows them is written
+// without them too ("The Cargo.toml file …") and holds a word that is a
+// name, one of letters the sources do not write in lower case ("Open
+// Source" keeps its first word). A name written so within a sentence
+// ("the Fetch API") keeps it.
+func (w *writer) withoutOpener(name string, words []string) string {
+	opens := func(x string) bool {
+		r, _ := utf8.DecodeRuneInString(x)
+		return unicode.IsLower(r) || titleCase(x) && w.lowerCased(x)
+	}
+	k := 0
+	for k < len(words) && opens(words[k]) {
+		k++
+	}
+	if k == 0 || k == len(words) || utf8.RuneCountInString(words[k]) < 2 || strings.IndexFunc(words[k], unicode.IsLetter) < 0 {
+		return name
+	}
+	if !w.atOpenings(standingAlone(words)) {
+		return name
+	}
+	for i := k; i > 0; i-- {
+		at := 0
+		for _, x := range words[:i] {
+			at += len(x) + 1
+		}
+		if at >= len(name) {
+			return name
+		}
+		rest := name[at:]
+		re := standingAlone([]string{rest})
+		for _, src := range w.in.Sources {
+			for _, m := range re.FindAllStringSubmatchIndex(src.Content, -1) {
+				before := strings.TrimRightFunc(src.Content[:m[2]], unicode.IsSpace)
+				if !strings.HasSuffix(strings.ToLower(before), strings.ToLower(name[:at-1])) {
+					return rest
+				}
+			}
+		}
+	}
+	return name
 }
 
 // opensOnly reports a word the sources read write capitalised only where
@@ -963,10 +1013,12 @@ func (w *writer) asWritten(sq research.SubQuestion) (string, bool) {
 // capitalised for where it stands, not as a name, which a sentence also
 // writes within it ("… in Listing 15-3").
 func (w *writer) opensOnly(word string) bool {
-	if !titleCase(word) {
-		return false
-	}
-	re := standingAlone([]string{word})
+	return titleCase(word) && w.atOpenings(standingAlone([]string{word}))
+}
+
+// atOpenings reports what re matches (its first group) written in the
+// sources read, and only where a sentence or a line opens.
+func (w *writer) atOpenings(re *regexp.Regexp) bool {
 	found := false
 	for _, src := range w.in.Sources {
 		for _, m := range re.FindAllStringSubmatchIndex(src.Content, -1) {
