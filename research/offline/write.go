@@ -954,7 +954,7 @@ func (w *writer) asWritten(sq research.SubQuestion) (string, bool) {
 				if len(ws) > 1 {
 					return w.withoutOpener(m[1], ws), true
 				}
-				return m[1], !w.lowerCased(m[1]) && !w.opensOnly(m[1])
+				return m[1], !w.lowerCased(m[1]) && !w.opensOnly(m[1]) && !w.numbering(m[1])
 			}
 		}
 	}
@@ -1006,6 +1006,24 @@ func (w *writer) withoutOpener(name string, words []string) string {
 		}
 	}
 	return name
+}
+
+// numbering reports a word the sources read write only before a number,
+// a label of what it numbers ("Listing 15-3", "Figure 2"), not a name of
+// one thing.
+func (w *writer) numbering(word string) bool {
+	re := standingAlone([]string{word})
+	found := false
+	for _, src := range w.in.Sources {
+		for _, m := range re.FindAllStringSubmatchIndex(src.Content, -1) {
+			after := strings.TrimLeft(src.Content[m[3]:], " \u00a0")
+			if r, _ := utf8.DecodeRuneInString(after); !unicode.IsDigit(r) {
+				return false
+			}
+			found = true
+		}
+	}
+	return found
 }
 
 // opensOnly reports a word the sources read write capitalised only where
