@@ -58,13 +58,6 @@ func ParseShape(s string) (Shape, error) {
 	return 0, fmt.Errorf("shape: want topical or mixed, got %q", s)
 }
 
-func (s Shape) String() string {
-	if s == Topical {
-		return "topical"
-	}
-	return "mixed"
-}
-
 // Tuning of topical documents.
 const (
 	// ownShare is the chance a sentence of a topical document is the next
@@ -157,8 +150,9 @@ func Generate(w io.Writer, n int, seed uint64, paths []string, shape Shape) erro
 	return bw.Flush()
 }
 
-// linkNearest gives each source the sources that share the most of its
-// rare words (in two to rareDF sources), at least two of them.
+// linkNearest gives each source the neighbours sources that share the
+// most of its rare words (words of four letters or more in two to rareDF
+// sources), of those that share at least two.
 func linkNearest(sources []source) {
 	words := make([][]int, len(sources)) // each source's distinct word ids
 	ids := map[string]int{}

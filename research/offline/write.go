@@ -980,8 +980,11 @@ func (w *writer) withoutOpener(name string, words []string) string {
 	for k < len(words) && opens(words[k]) {
 		k++
 	}
-	if k == 0 || k == len(words) || utf8.RuneCountInString(words[k]) < 2 || strings.IndexFunc(words[k], unicode.IsLetter) < 0 {
+	if k == 0 || k == len(words) || utf8.RuneCountInString(words[k]) < 2 {
 		return name
+	}
+	if r, _ := utf8.DecodeRuneInString(words[k]); !unicode.IsLetter(r) {
+		return name // a number, an option ("-m") or a quote: no name
 	}
 	if !w.atOpenings(standingAlone(words)) {
 		return name
