@@ -853,15 +853,16 @@ func TestBySource(t *testing.T) {
 // write it: an identifier with its underscores or dots, a Latin name
 // without the Korean particle run into it, a name without the verb that
 // opened an instruction on it. Words the sources never join so, a
-// capitalised word they also write in lower case, and a label they write
-// only before a number ("Figure 2") are no name.
+// capitalised word they also write in lower case, words they all also
+// write in lower case and capitalise together only where a sentence opens,
+// and a label they write only before a number ("Figure 2") are no name.
 func TestFollowUpAsWritten(t *testing.T) {
 	t.Parallel()
 	w := &writer{read: []string{"A", "B", "C", "D"}, in: research.WriteInput{Sources: map[string]*research.Source{
 		"A": {ID: "A", Content: "The xRead method returns SQLITE_IOERR_SHORT_READ or SQLITE_IOERR_DATA on a bad read; see Number.MAX_SAFE_INTEGER."},
 		"B": {ID: "B", Content: "Stability: 0 - Deprecated. Please use the new API. Unfortunately, it is slow. A listing follows. Listing 3 shows it. Cargo 1.5 runs. Run Cargo."},
 		"C": {ID: "C", Content: "TIFF와 JPG으로 내보낼 수 있습니다. LibreOffice Calc에서는 셀을 병합합니다. 보기 → 모눈 표시를 선택합니다."},
-		"D": {ID: "D", Content: "See Figure 2 and Figure 3. Open Cargo.toml in your editor. The Cargo.toml file is the manifest; open it at any time. Use Buffer.alloc to get zeroed memory: Buffer.alloc(10). Open Source projects keep their source open. Use Visual Studio Code. Return the IEEE value; the IEEE standard says so, and we return. Call the Fetch API; fetch it. Fetch API calls are slow. Use Python 3.11 or python."},
+		"D": {ID: "D", Content: "See Figure 2 and Figure 3. Open Cargo.toml in your editor. The Cargo.toml file is the manifest; open it at any time. Use Buffer.alloc to get zeroed memory: Buffer.alloc(10). Open Source projects keep their source open. Use Visual Studio Code. Return the IEEE value; the IEEE standard says so, and we return. Call the Fetch API; fetch it. Fetch API calls are slow. Use Python 3.11 or python. We do not check it. Whether we check it, we do. Git uses the Partial Clone feature; a partial clone is small.\ngit-bisect run make\nWe run it."},
 	}}}
 	for _, c := range []struct {
 		text, want string
@@ -882,11 +883,14 @@ func TestFollowUpAsWritten(t *testing.T) {
 		{"API", "API", true},
 		{"Open Cargo.toml", "Cargo.toml", true},
 		{"Use Buffer.alloc", "Buffer.alloc", true},
-		{"Open Source", "Open Source", true},
+		{"Open Source", "Open Source", false},
+		{"Partial Clone", "Partial Clone", true},
+		{"git-bisect run", "git-bisect run", true},
 		{"Use Visual Studio Code", "Use Visual Studio Code", true},
 		{"Return the IEEE", "IEEE", true},
 		{"Fetch API", "Fetch API", true},
 		{"Use Python 3.11", "Use Python 3.11", true},
+		{"We do not check", "We do not check", false},
 	} {
 		got, named := w.asWritten(research.SubQuestion{Text: c.text, ParentID: "Q1", SourceIDs: []string{"B"}})
 		if got != c.want || named != c.named {

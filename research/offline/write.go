@@ -952,7 +952,7 @@ func (w *writer) asWritten(sq research.SubQuestion) (string, bool) {
 		if src := w.in.Sources[id]; src != nil {
 			if m := re.FindStringSubmatch(src.Content); m != nil {
 				if len(ws) > 1 {
-					return w.withoutOpener(m[1], ws), true
+					return w.withoutOpener(m[1], ws)
 				}
 				return m[1], !w.lowerCased(m[1]) && !w.opensOnly(m[1]) && !w.numbering(m[1])
 			}
@@ -968,10 +968,13 @@ func (w *writer) asWritten(sq research.SubQuestion) (string, bool) {
 // so only where a sentence or a line opens, its first words are ones the
 // sources also write in lower case, and what follows them is written
 // without them too ("The Cargo.toml file …") and holds a word that is a
-// name, one of letters the sources do not write in lower case ("Open
-// Source" keeps its first word). A name written so within a sentence
-// ("the Fetch API") keeps it.
-func (w *writer) withoutOpener(name string, words []string) string {
+// name, one of letters the sources do not write in lower case. A name
+// written so within a sentence
+// ("the Fetch API") keeps it. Words the sources all also write in lower
+// case, the first capitalised, written so only where a sentence or a
+// line opens ("We do not check", "Whether Git"), are no name (false); a
+// command's lower-case words are ("git-bisect run").
+func (w *writer) withoutOpener(name string, words []string) (string, bool) {
 	opens := func(x string) bool {
 		r, _ := utf8.DecodeRuneInString(x)
 		return unicode.IsLower(r) || titleCase(x) && w.lowerCased(x)
@@ -980,14 +983,17 @@ func (w *writer) withoutOpener(name string, words []string) string {
 	for k < len(words) && opens(words[k]) {
 		k++
 	}
-	if k == 0 || k == len(words) || utf8.RuneCountInString(words[k]) < 2 {
-		return name
+	if k == len(words) {
+		return name, !titleCase(words[0]) || !w.atOpenings(standingAlone(words))
+	}
+	if k == 0 || utf8.RuneCountInString(words[k]) < 2 {
+		return name, true
 	}
 	if r, _ := utf8.DecodeRuneInString(words[k]); !unicode.IsLetter(r) {
-		return name // a number, an option ("-m") or a quote: no name
+		return name, true // a number, an option ("-m") or a quote: no name
 	}
 	if !w.atOpenings(standingAlone(words)) {
-		return name
+		return name, true
 	}
 	for i := k; i > 0; i-- {
 		at := 0
@@ -995,7 +1001,7 @@ func (w *writer) withoutOpener(name string, words []string) string {
 			at += len(x) + 1
 		}
 		if at >= len(name) {
-			return name
+			return name, true
 		}
 		rest := name[at:]
 		re := standingAlone([]string{rest})
@@ -1003,12 +1009,12 @@ func (w *writer) withoutOpener(name string, words []string) string {
 			for _, m := range re.FindAllStringSubmatchIndex(src.Content, -1) {
 				before := strings.TrimRightFunc(src.Content[:m[2]], unicode.IsSpace)
 				if !strings.HasSuffix(strings.ToLower(before), strings.ToLower(name[:at-1])) {
-					return rest
+					return rest, true
 				}
 			}
 		}
 	}
-	return name
+	return name, true
 }
 
 // numbering reports a word the sources read write only before a number,
