@@ -969,11 +969,11 @@ func (w *writer) asWritten(sq research.SubQuestion) (string, bool) {
 // sources also write in lower case, and what follows them is written
 // without them too ("The Cargo.toml file …") and holds a word that is a
 // name, one of letters the sources do not write in lower case. A name
-// written so within a sentence
-// ("the Fetch API") keeps it. Words the sources all also write in lower
-// case, the first capitalised, written so only where a sentence or a
-// line opens ("We do not check", "Whether Git"), are no name (false); a
-// command's lower-case words are ("git-bisect run").
+// written so within a sentence ("the Fetch API") keeps its first word.
+// Words the sources all also write in lower case, the first capitalised,
+// written so only where a sentence or a line opens ("We do not check",
+// "Whether Git"), are no name (false); a command's lower-case words are
+// one ("git-bisect run").
 func (w *writer) withoutOpener(name string, words []string) (string, bool) {
 	opens := func(x string) bool {
 		r, _ := utf8.DecodeRuneInString(x)
@@ -990,7 +990,7 @@ func (w *writer) withoutOpener(name string, words []string) (string, bool) {
 		return name, true
 	}
 	if r, _ := utf8.DecodeRuneInString(words[k]); !unicode.IsLetter(r) {
-		return name, true // a number, an option ("-m") or a quote: no name
+		return name, true // a number, an option ("-m") or a quote: nothing to cut to
 	}
 	if !w.atOpenings(standingAlone(words)) {
 		return name, true
