@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"iter"
 	"maps"
 	"math"
 	"regexp"
@@ -995,22 +996,18 @@ func (w *writer) withoutOpener(name string, words []string) (string, bool) {
 	if !w.atOpenings(standingAlone(words)) {
 		return name, true
 	}
+	at := make([]int, k+1) // where each word begins in name: one joiner after each
+	for i := 1; i <= k; i++ {
+		at[i] = at[i-1] + len(words[i-1]) + 1
+	}
 	for i := k; i > 0; i-- {
-		at := 0
-		for _, x := range words[:i] {
-			at += len(x) + 1
-		}
-		if at >= len(name) {
+		if at[i] >= len(name) {
 			return name, true
 		}
-		rest := name[at:]
-		re := standingAlone([]string{rest})
-		for _, src := range w.in.Sources {
-			for _, m := range re.FindAllStringSubmatchIndex(src.Content, -1) {
-				before := strings.TrimRightFunc(src.Content[:m[2]], unicode.IsSpace)
-				if !strings.HasSuffix(strings.ToLower(before), strings.ToLower(name[:at-1])) {
-					return rest, true
-				}
+		rest, opener := name[at[i]:], strings.ToLower(name[:at[i]-1])
+		for text, m := range w.occurrences(standingAlone([]string{rest})) {
+			if before := strings.TrimRightFunc(text[:m[2]], unicode.IsSpace); !strings.HasSuffix(strings.ToLower(before), opener) {
+				return rest, true
 			}
 		}
 	}
@@ -1021,16 +1018,12 @@ func (w *writer) withoutOpener(name string, words []string) (string, bool) {
 // a label of what it numbers ("Listing 15-3", "Figure 2"), not a name of
 // one thing.
 func (w *writer) numbering(word string) bool {
-	re := standingAlone([]string{word})
 	found := false
-	for _, src := range w.in.Sources {
-		for _, m := range re.FindAllStringSubmatchIndex(src.Content, -1) {
-			after := strings.TrimLeft(src.Content[m[3]:], " \u00a0")
-			if r, _ := utf8.DecodeRuneInString(after); !unicode.IsDigit(r) {
-				return false
-			}
-			found = true
+	for text, m := range w.occurrences(standingAlone([]string{word})) {
+		if r, _ := utf8.DecodeRuneInString(strings.TrimLeft(text[m[3]:], " \u00a0")); !unicode.IsDigit(r) {
+			return false
 		}
+		found = true
 	}
 	return found
 }
@@ -1047,19 +1040,31 @@ func (w *writer) opensOnly(word string) bool {
 // sources read, and only where a sentence or a line opens.
 func (w *writer) atOpenings(re *regexp.Regexp) bool {
 	found := false
-	for _, src := range w.in.Sources {
-		for _, m := range re.FindAllStringSubmatchIndex(src.Content, -1) {
-			found = true
-			before := strings.TrimRightFunc(src.Content[:m[2]], func(r rune) bool {
-				return unicode.IsSpace(r) || strings.ContainsRune(`"'“‘([*`, r)
-			})
-			gap := src.Content[len(before):m[2]]
-			if last, _ := utf8.DecodeLastRuneInString(before); before != "" && !strings.Contains(gap, "\n") && !strings.ContainsRune(".!?:;-–—", last) {
-				return false // within a sentence
-			}
+	for text, m := range w.occurrences(re) {
+		found = true
+		before := strings.TrimRightFunc(text[:m[2]], func(r rune) bool {
+			return unicode.IsSpace(r) || strings.ContainsRune(`"'“‘([*`, r)
+		})
+		gap := text[len(before):m[2]]
+		if last, _ := utf8.DecodeLastRuneInString(before); before != "" && !strings.Contains(gap, "\n") && !strings.ContainsRune(".!?:;-–—", last) {
+			return false // within a sentence
 		}
 	}
 	return found
+}
+
+// occurrences yields each place re matches in the sources read: the
+// source's text and the match's indexes (FindAllStringSubmatchIndex's).
+func (w *writer) occurrences(re *regexp.Regexp) iter.Seq2[string, []int] {
+	return func(yield func(string, []int) bool) {
+		for _, src := range w.in.Sources {
+			for _, m := range re.FindAllStringSubmatchIndex(src.Content, -1) {
+				if !yield(src.Content, m) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // standingAlone matches words written one after the other, joined by an
