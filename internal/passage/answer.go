@@ -260,7 +260,10 @@ var Weights = struct {
 // the sources it cites, not first among the pages the question's own
 // search ranked first: research/offline), "key" (a question that asks
 // which key to press is answered by its type's fit alone, not also by
-// a sentence naming a key: keyRE), "length" (ask's confidence is the
+// a sentence naming a key: keyRE), "kind" (a sentence holds a word of
+// the question that names the kind of the next, "connection" of
+// "connection pool", even where it writes the next only after another
+// word, "memory pool": otherKind), "length" (ask's confidence is the
 // share of the question the best answer holds, whatever the question's
 // length: Confidence).
 var Ablate = map[string]bool{}
@@ -268,7 +271,7 @@ var Ablate = map[string]bool{}
 // Rules are the rules Ablate switches off: the answer finder's, and
 // those of research's offline writer that read Ablate ("firstpages",
 // "firstread").
-var Rules = []string{"alternative", "asking", "back", "codeword", "content", "context", "continued", "firstpages", "firstread", "fit", "heading", "joined", "key", "length", "neighbour", "rank", "stem", "term", "title", "unheld", "window"}
+var Rules = []string{"alternative", "asking", "back", "codeword", "content", "context", "continued", "firstpages", "firstread", "fit", "heading", "joined", "key", "kind", "length", "neighbour", "rank", "stem", "term", "title", "unheld", "window"}
 
 // SetAblated switches off the named rules and switches on the others.
 func SetAblated(names []string) error {
@@ -338,6 +341,11 @@ type finder struct {
 	words  []qword
 	weight map[string]float64 // per term, for the gain of an answer
 	total  float64
+	// pairs are the question's words written one after the other
+	// ("connection pool": kinds); before is each unit's words with the
+	// words written just before them, read once a pair asks.
+	pairs  []pair
+	before [][]map[string][]written
 }
 
 // read splits the documents into units with their terms, and counts each
@@ -407,12 +415,13 @@ func (f *finder) held() []map[string]bool {
 // at their shares; a word is held at the share of its own terms, or of
 // the term it makes written as one with its neighbour (qword.joined)
 // when that is more.
-func (f *finder) cover(d, i int, extra map[string]bool) float64 {
+func (f *finder) cover(d, i int, extra map[string]bool, win []int) float64 {
 	u := f.units[d][i]
 	var v float64
+	other := f.otherKind(d, i, win)
 	share := func(t string) float64 {
 		switch {
-		case f.own[d][i][t] || extra[t]:
+		case (f.own[d][i][t] || extra[t]) && !other[t]:
 			return 1
 		case !Ablate["heading"] && u.Heading >= 0 && f.own[d][u.Heading][t]:
 			return Weights.Heading
@@ -521,7 +530,7 @@ func (f *finder) score(r unitRef) (scoredWindow, bool) {
 		// not quoted as an answer.
 		return scoredWindow{}, false
 	}
-	if f.cover(r.doc, r.unit, nil) == 0 {
+	if f.cover(r.doc, r.unit, nil, nil) == 0 {
 		return scoredWindow{}, false
 	}
 	// The window: the sentence, and the sentence of its paragraph
@@ -541,7 +550,7 @@ func (f *finder) score(r unitRef) (scoredWindow, bool) {
 		}
 		anyFit = anyFit || j != r.unit && !Ablate["fit"] && fitAt(j)
 	}
-	cov := f.cover(r.doc, r.unit, extra)
+	cov := f.cover(r.doc, r.unit, extra, win)
 	// A longer window must hold more to win: a sentence that says it
 	// all is quoted alone.
 	score := cov - Weights.WindowCost*float64(len(win)-1)

@@ -137,6 +137,9 @@ func (f *finder) weigh(question, content string) {
 				unheldWords = append(unheldWords, at)
 			}
 		}
+		if prev >= 0 && prev != at {
+			f.pair(f.words[prev].terms, ts, prevField, field)
+		}
 		if prev >= 0 && prev != at && !Ablate["joined"] {
 			// The word after may close a clause ("thread pool?"); the one
 			// before may not ("thread, pool").

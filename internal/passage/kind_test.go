@@ -1,0 +1,65 @@
+package passage
+
+import (
+	"strings"
+	"testing"
+)
+
+// A word of the question that names the kind of the next ("connection"
+// of "connection pool") is not held by a sentence that writes the next
+// after another word ("memory pool"); the pair written as the question
+// writes it, the next word alone, after a word of the question or in
+// another form, keep it held.
+func TestFindHoldsAKindOnlyAsTheQuestionPairsIt(t *testing.T) {
+	q := "What is the size of the connection pool?"
+	for _, c := range []struct {
+		name, body string
+		other      bool
+	}{
+		{"another kind", "The size of the lookaside memory pool is set connection by connection.", true},
+		{"the pair as asked", "The memory pool and the connection pool have a size each.", false},
+		{"the word alone", "Each connection takes a slot from the pool, whatever its size.", false},
+		{"after a word of the question", "The size pool grows with each connection.", false},
+		{"after a number", "A connection keeps 16 pools of one size.", false},
+		{"after a mark", "The size of each connection's \"pool\" is fixed.", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			docs := []Doc{{Body: c.body}}
+			found, _ := Find(q, docs, 1)
+			ablated := answersAblated("kind", q, docs)
+			if len(found) == 0 || len(ablated) == 0 {
+				t.Fatalf("found %v, ablated %v: want the sentence", found, ablated)
+			}
+			if lower := found[0].Coverage < ablated[0].Coverage; lower != c.other {
+				t.Errorf("coverage %.2f, %.2f with the rule off: lower = %v, want %v", found[0].Coverage, ablated[0].Coverage, lower, c.other)
+			}
+		})
+	}
+}
+
+// A name is no kind: its words are not paired.
+func TestFindPairsNoName(t *testing.T) {
+	docs := []Doc{{Body: "The size of the lookaside Memory Pool is set connection by connection."}}
+	q := "What is the size of the Connection Pool?"
+	found, _ := Find(q, docs, 1)
+	ablated := answersAblated("kind", q, docs)
+	if len(found) == 0 || len(ablated) == 0 || found[0].Coverage != ablated[0].Coverage {
+		t.Errorf("found %+v, ablated %+v: want one coverage", found, ablated)
+	}
+}
+
+// precedes reads each word's occurrences with the word before it, as
+// written; a stop word, a number or a mark stands between two words.
+func TestPrecedes(t *testing.T) {
+	got := precedes(`The lookaside memory pools, the "pool" and 16 pool sizes.`)
+	var pools []string
+	for _, w := range got["pool"] {
+		pools = append(pools, w.before+"/"+w.form)
+	}
+	if want := "memori/pool /pool /pool"; strings.Join(pools, " ") != want {
+		t.Errorf("pool's occurrences %q, want %q", strings.Join(pools, " "), want)
+	}
+	if w := got["size"]; len(w) != 1 || w[0].before != "pool" || w[0].form != "size" {
+		t.Errorf("size's occurrences %+v, want one after pool", w)
+	}
+}
