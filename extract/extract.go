@@ -187,6 +187,17 @@ func Text(data []byte, name string) (Doc, error) {
 	return Doc{Title: firstLineTitle(text, name), Text: text, Format: "text"}, nil
 }
 
+// firstLineTitle is a text's title: its first line with a letter or a
+// digit, when short and written as a title is; else fallback. A line of
+// metadata above it (reStructuredText's ":orphan:" or ":tocdepth: 2",
+// an AsciiDoc attribute entry) is passed over, and an AsciiDoc title's
+// marks ("= My First Object Walk", "== Git Repository Format Versions")
+// are no words of it. A text that opens with an option ("-b", "--all"),
+// a comment ("// Please don't remove …"), a placeholder ("<repository>"),
+// an anchor ("[[def_alternate_object_database]]"), a list's item ("* `0`
+// or `false` - …") or a definition list's term ("linkgit:git-add[1]::",
+// "`araxis`;; Use Araxis Merge") is a part of a manual that other pages
+// include, and has no title line.
 func firstLineTitle(text, fallback string) string {
 	for line := range strings.SplitSeq(text, "\n") {
 		line = strings.TrimSpace(line)
@@ -196,13 +207,29 @@ func firstLineTitle(text, fallback string) string {
 		if strings.IndexFunc(line, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) < 0 {
 			continue // blank, or a rule of "=", "*" or "-"
 		}
-		if utf8.RuneCountInString(line) <= 120 {
+		if metadataLine.MatchString(line) {
+			continue
+		}
+		if m := adocDocTitle.FindStringSubmatch(line); m != nil {
+			line = m[1]
+		}
+		if utf8.RuneCountInString(line) <= 120 && !notTitle.MatchString(line) {
 			return line
 		}
 		break
 	}
 	return fallback
 }
+
+var (
+	// metadataLine is a field of a document's metadata: ":orphan:",
+	// ":tocdepth: 2", ":toc: left".
+	metadataLine = regexp.MustCompile(`^:[A-Za-z0-9_-]+!?:(\s.*)?$`)
+	// adocDocTitle is an AsciiDoc title line: "= Title", "== Section".
+	adocDocTitle = regexp.MustCompile(`^={1,6}\s+(\S.*)$`)
+	// notTitle is a first line that is no title (firstLineTitle).
+	notTitle = regexp.MustCompile(`^(?:-|//|<|\[\[|[*+•]\s)|;;|:$`)
+)
 
 var (
 	mdImage   = regexp.MustCompile(`!\[([^\]]*)\]\([^)]*\)`)

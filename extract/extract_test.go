@@ -353,6 +353,18 @@ func TestTextTitle(t *testing.T) {
 		"=====\n\n-----\nRules only, then a title\n":            "Rules only, then a title",
 		"=====\n" + strings.Repeat("long ", 40):                 "name.txt",
 		"*****\n=====":                                          "name.txt",
+		":tocdepth: 2\n\n=====\nGeneral FAQ\n=====\n":           "General FAQ",
+		":orphan:\n\nUploading\n":                               "Uploading",
+		"= My First Object Walk\n\n== Intro\n":                  "My First Object Walk",
+		"-b::\n\tShow blank SHA-1.\n":                           "name.txt",
+		"--all\n\tFetch all remotes.\n":                         "name.txt",
+		"// Please don't remove this comment\n-a\n":             "name.txt",
+		"linkgit:git-annotate[1]::\n\tAnnotate.\n":              "name.txt",
+		"<repository>\n\tThe remote.\n":                         "name.txt",
+		"[[def_alternate]]alternate object database::\n":        "name.txt",
+		"`araxis`;; Use Araxis Merge\n":                         "name.txt",
+		"* `0` or `false` - Disables the target.\n":             "name.txt",
+		"== Git Repository Format Versions\n\nText.":            "Git Repository Format Versions",
 	} {
 		doc, err := Text([]byte(text), "name.txt")
 		if err != nil {
