@@ -263,7 +263,11 @@ var Weights = struct {
 // a sentence naming a key: keyRE), "kind" (a sentence holds a word of
 // the question that names the kind of the next, "connection" of
 // "connection pool", even where it writes the next only after another
-// word, "memory pool": otherKind), "length" (ask's confidence is the
+// word, "memory pool": otherKind), "release" (a number written with
+// dots in the question, a release's "3.11.0" or a value's "2.5", held
+// by its numbers' terms wherever they stand, not only where it is
+// written as one: releaseShare), "length" (ask's
+// confidence is the
 // share of the question the best answer holds, whatever the question's
 // length: Confidence).
 var Ablate = map[string]bool{}
@@ -271,7 +275,7 @@ var Ablate = map[string]bool{}
 // Rules are the rules Ablate switches off: the answer finder's, and
 // those of research's offline writer that read Ablate ("firstpages",
 // "firstread").
-var Rules = []string{"alternative", "asking", "back", "codeword", "content", "context", "continued", "firstpages", "firstread", "fit", "heading", "joined", "key", "kind", "length", "neighbour", "rank", "stem", "term", "title", "unheld", "window"}
+var Rules = []string{"alternative", "asking", "back", "codeword", "content", "context", "continued", "firstpages", "firstread", "fit", "heading", "joined", "key", "kind", "length", "neighbour", "rank", "release", "stem", "term", "title", "unheld", "window"}
 
 // SetAblated switches off the named rules and switches on the others.
 func SetAblated(names []string) error {
@@ -433,6 +437,10 @@ func (f *finder) cover(d, i int, extra map[string]bool, win []int) float64 {
 		return 0
 	}
 	for _, qw := range f.words {
+		if qw.release != nil {
+			v += qw.w * f.releaseShare(d, i, win, qw.release)
+			continue
+		}
 		var h float64
 		for _, t := range qw.terms {
 			h += share(t)
@@ -444,6 +452,33 @@ func (f *finder) cover(d, i int, extra map[string]bool, win []int) float64 {
 		v += qw.w * h
 	}
 	return v / f.total
+}
+
+// releaseShare is the share of a number written with dots
+// (qword.release: a release's, a value's) unit i of document d holds,
+// with the units of its window: whole where one of them writes it as
+// one, else at its heading's, title's or neighbour's share where they
+// do. "Python 3.0 was released on December 3, 2008." holds "3" and "0"
+// but no word of "Python 3.11.0"; "round(0.5) is 0 and round(1.5) is
+// 2" does not hold "2.5".
+func (f *finder) releaseShare(d, i int, win []int, re *regexp.Regexp) float64 {
+	us := f.units[d]
+	if re.MatchString(us[i].Text) || slices.ContainsFunc(win, func(j int) bool { return re.MatchString(us[j].Text) }) {
+		return 1
+	}
+	switch {
+	case !Ablate["heading"] && us[i].Heading >= 0 && re.MatchString(us[us[i].Heading].Text):
+		return Weights.Heading
+	case !Ablate["title"] && re.MatchString(f.docs[d].Title):
+		return Weights.Title
+	case !Ablate["neighbour"]:
+		for _, j := range []int{i - 1, i + 1} {
+			if j >= 0 && j < len(us) && us[j].Block == us[i].Block && us[j].Kind != Heading && re.MatchString(us[j].Text) {
+				return Weights.Neighbour
+			}
+		}
+	}
+	return 0
 }
 
 // InlineCode quotes a line of code or a name as Markdown's inline code:

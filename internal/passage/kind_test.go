@@ -63,3 +63,24 @@ func TestPrecedes(t *testing.T) {
 		t.Errorf("size's occurrences %+v, want one after pool", w)
 	}
 }
+
+// A release's number in the question is held only where it is written as
+// one: "Python 3.0 … December 3, 2008" holds "3" and "0" but not 3.11.0.
+func TestFindHoldsAReleaseWrittenAsOne(t *testing.T) {
+	q := "When was Python 3.11.0 released?"
+	other := Doc{Body: "Python 3.0 was released on December 3, 2008."}
+	found, _ := Find(q, []Doc{other}, 1)
+	ablated := answersAblated("release", q, []Doc{other})
+	if len(found) == 0 || len(ablated) == 0 || found[0].Coverage >= ablated[0].Coverage {
+		t.Fatalf("found %+v, ablated %+v: want the other release held less", found, ablated)
+	}
+	docs := []Doc{other, {Body: "Some notes.\n\nPython 3.11.0 was released in October 2022, after 3.10."}}
+	found, _ = Find(q, docs, 2)
+	if len(found) == 0 || found[0].Doc != 1 {
+		t.Errorf("found %+v, want the release asked about first", found)
+	}
+	under := Doc{Body: "Python 3.11.0\n\nIt was released on October 24, 2022, after 3.10."}
+	if a := best(t, q, under); a.Coverage >= 1 || a.Coverage < 0.5 {
+		t.Errorf("coverage %.2f under a heading that writes the release, want its share", a.Coverage)
+	}
+}

@@ -2,6 +2,7 @@ package passage
 
 import (
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -22,6 +23,24 @@ type qword struct {
 	w      float64
 	joined []string
 	stem   []string
+	// release matches the number written with dots the word writes (a
+	// release's, "3.11.0", "2.10에서"; a value, "2.5") written as one
+	// (releaseIn).
+	release *regexp.Regexp
+}
+
+// releaseNumber is a number written with dots: numbers joined by dots.
+var releaseNumber = regexp.MustCompile(`\d+(?:\.\d+)+`)
+
+// releaseIn is releaseRE of the number written with dots that a word of
+// the question writes, or nil when it writes none (or ablated:
+// "release").
+func releaseIn(field string) *regexp.Regexp {
+	n := releaseNumber.FindString(field)
+	if n == "" || Ablate["release"] {
+		return nil
+	}
+	return releaseRE(n)
 }
 
 // stemTerms are the terms of a Korean word's stem, when it has one
@@ -132,7 +151,7 @@ func (f *finder) weigh(question, content string) {
 			}
 			at = len(f.words)
 			seenWord[key] = at
-			f.words = append(f.words, qword{terms: ts, w: w, stem: stemTerms(field, ts)})
+			f.words = append(f.words, qword{terms: ts, w: w, stem: stemTerms(field, ts), release: releaseIn(field)})
 			if unheld && !slices.ContainsFunc(ts, func(t string) bool { return marked[t] }) && written(hangulTerm(ts[0])) {
 				unheldWords = append(unheldWords, at)
 			}
