@@ -84,3 +84,25 @@ func TestFindHoldsAReleaseWrittenAsOne(t *testing.T) {
 		t.Errorf("coverage %.2f under a heading that writes the release, want its share", a.Coverage)
 	}
 }
+
+// A date given for another release is not the one asked for.
+func TestValueMissingForAnotherRelease(t *testing.T) {
+	q := "On what date was Python 3.11.0 first released?"
+	other := []Doc{{Body: "Python 3.0 was released on December 3, 2008."}}
+	found, _ := Find(q, other, MaxQuoted)
+	if v := ValueMissing(q, found); v != DateValue {
+		t.Errorf("another release's date: ValueMissing = %v, want a date missing", v)
+	}
+	Ablate["release"] = true
+	found, _ = Find(q, other, MaxQuoted)
+	v := ValueMissing(q, found)
+	delete(Ablate, "release")
+	if v != NoValue {
+		t.Errorf("ablated: ValueMissing = %v, want the date given", v)
+	}
+	asked := []Doc{{Body: "Python 3.11.0 was released on October 24, 2022, after 3.10."}}
+	found, _ = Find(q, asked, MaxQuoted)
+	if v := ValueMissing(q, found); v != NoValue {
+		t.Errorf("the release's own date: ValueMissing = %v, want none missing", v)
+	}
+}
