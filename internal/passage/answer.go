@@ -266,9 +266,9 @@ var Weights = struct {
 // word, "memory pool": otherKind), "release" (a number written with
 // dots in the question, a release's "3.11.0" or a value's "2.5", held
 // by its numbers' terms wherever they stand, not only where it is
-// written as one: releaseShare; and a date or an amount a sentence
-// gives for another release, "Python 3.0 was released on …", given for
-// the question's: otherRelease), "length" (ask's
+// written as one: releaseShare; and a date a sentence gives for
+// another release, "Python 3.0 was released on …", given for the
+// question's: otherRelease), "length" (ask's
 // confidence is the
 // share of the question the best answer holds, whatever the question's
 // length: Confidence).
@@ -458,8 +458,8 @@ func (f *finder) cover(d, i int, extra map[string]bool, win []int) float64 {
 
 // otherRelease reports a sentence that writes a number with dots (a
 // release's) other than the one release matches, and not that one: a
-// date or an amount it gives is another release's ("Python 3.0 was
-// released on December 3, 2008." for Python 3.11.0).
+// date it gives is another release's ("Python 3.0 was released on
+// December 3, 2008." for Python 3.11.0).
 func otherRelease(s string, release *regexp.Regexp) bool {
 	return releaseNumber.MatchString(s) && !release.MatchString(s)
 }
@@ -1068,14 +1068,19 @@ const (
 // a sentence of its own (not the neighbour quoted for context); NoValue
 // when one does or the question asks for none. A question that asks
 // whether ("Is there a limit on how long …?") asks for no amount. For a
-// question that names a release ("3.11.0"), a sentence that gives the
-// value for another (otherRelease) gives none.
+// question that names a release ("3.11.0") and asks for a date or a
+// release, a sentence that gives it for another (otherRelease) gives
+// none; an amount may be written with dots of its own ("0.1 + 0.2" is
+// "0.30000000000000004").
 func ValueMissing(question string, answers []Answer) Value {
 	a := askedOf(question)
 	if Ablate["fit"] || !a.date && !a.release && !a.amount || len(answers) == 0 {
 		return NoValue
 	}
-	release := releaseIn(question)
+	var release *regexp.Regexp
+	if a.date || a.release {
+		release = releaseIn(question)
+	}
 	if slices.ContainsFunc(answers, func(an Answer) bool {
 		if an.Fits && release == nil {
 			return true

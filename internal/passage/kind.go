@@ -53,10 +53,14 @@ func (f *finder) otherKind(d, i int, win []int) map[string]bool {
 	if len(f.pairs) == 0 || Ablate["kind"] {
 		return nil
 	}
+	units := win
+	if !slices.Contains(win, i) {
+		units = append([]int{i}, win...)
+	}
 	var out map[string]bool
 	for _, p := range f.pairs {
 		var seen []written
-		for _, j := range append([]int{i}, win...) {
+		for _, j := range units {
 			if f.own[d][j][p.second] {
 				seen = append(seen, f.preceding(d, j)[p.second]...)
 			}
