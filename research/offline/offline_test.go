@@ -862,7 +862,7 @@ func TestFollowUpAsWritten(t *testing.T) {
 		"A": {ID: "A", Content: "The xRead method returns SQLITE_IOERR_SHORT_READ or SQLITE_IOERR_DATA on a bad read; see Number.MAX_SAFE_INTEGER."},
 		"B": {ID: "B", Content: "Stability: 0 - Deprecated. Please use the new API. Unfortunately, it is slow. A listing follows. Listing 3 shows it. Cargo 1.5 runs. Run Cargo."},
 		"C": {ID: "C", Content: "TIFF와 JPG으로 내보낼 수 있습니다. LibreOffice Calc에서는 셀을 병합합니다. 보기 → 모눈 표시를 선택합니다."},
-		"D": {ID: "D", Content: "See Figure 2 and Figure 3. Open Cargo.toml in your editor. The Cargo.toml file is the manifest; open it at any time. Use Buffer.alloc to get zeroed memory: Buffer.alloc(10). Open Source projects keep their source open. Use Visual Studio Code. Return the IEEE value; the IEEE standard says so, and we return. Call the Fetch API; fetch it. Fetch API calls are slow. Use Python 3.11 or python. We do not check it. Whether we check it, we do. Git uses the Partial Clone feature; a partial clone is small.\ngit-bisect run make\nWe run it."},
+		"D": {ID: "D", Content: "See Figure 2 and Figure 3. Open Cargo.toml in your editor. The Cargo.toml file is the manifest; open it at any time. Use Buffer.alloc to get zeroed memory: Buffer.alloc(10). Open Source projects keep their source open. Use Visual Studio Code. Return the IEEE value; the IEEE standard says so, and we return. Call the Fetch API; fetch it. Fetch API calls are slow. Use Python 3.11 or python. We do not check it. Whether we check it, we do. Git uses the Partial Clone feature; a partial clone is small.\ngit-bisect run make\nWe run it.\nECONNREFUSED Indicates that the connection was refused.\nECONNRESET Indicates a reset. It indicates that ECONNREFUSED is retried. Only the Node API Indicates nothing.\nEPIPE Indicates. EPIPE Indicates that it broke."},
 	}}}
 	for _, c := range []struct {
 		text, want string
@@ -886,6 +886,9 @@ func TestFollowUpAsWritten(t *testing.T) {
 		{"Open Source", "Open Source", false},
 		{"Partial Clone", "Partial Clone", true},
 		{"git-bisect run", "git-bisect run", true},
+		{"ECONNREFUSED Indicates", "ECONNREFUSED", true},
+		{"Node API Indicates", "Node API Indicates", true},
+		{"EPIPE Indicates", "EPIPE Indicates", true},
 		{"Use Visual Studio Code", "Use Visual Studio Code", true},
 		{"Return the IEEE", "IEEE", true},
 		{"Fetch API", "Fetch API", true},

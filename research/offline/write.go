@@ -953,7 +953,11 @@ func (w *writer) asWritten(sq research.SubQuestion) (string, bool) {
 		if src := w.in.Sources[id]; src != nil {
 			if m := re.FindStringSubmatch(src.Content); m != nil {
 				if len(ws) > 1 {
-					return w.withoutOpener(m[1], ws)
+					name, named := w.withoutOpener(m[1], ws)
+					if named {
+						name = w.withoutCloser(name)
+					}
+					return name, named
 				}
 				return m[1], !w.lowerCased(m[1]) && !w.opensOnly(m[1]) && !w.numbering(m[1])
 			}
@@ -1012,6 +1016,35 @@ func (w *writer) withoutOpener(name string, words []string) (string, bool) {
 		}
 	}
 	return name, true
+}
+
+// withoutCloser is a name of several words as written without its last
+// words where those open what the name heads, the definition of a term
+// written on one line with it ("ECONNREFUSED Indicates that the network
+// connection has been refused."): capitalised words the sources also
+// write in lower case, after what stays, written where a line or a
+// sentence opens and each time going on in lower case, as a sentence
+// does; what stays holds a word that is no word of prose (a capital
+// not only its first letter's, "ECONNREFUSED", that the sources do not
+// write in lower case).
+func (w *writer) withoutCloser(name string) string {
+	words := strings.Fields(name)
+	k := len(words)
+	for k > 1 && titleCase(words[k-1]) && w.lowerCased(words[k-1]) {
+		k--
+	}
+	if k == len(words) || !slices.ContainsFunc(words[:k], func(x string) bool { return !w.lowerCased(x) && !titleCase(x) }) {
+		return name
+	}
+	if !w.atOpenings(standingAlone(words)) {
+		return name
+	}
+	for text, m := range w.occurrences(standingAlone(words)) {
+		if r, _ := utf8.DecodeRuneInString(strings.TrimLeft(text[m[3]:], " \u00a0")); !unicode.IsLower(r) {
+			return name
+		}
+	}
+	return strings.Join(words[:k], " ")
 }
 
 // numbering reports a word the sources read write only before a number,
