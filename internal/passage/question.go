@@ -225,7 +225,7 @@ func Marked(question string) []string {
 		}
 	}
 	for _, n := range names {
-		add(asWritten(question, n))
+		add(AsWritten(question, n))
 	}
 	inName := map[string]bool{}
 	for _, n := range names {
@@ -245,11 +245,11 @@ func Marked(question string) []string {
 	return out
 }
 
-// asWritten is a name of several words as the question writes it, the
+// AsWritten is a name of several words as the question writes it, the
 // marks between its words kept ("ECONNREFUSED ::1", not "ECONNREFUSED
 // 1"), when its words follow one another there with only spaces and
 // marks between them; else the name.
-func asWritten(question, name string) string {
+func AsWritten(question, name string) string {
 	ws := strings.Fields(name)
 	if len(ws) < 2 {
 		return name

@@ -151,6 +151,46 @@ func TestWriteCitesFacts(t *testing.T) {
 	}
 }
 
+// A name the question gives heads its section as the question writes it,
+// the marks between its words kept.
+func TestNameSectionAsTheQuestionWritesIt(t *testing.T) {
+	t.Parallel()
+	src := &research.Source{ID: "S1", URL: "kb://x/1", Title: "Errors", Content: "ECONNREFUSED means the connection was refused by ::1, the IPv6 loopback address. Node 18 tries ::1 first. " +
+		"An ECONNREFUSED error is raised by net.connect when nothing listens on the port. " +
+		"The http module reports ECONNREFUSED as the error's code. ECONNREFUSED is retried by some clients, never by net itself."}
+	in := research.WriteInput{
+		Question:     "Why do I get ECONNREFUSED ::1 since Node 18?",
+		SubQuestions: []research.SubQuestion{{ID: "Q1", Text: "ECONNREFUSED 1", SourceIDs: []string{"S1"}}},
+		Sources:      map[string]*research.Source{"S1": src},
+	}
+	d, _, err := Engine{}.Write(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var headings []string
+	for _, s := range d.Sections {
+		headings = append(headings, s.Heading)
+	}
+	if !slices.Contains(headings, "ECONNREFUSED ::1") {
+		t.Errorf("headings %q, want the name as the question writes it", headings)
+	}
+}
+
+func TestNameHeading(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ question, name, want string }{
+		{"Why ECONNREFUSED ::1 now?", "ECONNREFUSED 1", "ECONNREFUSED ::1"},
+		{"Why is Rc<Mutex<i32>> not Send?", "Rc Mutex", "Rc Mutex"},
+		{"Does INSERT, UPDATE or DELETE return rows?", "INSERT UPDATE", "INSERT UPDATE"},
+		{"Why MaxListenersExceededWarning: Possible EventEmitter leak?", "MaxListenersExceededWarning Possible EventEmitter", "MaxListenersExceededWarning Possible EventEmitter"},
+		{"What is os.cpu_count?", "os.cpu count", "os.cpu_count"},
+	} {
+		if got := nameHeading(c.question, c.name); got != c.want {
+			t.Errorf("nameHeading(%q, %q) = %q, want %q", c.question, c.name, got, c.want)
+		}
+	}
+}
+
 func TestProse(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {

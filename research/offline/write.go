@@ -91,6 +91,8 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 				pooled = append(pooled, placed{at: len(d.Sections), s: s})
 			}
 			continue
+		default:
+			heading = nameHeading(in.Question, heading)
 		}
 		d.Sections = append(d.Sections, research.Section{Heading: heading, Body: strings.Join(p.lines, " ")})
 	}
@@ -109,6 +111,19 @@ func (Engine) Write(_ context.Context, in research.WriteInput) (*research.Draft,
 		d.Sections = out
 	}
 	return d, llm.Usage{}, nil
+}
+
+// nameHeading is a name the question gives as the question writes it,
+// searched as its words: "ECONNREFUSED ::1" for "ECONNREFUSED 1". Not
+// where the marks between its words part them ("INSERT, UPDATE", a
+// label's "Warning: Possible …") or open what they do not close
+// ("Rc<Mutex").
+func nameHeading(question, name string) string {
+	written := passage.AsWritten(question, name)
+	if strings.ContainsAny(written, ",;<>()[]{}\"'“”‘’") || strings.Contains(written, ": ") {
+		return name
+	}
+	return written
 }
 
 // firstRead is how many of the sources read first answerable reads
