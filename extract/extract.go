@@ -207,10 +207,10 @@ func firstLineTitle(text, fallback string) string {
 		if strings.IndexFunc(line, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) < 0 {
 			continue // blank, or a rule of "=", "*" or "-"
 		}
-		if metadataLine.MatchString(line) {
-			continue
+		if adocEntry.MatchString(line) {
+			continue // metadata: ":orphan:", ":tocdepth: 2", ":toc: left"
 		}
-		if m := adocDocTitle.FindStringSubmatch(line); m != nil {
+		if m := adocTitle.FindStringSubmatch(line); m != nil {
 			line = m[1]
 		}
 		if utf8.RuneCountInString(line) <= 120 && !notTitle.MatchString(line) {
@@ -221,15 +221,8 @@ func firstLineTitle(text, fallback string) string {
 	return fallback
 }
 
-var (
-	// metadataLine is a field of a document's metadata: ":orphan:",
-	// ":tocdepth: 2", ":toc: left".
-	metadataLine = regexp.MustCompile(`^:[A-Za-z0-9_-]+!?:(\s.*)?$`)
-	// adocDocTitle is an AsciiDoc title line: "= Title", "== Section".
-	adocDocTitle = regexp.MustCompile(`^={1,6}\s+(\S.*)$`)
-	// notTitle is a first line that is no title (firstLineTitle).
-	notTitle = regexp.MustCompile(`^(?:-|//|<|\[\[|[*+•]\s)|;;|:$`)
-)
+// notTitle is a first line that is no title (firstLineTitle).
+var notTitle = regexp.MustCompile(`^(?:-|//|<|\[\[|[*+•]\s)|;;|:$`)
 
 var (
 	mdImage   = regexp.MustCompile(`!\[([^\]]*)\]\([^)]*\)`)

@@ -268,9 +268,8 @@ var Weights = struct {
 // by its numbers' terms wherever they stand, not only where it is
 // written as one: releaseShare; and a date a sentence gives for
 // another release, "Python 3.0 was released on …", given for the
-// question's: otherRelease), "length" (ask's
-// confidence is the
-// share of the question the best answer holds, whatever the question's
+// question's: otherRelease), "length" (ask's confidence is the share
+// of the question the best answer holds, whatever the question's
 // length: Confidence).
 var Ablate = map[string]bool{}
 
@@ -422,21 +421,13 @@ func (f *finder) held() []map[string]bool {
 // the term it makes written as one with its neighbour (qword.joined)
 // when that is more.
 func (f *finder) cover(d, i int, extra map[string]bool, win []int) float64 {
-	u := f.units[d][i]
 	var v float64
 	other := f.otherKind(d, i, win)
 	share := func(t string) float64 {
-		switch {
-		case (f.own[d][i][t] || extra[t]) && !other[t]:
+		if (f.own[d][i][t] || extra[t]) && !other[t] {
 			return 1
-		case !Ablate["heading"] && u.Heading >= 0 && f.own[d][u.Heading][t]:
-			return Weights.Heading
-		case !Ablate["title"] && f.titles[d][t]:
-			return Weights.Title
-		case !Ablate["neighbour"] && neighbourHolds(f.units[d], f.own[d], i, t):
-			return Weights.Neighbour
 		}
-		return 0
+		return f.nearShare(d, i, func(j int) bool { return f.own[d][j][t] }, f.titles[d][t])
 	}
 	for _, qw := range f.words {
 		if qw.release != nil {
@@ -456,37 +447,19 @@ func (f *finder) cover(d, i int, extra map[string]bool, win []int) float64 {
 	return v / f.total
 }
 
-// otherRelease reports a sentence that writes a number with dots (a
-// release's) other than the one release matches, and not that one: a
-// date it gives is another release's ("Python 3.0 was released on
-// December 3, 2008." for Python 3.11.0).
-func otherRelease(s string, release *regexp.Regexp) bool {
-	return releaseNumber.MatchString(s) && !release.MatchString(s)
-}
-
-// releaseShare is the share of a number written with dots
-// (qword.release: a release's, a value's) unit i of document d holds,
-// with the units of its window: whole where one of them writes it as
-// one, else at its heading's, title's or neighbour's share where they
-// do. "Python 3.0 was released on December 3, 2008." holds "3" and "0"
-// but no word of "Python 3.11.0"; "round(0.5) is 0 and round(1.5) is
-// 2" does not hold "2.5".
-func (f *finder) releaseShare(d, i int, win []int, re *regexp.Regexp) float64 {
+// nearShare is the share of a word that unit i of document d does not
+// hold itself that it holds by what stands near it, where in finds the
+// word in a unit and inTitle says its page's title writes it: its
+// heading's, its title's, or a neighbour's in its paragraph.
+func (f *finder) nearShare(d, i int, in func(j int) bool, inTitle bool) float64 {
 	us := f.units[d]
-	if re.MatchString(us[i].Text) || slices.ContainsFunc(win, func(j int) bool { return re.MatchString(us[j].Text) }) {
-		return 1
-	}
 	switch {
-	case !Ablate["heading"] && us[i].Heading >= 0 && re.MatchString(us[us[i].Heading].Text):
+	case !Ablate["heading"] && us[i].Heading >= 0 && in(us[i].Heading):
 		return Weights.Heading
-	case !Ablate["title"] && re.MatchString(f.docs[d].Title):
+	case !Ablate["title"] && inTitle:
 		return Weights.Title
-	case !Ablate["neighbour"]:
-		for _, j := range []int{i - 1, i + 1} {
-			if j >= 0 && j < len(us) && us[j].Block == us[i].Block && us[j].Kind != Heading && re.MatchString(us[j].Text) {
-				return Weights.Neighbour
-			}
-		}
+	case !Ablate["neighbour"] && neighbourHolds(us, i, in):
+		return Weights.Neighbour
 	}
 	return 0
 }
@@ -978,9 +951,9 @@ func window(us []Unit, i int, fits bool, fitAt func(j int) bool) []int {
 	return out
 }
 
-func neighbourHolds(us []Unit, own []map[string]bool, i int, t string) bool {
+func neighbourHolds(us []Unit, i int, in func(j int) bool) bool {
 	for _, j := range []int{i - 1, i + 1} {
-		if j >= 0 && j < len(us) && us[j].Block == us[i].Block && us[j].Kind != Heading && own[j][t] {
+		if j >= 0 && j < len(us) && us[j].Block == us[i].Block && us[j].Kind != Heading && in(j) {
 			return true
 		}
 	}

@@ -2,6 +2,7 @@ package passage
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/quarryhq/quarry/internal/textseg"
@@ -106,4 +107,42 @@ func sameTerm(s, t string) bool {
 // or "v3.11.0", not in "13.11" or "3.110", nor in "3 of the 11".
 func releaseRE(number string) *regexp.Regexp {
 	return regexp.MustCompile(`(?:^|[^\p{L}\p{N}.])[vV]?` + regexp.QuoteMeta(number) + `(?:[^\p{N}]|$)`)
+}
+
+// releaseNumber is a number written with dots: numbers joined by dots.
+var releaseNumber = regexp.MustCompile(`\d+(?:\.\d+)+`)
+
+// releaseIn is releaseRE of the number written with dots that a word of
+// the question writes, or nil when it writes none (or ablated:
+// "release").
+func releaseIn(field string) *regexp.Regexp {
+	n := releaseNumber.FindString(field)
+	if n == "" || Ablate["release"] {
+		return nil
+	}
+	return releaseRE(n)
+}
+
+// otherRelease reports a sentence that writes a number with dots (a
+// release's) other than the one release matches, and not that one: a
+// date it gives is another release's ("Python 3.0 was released on
+// December 3, 2008." for Python 3.11.0).
+func otherRelease(s string, release *regexp.Regexp) bool {
+	return releaseNumber.MatchString(s) && !release.MatchString(s)
+}
+
+// releaseShare is the share of a number written with dots
+// (qword.release: a release's, a value's) unit i of document d holds,
+// with the units of its window: whole where one of them writes it as
+// one, else at the share of what stands near it (nearShare). "Python
+// 3.0 was released on December 3, 2008." holds "3" and "0" but no word
+// of "Python 3.11.0"; "round(0.5) is 0 and round(1.5) is 2" does not
+// hold "2.5".
+func (f *finder) releaseShare(d, i int, win []int, re *regexp.Regexp) float64 {
+	us := f.units[d]
+	in := func(j int) bool { return re.MatchString(us[j].Text) }
+	if in(i) || slices.ContainsFunc(win, in) {
+		return 1
+	}
+	return f.nearShare(d, i, in, re.MatchString(f.docs[d].Title))
 }

@@ -29,20 +29,6 @@ type qword struct {
 	release *regexp.Regexp
 }
 
-// releaseNumber is a number written with dots: numbers joined by dots.
-var releaseNumber = regexp.MustCompile(`\d+(?:\.\d+)+`)
-
-// releaseIn is releaseRE of the number written with dots that a word of
-// the question writes, or nil when it writes none (or ablated:
-// "release").
-func releaseIn(field string) *regexp.Regexp {
-	n := releaseNumber.FindString(field)
-	if n == "" || Ablate["release"] {
-		return nil
-	}
-	return releaseRE(n)
-}
-
 // stemTerms are the terms of a Korean word's stem, when it has one
 // with fewer terms than the word (nil otherwise, or ablated: "stem").
 func stemTerms(field string, terms []string) []string {

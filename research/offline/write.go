@@ -1051,10 +1051,11 @@ func (w *writer) withoutCloser(name string) string {
 	if k == len(words) || !slices.ContainsFunc(words[:k], func(x string) bool { return !w.lowerCased(x) && !titleCase(x) }) {
 		return name
 	}
-	if !w.atOpenings(standingAlone(words)) {
+	re := standingAlone(words)
+	if !w.atOpenings(re) {
 		return name
 	}
-	for text, m := range w.occurrences(standingAlone(words)) {
+	for text, m := range w.occurrences(re) {
 		if r, _ := utf8.DecodeRuneInString(strings.TrimLeft(text[m[3]:], " \u00a0")); !unicode.IsLower(r) {
 			return name
 		}
