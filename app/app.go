@@ -90,7 +90,7 @@ func (a *App) Store(ctx context.Context) (store.Store, error) {
 	}
 	var err error
 	if u := a.Config.DatabaseURL; strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://") {
-		a.store, err = postgres.Open(ctx, u, postgres.Options{Logger: a.Logger, IndexMemoryMB: a.Config.IndexMemory, ExactSearch: a.Config.ExactSearch, VectorSearchEF: a.Config.VectorEF})
+		a.store, err = postgres.Open(ctx, u, postgres.Options{Logger: a.Logger, IndexMemoryMB: a.Config.IndexMemory, ExactSearch: a.Config.ExactSearch, VectorSearchEF: a.Config.VectorEF, IndexEFConstruction: a.Config.IndexEFConstruction})
 	} else if u != "" {
 		return nil, errcode.New(errcode.Invalid, "database-url", "must start with postgres:// or postgresql://")
 	} else {

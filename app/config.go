@@ -75,6 +75,11 @@ type Config struct {
 	// PostgreSQL, 1-1000 (0: 100): higher finds more of the exact nearest
 	// chunks, slower.
 	VectorEF int `yaml:"vector_ef"`
+	// IndexEFConstruction is the ef_construction of the HNSW index
+	// PostgreSQL builds for a knowledge base, 32-1000 (0: the store's
+	// default): higher builds a graph whose searches find more of the
+	// exact nearest chunks, slower to build.
+	IndexEFConstruction int `yaml:"index_ef_construction"`
 
 	// AllowPrivate lifts the fetcher's SSRF guard (loopback, private,
 	// link-local and metadata addresses).
@@ -122,6 +127,7 @@ func (c *Config) settings() []setting {
 		{"index-memory", "QUARRY_INDEX_MEMORY", "index_memory", "MB PostgreSQL may use to build a knowledge base's HNSW index, 64-65536 (default 1024; about 1.5 KB a chunk at 384 dimensions keeps the build in memory)", &c.IndexMemory},
 		{"exact-search", "QUARRY_EXACT_SEARCH", "exact_search", "on PostgreSQL, BM25 proves each top K however many chunks it reads (default: a search of a large knowledge base returns the best of the 2,048 chunks its term lists rank highest)", &c.ExactSearch},
 		{"vector-ef", "QUARRY_VECTOR_EF", "vector_ef", "on PostgreSQL, the least hnsw.ef_search of a vector search, 1-1000 (default 100; a search for K chunks uses at least K): higher finds more of the exact nearest chunks, slower", &c.VectorEF},
+		{"index-ef-construction", "QUARRY_INDEX_EF_CONSTRUCTION", "index_ef_construction", "on PostgreSQL, the ef_construction of a knowledge base's HNSW index, 32-1000 (default 64): higher builds an index whose searches find more of the exact nearest chunks, slower to build; an index built keeps its own", &c.IndexEFConstruction},
 		{"allow-private", "QUARRY_ALLOW_PRIVATE", "allow_private", "allow fetching loopback, private, link-local and cloud-metadata addresses (off: the SSRF guard refuses them)", &c.AllowPrivate},
 		{"web-search", "QUARRY_WEB_SEARCH", "web_search", "web search API for --source web: google, searxng or brave (default: the first configured)", &c.WebSearch},
 		{"google-cx", "QUARRY_GOOGLE_CX", "google_cx", "Google Programmable Search engine id (with QUARRY_GOOGLE_API_KEY)", &c.GoogleCX},
@@ -237,6 +243,9 @@ func (c *Config) load(fs *pflag.FlagSet, env func(string) (string, bool)) error 
 	}
 	if c.VectorEF != 0 && (c.VectorEF < 1 || c.VectorEF > 1000) {
 		return errcode.New(errcode.Invalid, "vector-ef", fmt.Sprintf("must be between 1 and 1000, got %d", c.VectorEF))
+	}
+	if c.IndexEFConstruction != 0 && (c.IndexEFConstruction < 32 || c.IndexEFConstruction > 1000) {
+		return errcode.New(errcode.Invalid, "index-ef-construction", fmt.Sprintf("must be between 32 and 1000, got %d", c.IndexEFConstruction))
 	}
 	c.embedderSet = fileEmbedder || getenv("QUARRY_EMBEDDER") != "" || fs.Changed("embedder")
 	c.EmbedAPIKey = firstEnv("QUARRY_EMBED_API_KEY", "OPENAI_API_KEY")

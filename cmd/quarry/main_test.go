@@ -177,6 +177,15 @@ func TestConfigPrecedence(t *testing.T) {
 	if err := (&app.Config{}).Load(fs, lookup); err == nil || !strings.Contains(err.Error(), "vector-ef: must be between 1 and 1000") {
 		t.Fatalf("vector ef of 1001: %v", err)
 	}
+	delete(env, "QUARRY_VECTOR_EF")
+	env["QUARRY_INDEX_EF_CONSTRUCTION"] = "200"
+	if err := c.Load(fs, lookup); err != nil || c.IndexEFConstruction != 200 {
+		t.Fatalf("QUARRY_INDEX_EF_CONSTRUCTION=200: %v, %d", err, c.IndexEFConstruction)
+	}
+	env["QUARRY_INDEX_EF_CONSTRUCTION"] = "16"
+	if err := (&app.Config{}).Load(fs, lookup); err == nil || !strings.Contains(err.Error(), "index-ef-construction: must be between 32 and 1000") {
+		t.Fatalf("index ef_construction of 16: %v", err)
+	}
 }
 
 // TestRealEnvironmentIsNotRead: keys in the test process's environment

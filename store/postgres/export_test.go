@@ -71,3 +71,7 @@ func UnpackEntries(b []byte) ([]int64, []float32, error) {
 
 // RedactErr exposes redactErr to the tests.
 func RedactErr(err error) error { return redactErr(err) }
+
+// DefaultEFConstruction is the ef_construction of an index built when
+// Options.IndexEFConstruction does not say.
+const DefaultEFConstruction = defaultEFConstruction

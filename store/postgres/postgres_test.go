@@ -161,6 +161,38 @@ func TestVectorIndexBuiltOnce(t *testing.T) {
 	}
 }
 
+// TestVectorIndexEFConstruction: the HNSW index is built with m = 16 and
+// the ef_construction Options.IndexEFConstruction gives (the default
+// without it; within pgvector's bounds, at least 2m).
+func TestVectorIndexEFConstruction(t *testing.T) {
+	for _, tc := range []struct{ opt, want int }{{0, postgres.DefaultEFConstruction}, {200, 200}, {8, 32}, {5000, 1000}} {
+		t.Run(fmt.Sprint(tc.opt), func(t *testing.T) {
+			url := testpg.Schema(t, "QUARRY_TEST_PGVECTOR_URL")
+			s, err := postgres.Open(context.Background(), url, postgres.Options{MaxConns: 1, IndexEFConstruction: tc.opt})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			ctx := context.Background()
+			kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: "efc", Embedder: "hash", Dimension: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			putVectors(t, s, kb, "efc")
+			if err := s.EnsureVectorIndex(ctx, kb); err != nil {
+				t.Fatal(err)
+			}
+			var opts string
+			if err := s.SQL.QueryRowContext(ctx, `SELECT array_to_string(reloptions, ',') FROM pg_class WHERE oid = to_regclass('chunks_cvec_kb' || $1::text)`, kb.ID).Scan(&opts); err != nil {
+				t.Fatal(err)
+			}
+			if want := fmt.Sprintf("m=16,ef_construction=%d", tc.want); opts != want {
+				t.Fatalf("index options %q, want %q", opts, want)
+			}
+		})
+	}
+}
+
 // TestVectorIndexOfEarlierVersions: a knowledge base indexed as before
 // centred indexes — at full precision, or at half precision uncentred —
 // keeps its index, gets no second one and is searched through it.
