@@ -346,7 +346,7 @@ func (s *Service) Search(ctx context.Context, kbName string, emb embed.Embedder,
 		if err != nil {
 			return nil, err
 		}
-		vec, err = s.vectorSearch(ctx, kb, m, qv, depth, keep)
+		vec, err = s.vectorSearch(ctx, kb, m, qv, depth, q.Mode != ModeVector, keep)
 		if err != nil {
 			return nil, err
 		}
@@ -380,7 +380,7 @@ func (s *Service) searchInStore(ctx context.Context, ts store.TermSearcher, kb *
 			return err
 		}
 		embed.Normalize(qv)
-		hits, err := ts.ChunkNearest(ctx, store.VectorQuery{KBID: kb.ID, Dimension: kb.Dimension, Vector: qv, K: depth, Filter: f})
+		hits, err := ts.ChunkNearest(ctx, store.VectorQuery{KBID: kb.ID, Dimension: kb.Dimension, Vector: qv, K: depth, Filter: f, Fused: q.Mode != ModeVector})
 		for _, h := range hits {
 			vec = append(vec, index.Hit{Doc: int(h.ChunkID), Score: h.Score})
 		}
@@ -439,11 +439,11 @@ func listDepth(q Query) int {
 }
 
 // vectorSearch uses the store's native index when it has one (pgvector),
-// else the in-process index.
-func (s *Service) vectorSearch(ctx context.Context, kb *store.KB, m *memIndex, q []float32, k int, keep func(int) bool) ([]index.Hit, error) {
+// else the in-process index; fused says the list is a hybrid search's.
+func (s *Service) vectorSearch(ctx context.Context, kb *store.KB, m *memIndex, q []float32, k int, fused bool, keep func(int) bool) ([]index.Hit, error) {
 	embed.Normalize(q)
 	if vs, ok := s.store.(store.VectorSearcher); ok && s.nativeVectors(vs) {
-		hits, err := vs.ChunkVectorSearch(ctx, store.VectorQuery{KBID: kb.ID, Dimension: kb.Dimension, Vector: q, K: k * 2, Filter: store.ChunkFilter{IncludeStale: true}})
+		hits, err := vs.ChunkVectorSearch(ctx, store.VectorQuery{KBID: kb.ID, Dimension: kb.Dimension, Vector: q, K: k * 2, Filter: store.ChunkFilter{IncludeStale: true}, Fused: fused})
 		if err != nil {
 			return nil, err
 		}

@@ -191,6 +191,10 @@ type VectorQuery struct {
 	Vector    []float32
 	K         int
 	Filter    ChunkFilter
+	// Fused marks the list as one a hybrid search fuses with BM25's: an
+	// approximate index searches it no deeper than its default or K,
+	// whatever deeper search it is set to give vector searches.
+	Fused bool
 }
 
 // ChunkFilter keeps the chunks a search may return: by default those of

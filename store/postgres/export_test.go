@@ -47,7 +47,7 @@ func SetListBudget(n int) func() {
 }
 
 // EFSearchFor exposes the hnsw.ef_search a search for k chunks sets.
-func (s *Store) EFSearchFor(k int) int { return s.efSearchFor(k) }
+func (s *Store) EFSearchFor(k int, fused bool) int { return s.efSearchFor(k, fused) }
 
 // PackEntries packs a term list's entries (chunk ids and impacts, in
 // order) as kb_term_lists stores them, and UnpackEntries reads them back.

@@ -233,7 +233,8 @@ const (
 // 1,001,803 generated chunks (BenchmarkScaleSearch, 200 claims, K=10)
 // 100 finds 0.48 of the exact ten against 0.37 at 40, in the same time
 // within noise (p50 22-26 ms both); 400 finds 0.66 at 59 ms, 1,000 0.77
-// at 150 ms. A hybrid search asks for 100 whatever this is.
+// at 150 ms. A hybrid search's list asks for 100 and goes no deeper
+// (efSearchFor).
 const (
 	defaultEFSearch = 100
 	maxEFSearch     = 1000
@@ -803,8 +804,17 @@ func insertedIDs(ctx context.Context, tx *sql.Tx, stmt string, args []any, chunk
 }
 
 // efSearchFor is the hnsw.ef_search of a search for k chunks: at least
-// k and Options.VectorSearchEF, at most pgvector's 1,000.
-func (s *Store) efSearchFor(k int) int { return min(maxEFSearch, max(s.efSearch, k)) }
+// k and Options.VectorSearchEF, at most pgvector's 1,000. A hybrid
+// search's list (fused) goes no deeper than k or defaultEFSearch: fusion
+// with BM25 needs its candidates, not the exact ten, and at 1,011,737
+// chunks a hybrid search at ef_search 600 took 70 ms at p50.
+func (s *Store) efSearchFor(k int, fused bool) int {
+	ef := s.efSearch
+	if fused {
+		ef = min(ef, defaultEFSearch)
+	}
+	return min(maxEFSearch, max(ef, k))
+}
 
 // ChunkVectorSearch returns the K chunks nearest by cosine through the
 // knowledge base's HNSW index, of those q.Filter keeps (chunks of an
@@ -842,7 +852,7 @@ func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]s
 		return nil, fmt.Errorf("chunk vector search: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.ExecContext(ctx, `SELECT set_config('hnsw.ef_search', $1, true)`, strconv.Itoa(s.efSearchFor(q.K))); err != nil {
+	if _, err := tx.ExecContext(ctx, `SELECT set_config('hnsw.ef_search', $1, true)`, strconv.Itoa(s.efSearchFor(q.K, q.Fused))); err != nil {
 		return nil, fmt.Errorf("chunk vector search: ef_search: %w", err)
 	}
 	if q.Filter != (store.ChunkFilter{IncludeStale: true}) {

@@ -514,21 +514,24 @@ func TestCentredIndexRanksAsCosine(t *testing.T) {
 
 // TestVectorSearchEF: a vector search asks the index for at least
 // Options.VectorSearchEF candidates and at least K, never more than
-// pgvector's 1,000.
+// pgvector's 1,000; a hybrid search's list (fused) for at least K and no
+// more than the default unless K is more.
 func TestVectorSearchEF(t *testing.T) {
 	url := testpg.Schema(t, "QUARRY_TEST_POSTGRES_URL")
 	for _, tc := range []struct {
 		opt, k, want int
+		fused        bool
 	}{
-		{0, 10, 100}, {0, 100, 100}, {0, 600, 600}, {0, 5000, 1000},
-		{400, 10, 400}, {400, 600, 600}, {1, 1, 1}, {5000, 10, 1000},
+		{0, 10, 100, false}, {0, 100, 100, false}, {0, 600, 600, false}, {0, 5000, 1000, false},
+		{400, 10, 400, false}, {400, 600, 600, false}, {1, 1, 1, false}, {5000, 10, 1000, false},
+		{600, 100, 100, true}, {600, 300, 300, true}, {40, 10, 40, true}, {40, 100, 100, true}, {0, 5000, 1000, true},
 	} {
 		s, err := postgres.Open(context.Background(), url, postgres.Options{VectorSearchEF: tc.opt})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := s.EFSearchFor(tc.k); got != tc.want {
-			t.Errorf("VectorSearchEF %d, K %d: ef_search %d, want %d", tc.opt, tc.k, got, tc.want)
+		if got := s.EFSearchFor(tc.k, tc.fused); got != tc.want {
+			t.Errorf("VectorSearchEF %d, K %d, fused %v: ef_search %d, want %d", tc.opt, tc.k, tc.fused, got, tc.want)
 		}
 		_ = s.Close()
 	}
