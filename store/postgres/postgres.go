@@ -2,8 +2,8 @@
 // Where `CREATE EXTENSION vector` works it keeps each embedding in a
 // pgvector column with a per-knowledge-base HNSW index (m=16,
 // ef_construction=64 unless Options say otherwise, over the vectors at
-// half precision) and answers
-// vector queries natively; otherwise callers search exactly in process.
+// half precision) and answers vector queries natively; otherwise callers
+// search exactly in process.
 package postgres
 
 import (
@@ -114,7 +114,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		s.efSearch = min(maxEFSearch, opts.VectorSearchEF)
 	}
 	if opts.IndexEFConstruction > 0 {
-		s.efBuild = min(maxEFSearch, max(2*hnswM, opts.IndexEFConstruction))
+		s.efBuild = min(maxEFConstruction, max(2*hnswM, opts.IndexEFConstruction))
 	}
 	if opts.IndexMemoryMB > 0 {
 		s.indexMB = int64(opts.IndexMemoryMB)
@@ -247,10 +247,12 @@ const (
 // 390 s and finds 0.56 of the exact ten at ef_search 100, 0.77 at 400;
 // 200 builds in 1,796 s and finds 0.74 and 0.94. Links did not help:
 // m = 32 at 64 found what m = 16 did, on 100,000 chunks of 90 near-copies
-// a source. The default keeps the build, and so a first ingest, fast.
+// a source. The default keeps the build, and so a first ingest, fast;
+// pgvector takes at most maxEFConstruction and at least 2 × hnswM.
 const (
 	hnswM                 = 16
 	defaultEFConstruction = 64
+	maxEFConstruction     = 1000
 )
 
 // refreshChunks is how many chunks an ingest writes before AfterIngest
@@ -568,8 +570,8 @@ func (s *Store) vectorIndexOf(ctx context.Context, kbID int64) (vectorIndex, boo
 }
 
 // EnsureVectorIndex builds the knowledge base's HNSW index (m=16,
-// Options.IndexEFConstruction or 64, see vectorIndex) when it has none and holds chunks,
-// with the memory its chunks need, up to Options.IndexMemoryMB (1 GB): a
+// Options.IndexEFConstruction or 64, see vectorIndex) when it has none
+// and holds chunks, with the memory its chunks need, up to Options.IndexMemoryMB (1 GB): a
 // build of the chunks written is many times faster than inserting each
 // into a growing index. Without pgvector it does nothing.
 func (s *Store) EnsureVectorIndex(ctx context.Context, kb *store.KB) error {
