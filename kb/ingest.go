@@ -56,6 +56,11 @@ type Report struct {
 	Tokens    int       `json:"tokens"`
 	Failed    []Problem `json:"failed"`
 	Seconds   float64   `json:"seconds"`
+	// WrittenSeconds is when the last chunk was written, and so
+	// searchable; Seconds adds what the store did after it (on
+	// PostgreSQL, a new knowledge base's vector index built, which
+	// searches do without meanwhile).
+	WrittenSeconds float64 `json:"written_seconds"`
 }
 
 // Progress is reported after each written batch: Done documents written
@@ -330,6 +335,7 @@ func (in *ingest) write(ctx context.Context, docs []Document) error {
 // at once (and after an ingest that failed before it could), statistics
 // refreshed after a large ingest.
 func (in *ingest) finish(ctx context.Context) error {
+	in.rep.WrittenSeconds = time.Since(in.start).Seconds()
 	defer func() { in.rep.Seconds = time.Since(in.start).Seconds() }()
 	if tuner, ok := in.s.store.(store.Tuner); ok {
 		if err := tuner.AfterIngest(ctx, in.kb, in.rep.Chunks); err != nil {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quarryhq/quarry/embed"
 	"github.com/quarryhq/quarry/store"
@@ -18,11 +19,13 @@ type tunedStore struct {
 	*sqlite.Store
 	before, after int
 	written       []int
+	afterTakes    time.Duration // how long AfterIngest works
 }
 
 func (t *tunedStore) AfterIngest(_ context.Context, _ *store.KB, written int) error {
 	t.after++
 	t.written = append(t.written, written)
+	time.Sleep(t.afterTakes)
 	return nil
 }
 
@@ -47,7 +50,7 @@ func TestAddPathsInSlices(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sq.Close()
-	st := &tunedStore{Store: sq}
+	st := &tunedStore{Store: sq, afterTakes: 50 * time.Millisecond}
 	s := New(st, nil)
 	emb := embed.Hash{Dim: 64}
 	if _, err := s.Create(ctx, "big", "", emb); err != nil {
@@ -82,6 +85,9 @@ func TestAddPathsInSlices(t *testing.T) {
 	}
 	if st.after != 1 || st.written[0] != 11 {
 		t.Fatalf("AfterIngest called %d times with %v, want once with 11", st.after, st.written)
+	}
+	if rep.WrittenSeconds <= 0 || rep.Seconds-rep.WrittenSeconds < st.afterTakes.Seconds() {
+		t.Fatalf("written after %vs, done after %vs: the store's work after the writes (%v) is not between them", rep.WrittenSeconds, rep.Seconds, st.afterTakes)
 	}
 	if len(progress) < 4 || progress[len(progress)-1] != (Progress{Done: 11, Total: 11}) {
 		t.Fatalf("progress %v, want a report per slice ending at 11 of 11", progress)

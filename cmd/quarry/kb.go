@@ -97,8 +97,12 @@ func (a *cli) kbAddCmd() *cobra.Command {
 						return jerr
 					}
 				} else {
-					fmt.Fprintf(a.stdout, "added %d, updated %d, unchanged %d documents; %d chunks, %d tokens in %.1fs\n",
-						rep.Added, rep.Updated, rep.Unchanged, rep.Chunks, rep.Tokens, rep.Seconds)
+					after := ""
+					if rep.Seconds-rep.WrittenSeconds >= 1 {
+						after = fmt.Sprintf(" (written in %.1fs, then indexed)", rep.WrittenSeconds)
+					}
+					fmt.Fprintf(a.stdout, "added %d, updated %d, unchanged %d documents; %d chunks, %d tokens in %.1fs%s\n",
+						rep.Added, rep.Updated, rep.Unchanged, rep.Chunks, rep.Tokens, rep.Seconds, after)
 					for _, p := range rep.Failed {
 						fmt.Fprintf(a.stderr, "skipped %s: %s\n", p.Origin, p.Reason)
 					}

@@ -75,3 +75,6 @@ func RedactErr(err error) error { return redactErr(err) }
 // DefaultEFConstruction is the ef_construction of an index built when
 // Options.IndexEFConstruction does not say.
 const DefaultEFConstruction = defaultEFConstruction
+
+// ForgetIndexes empties the store's memory of the vector indexes it found.
+func ForgetIndexes(s *Store) { s.indexes.Clear() }

@@ -1,0 +1,260 @@
+package postgres_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quarryhq/quarry/internal/testpg"
+	"github.com/quarryhq/quarry/store"
+	"github.com/quarryhq/quarry/store/postgres"
+)
+
+// TestVectorIndexUnfinishedIsRebuilt: an index a build left invalid (its
+// process gone before the build ended) is not searched through, and the
+// next EnsureVectorIndex drops it and builds it again.
+func TestVectorIndexUnfinishedIsRebuilt(t *testing.T) {
+	s := openVectorPG(t)
+	ctx := context.Background()
+	kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: "unfinished", Embedder: "hash", Dimension: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	putVectors(t, s, kb, "unfinished")
+	if err := s.EnsureVectorIndex(ctx, kb); err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprint("chunks_cvec_kb", kb.ID)
+	if _, err := s.SQL.ExecContext(ctx, `UPDATE pg_index SET indisvalid = false WHERE indexrelid = to_regclass($1)`, name); err != nil {
+		t.Fatal(err)
+	}
+	postgres.ForgetIndexes(s)
+	if plan := vectorPlan(t, s, kb.ID, 2); strings.Contains(plan, name) {
+		t.Fatalf("the query reads an invalid index:\n%s", plan)
+	}
+	if err := s.EnsureVectorIndex(ctx, kb); err != nil {
+		t.Fatal(err)
+	}
+	var valid bool
+	if err := s.SQL.QueryRowContext(ctx, `SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass($1)`, name).Scan(&valid); err != nil || !valid {
+		t.Fatalf("index valid %v (%v) after the rebuild", valid, err)
+	}
+	if plan := vectorPlan(t, s, kb.ID, 2); !strings.Contains(plan, name) {
+		t.Fatalf("the query does not read the rebuilt index:\n%s", plan)
+	}
+}
+
+// openSessionsPG opens a store on QUARRY_TEST_PGVECTOR_URL's server with
+// several connections, each its own session; PGlite, which gives every
+// connection the one session it has, skips the test.
+func openSessionsPG(t *testing.T) *postgres.Store {
+	t.Helper()
+	s := openPG(t, "QUARRY_TEST_PGVECTOR_URL", 4)
+	ctx := context.Background()
+	a, err := s.SQL.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := s.SQL.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var pa, pb int
+	if err := a.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&pa); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&pb); err != nil {
+		t.Fatal(err)
+	}
+	if pa == pb {
+		t.Skip("the server gives every connection one session (PGlite): no write can run beside a build")
+	}
+	return s
+}
+
+// writerInTheWay opens a transaction that holds the lock a write of
+// chunks takes, which a build waits for before it starts, and waits until
+// a build of the chunks table waits for it. The transaction ends with the
+// test, or when the returned func is called.
+func writerInTheWay(t *testing.T, s *postgres.Store, build func()) (end func()) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := s.SQL.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `LOCK TABLE chunks IN ROW EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	end = func() { _ = tx.Commit() }
+	t.Cleanup(end)
+	go build()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var waiting bool
+		if err := s.SQL.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE datname = current_database() AND query LIKE 'CREATE INDEX%' AND wait_event_type = 'Lock')`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			return end
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no build came to wait for the open write")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestVectorIndexBuildLetsWritesThrough: while a knowledge base's index is
+// built (here held at its start by a write that has not committed),
+// chunks are written to another knowledge base and the one being indexed
+// is searched exactly; a second build of the same index leaves it to the
+// first at once.
+func TestVectorIndexBuildLetsWritesThrough(t *testing.T) {
+	s := openSessionsPG(t)
+	ctx := context.Background()
+	a, err := s.KBCreate(ctx, store.KBCreateParams{Name: "building", Embedder: "hash", Dimension: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.KBCreate(ctx, store.KBCreateParams{Name: "beside", Embedder: "hash", Dimension: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	putVectors(t, s, a, "building")
+	built := make(chan error, 1)
+	end := writerInTheWay(t, s, func() { built <- s.EnsureVectorIndex(ctx, a) })
+
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := s.SourcePutBatch(wctx, b.ID, []store.SourcePut{{
+		Source: store.Source{URL: "https://beside.test/", Title: "t", Content: "c", ContentHash: "h"},
+		Chunks: []store.Chunk{{ChunkIndex: 0, Text: "t", TokenCount: 1, Embedding: []float32{1, 0}, Terms: "t"}},
+	}}); err != nil {
+		t.Fatalf("a write to another knowledge base during the build: %v", err)
+	}
+	hits, err := s.ChunkVectorSearch(wctx, store.VectorQuery{KBID: a.ID, Dimension: 2, Vector: []float32{1, 0.1}, K: 2, Filter: store.ChunkFilter{IncludeStale: true}})
+	if err != nil || len(hits) != 2 {
+		t.Fatalf("search during the build: %+v (%v)", hits, err)
+	}
+	if err := s.EnsureVectorIndex(wctx, a); err != nil {
+		t.Fatalf("a second build beside the first: %v", err)
+	}
+	end()
+	if err := <-built; err != nil {
+		t.Fatal(err)
+	}
+	if plan := vectorPlan(t, s, a.ID, 2); !strings.Contains(plan, fmt.Sprint("chunks_cvec_kb", a.ID)) {
+		t.Fatalf("the query does not read the index built:\n%s", plan)
+	}
+}
+
+// TestKBDeleteCancelsItsBuild: deleting a knowledge base whose index is
+// being built cancels the build and leaves no index behind.
+func TestKBDeleteCancelsItsBuild(t *testing.T) {
+	s := openSessionsPG(t)
+	ctx := context.Background()
+	kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: "gone", Embedder: "hash", Dimension: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	putVectors(t, s, kb, "gone")
+	built := make(chan error, 1)
+	end := writerInTheWay(t, s, func() { built <- s.EnsureVectorIndex(ctx, kb) })
+	deleted := make(chan error, 1)
+	go func() { deleted <- s.KBDelete(ctx, "gone") }()
+	select {
+	case err := <-built:
+		if err == nil || !strings.Contains(err.Error(), "canceling statement") {
+			t.Fatalf("build ended with %v, want it cancelled", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the build was not cancelled")
+	}
+	end() // the drop waits, as the build did, for the open write
+	if err := <-deleted; err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := s.SQL.QueryRowContext(ctx, `SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname LIKE 'chunks_%vec_kb'||$1::text`, fmt.Sprint(kb.ID)).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d vector indexes (%v) after the knowledge base was deleted", n, err)
+	}
+	if _, err := s.KBGet(ctx, "gone"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("knowledge base after delete: %v", err)
+	}
+}
+
+// TestAnalysisBesideABuild: an ingest's analysis of the tables does not
+// wait for a vector index being built (which holds the chunks table's
+// lock an analysis needs for as long as the build runs): it gives up
+// after 100 ms, says so, and the ingest goes on.
+func TestAnalysisBesideABuild(t *testing.T) {
+	url := testpg.Schema(t, "QUARRY_TEST_POSTGRES_URL")
+	ctx := context.Background()
+	var logs bytes.Buffer
+	s, err := postgres.Open(ctx, url, postgres.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: "beside", Embedder: "hash", Dimension: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := s.SQL.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	// The lock CREATE INDEX CONCURRENTLY holds while it builds.
+	if _, err := tx.ExecContext(ctx, `LOCK TABLE chunks IN SHARE UPDATE EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := s.AfterIngest(wctx, kb, 1000); err != nil {
+		t.Fatalf("an ingest failed beside a build: %v", err)
+	}
+	if !strings.Contains(logs.String(), "tables not analysed") || !strings.Contains(logs.String(), "lock timeout") {
+		t.Fatalf("nothing said: %q", logs.String())
+	}
+}
+
+// TestVectorIndexBuildsOneAtATime: two knowledge bases' first builds
+// asked for at once both end with an index, the second begun after the
+// first (two at once on one table end one as a deadlock).
+func TestVectorIndexBuildsOneAtATime(t *testing.T) {
+	s := openSessionsPG(t)
+	ctx := context.Background()
+	var kbs []*store.KB
+	for _, name := range []string{"first", "second"} {
+		kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: name, Embedder: "hash", Dimension: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		putVectors(t, s, kb, name)
+		kbs = append(kbs, kb)
+	}
+	first := make(chan error, 1)
+	end := writerInTheWay(t, s, func() { first <- s.EnsureVectorIndex(ctx, kbs[0]) })
+	second := make(chan error, 1)
+	go func() { second <- s.EnsureVectorIndex(ctx, kbs[1]) }()
+	time.Sleep(200 * time.Millisecond) // the second is waiting for the first
+	end()
+	for i, ch := range []chan error{first, second} {
+		if err := <-ch; err != nil {
+			t.Fatalf("build %d: %v", i+1, err)
+		}
+		if plan := vectorPlan(t, s, kbs[i].ID, 2); !strings.Contains(plan, fmt.Sprint("chunks_cvec_kb", kbs[i].ID)) {
+			t.Fatalf("build %d: the query does not read its index:\n%s", i+1, plan)
+		}
+	}
+}
