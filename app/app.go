@@ -38,6 +38,7 @@ type App struct {
 
 	mu              sync.Mutex
 	longLived       bool // SetLongLived
+	backgroundIndex bool // SetBackgroundIndex
 	store           store.Store
 	kb              *kb.Service // one per process, so loaded indexes are shared
 	researchFetcher *fetch.Fetcher
@@ -100,7 +101,16 @@ func (a *App) Store(ctx context.Context) (store.Store, error) {
 		a.store = nil
 		return nil, err
 	}
+	a.setBackgroundIndex()
 	return a.store, nil
+}
+
+// setBackgroundIndex applies SetBackgroundIndex to the store, if open;
+// the caller holds a.mu.
+func (a *App) setBackgroundIndex() {
+	if b, ok := a.store.(interface{ SetBackgroundIndex(bool) }); ok {
+		b.SetBackgroundIndex(a.backgroundIndex)
+	}
 }
 
 // SetLongLived marks a long-lived process (quarry serve, worker, mcp, a
@@ -120,6 +130,19 @@ func (a *App) SetLongLived(on bool) {
 	if a.kb != nil {
 		a.kb.SetInStore(!a.resident())
 	}
+}
+
+// SetBackgroundIndex marks a long-lived process that runs ingest jobs
+// (quarry serve, worker): on PostgreSQL it builds a knowledge base's
+// vector index in the background (postgres.Store.SetBackgroundIndex),
+// apart from the job that asks for it, which a build would outlast. Off
+// (the default), an ingest waits for its build: a one-shot command's
+// process would end it.
+func (a *App) SetBackgroundIndex(on bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.backgroundIndex = on
+	a.setBackgroundIndex()
 }
 
 // Resident reports whether this process keeps knowledge bases it searches

@@ -151,6 +151,8 @@ func New(ctx context.Context, a *app.App, opt Options, logger *slog.Logger) (*Se
 	// A server lives long: it searches where --search says (memory on
 	// SQLite, the database on PostgreSQL, by default).
 	a.SetLongLived(true)
+	// It runs uploads: their vector index builds outlast the jobs.
+	a.SetBackgroundIndex(true)
 	st, err := a.Store(ctx)
 	if err != nil {
 		return nil, err

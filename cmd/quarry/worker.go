@@ -33,7 +33,8 @@ and on PostgreSQL (--database-url; workers anywhere).`,
 			if rescue != 0 && rescue < time.Second {
 				return usageError{fmt.Errorf("rescue-after: must be at least 1s, got %s", rescue)}
 			}
-			a.q().SetLongLived(true) // long-lived: searches where --search says
+			a.q().SetLongLived(true)       // long-lived: searches where --search says
+			a.q().SetBackgroundIndex(true) // runs ingest jobs, which a build would outlast
 			rn, err := a.q().Runner(ctx)
 			if err != nil {
 				return err

@@ -258,3 +258,108 @@ func TestVectorIndexBuildsOneAtATime(t *testing.T) {
 		}
 	}
 }
+
+// indexValid reports whether the knowledge base's centred index is there
+// and valid, read from the catalog.
+func indexValid(t *testing.T, s *postgres.Store, kbID int64) bool {
+	t.Helper()
+	var valid bool
+	err := s.SQL.QueryRowContext(context.Background(), `SELECT coalesce((SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass($1)), false)`,
+		fmt.Sprint("chunks_cvec_kb", kbID)).Scan(&valid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return valid
+}
+
+// waitIndexValid waits up to 30 s for the knowledge base's index.
+func waitIndexValid(t *testing.T, s *postgres.Store, kbID int64) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !indexValid(t, s, kbID); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("kb %d: no valid index after 30 s", kbID)
+		}
+	}
+}
+
+// TestBackgroundIndex: in a long-lived process an ingest's AfterIngest
+// returns before its vector index is built, which is built all the same;
+// a knowledge base whose index a build left unfinished (it ended with the
+// process that ran it) gets it built again when it is searched, and one
+// with no index (in its first ingest, perhaps) does not.
+func TestBackgroundIndex(t *testing.T) {
+	s := openVectorPG(t)
+	s.SetBackgroundIndex(true)
+	ctx := context.Background()
+	ingested, err := s.KBCreate(ctx, store.KBCreateParams{Name: "ingested", Embedder: "hash", Dimension: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	putVectors(t, s, ingested, "ingested")
+	if err := s.AfterIngest(ctx, ingested, 3); err != nil {
+		t.Fatal(err)
+	}
+	waitIndexValid(t, s, ingested.ID)
+
+	orphan, err := s.KBCreate(ctx, store.KBCreateParams{Name: "orphan", Embedder: "hash", Dimension: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	putVectors(t, s, orphan, "orphan")
+	search := func() {
+		t.Helper()
+		hits, err := s.ChunkVectorSearch(ctx, store.VectorQuery{KBID: orphan.ID, Dimension: 2, Vector: []float32{1, 0.1}, K: 2, Filter: store.ChunkFilter{IncludeStale: true}})
+		if err != nil || len(hits) != 2 {
+			t.Fatalf("search before the index: %+v (%v)", hits, err)
+		}
+	}
+	search()
+	time.Sleep(500 * time.Millisecond)
+	var n int
+	if err := s.SQL.QueryRowContext(ctx, `SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname LIKE 'chunks_%vec_kb'||$1::text`, fmt.Sprint(orphan.ID)).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d vector indexes (%v) built for a search of a knowledge base that had none", n, err)
+	}
+	// What a build cancelled with its process leaves.
+	id := fmt.Sprint(orphan.ID)
+	if _, err := s.SQL.ExecContext(ctx, `CREATE INDEX chunks_cvec_kb`+id+` ON chunks USING hnsw ((embedding_vec::halfvec(2)) halfvec_ip_ops) WHERE kb_id = `+id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SQL.ExecContext(ctx, `UPDATE pg_index SET indisvalid = false WHERE indexrelid = to_regclass('chunks_cvec_kb'||$1::text)`, id); err != nil {
+		t.Fatal(err)
+	}
+	search()
+	waitIndexValid(t, s, orphan.ID)
+	if plan := vectorPlan(t, s, orphan.ID, 2); !strings.Contains(plan, "chunks_cvec_kb"+id) {
+		t.Fatalf("the query does not read the index built again:\n%s", plan)
+	}
+}
+
+// TestCloseStopsBackgroundBuilds: closing the store cancels a build
+// running in the background (here held at its start by an open write)
+// instead of waiting for it.
+func TestCloseStopsBackgroundBuilds(t *testing.T) {
+	s := openSessionsPG(t)
+	s.SetBackgroundIndex(true)
+	ctx := context.Background()
+	kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: "stopped", Embedder: "hash", Dimension: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	putVectors(t, s, kb, "stopped")
+	end := writerInTheWay(t, s, func() {
+		if err := s.AfterIngest(ctx, kb, 3); err != nil {
+			t.Error(err)
+		}
+	})
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close waited for the build")
+	}
+	end()
+}

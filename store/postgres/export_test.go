@@ -6,7 +6,7 @@ import "context"
 // query of a knowledge base through the HNSW index it has (exact when it
 // has none).
 func (s *Store) VectorQuery(ctx context.Context, kbID int64, dim int) (string, error) {
-	ix, _, err := s.vectorIndexOf(ctx, kbID)
+	ix, _, _, err := s.vectorIndexOf(ctx, kbID)
 	if err != nil {
 		return "", err
 	}

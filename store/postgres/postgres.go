@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 
@@ -76,6 +77,21 @@ type Store struct {
 	efBuild  int      // Options.IndexEFConstruction, or defaultEFConstruction
 	indexes  sync.Map // knowledge base id -> vectorIndex, once one is built
 	exact    bool     // Options.ExactSearch
+	builds   backgroundBuilds
+}
+
+// backgroundBuilds are the vector index builds a long-lived process runs
+// apart from the ingests that ask for them (SetBackgroundIndex).
+type backgroundBuilds struct {
+	on     atomic.Bool
+	ctx    context.Context // ended by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	// running are the knowledge bases this process is building, tried
+	// when each was last asked for by a search.
+	running map[int64]bool
+	tried   map[int64]time.Time
 }
 
 var (
@@ -111,6 +127,8 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open postgres: %w", redactErr(err))
 	}
 	s := &Store{cfg: cfg, logger: opts.Logger, indexMB: hnswMaxMemoryMB, efSearch: defaultEFSearch, efBuild: defaultEFConstruction, exact: opts.ExactSearch}
+	s.builds.ctx, s.builds.cancel = context.WithCancel(context.Background())
+	s.builds.running, s.builds.tried = map[int64]bool{}, map[int64]time.Time{}
 	if opts.VectorSearchEF > 0 {
 		s.efSearch = min(maxEFSearch, opts.VectorSearchEF)
 	}
@@ -290,10 +308,20 @@ const refreshChunks = 1000
 // for empty, read the whole knowledge base's id index for every term, and
 // each query scanned the GIN index's pending list (100,171 chunks: BM25
 // p50 92 → 42 ms).
+//
+// In a long-lived process (SetBackgroundIndex) the vector index is built
+// in the background instead, after the rest, and AfterIngest returns
+// without waiting for it: a build outlasts an ingest job's time limit
+// (a million chunks: 7 to 30 minutes), and the job's retries would each
+// cancel it.
 func (s *Store) AfterIngest(ctx context.Context, kb *store.KB, written int) error {
 	counted := make(chan error, 1)
 	go func() { counted <- safe.Call(func() error { return s.countAndList(ctx, kb.ID) }) }()
-	built := s.EnsureVectorIndex(ctx, kb)
+	var built error
+	background := s.builds.on.Load()
+	if !background {
+		built = s.EnsureVectorIndex(ctx, kb)
+	}
 	if err := <-counted; err != nil {
 		return err
 	}
@@ -305,7 +333,66 @@ func (s *Store) AfterIngest(ctx context.Context, kb *store.KB, written int) erro
 			return err
 		}
 	}
+	if background {
+		s.buildInBackground(*kb, true)
+	}
 	return nil
+}
+
+// SetBackgroundIndex makes the store build vector indexes in the
+// background, for a long-lived process (quarry serve, worker): an
+// ingest's AfterIngest starts its build and returns, and a vector search
+// of a knowledge base whose index a build left unfinished (cancelled with
+// the process that ran it) builds it again, at most once a minute. Close
+// cancels the builds still running; each leaves an unfinished index.
+// Only an unfinished one: a knowledge base with no index may be in its
+// first ingest, whose index is built over its chunks at its end, not
+// grown by them.
+func (s *Store) SetBackgroundIndex(on bool) { s.builds.on.Store(on) }
+
+// buildRetry is how often searches of a knowledge base with no vector
+// index start a build of it.
+const buildRetry = time.Minute
+
+// buildInBackground builds kb's vector index on its own goroutine, unless
+// this process is building it already or, when not asked by an ingest
+// (by a search that found it unfinished), tried within buildRetry.
+func (s *Store) buildInBackground(kb store.KB, ingested bool) {
+	b := &s.builds
+	b.mu.Lock()
+	if b.running[kb.ID] || !ingested && time.Since(b.tried[kb.ID]) < buildRetry || b.ctx.Err() != nil {
+		b.mu.Unlock()
+		return
+	}
+	b.running[kb.ID], b.tried[kb.ID] = true, time.Now()
+	b.wg.Add(1)
+	b.mu.Unlock()
+	go func() {
+		defer b.wg.Done()
+		t0 := time.Now()
+		err := safe.Call(func() error { return s.EnsureVectorIndex(b.ctx, &kb) })
+		b.mu.Lock()
+		delete(b.running, kb.ID)
+		b.mu.Unlock()
+		switch {
+		case err != nil && b.ctx.Err() != nil:
+			s.logger.Info("postgres: vector index build stopped with the store; the next build replaces it", "kb", kb.ID)
+		case err != nil:
+			s.logger.Error("postgres: vector index not built; the knowledge base's vectors are ranked exactly until a build succeeds", "kb", kb.ID, "err", redactErr(err))
+		default:
+			s.logger.Debug("postgres: vector index ensured", "kb", kb.ID, "seconds", time.Since(t0).Seconds())
+		}
+	}()
+}
+
+// Close cancels the vector index builds running in the background, waits
+// for them to stop, and closes the database.
+func (s *Store) Close() error {
+	s.builds.mu.Lock()
+	s.builds.cancel()
+	s.builds.mu.Unlock()
+	s.builds.wg.Wait()
+	return s.DB.Close()
 }
 
 // countAndList counts the document frequencies a first ingest deferred,
@@ -576,19 +663,20 @@ const maxHalfDimension = 4000
 
 // vectorIndexOf returns the knowledge base's HNSW index and true, or false
 // while it has none ready: none built, or one still being built (or left
-// unfinished by a build that failed) by CREATE INDEX CONCURRENTLY, which
-// the planner would not use. An index found is remembered: it is dropped
-// only with its knowledge base.
-func (s *Store) vectorIndexOf(ctx context.Context, kbID int64) (vectorIndex, bool, error) {
+// unfinished by a build that ended) by CREATE INDEX CONCURRENTLY, which
+// the planner would not use; unfinished says whether there is such a one.
+// An index found is remembered: it is dropped only with its knowledge
+// base.
+func (s *Store) vectorIndexOf(ctx context.Context, kbID int64) (ix vectorIndex, ok, unfinished bool, err error) {
 	if ix, ok := s.indexes.Load(kbID); ok {
-		return ix.(vectorIndex), true, nil
+		return ix.(vectorIndex), true, false, nil
 	}
-	ix, ok, _, err := vectorIndexesOf(ctx, s.SQL, kbID)
+	ix, ok, invalid, err := vectorIndexesOf(ctx, s.SQL, kbID)
 	if err != nil || !ok {
-		return vectorIndex{}, false, err
+		return vectorIndex{}, false, len(invalid) > 0, err
 	}
 	s.indexes.Store(kbID, ix)
-	return ix, true, nil
+	return ix, true, false, nil
 }
 
 // rowQuerier is what reads a row: the pool, or one of its connections.
@@ -671,7 +759,7 @@ func (s *Store) EnsureVectorIndex(ctx context.Context, kb *store.KB) error {
 	}
 	kbID := kb.ID
 	id := strconv.FormatInt(kbID, 10)
-	if _, ok, err := s.vectorIndexOf(ctx, kbID); err != nil || ok {
+	if _, ok, _, err := s.vectorIndexOf(ctx, kbID); err != nil || ok {
 		return err
 	}
 	var n int64
@@ -972,9 +1060,12 @@ func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]s
 	if q.Dimension != len(q.Vector) || q.Dimension <= 0 {
 		return nil, fmt.Errorf("chunk vector search: %w", &store.ValidationError{Field: "vector", Rule: fmt.Sprintf("must have %d dimensions, got %d", q.Dimension, len(q.Vector))})
 	}
-	ix, _, err := s.vectorIndexOf(ctx, q.KBID)
+	ix, _, unfinished, err := s.vectorIndexOf(ctx, q.KBID)
 	if err != nil {
 		return nil, fmt.Errorf("chunk vector search: %w", err)
+	}
+	if unfinished && s.builds.on.Load() {
+		s.buildInBackground(store.KB{ID: q.KBID, Dimension: q.Dimension}, false)
 	}
 	narrow, err := s.narrow(ctx, q.KBID, q.Filter)
 	if err != nil || narrow.none {
