@@ -21,11 +21,7 @@ import (
 func TestVectorIndexUnfinishedIsRebuilt(t *testing.T) {
 	s := openVectorPG(t)
 	ctx := context.Background()
-	kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: "unfinished", Embedder: "hash", Dimension: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	putVectors(t, s, kb, "unfinished")
+	kb := vectorKB(t, s, "unfinished")
 	if err := s.EnsureVectorIndex(ctx, kb); err != nil {
 		t.Fatal(err)
 	}
@@ -121,15 +117,11 @@ func writerInTheWay(t *testing.T, s *postgres.Store, build func()) (end func()) 
 func TestVectorIndexBuildLetsWritesThrough(t *testing.T) {
 	s := openSessionsPG(t)
 	ctx := context.Background()
-	a, err := s.KBCreate(ctx, store.KBCreateParams{Name: "building", Embedder: "hash", Dimension: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := vectorKB(t, s, "building")
 	b, err := s.KBCreate(ctx, store.KBCreateParams{Name: "beside", Embedder: "hash", Dimension: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	putVectors(t, s, a, "building")
 	built := make(chan error, 1)
 	end := writerInTheWay(t, s, func() { built <- s.EnsureVectorIndex(ctx, a) })
 
@@ -162,11 +154,7 @@ func TestVectorIndexBuildLetsWritesThrough(t *testing.T) {
 func TestKBDeleteCancelsItsBuild(t *testing.T) {
 	s := openSessionsPG(t)
 	ctx := context.Background()
-	kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: "gone", Embedder: "hash", Dimension: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	putVectors(t, s, kb, "gone")
+	kb := vectorKB(t, s, "gone")
 	built := make(chan error, 1)
 	end := writerInTheWay(t, s, func() { built <- s.EnsureVectorIndex(ctx, kb) })
 	deleted := make(chan error, 1)
@@ -236,12 +224,7 @@ func TestVectorIndexBuildsOneAtATime(t *testing.T) {
 	ctx := context.Background()
 	var kbs []*store.KB
 	for _, name := range []string{"first", "second"} {
-		kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: name, Embedder: "hash", Dimension: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		putVectors(t, s, kb, name)
-		kbs = append(kbs, kb)
+		kbs = append(kbs, vectorKB(t, s, name))
 	}
 	first := make(chan error, 1)
 	end := writerInTheWay(t, s, func() { first <- s.EnsureVectorIndex(ctx, kbs[0]) })
@@ -291,21 +274,13 @@ func TestBackgroundIndex(t *testing.T) {
 	s := openVectorPG(t)
 	s.SetBackgroundIndex(true)
 	ctx := context.Background()
-	ingested, err := s.KBCreate(ctx, store.KBCreateParams{Name: "ingested", Embedder: "hash", Dimension: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	putVectors(t, s, ingested, "ingested")
+	ingested := vectorKB(t, s, "ingested")
 	if err := s.AfterIngest(ctx, ingested, 3); err != nil {
 		t.Fatal(err)
 	}
 	waitIndexValid(t, s, ingested.ID)
 
-	orphan, err := s.KBCreate(ctx, store.KBCreateParams{Name: "orphan", Embedder: "hash", Dimension: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	putVectors(t, s, orphan, "orphan")
+	orphan := vectorKB(t, s, "orphan")
 	search := func() {
 		t.Helper()
 		hits, err := s.ChunkVectorSearch(ctx, store.VectorQuery{KBID: orphan.ID, Dimension: 2, Vector: []float32{1, 0.1}, K: 2, Filter: store.ChunkFilter{IncludeStale: true}})
@@ -341,11 +316,7 @@ func TestCloseStopsBackgroundBuilds(t *testing.T) {
 	s := openSessionsPG(t)
 	s.SetBackgroundIndex(true)
 	ctx := context.Background()
-	kb, err := s.KBCreate(ctx, store.KBCreateParams{Name: "stopped", Embedder: "hash", Dimension: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	putVectors(t, s, kb, "stopped")
+	kb := vectorKB(t, s, "stopped")
 	end := writerInTheWay(t, s, func() {
 		if err := s.AfterIngest(ctx, kb, 3); err != nil {
 			t.Error(err)
@@ -362,4 +333,16 @@ func TestCloseStopsBackgroundBuilds(t *testing.T) {
 		t.Fatal("Close waited for the build")
 	}
 	end()
+}
+
+// vectorKB creates a knowledge base of two dimensions with putVectors'
+// three chunks written to it.
+func vectorKB(t *testing.T, s *postgres.Store, name string) *store.KB {
+	t.Helper()
+	kb, err := s.KBCreate(context.Background(), store.KBCreateParams{Name: name, Embedder: "hash", Dimension: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	putVectors(t, s, kb, name)
+	return kb
 }
