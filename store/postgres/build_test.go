@@ -346,3 +346,30 @@ func vectorKB(t *testing.T, s *postgres.Store, name string) *store.KB {
 	putVectors(t, s, kb, name)
 	return kb
 }
+
+// TestKBDeleteBesideABuild: deleting a knowledge base while another's
+// index is being built does not wait for that build, nor end it: the
+// deleted one's index, empty, is left, and the build finishes.
+func TestKBDeleteBesideABuild(t *testing.T) {
+	s := openSessionsPG(t)
+	ctx := context.Background()
+	gone := vectorKB(t, s, "gone")
+	if err := s.EnsureVectorIndex(ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+	building := vectorKB(t, s, "building")
+	built := make(chan error, 1)
+	end := writerInTheWay(t, s, func() { built <- s.EnsureVectorIndex(ctx, building) })
+	dctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := s.KBDelete(dctx, "gone"); err != nil {
+		t.Fatalf("delete beside a build: %v", err)
+	}
+	end()
+	if err := <-built; err != nil {
+		t.Fatalf("the build beside the delete: %v", err)
+	}
+	if !indexValid(t, s, building.ID) {
+		t.Fatal("no index after the build")
+	}
+}

@@ -736,6 +736,31 @@ const tableClaim = `hashtextextended('quarry vector index build ' || current_sch
 
 var buildPoll = time.Second
 
+// claimTable takes tableClaim for conn's session, trying it every
+// buildPoll until it has it, ctx ends or, when wait is more than 0, wait
+// has passed; it reports whether it has it.
+func claimTable(ctx context.Context, conn *sql.Conn, wait time.Duration) (bool, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		var claimed bool
+		if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(`+tableClaim+`)`).Scan(&claimed); err != nil || claimed {
+			return claimed, err
+		}
+		if wait > 0 && time.Now().After(deadline) {
+			return false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(buildPoll):
+		}
+	}
+}
+
+// kbDeleteWait is how long a knowledge base's delete waits for the
+// claim on the chunks table to drop the knowledge base's vector index.
+const kbDeleteWait = 5 * time.Second
+
 // EnsureVectorIndex builds the knowledge base's HNSW index (m=16,
 // Options.IndexEFConstruction or 64, see vectorIndex) when it has none
 // and holds chunks, with the memory its chunks need, up to
@@ -793,18 +818,8 @@ func (s *Store) EnsureVectorIndex(ctx context.Context, kb *store.KB) error {
 	if !claimed {
 		return nil // being built by another process
 	}
-	for {
-		if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(`+tableClaim+`)`).Scan(&claimed); err != nil {
-			return fmt.Errorf("vector index of kb %d: claim: %w", kbID, err)
-		}
-		if claimed {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("vector index of kb %d: waiting for another build: %w", kbID, ctx.Err())
-		case <-time.After(buildPoll):
-		}
+	if _, err := claimTable(ctx, conn, 0); err != nil {
+		return fmt.Errorf("vector index of kb %d: waiting for another build: %w", kbID, err)
 	}
 	// Under the claim, what the holder before left: its index, or one it
 	// did not finish.
@@ -880,10 +895,30 @@ func (s *Store) KBDelete(ctx context.Context, name string) error {
 			AND l.pid <> pg_backend_pid()`, strconv.FormatInt(kb.ID, 10)); err != nil {
 		s.logger.Warn("postgres: kb delete: index build not cancelled", "kb", kb.ID, "err", redactErr(err))
 	}
+	// Concurrently: a plain drop would stop every search of chunks while
+	// it waited for its lock. Under the claim on the table builds take:
+	// a drop waiting for another knowledge base's build holds a snapshot
+	// the build waits for at its end, and PostgreSQL would end one of
+	// them as a deadlock. While another build holds the claim, the index,
+	// empty now and of no use, stays.
+	conn, err := s.SQL.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("kb delete %q: drop index: %w", name, err)
+	}
+	defer func() {
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn }) // its session holds the claim
+		_ = conn.Close()
+	}()
+	claimed, err := claimTable(ctx, conn, kbDeleteWait)
+	if err != nil {
+		return fmt.Errorf("kb delete %q: drop index: %w", name, err)
+	}
+	if !claimed {
+		s.logger.Info("postgres: kb delete: another knowledge base's vector index is being built; this one's, empty, is left", "kb", kb.ID)
+		return nil
+	}
 	for _, ix := range []vectorIndex{centredIndex, halfIndex, fullIndex} {
-		// Concurrently: a plain drop would stop every search of chunks
-		// while it waited for its lock.
-		if _, err := s.SQL.ExecContext(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+ix.name+strconv.FormatInt(kb.ID, 10)); err != nil {
+		if _, err := conn.ExecContext(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+ix.name+strconv.FormatInt(kb.ID, 10)); err != nil {
 			return fmt.Errorf("kb delete %q: drop index: %w", name, err)
 		}
 	}
