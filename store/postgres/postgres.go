@@ -757,6 +757,21 @@ func claimTable(ctx context.Context, conn *sql.Conn, wait time.Duration) (bool, 
 	}
 }
 
+// sessionConn takes a connection of its own from the pool for work that
+// leaves state on its session (advisory claims, settings), and the func
+// that discards it after, so that no later user of the pool inherits
+// that state.
+func (s *Store) sessionConn(ctx context.Context) (*sql.Conn, func(), error) {
+	conn, err := s.SQL.Conn(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return conn, func() {
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		_ = conn.Close()
+	}, nil
+}
+
 // kbDeleteWait is how long a knowledge base's delete waits for the
 // claim on the chunks table to drop the knowledge base's vector index.
 const kbDeleteWait = 5 * time.Second
@@ -800,17 +815,13 @@ func (s *Store) EnsureVectorIndex(ctx context.Context, kb *store.KB) error {
 	}
 	mem := min(s.indexMB, max(64, n*int64(kb.Dimension*width+hnswBytesPerChunk)>>20+1))
 	// One connection for the build, out of any transaction (a concurrent
-	// build cannot run in one), closed after it: its session holds the
-	// claim and the build's memory, which no later user of the pool may
-	// inherit.
-	conn, err := s.SQL.Conn(ctx)
+	// build cannot run in one): its session holds the claims and the
+	// build's memory.
+	conn, discard, err := s.sessionConn(ctx)
 	if err != nil {
 		return fmt.Errorf("vector index of kb %d: %w", kbID, err)
 	}
-	defer func() {
-		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
-		_ = conn.Close()
-	}()
+	defer discard()
 	var claimed bool
 	if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(`+buildClaim+`)`, id).Scan(&claimed); err != nil {
 		return fmt.Errorf("vector index of kb %d: claim: %w", kbID, err)
@@ -830,10 +841,11 @@ func (s *Store) EnsureVectorIndex(ctx context.Context, kb *store.KB) error {
 	// A knowledge base deleted while the build waited has no chunks (one
 	// deleted from here on leaves an empty index, of no use and in no
 	// one's way).
-	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM chunks WHERE kb_id = $1`, kbID).Scan(&n); err != nil {
+	var held bool
+	if err := conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM chunks WHERE kb_id = $1)`, kbID).Scan(&held); err != nil {
 		return fmt.Errorf("vector index of kb %d: %w", kbID, err)
 	}
-	if n == 0 {
+	if !held {
 		return nil
 	}
 	for _, name := range invalid {
@@ -901,14 +913,11 @@ func (s *Store) KBDelete(ctx context.Context, name string) error {
 	// the build waits for at its end, and PostgreSQL would end one of
 	// them as a deadlock. While another build holds the claim, the index,
 	// empty now and of no use, stays.
-	conn, err := s.SQL.Conn(ctx)
+	conn, discard, err := s.sessionConn(ctx)
 	if err != nil {
 		return fmt.Errorf("kb delete %q: drop index: %w", name, err)
 	}
-	defer func() {
-		_ = conn.Raw(func(any) error { return driver.ErrBadConn }) // its session holds the claim
-		_ = conn.Close()
-	}()
+	defer discard()
 	claimed, err := claimTable(ctx, conn, kbDeleteWait)
 	if err != nil {
 		return fmt.Errorf("kb delete %q: drop index: %w", name, err)
