@@ -373,3 +373,46 @@ func TestKBDeleteBesideABuild(t *testing.T) {
 		t.Fatal("no index after the build")
 	}
 }
+
+// TestVectorIndexBuildDropsOrphans: an index a deleted knowledge base
+// left (its delete found another build holding the chunks table) is
+// dropped by the next build, whatever knowledge base that build is for.
+func TestVectorIndexBuildDropsOrphans(t *testing.T) {
+	s := openVectorPG(t)
+	ctx := context.Background()
+	gone := vectorKB(t, s, "gone")
+	if err := s.EnsureVectorIndex(ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+	left := func() int {
+		t.Helper()
+		var n int
+		if err := s.SQL.QueryRowContext(ctx, `SELECT count(*) FROM pg_class
+			WHERE relname IN ($1, $2, $3)`, fmt.Sprint("chunks_cvec_kb", gone.ID), fmt.Sprint("chunks_hvec_kb", gone.ID), fmt.Sprint("chunks_vec_kb", gone.ID)).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if left() != 1 {
+		t.Fatal("no index built")
+	}
+	// The delete as it ends beside another build: the rows go, the index
+	// stays.
+	if _, err := s.SQL.ExecContext(ctx, `DELETE FROM knowledge_bases WHERE id = $1`, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	postgres.ForgetIndexes(s)
+	if left() != 1 {
+		t.Fatal("the index went with the rows")
+	}
+	next := vectorKB(t, s, "next")
+	if err := s.EnsureVectorIndex(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	if n := left(); n != 0 {
+		t.Fatalf("%d indexes of the deleted knowledge base left after the next build", n)
+	}
+	if !indexValid(t, s, next.ID) {
+		t.Fatal("no index for the next knowledge base")
+	}
+}

@@ -832,6 +832,9 @@ func (s *Store) EnsureVectorIndex(ctx context.Context, kb *store.KB) error {
 	if _, err := claimTable(ctx, conn, 0); err != nil {
 		return fmt.Errorf("vector index of kb %d: waiting for another build: %w", kbID, err)
 	}
+	if err := dropOrphanIndexes(ctx, conn); err != nil {
+		return fmt.Errorf("vector index of kb %d: %w", kbID, err)
+	}
 	// Under the claim, what the holder before left: its index, or one it
 	// did not finish.
 	_, built, invalid, err := vectorIndexesOf(ctx, conn, kbID)
@@ -840,7 +843,7 @@ func (s *Store) EnsureVectorIndex(ctx context.Context, kb *store.KB) error {
 	}
 	// A knowledge base deleted while the build waited has no chunks (one
 	// deleted from here on leaves an empty index, of no use and in no
-	// one's way).
+	// one's way, until the next build drops it: dropOrphanIndexes).
 	var held bool
 	if err := conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM chunks WHERE kb_id = $1)`, kbID).Scan(&held); err != nil {
 		return fmt.Errorf("vector index of kb %d: %w", kbID, err)
@@ -883,6 +886,40 @@ func (s *Store) EnsureVectorIndex(ctx context.Context, kb *store.KB) error {
 	return nil
 }
 
+// dropOrphanIndexes drops, concurrently, the vector indexes of the chunks
+// table left by knowledge bases deleted while another's build held the
+// table (KBDelete leaves them, empty): conn holds tableClaim, so no build
+// runs beside the drops.
+func dropOrphanIndexes(ctx context.Context, conn *sql.Conn) error {
+	rows, err := conn.QueryContext(ctx, `SELECT i.relname FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
+		WHERE x.indrelid = 'chunks'::regclass AND i.relname ~ '^chunks_[ch]?vec_kb[0-9]+$'
+			AND NOT EXISTS (SELECT 1 FROM knowledge_bases k WHERE k.id = substring(i.relname FROM '[0-9]+$')::bigint)`)
+	if err != nil {
+		return fmt.Errorf("indexes of deleted knowledge bases: %w", err)
+	}
+	var names []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return fmt.Errorf("indexes of deleted knowledge bases: %w", err)
+		}
+		names = append(names, name)
+	}
+	if err := rows.Close(); err != nil {
+		return fmt.Errorf("indexes of deleted knowledge bases: %w", err)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("indexes of deleted knowledge bases: %w", err)
+	}
+	for _, name := range names {
+		if _, err := conn.ExecContext(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+name); err != nil {
+			return fmt.Errorf("drop %s, a deleted knowledge base's: %w", name, err)
+		}
+	}
+	return nil
+}
+
 // KBDelete drops the knowledge base and its HNSW index, cancelling a
 // build of that index another session runs.
 func (s *Store) KBDelete(ctx context.Context, name string) error {
@@ -912,7 +949,8 @@ func (s *Store) KBDelete(ctx context.Context, name string) error {
 	// a drop waiting for another knowledge base's build holds a snapshot
 	// the build waits for at its end, and PostgreSQL would end one of
 	// them as a deadlock. While another build holds the claim, the index,
-	// empty now and of no use, stays.
+	// empty now and of no use, stays until the next build
+	// (dropOrphanIndexes).
 	conn, discard, err := s.sessionConn(ctx)
 	if err != nil {
 		return fmt.Errorf("kb delete %q: drop index: %w", name, err)
@@ -923,7 +961,7 @@ func (s *Store) KBDelete(ctx context.Context, name string) error {
 		return fmt.Errorf("kb delete %q: drop index: %w", name, err)
 	}
 	if !claimed {
-		s.logger.Info("postgres: kb delete: another knowledge base's vector index is being built; this one's, empty, is left", "kb", kb.ID)
+		s.logger.Info("postgres: kb delete: another knowledge base's vector index is being built; this one's, empty, is left for the next build to drop", "kb", kb.ID)
 		return nil
 	}
 	for _, ix := range []vectorIndex{centredIndex, halfIndex, fullIndex} {
