@@ -89,6 +89,24 @@ func TestGoldenRenderers(t *testing.T) {
 	}
 }
 
+// TestMarkdownKeepsNumbers: a line that would open a list keeps its number
+// and escapes the mark after it, as CommonMark reads a backslash only
+// before a mark ("\\3." would show the backslash to the reader).
+func TestMarkdownKeepsNumbers(t *testing.T) {
+	rep, _ := goldenReport()
+	rep.Sections[0].Heading = "3. Legacy Layer Modes"
+	rep.Sections[0].Body = "12) A step [1]\n- a dash [1]"
+	md := research.Markdown(rep)
+	for _, want := range []string{"## 3\\. Legacy Layer Modes\n", "\n12\\) A step [1]", "\n\\- a dash [1]"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "\\3") || strings.Contains(md, "\\12") {
+		t.Errorf("a backslash before a number:\n%s", md)
+	}
+}
+
 // inert parses rendered HTML and checks that only the renderer's elements
 // and attributes survive, and that links go only to http(s) or in-page
 // anchors: whatever hostile text went in stays text.

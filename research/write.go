@@ -355,9 +355,16 @@ func mdEscape(s string, cites bool) string {
 	var b strings.Builder
 	b.Grow(len(s) + 8)
 	if m := mdLineStart.FindStringSubmatchIndex(s); m != nil {
-		b.WriteString(s[:m[4]])
+		// A backslash escapes only a mark: a list's number keeps its
+		// digits and escapes its "." or ")" ("3\. Layers"; "\3." would
+		// show the backslash).
+		at := m[4]
+		if c := s[m[5]-1]; c == '.' || c == ')' {
+			at = m[5] - 1
+		}
+		b.WriteString(s[:at])
 		b.WriteByte('\\')
-		s = s[m[4]:]
+		s = s[at:]
 	}
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; c {
