@@ -3,6 +3,7 @@ package kb_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/quarryhq/quarry/corpus"
 	"github.com/quarryhq/quarry/embed"
+	"github.com/quarryhq/quarry/errcode"
 	"github.com/quarryhq/quarry/eval"
 	"github.com/quarryhq/quarry/index"
 	"github.com/quarryhq/quarry/internal/testpg"
@@ -410,6 +412,70 @@ func testSearchInStore(t *testing.T, st store.Store) {
 	res, err := in.Search(ctx, "notes", emb, kb.Query{Text: "seven chunks", K: 1, Mode: kb.ModeBM25})
 	if err != nil || len(res) != 1 || !strings.Contains(res[0].Text, "seven") {
 		t.Fatalf("a write not seen: %+v %v", res, err)
+	}
+}
+
+// indexBuilding is a PostgreSQL store with pgvector whose knowledge
+// bases have no vector index yet and too many chunks to rank exactly in a
+// search's time: every vector search fails as the store then fails it.
+type indexBuilding struct{ *postgres.Store }
+
+func (indexBuilding) ChunkVectorSearch(context.Context, store.VectorQuery) ([]store.VectorHit, error) {
+	return nil, fmt.Errorf("chunk vector search: %w", store.ErrVectorIndexBuilding)
+}
+
+func (b indexBuilding) ChunkNearest(ctx context.Context, q store.VectorQuery) ([]store.VectorHit, error) {
+	return b.ChunkVectorSearch(ctx, q)
+}
+
+// TestSearchBesideAFirstBuild: while a knowledge base's vector index is
+// being built and ranking its chunks by vector takes too long, a hybrid
+// search ranks by terms alone and notes it, in memory and in the store;
+// a vector search fails with a 503 saying why; a BM25 search is as ever.
+func TestSearchBesideAFirstBuild(t *testing.T) {
+	ctx := context.Background()
+	pg, err := postgres.Open(ctx, testpg.Schema(t, "QUARRY_TEST_PGVECTOR_URL"), postgres.Options{MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pg.Close() })
+	if !pg.HasPGVector() {
+		t.Fatal("QUARRY_TEST_PGVECTOR_URL server has no pgvector")
+	}
+	emb := embed.Hash{}
+	mem, in := kb.New(indexBuilding{pg}, nil), kb.New(indexBuilding{pg}, nil)
+	in.SetInStore(true)
+	if _, err := mem.Create(ctx, "notes", "", emb); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write(t, dir, "crawler.md", "# Crawler\n\nThe crawler handles stale pages by re-crawling them every five minutes.\n")
+	write(t, dir, "billing.md", "# Billing\n\nInvoices are sent monthly by email to the account owner.\n")
+	if _, err := mem.AddPaths(ctx, "notes", []string{dir}, kb.AddOptions{Embedder: emb}); err != nil {
+		t.Fatal(err)
+	}
+	for name, svc := range map[string]*kb.Service{"in memory": mem, "in the store": in} {
+		q := kb.Query{Text: "how does the crawler handle stale pages", K: 3}
+		terms := q
+		terms.Mode = kb.ModeBM25
+		want, err := svc.SearchNoted(ctx, "notes", emb, terms)
+		if err != nil || len(want.Results) == 0 || want.Notes != nil {
+			t.Fatalf("%s, bm25: %+v %v", name, want, err)
+		}
+		got, err := svc.SearchNoted(ctx, "notes", emb, q)
+		if err != nil {
+			t.Fatalf("%s, hybrid: %v", name, err)
+		}
+		if len(got.Notes) != 1 || got.Notes[0] != kb.TermsAlone {
+			t.Errorf("%s, hybrid: notes %q, want %q", name, got.Notes, kb.TermsAlone)
+		}
+		if len(got.Results) != len(want.Results) || got.Results[0].ChunkID != want.Results[0].ChunkID {
+			t.Errorf("%s, hybrid: %+v, want the terms' ranking %+v", name, got.Results, want.Results)
+		}
+		q.Mode = kb.ModeVector
+		if _, err := svc.SearchNoted(ctx, "notes", emb, q); !errors.Is(err, store.ErrVectorIndexBuilding) || errcode.Of(err) != errcode.Unavailable {
+			t.Errorf("%s, vector: %v, want store.ErrVectorIndexBuilding", name, err)
+		}
 	}
 }
 

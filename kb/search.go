@@ -307,17 +307,37 @@ const (
 )
 
 // Search runs a query against a knowledge base. emb may be nil for bm25.
+// What SearchNoted would note is logged.
 func (s *Service) Search(ctx context.Context, kbName string, emb embed.Embedder, q Query) ([]Result, error) {
+	f, err := s.SearchNoted(ctx, kbName, emb, q)
+	return f.Results, err
+}
+
+// Found is a search's results and what its caller should know of how
+// they were found.
+type Found struct {
+	Results []Result
+	// Notes: a hybrid search of a knowledge base whose vector index is
+	// being built ranks by terms alone when ranking all its chunks by
+	// vector takes too long (store.ErrVectorIndexBuilding), and says so.
+	Notes []string
+}
+
+// TermsAlone is the note of a hybrid search ranked by terms alone.
+const TermsAlone = "ranked by terms alone: the knowledge base's vector index is being built, and ranking all its chunks by vector took longer than a search waits"
+
+// SearchNoted is Search with its notes.
+func (s *Service) SearchNoted(ctx context.Context, kbName string, emb embed.Embedder, q Query) (Found, error) {
 	if err := q.Validate(); err != nil {
-		return nil, err
+		return Found{}, err
 	}
 	kb, err := s.Get(ctx, kbName)
 	if err != nil {
-		return nil, err
+		return Found{}, err
 	}
 	if q.Mode != ModeBM25 {
 		if err := checkEmbedder(kb, emb); err != nil {
-			return nil, err
+			return Found{}, err
 		}
 	}
 	defaultFusion(&q, kb.Embedder)
@@ -326,7 +346,7 @@ func (s *Service) Search(ctx context.Context, kbName string, emb embed.Embedder,
 	}
 	m, err := s.load(ctx, kb)
 	if err != nil {
-		return nil, err
+		return Found{}, err
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -338,17 +358,20 @@ func (s *Service) Search(ctx context.Context, kbName string, emb embed.Embedder,
 	}
 	depth := listDepth(q)
 	var bm, vec []index.Hit
+	var notes []string
 	if q.Mode != ModeVector {
 		bm = m.bm25.Search(analyze.Terms(q.Text), depth, keep)
 	}
 	if q.Mode != ModeBM25 {
 		qv, err := embedQuery(ctx, emb, q.Text)
 		if err != nil {
-			return nil, err
+			return Found{}, err
 		}
 		vec, err = s.vectorSearch(ctx, kb, m, qv, depth, q.Mode != ModeVector, keep)
 		if err != nil {
-			return nil, err
+			if notes = s.termsAlone(kb, q, err); notes == nil {
+				return Found{}, err
+			}
 		}
 	}
 	hits := combine(bm, vec, q)
@@ -357,13 +380,24 @@ func (s *Service) Search(ctx context.Context, kbName string, emb embed.Embedder,
 		c := m.chunks[h.Doc]
 		out[i] = Result{ChunkID: c.ID, SourceURL: c.SourceURL, Title: c.SourceTitle, DocID: c.DocID, ChunkIndex: c.ChunkIndex, Language: c.Language, Score: h.Score, Text: c.Text}
 	}
-	return out, nil
+	return Found{Results: out, Notes: notes}, nil
+}
+
+// termsAlone is the note of a hybrid search whose vector side failed
+// with store.ErrVectorIndexBuilding, logged, which it goes on without;
+// nil for any other failure, or another mode, which fails the search.
+func (s *Service) termsAlone(kb *store.KB, q Query, err error) []string {
+	if q.Mode != ModeHybrid || !errors.Is(err, store.ErrVectorIndexBuilding) {
+		return nil
+	}
+	s.logger.Warn("kb search: "+TermsAlone, "kb", kb.Name, "err", err)
+	return []string{TermsAlone}
 }
 
 // searchInStore ranks in the store: BM25 through its term index, vectors
 // by a scan of the embeddings the filters keep (or its native index),
 // fused as in memory. Hits are numbered by chunk id.
-func (s *Service) searchInStore(ctx context.Context, ts store.TermSearcher, kb *store.KB, emb embed.Embedder, q Query) ([]Result, error) {
+func (s *Service) searchInStore(ctx context.Context, ts store.TermSearcher, kb *store.KB, emb embed.Embedder, q Query) (Found, error) {
 	f := store.ChunkFilter{Language: q.Language, SourcePrefix: q.Source, IncludeStale: q.IncludeStale}
 	depth := listDepth(q)
 	var bm, vec []index.Hit
@@ -387,6 +421,7 @@ func (s *Service) searchInStore(ctx context.Context, ts store.TermSearcher, kb *
 		return err
 	}
 	var err error
+	var notes []string
 	switch q.Mode {
 	case ModeBM25:
 		err = terms()
@@ -397,10 +432,16 @@ func (s *Service) searchInStore(ctx context.Context, ts store.TermSearcher, kb *
 		// while the other waits for its rows.
 		done := make(chan error, 1)
 		go func() { done <- safe.Call(vectors) }()
-		err = errors.Join(safe.Call(terms), <-done)
+		terr, verr := safe.Call(terms), <-done
+		if verr != nil && terr == nil {
+			if notes = s.termsAlone(kb, q, verr); notes != nil {
+				vec, verr = nil, nil
+			}
+		}
+		err = errors.Join(terr, verr)
 	}
 	if err != nil {
-		return nil, err
+		return Found{}, err
 	}
 	hits := combine(bm, vec, q)
 	ids := make([]int64, len(hits))
@@ -409,7 +450,7 @@ func (s *Service) searchInStore(ctx context.Context, ts store.TermSearcher, kb *
 	}
 	chunks, err := ts.ChunksGet(ctx, ids)
 	if err != nil {
-		return nil, err
+		return Found{}, err
 	}
 	byID := make(map[int64]store.IndexedChunk, len(chunks))
 	for _, c := range chunks {
@@ -423,7 +464,7 @@ func (s *Service) searchInStore(ctx context.Context, ts store.TermSearcher, kb *
 		}
 		out = append(out, Result{ChunkID: c.ID, SourceURL: c.SourceURL, Title: c.SourceTitle, DocID: c.DocID, ChunkIndex: c.ChunkIndex, Language: c.Language, Score: h.Score, Text: c.Text})
 	}
-	return out, nil
+	return Found{Results: out, Notes: notes}, nil
 }
 
 // listDepth is how many hits each ranked list holds: at least 100 for a

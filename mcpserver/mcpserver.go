@@ -428,6 +428,9 @@ type SearchInput struct {
 // SearchOutput is the chunks found.
 type SearchOutput struct {
 	Results []kb.Result `json:"results"`
+	// Notes say how the results were found when otherwise than asked
+	// (kb.TermsAlone).
+	Notes []string `json:"notes,omitempty"`
 }
 
 func (t *tools) kbSearch(ctx context.Context, req *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, SearchOutput, error) {
@@ -448,21 +451,25 @@ func (t *tools) kbSearch(ctx context.Context, req *mcp.CallToolRequest, in Searc
 	if err != nil {
 		return toolError(err), SearchOutput{}, nil
 	}
-	res, err := svc.Search(ctx, in.KB, emb, q)
+	found, err := svc.SearchNoted(ctx, in.KB, emb, q)
 	if err != nil {
 		return toolError(err), SearchOutput{}, nil
 	}
+	res := found.Results
 	if res == nil {
 		res = []kb.Result{}
 	}
 	var b strings.Builder
+	for _, n := range found.Notes {
+		fmt.Fprintf(&b, "Note: %s.\n\n", n)
+	}
 	for i, r := range res {
 		fmt.Fprintf(&b, "%d. %s (%s)\n%s\n\n", i+1, r.Title, r.SourceURL, r.Text)
 	}
 	if len(res) == 0 {
 		b.WriteString("No chunk matches.")
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: b.String()}}}, SearchOutput{Results: res}, nil
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: b.String()}}}, SearchOutput{Results: res, Notes: found.Notes}, nil
 }
 
 // ListInput takes nothing.

@@ -45,13 +45,21 @@ func (s *Server) searchKB(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := svc.Search(r.Context(), kbase.Name, emb, query)
+	found, err := svc.SearchNoted(r.Context(), kbase.Name, emb, query)
 	if err != nil {
 		return err
 	}
-	if res == nil {
-		res = []kb.Result{}
+	if found.Results == nil {
+		found.Results = []kb.Result{}
 	}
-	s.writeJSON(w, http.StatusOK, page[kb.Result]{Items: res})
+	s.writeJSON(w, http.StatusOK, searchPage{Items: found.Results, Notes: found.Notes})
 	return nil
+}
+
+// searchPage is a search's results and, when they were found otherwise
+// than asked (a hybrid search ranked by terms alone while the vector
+// index is built), notes saying how.
+type searchPage struct {
+	Items []kb.Result `json:"items"`
+	Notes []string    `json:"notes,omitempty"`
 }

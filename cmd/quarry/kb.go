@@ -266,10 +266,14 @@ func (a *cli) kbSearchCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, err := svc.Search(ctx, args[0], emb, f.query(strings.Join(args[1:], " ")))
+			found, err := svc.SearchNoted(ctx, args[0], emb, f.query(strings.Join(args[1:], " ")))
 			if err != nil {
 				return err
 			}
+			for _, n := range found.Notes {
+				fmt.Fprintf(a.stderr, "quarry: %s\n", n)
+			}
+			res := found.Results
 			if asJSON {
 				if res == nil {
 					res = []kb.Result{}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quarryhq/quarry/errcode"
 	"github.com/quarryhq/quarry/internal/testpg"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/postgres"
@@ -414,5 +415,48 @@ func TestVectorIndexBuildDropsOrphans(t *testing.T) {
 	}
 	if !indexValid(t, s, next.ID) {
 		t.Fatal("no index for the next knowledge base")
+	}
+}
+
+// TestExactVectorSearchBudget: a vector search of a knowledge base with
+// no vector index yet (its first ingest's, being built) ranks all its
+// chunks exactly, and waits exactVectorBudget for that: held past it
+// (here by a lock on the chunks table, as a million chunks beside a build
+// hold it for seconds), it fails with store.ErrVectorIndexBuilding, a 503;
+// a search its caller ends is not reported so.
+func TestExactVectorSearchBudget(t *testing.T) {
+	s := openSessionsPG(t)
+	defer postgres.SetExactVectorBudget(300 * time.Millisecond)()
+	ctx := context.Background()
+	kb := vectorKB(t, s, "budget")
+	q := store.VectorQuery{KBID: kb.ID, Dimension: 2, Vector: []float32{1, 0}, K: 2}
+	hits, err := s.ChunkVectorSearch(ctx, q)
+	if err != nil || len(hits) != 2 {
+		t.Fatalf("unhindered search: %d hits, %v; want 2", len(hits), err)
+	}
+	tx, err := s.SQL.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, `LOCK TABLE chunks IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	held, stop := context.WithTimeout(ctx, 20*time.Second)
+	defer stop()
+	_, err = s.ChunkVectorSearch(held, q)
+	if !errors.Is(err, store.ErrVectorIndexBuilding) || errcode.Of(err) != errcode.Unavailable {
+		t.Fatalf("search held past its budget: %v (%s), want store.ErrVectorIndexBuilding, unavailable", err, errcode.Of(err))
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := s.ChunkVectorSearch(short, q); err == nil || errors.Is(err, store.ErrVectorIndexBuilding) {
+		t.Fatalf("search its caller ended: %v, want its own error", err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if hits, err := s.ChunkVectorSearch(ctx, q); err != nil || len(hits) != 2 {
+		t.Fatalf("search after the lock: %d hits, %v; want 2", len(hits), err)
 	}
 }

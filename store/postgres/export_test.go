@@ -1,6 +1,9 @@
 package postgres
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // VectorQuery exposes vectorQuery to the tests: the nearest-neighbour
 // query of a knowledge base through the HNSW index it has (exact when it
@@ -78,3 +81,12 @@ const DefaultEFConstruction = defaultEFConstruction
 
 // ForgetIndexes empties the store's memory of the vector indexes it found.
 func ForgetIndexes(s *Store) { s.indexes.Clear() }
+
+// SetExactVectorBudget sets how long a vector search of a knowledge base
+// with no vector index waits for its exact ranking, until the returned
+// func restores it.
+func SetExactVectorBudget(d time.Duration) func() {
+	old := exactVectorBudget
+	exactVectorBudget = d
+	return func() { exactVectorBudget = old }
+}

@@ -1130,11 +1130,19 @@ func (s *Store) efSearchFor(k int, fused bool) int {
 	return min(maxEFSearch, max(ef, k))
 }
 
+// exactVectorBudget is how long a vector search of a knowledge base with
+// no vector index yet waits for all its chunks ranked exactly (at
+// 1,000,000 chunks on 2 cores, beside the index's build, that took
+// 10–25 s; see docs/benchmarks.md, "Building beside writes").
+var exactVectorBudget = 2 * time.Second
+
 // ChunkVectorSearch returns the K chunks nearest by cosine through the
 // knowledge base's HNSW index, of those q.Filter keeps (chunks of an
 // incomplete source, a long document still being written, are always
 // left out, as the store's scans leave them out). It fails when pgvector
-// is not available.
+// is not available, and with store.ErrVectorIndexBuilding when the
+// knowledge base has no index yet and ranking its chunks exactly takes
+// more than exactVectorBudget.
 func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]store.VectorHit, error) {
 	if !s.pgvector {
 		return nil, errors.New("chunk vector search: pgvector is not installed")
@@ -1182,8 +1190,22 @@ func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]s
 			}
 		}
 	}
+	budget := ix.name == "" && !narrow.few(maxFewVectors)
+	if budget {
+		// No index yet (a first ingest's, being built): every chunk of
+		// the knowledge base is ranked, which at a million chunks beside
+		// the build takes many seconds; a search waits exactVectorBudget
+		// for it.
+		if _, err := tx.ExecContext(ctx, `SELECT set_config('statement_timeout', $1, true)`, strconv.FormatInt(exactVectorBudget.Milliseconds(), 10)); err != nil {
+			return nil, fmt.Errorf("chunk vector search: %w", err)
+		}
+	}
 	rows, err := tx.QueryContext(ctx, query, append(append([]any{vectorLiteral(q.Vector)}, fargs...), q.K)...)
 	if err != nil {
+		var pe *pgconn.PgError
+		if budget && ctx.Err() == nil && errors.As(err, &pe) && pe.Code == "57014" {
+			return nil, fmt.Errorf("chunk vector search of kb %d, exact for %s: %w", q.KBID, exactVectorBudget, store.ErrVectorIndexBuilding)
+		}
 		return nil, fmt.Errorf("chunk vector search: %w", err)
 	}
 	defer rows.Close()
