@@ -318,13 +318,14 @@ func (s *Service) Search(ctx context.Context, kbName string, emb embed.Embedder,
 type Found struct {
 	Results []Result
 	// Notes: a hybrid search of a knowledge base whose vector index is
-	// being built ranks by terms alone when ranking all its chunks by
-	// vector takes too long (store.ErrVectorIndexBuilding), and says so.
+	// not built yet (its first ingest's) ranks by terms alone when
+	// ranking all its chunks by vector takes too long
+	// (store.ErrVectorIndexBuilding), and says so.
 	Notes []string
 }
 
 // TermsAlone is the note of a hybrid search ranked by terms alone.
-const TermsAlone = "ranked by terms alone: the knowledge base's vector index is being built, and ranking all its chunks by vector took longer than a search waits"
+const TermsAlone = "ranked by terms alone: the knowledge base has no vector index yet (it is built when its first ingest ends), and ranking all its chunks by vector took longer than a search waits"
 
 // SearchNoted is Search with its notes.
 func (s *Service) SearchNoted(ctx context.Context, kbName string, emb embed.Embedder, q Query) (Found, error) {

@@ -29,10 +29,10 @@ var (
 	// (a research's lease).
 	ErrBusy = errcode.Sentinel(errcode.Conflict, "busy")
 	// ErrVectorIndexBuilding is returned by a vector search of a knowledge
-	// base whose vector index is not built yet (its first ingest is being
-	// indexed) when ranking all its chunks exactly takes longer than a
-	// search may wait.
-	ErrVectorIndexBuilding = errcode.Sentinel(errcode.Unavailable, "the knowledge base's vector index is being built, and ranking all its chunks exactly took too long; search by terms (mode bm25) or try again once it is built")
+	// base whose vector index is not built yet (it is built when the
+	// first ingest has written its chunks) when ranking all its chunks
+	// exactly takes longer than a search may wait.
+	ErrVectorIndexBuilding = errcode.Sentinel(errcode.Unavailable, "the knowledge base has no vector index yet (it is built when its first ingest ends), and ranking all its chunks exactly took longer than a search waits; search by terms (mode bm25), or again once the index is built")
 )
 
 // KB is a knowledge base: a named collection of sources and their chunks,
