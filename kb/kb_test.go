@@ -1,9 +1,11 @@
 package kb_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -443,7 +445,8 @@ func TestSearchBesideAFirstBuild(t *testing.T) {
 		t.Fatal("QUARRY_TEST_PGVECTOR_URL server has no pgvector")
 	}
 	emb := embed.Hash{}
-	mem, in := kb.New(indexBuilding{pg}, nil), kb.New(indexBuilding{pg}, nil)
+	var logged bytes.Buffer
+	mem, in := kb.New(indexBuilding{pg}, slog.New(slog.NewTextHandler(&logged, nil))), kb.New(indexBuilding{pg}, nil)
 	in.SetInStore(true)
 	if _, err := mem.Create(ctx, "notes", "", emb); err != nil {
 		t.Fatal(err)
@@ -476,6 +479,13 @@ func TestSearchBesideAFirstBuild(t *testing.T) {
 		if _, err := svc.SearchNoted(ctx, "notes", emb, q); !errors.Is(err, store.ErrVectorIndexBuilding) || errcode.Of(err) != errcode.Unavailable {
 			t.Errorf("%s, vector: %v, want store.ErrVectorIndexBuilding", name, err)
 		}
+	}
+	// Search's caller (ask, a research) drops the notes: they are logged.
+	if res, err := mem.Search(ctx, "notes", emb, kb.Query{Text: "stale pages", K: 3}); err != nil || len(res) == 0 {
+		t.Fatalf("Search: %+v %v", res, err)
+	}
+	if !strings.Contains(logged.String(), "level=WARN") || !strings.Contains(logged.String(), kb.TermsAlone) {
+		t.Errorf("Search's note not logged as a warning: %q", logged.String())
 	}
 }
 

@@ -307,9 +307,13 @@ const (
 )
 
 // Search runs a query against a knowledge base. emb may be nil for bm25.
-// What SearchNoted would note is logged.
+// What SearchNoted would note is logged, as a warning: its caller (ask, a
+// research's search) has no one to tell.
 func (s *Service) Search(ctx context.Context, kbName string, emb embed.Embedder, q Query) ([]Result, error) {
 	f, err := s.SearchNoted(ctx, kbName, emb, q)
+	for _, n := range f.Notes {
+		s.logger.Warn("kb search: "+n, "kb", kbName)
+	}
 	return f.Results, err
 }
 
@@ -385,13 +389,14 @@ func (s *Service) SearchNoted(ctx context.Context, kbName string, emb embed.Embe
 }
 
 // termsAlone is the note of a hybrid search whose vector side failed
-// with store.ErrVectorIndexBuilding, logged, which it goes on without;
-// nil for any other failure, or another mode, which fails the search.
+// with store.ErrVectorIndexBuilding, which it goes on without (logged at
+// debug level: the note tells the caller); nil for any other failure, or
+// another mode, which fails the search.
 func (s *Service) termsAlone(kb *store.KB, q Query, err error) []string {
 	if q.Mode != ModeHybrid || !errors.Is(err, store.ErrVectorIndexBuilding) {
 		return nil
 	}
-	s.logger.Warn("kb search: "+TermsAlone, "kb", kb.Name, "err", err)
+	s.logger.Debug("kb search: "+TermsAlone, "kb", kb.Name, "err", err)
 	return []string{TermsAlone}
 }
 
