@@ -270,13 +270,15 @@ var Weights = struct {
 // another release, "Python 3.0 was released on …", given for the
 // question's: otherRelease), "length" (ask's confidence is the share
 // of the question the best answer holds, whatever the question's
-// length: Confidence).
+// length: Confidence), "whole" (research's offline writer quotes its
+// answer window's neighbour after the lines of other sources that add
+// to the window, not right after the window: research/offline).
 var Ablate = map[string]bool{}
 
 // Rules are the rules Ablate switches off: the answer finder's, and
 // those of research's offline writer that read Ablate ("firstpages",
-// "firstread").
-var Rules = []string{"alternative", "asking", "back", "codeword", "content", "context", "continued", "firstpages", "firstread", "fit", "heading", "joined", "key", "kind", "length", "neighbour", "rank", "release", "stem", "term", "title", "unheld", "window"}
+// "firstread", "whole").
+var Rules = []string{"alternative", "asking", "back", "codeword", "content", "context", "continued", "firstpages", "firstread", "fit", "heading", "joined", "key", "kind", "length", "neighbour", "rank", "release", "stem", "term", "title", "unheld", "whole", "window"}
 
 // SetAblated switches off the named rules and switches on the others.
 func SetAblated(names []string) error {

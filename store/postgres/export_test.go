@@ -83,10 +83,11 @@ const DefaultEFConstruction = defaultEFConstruction
 func ForgetIndexes(s *Store) { s.indexes.Clear() }
 
 // SetExactVectorBudget sets how long a vector search of a knowledge base
-// with no vector index waits for its exact ranking, until the returned
-// func restores it.
-func SetExactVectorBudget(d time.Duration) func() {
-	old := exactVectorBudget
-	exactVectorBudget = d
-	return func() { exactVectorBudget = old }
+// with no vector index waits for its exact ranking, and for how long
+// after one took longer the next fail at once, until the returned func
+// restores them.
+func SetExactVectorBudget(d, retry time.Duration) func() {
+	old, oldRetry := exactVectorBudget, exactRetry
+	exactVectorBudget, exactRetry = d, retry
+	return func() { exactVectorBudget, exactRetry = old, oldRetry }
 }

@@ -76,6 +76,9 @@ type Store struct {
 	efSearch int      // Options.VectorSearchEF, or defaultEFSearch
 	efBuild  int      // Options.IndexEFConstruction, or defaultEFConstruction
 	indexes  sync.Map // knowledge base id -> vectorIndex, once one is built
+	// slowExact: knowledge base id -> when its exact vector ranking last
+	// took longer than exactVectorBudget (time.Time).
+	slowExact sync.Map
 	exact    bool     // Options.ExactSearch
 	builds   backgroundBuilds
 }
@@ -1133,8 +1136,13 @@ func (s *Store) efSearchFor(k int, fused bool) int {
 // exactVectorBudget is how long a vector search of a knowledge base with
 // no vector index yet waits for all its chunks ranked exactly (at
 // 1,000,000 chunks on 2 cores, beside the index's build, that took
-// 10–25 s; see docs/benchmarks.md, "Building beside writes").
-var exactVectorBudget = 2 * time.Second
+// 10–25 s; see docs/benchmarks.md, "Building beside writes"), and
+// exactRetry how long after one took longer the searches of that
+// knowledge base fail at once instead of waiting again.
+var (
+	exactVectorBudget = 2 * time.Second
+	exactRetry        = 30 * time.Second
+)
 
 // ChunkVectorSearch returns the K chunks nearest by cosine through the
 // knowledge base's HNSW index, of those q.Filter keeps (chunks of an
@@ -1142,7 +1150,7 @@ var exactVectorBudget = 2 * time.Second
 // left out, as the store's scans leave them out). It fails when pgvector
 // is not available, and with store.ErrVectorIndexBuilding when the
 // knowledge base has no index yet and ranking its chunks exactly takes
-// more than exactVectorBudget.
+// more than exactVectorBudget, or took more within exactRetry.
 func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]store.VectorHit, error) {
 	if !s.pgvector {
 		return nil, errors.New("chunk vector search: pgvector is not installed")
@@ -1192,6 +1200,9 @@ func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]s
 	}
 	budget := ix.name == "" && !narrow.few(maxFewVectors)
 	if budget {
+		if t, ok := s.slowExact.Load(q.KBID); ok && time.Since(t.(time.Time)) < exactRetry {
+			return nil, fmt.Errorf("chunk vector search of kb %d: exact ranking took more than %s %s ago: %w", q.KBID, exactVectorBudget, time.Since(t.(time.Time)).Round(time.Second), store.ErrVectorIndexBuilding)
+		}
 		// No index yet (a first ingest's, being built): every chunk of
 		// the knowledge base is ranked, which at a million chunks beside
 		// the build takes many seconds; a search waits exactVectorBudget
@@ -1204,6 +1215,7 @@ func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]s
 	if err != nil {
 		var pe *pgconn.PgError
 		if budget && ctx.Err() == nil && errors.As(err, &pe) && pe.Code == "57014" {
+			s.slowExact.Store(q.KBID, time.Now())
 			return nil, fmt.Errorf("chunk vector search of kb %d, exact for %s: %w", q.KBID, exactVectorBudget, store.ErrVectorIndexBuilding)
 		}
 		return nil, fmt.Errorf("chunk vector search: %w", err)
