@@ -79,8 +79,8 @@ type Store struct {
 	// slowExact: knowledge base id -> when its exact vector ranking last
 	// took longer than exactVectorBudget (time.Time).
 	slowExact sync.Map
-	exact    bool     // Options.ExactSearch
-	builds   backgroundBuilds
+	exact     bool // Options.ExactSearch
+	builds    backgroundBuilds
 }
 
 // backgroundBuilds are the vector index builds a long-lived process runs
