@@ -270,15 +270,13 @@ var Weights = struct {
 // another release, "Python 3.0 was released on …", given for the
 // question's: otherRelease), "length" (ask's confidence is the share
 // of the question the best answer holds, whatever the question's
-// length: Confidence), "whole" (research's offline writer quotes its
-// answer window's neighbour after the lines of other sources that add
-// to the window, not right after the window: research/offline).
+// length: Confidence).
 var Ablate = map[string]bool{}
 
 // Rules are the rules Ablate switches off: the answer finder's, and
 // those of research's offline writer that read Ablate ("firstpages",
-// "firstread", "whole").
-var Rules = []string{"alternative", "asking", "back", "codeword", "content", "context", "continued", "firstpages", "firstread", "fit", "heading", "joined", "key", "kind", "length", "neighbour", "rank", "release", "stem", "term", "title", "unheld", "whole", "window"}
+// "firstread").
+var Rules = []string{"alternative", "asking", "back", "codeword", "content", "context", "continued", "firstpages", "firstread", "fit", "heading", "joined", "key", "kind", "length", "neighbour", "rank", "release", "stem", "term", "title", "unheld", "window"}
 
 // SetAblated switches off the named rules and switches on the others.
 func SetAblated(names []string) error {

@@ -545,13 +545,6 @@ func (w *writer) opening() *quotes {
 		// opening lines when one of them adds to what the window holds
 		// (the other side or hop of the question), else the window.
 		win = w.answerWindow(p)
-		if !passage.Ablate["whole"] {
-			// The window whole, as ask quotes it: a page's sentence
-			// that sets the scene is answered by the next ("To create a
-			// scenario, select the cells." "Choose Tools - Scenarios.").
-			w.answerContext(p, win)
-			win = nil
-		}
 	}
 	if !ev.answered && len(p.lines) == 0 {
 		p.lines = append(p.lines, say(w.lang, msgClosest))
