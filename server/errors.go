@@ -116,6 +116,12 @@ func (s *Server) errorBody(r *http.Request, err error) (int, apiError) {
 			s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 			body.Message = "internal error; the server log has the details"
 		case errcode.Unavailable:
+			if errors.Is(err, store.ErrVectorIndexBuilding) {
+				// No dependency is down: the knowledge base's vector index
+				// is not built yet, and the message says what to do.
+				body.Message = store.ErrVectorIndexBuilding.Error()
+				break
+			}
 			s.log.Warn("request failed: a dependency does not answer", "method", r.Method, "path", r.URL.Path, "err", err)
 			body.Message = "a dependency (the store, the embedder) does not answer; the server log has the details"
 			if d, ok := errors.AsType[*errcode.DependencyError](err); ok {

@@ -11,6 +11,7 @@ import (
 	"github.com/quarryhq/quarry/corpus"
 	"github.com/quarryhq/quarry/eval"
 	"github.com/quarryhq/quarry/kb"
+	"github.com/quarryhq/quarry/store"
 )
 
 func (a *cli) evalCmd() *cobra.Command {
@@ -63,11 +64,16 @@ func (a *cli) evalRetrievalCmd() *cobra.Command {
 			q.K = 300 // enough chunks for 100 distinct documents
 			search := func(ctx context.Context, text string) ([]string, error) {
 				q.Text = text
-				res, err := svc.Search(ctx, kbName, emb, q)
+				found, err := svc.SearchNoted(ctx, kbName, emb, q)
 				if err != nil {
 					return nil, err
 				}
-				return kb.DocRanking(res), nil
+				if len(found.Notes) > 0 {
+					// A figure of another ranking than the one asked for
+					// would be reported as this mode's.
+					return nil, fmt.Errorf("%q: %w", text, store.ErrVectorIndexBuilding)
+				}
+				return kb.DocRanking(found.Results), nil
 			}
 			// Warm the index so load time is not counted as query latency.
 			if _, err := search(ctx, "warm up"); err != nil {

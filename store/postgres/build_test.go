@@ -424,7 +424,8 @@ func TestVectorIndexBuildDropsOrphans(t *testing.T) {
 // it (here by a lock on the chunks table, as a million chunks beside a
 // build hold it for seconds), it fails with store.ErrVectorIndexBuilding,
 // a 503, and the searches after it fail so at once for exactRetry; a
-// search its caller ends is not reported so.
+// search its caller ends, or of a knowledge base that can have no index,
+// is not reported so.
 func TestExactVectorSearchBudget(t *testing.T) {
 	s := openSessionsPG(t)
 	const retry = time.Second
@@ -432,6 +433,18 @@ func TestExactVectorSearchBudget(t *testing.T) {
 	ctx := context.Background()
 	kb := vectorKB(t, s, "budget")
 	q := store.VectorQuery{KBID: kb.ID, Dimension: 2, Vector: []float32{1, 0}, K: 2}
+	wide, err := s.KBCreate(ctx, store.KBCreateParams{Name: "wide", Embedder: "hash", Dimension: 4001})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := make([]float32, 4001)
+	v[1] = 1
+	if _, err := s.SourcePutBatch(ctx, wide.ID, []store.SourcePut{{
+		Source: store.Source{URL: "https://wide.test/", Title: "t", Content: "c", ContentHash: "w"},
+		Chunks: []store.Chunk{{ChunkIndex: 0, Text: "t", TokenCount: 1, Embedding: v, Terms: "t"}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
 	hits, err := s.ChunkVectorSearch(ctx, q)
 	if err != nil || len(hits) != 2 {
 		t.Fatalf("unhindered search: %d hits, %v; want 2", len(hits), err)
@@ -448,6 +461,15 @@ func TestExactVectorSearchBudget(t *testing.T) {
 	defer cancel()
 	if _, err := s.ChunkVectorSearch(short, q); err == nil || errors.Is(err, store.ErrVectorIndexBuilding) {
 		t.Fatalf("search its caller ended: %v, want its own error", err)
+	}
+	// A knowledge base pgvector cannot index (over 4,000 dimensions) will
+	// have no index: its exact ranking is waited for as long as it takes.
+	long := make([]float32, 4001)
+	long[0] = 1
+	wait, cancelWait := context.WithTimeout(ctx, 2*time.Second)
+	defer cancelWait()
+	if _, err := s.ChunkVectorSearch(wait, store.VectorQuery{KBID: wide.ID, Dimension: len(long), Vector: long, K: 1}); err == nil || errors.Is(err, store.ErrVectorIndexBuilding) {
+		t.Fatalf("search of a knowledge base that cannot be indexed: %v, want its caller's deadline", err)
 	}
 	held, stop := context.WithTimeout(ctx, 20*time.Second)
 	defer stop()

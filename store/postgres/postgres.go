@@ -661,8 +661,18 @@ func (ix vectorIndex) order(dim int) string {
 }
 
 // maxHalfDimension is the most dimensions pgvector indexes at half
-// precision (4,000; 2,000 at full precision).
-const maxHalfDimension = 4000
+// precision (4,000; maxFullDimension at full precision).
+const (
+	maxHalfDimension = 4000
+	maxFullDimension = 2000
+)
+
+// indexable reports whether pgvector can build an HNSW index over
+// vectors of dim dimensions (EnsureVectorIndex builds one at half
+// precision where it can).
+func (s *Store) indexable(dim int) bool {
+	return dim <= maxFullDimension || s.halfvec && dim <= maxHalfDimension
+}
 
 // vectorIndexOf returns the knowledge base's HNSW index and true, or false
 // while it has none ready: none built, or one still being built (or left
@@ -836,7 +846,8 @@ func (s *Store) EnsureVectorIndex(ctx context.Context, kb *store.KB) error {
 		return fmt.Errorf("vector index of kb %d: waiting for another build: %w", kbID, err)
 	}
 	if err := dropOrphanIndexes(ctx, conn); err != nil {
-		return fmt.Errorf("vector index of kb %d: %w", kbID, err)
+		// Left for the next build: no reason not to build this one.
+		s.logger.Warn("postgres: indexes of deleted knowledge bases not dropped", "err", redactErr(err))
 	}
 	// Under the claim, what the holder before left: its index, or one it
 	// did not finish.
@@ -937,6 +948,7 @@ func (s *Store) KBDelete(ctx context.Context, name string) error {
 		return nil
 	}
 	s.indexes.Delete(kb.ID)
+	s.slowExact.Delete(kb.ID)
 	// The build's session holds the claim: its statement is cancelled,
 	// which leaves its index invalid, dropped below. Where the role may
 	// not cancel it, the drop waits for the build to end.
@@ -1149,7 +1161,8 @@ var (
 // incomplete source, a long document still being written, are always
 // left out, as the store's scans leave them out). It fails when pgvector
 // is not available, and with store.ErrVectorIndexBuilding when the
-// knowledge base has no index yet and ranking its chunks exactly takes
+// knowledge base has no index yet (and can have one), the filter keeps
+// more than maxFewVectors of its chunks, and ranking them exactly takes
 // more than exactVectorBudget, or took more within exactRetry.
 func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]store.VectorHit, error) {
 	if !s.pgvector {
@@ -1178,6 +1191,18 @@ func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]s
 	nwhere, nargs := narrow.where()
 	where, fargs = where+nwhere, append(fargs, nargs...)
 	query := vectorQuery(q.KBID, q.Dimension, ix, where)
+	// No index yet, and one to come (a first ingest's, being written or
+	// built): every chunk the filter keeps is ranked, which at a million
+	// chunks beside the build takes many seconds; a search waits
+	// exactVectorBudget for it, and none waits again for exactRetry after
+	// one took longer. A knowledge base pgvector cannot index is ranked
+	// exactly however long it takes.
+	budget := ix.name == "" && !narrow.few(maxFewVectors) && s.indexable(q.Dimension)
+	if budget {
+		if t, ok := s.slowExact.Load(q.KBID); ok && time.Since(t.(time.Time)) < exactRetry {
+			return nil, fmt.Errorf("chunk vector search of kb %d: its exact ranking took longer than %s %s ago: %w", q.KBID, exactVectorBudget, time.Since(t.(time.Time)).Round(time.Second), store.ErrVectorIndexBuilding)
+		}
+	}
 	// HNSW returns at most ef_search rows: raise it for this query to K,
 	// so deep candidate lists for fusion are complete.
 	tx, err := s.SQL.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
@@ -1198,27 +1223,24 @@ func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]s
 			}
 		}
 	}
-	budget := ix.name == "" && !narrow.few(maxFewVectors)
 	if budget {
-		if t, ok := s.slowExact.Load(q.KBID); ok && time.Since(t.(time.Time)) < exactRetry {
-			return nil, fmt.Errorf("chunk vector search of kb %d: exact ranking took more than %s %s ago: %w", q.KBID, exactVectorBudget, time.Since(t.(time.Time)).Round(time.Second), store.ErrVectorIndexBuilding)
-		}
-		// No index yet (a first ingest's, being built): every chunk of
-		// the knowledge base is ranked, which at a million chunks beside
-		// the build takes many seconds; a search waits exactVectorBudget
-		// for it.
 		if _, err := tx.ExecContext(ctx, `SELECT set_config('statement_timeout', $1, true)`, strconv.FormatInt(exactVectorBudget.Milliseconds(), 10)); err != nil {
 			return nil, fmt.Errorf("chunk vector search: %w", err)
 		}
 	}
-	rows, err := tx.QueryContext(ctx, query, append(append([]any{vectorLiteral(q.Vector)}, fargs...), q.K)...)
-	if err != nil {
+	// A ranking past its budget fails with the query, or (rows streamed)
+	// with the rows.
+	overBudget := func(err error) error {
 		var pe *pgconn.PgError
 		if budget && ctx.Err() == nil && errors.As(err, &pe) && pe.Code == "57014" {
 			s.slowExact.Store(q.KBID, time.Now())
-			return nil, fmt.Errorf("chunk vector search of kb %d, exact for %s: %w", q.KBID, exactVectorBudget, store.ErrVectorIndexBuilding)
+			return fmt.Errorf("chunk vector search of kb %d, exact for %s: %w", q.KBID, exactVectorBudget, store.ErrVectorIndexBuilding)
 		}
-		return nil, fmt.Errorf("chunk vector search: %w", err)
+		return fmt.Errorf("chunk vector search: %w", err)
+	}
+	rows, err := tx.QueryContext(ctx, query, append(append([]any{vectorLiteral(q.Vector)}, fargs...), q.K)...)
+	if err != nil {
+		return nil, overBudget(err)
 	}
 	defer rows.Close()
 	var hits []store.VectorHit
@@ -1230,7 +1252,7 @@ func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]s
 		hits = append(hits, h)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("chunk vector search: %w", err)
+		return nil, overBudget(err)
 	}
 	// The index orders by its own precision, and an iterative scan only
 	// roughly: the hits go by their exact scores.
