@@ -569,14 +569,14 @@ func (s *Service) addLong(ctx context.Context, kb *store.KB, src store.Source, o
 		defer close(cut)
 		batch := make([]chunk.Chunk, 0, opt.ChunkBatch)
 		err := safe.Call(func() error {
-			return chunk.Each(src.Content, opt.Chunking, func(c chunk.Chunk) error {
+			return chunk.Each(src.Content, opt.Chunking, chunk.Fenced(func(c chunk.Chunk) error {
 				if batch = append(batch, c); len(batch) < opt.ChunkBatch {
 					return nil
 				}
 				err := send(ctx, cut, batch)
 				batch = make([]chunk.Chunk, 0, opt.ChunkBatch)
 				return err
-			})
+			}))
 		})
 		if err == nil && len(batch) > 0 {
 			err = send(ctx, cut, batch)
@@ -722,13 +722,14 @@ func buildSource(d todoDoc, copt chunk.Options, limit int) (store.SourcePut, err
 		return store.SourcePut{}, err
 	}
 	var pieces []chunk.Chunk
-	err = chunk.Each(src.Content, copt, func(c chunk.Chunk) error {
+	// A listing cut across chunks is code in each (chunk.Fenced).
+	err = chunk.Each(src.Content, copt, chunk.Fenced(func(c chunk.Chunk) error {
 		if len(pieces) == limit {
 			return errLong
 		}
 		pieces = append(pieces, c)
 		return nil
-	})
+	}))
 	if errors.Is(err, errLong) {
 		return store.SourcePut{Source: src}, err
 	}

@@ -339,3 +339,55 @@ func TestFencesAreNotTerms(t *testing.T) {
 		}
 	})
 }
+
+// TestListingFencedInEveryChunk: a document whose listing is longer than
+// a chunk is stored with the listing fenced in every chunk it spans, as
+// one batch and streamed (more chunks than ChunkBatch), so that a chunk
+// read alone (ask) reads it as code, not prose.
+func TestListingFencedInEveryChunk(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := openSQLite(t)
+	svc := kb.New(st, nil)
+	k, err := svc.Create(ctx, "code", "", embed.Hash{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("The operation below runs raw SQL.\n\n```text\n")
+	for i := range 60 {
+		fmt.Fprintf(&b, "sql, params = sqls[%d]\nschema_editor.execute(sql, params=params)\n", i)
+	}
+	b.WriteString("```\n\nThe rest of the page is prose.\n")
+	docs := []kb.Document{
+		{URL: "https://example.org/batch", Title: "Batch", Text: b.String(), Origin: "batch"},
+		{URL: "https://example.org/streamed", Title: "Streamed", Text: b.String(), Origin: "streamed"},
+	}
+	for i, d := range docs {
+		opt := kb.AddOptions{Embedder: embed.Hash{}, Chunking: chunk.Options{MaxTokens: 96}}
+		if i == 1 {
+			opt.ChunkBatch = 2
+		}
+		if _, err := svc.AddDocuments(ctx, k, []kb.Document{d}, opt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	byURL := map[string][]string{}
+	if err := st.ChunkScan(ctx, k.ID, func(c store.IndexedChunk) error {
+		byURL[c.SourceURL] = append(byURL[c.SourceURL], c.Text)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		texts := byURL[d.URL]
+		if len(texts) < 3 {
+			t.Fatalf("%s: %d chunks, want the listing over several", d.URL, len(texts))
+		}
+		for i, text := range texts[1 : len(texts)-1] {
+			if !strings.HasPrefix(text, "```text\n") || !strings.HasSuffix(text, "\n```") {
+				t.Errorf("%s: chunk %d, inside the listing, is not fenced:\n%s", d.URL, i+1, text)
+			}
+		}
+	}
+}
