@@ -180,11 +180,10 @@ func (s *Service) evaluate(ctx context.Context, p *Pipeline, d *store.Dataset, q
 		if err != nil {
 			return nil, fmt.Errorf("question %s: %w", dq.QueryID, err)
 		}
-		if len(found.Notes) > 0 {
-			// The run would report another ranking's figures as its mode's.
-			return nil, fmt.Errorf("question %s: %w", dq.QueryID, store.ErrVectorIndexBuilding)
+		res, err := found.AsAsked()
+		if err != nil {
+			return nil, fmt.Errorf("question %s: %w", dq.QueryID, err)
 		}
-		res := found.Results
 		ms := float64(time.Since(t0).Microseconds()) / 1000
 		lat = append(lat, ms)
 		ranking, rel, level := judge(res, dq.Golden)

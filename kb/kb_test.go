@@ -472,6 +472,13 @@ func TestSearchBesideAFirstBuild(t *testing.T) {
 		if len(got.Notes) != 1 || got.Notes[0] != kb.TermsAlone {
 			t.Errorf("%s, hybrid: notes %q, want %q", name, got.Notes, kb.TermsAlone)
 		}
+		// A measurement takes none of it as hybrid's; the terms' own, as asked.
+		if _, err := got.AsAsked(); !errors.Is(err, store.ErrVectorIndexBuilding) {
+			t.Errorf("%s, hybrid as asked: %v, want store.ErrVectorIndexBuilding", name, err)
+		}
+		if res, err := want.AsAsked(); err != nil || len(res) != len(want.Results) {
+			t.Errorf("%s, bm25 as asked: %d results, %v", name, len(res), err)
+		}
 		if len(got.Results) != len(want.Results) || got.Results[0].ChunkID != want.Results[0].ChunkID {
 			t.Errorf("%s, hybrid: %+v, want the terms' ranking %+v", name, got.Results, want.Results)
 		}

@@ -328,6 +328,17 @@ type Found struct {
 	Notes []string
 }
 
+// AsAsked returns the results when they were ranked as the query asked,
+// and store.ErrVectorIndexBuilding when a note says otherwise: for a
+// measurement, whose figures would be another ranking's under the mode's
+// name.
+func (f Found) AsAsked() ([]Result, error) {
+	if len(f.Notes) > 0 {
+		return nil, fmt.Errorf("%s: %w", f.Notes[0], store.ErrVectorIndexBuilding)
+	}
+	return f.Results, nil
+}
+
 // TermsAlone is the note of a hybrid search ranked by terms alone.
 const TermsAlone = "ranked by terms alone: the knowledge base has no vector index yet (it is built when its first ingest ends), and ranking all its chunks by vector took longer than a search waits"
 

@@ -11,7 +11,6 @@ import (
 	"github.com/quarryhq/quarry/corpus"
 	"github.com/quarryhq/quarry/eval"
 	"github.com/quarryhq/quarry/kb"
-	"github.com/quarryhq/quarry/store"
 )
 
 func (a *cli) evalCmd() *cobra.Command {
@@ -68,12 +67,11 @@ func (a *cli) evalRetrievalCmd() *cobra.Command {
 				if err != nil {
 					return nil, err
 				}
-				if len(found.Notes) > 0 {
-					// A figure of another ranking than the one asked for
-					// would be reported as this mode's.
-					return nil, fmt.Errorf("%q: %w", text, store.ErrVectorIndexBuilding)
+				res, err := found.AsAsked()
+				if err != nil {
+					return nil, fmt.Errorf("%q: %w", text, err)
 				}
-				return kb.DocRanking(found.Results), nil
+				return kb.DocRanking(res), nil
 			}
 			// Warm the index so load time is not counted as query latency.
 			if _, err := search(ctx, "warm up"); err != nil {

@@ -23,7 +23,7 @@ func Fenced(fn func(Chunk) error) func(Chunk) error {
 			text = starts + "\n" + text
 		}
 		if open != "" {
-			text += "\n" + closing(open)
+			text += "\n" + fenceMark(open) // the line that closes it
 		}
 		n, err := CountTokens(text)
 		if err != nil {
@@ -40,32 +40,32 @@ func fenceAtEnd(text, open string) string {
 	if !strings.ContainsAny(text, "`~") {
 		return open
 	}
+	openMark := fenceMark(open)
 	for line := range strings.SplitSeq(text, "\n") {
 		t := strings.TrimSpace(line)
 		mark := fenceMark(t)
 		switch {
 		case mark == "":
 		case open == "":
-			open = t
-		case strings.Trim(t, mark[:1]) == "" && len(t) >= len(fenceMark(open)) && t[0] == open[0]:
-			open = ""
+			open, openMark = t, mark
+		case len(mark) == len(t) && len(t) >= len(openMark) && t[0] == open[0]:
+			open, openMark = "", ""
 		}
 	}
 	return open
 }
 
 // fenceMark is the run of three or more backticks or tildes a line opens
-// with, or "".
+// with, or "" — also where more backticks follow it, inline code, as
+// internal/passage reads fences ("```x``` is code").
 func fenceMark(line string) string {
 	if len(line) < 3 || line[0] != '`' && line[0] != '~' {
 		return ""
 	}
-	n := len(line) - len(strings.TrimLeft(line, line[:1]))
-	if n < 3 {
+	rest := strings.TrimLeft(line, line[:1])
+	n := len(line) - len(rest)
+	if n < 3 || line[0] == '`' && strings.Contains(rest, "`") {
 		return ""
 	}
 	return line[:n]
 }
-
-// closing is the line that closes the block open opened.
-func closing(open string) string { return fenceMark(open) }

@@ -1199,8 +1199,10 @@ func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]s
 	// exactly however long it takes.
 	budget := ix.name == "" && !narrow.few(maxFewVectors) && s.indexable(q.Dimension)
 	if budget {
-		if t, ok := s.slowExact.Load(q.KBID); ok && time.Since(t.(time.Time)) < exactRetry {
-			return nil, fmt.Errorf("chunk vector search of kb %d: its exact ranking took longer than %s %s ago: %w", q.KBID, exactVectorBudget, time.Since(t.(time.Time)).Round(time.Second), store.ErrVectorIndexBuilding)
+		if t, ok := s.slowExact.Load(q.KBID); ok {
+			if ago := time.Since(t.(time.Time)); ago < exactRetry {
+				return nil, fmt.Errorf("chunk vector search of kb %d: its exact ranking took longer than %s %s ago: %w", q.KBID, exactVectorBudget, ago.Round(time.Second), store.ErrVectorIndexBuilding)
+			}
 		}
 	}
 	// HNSW returns at most ef_search rows: raise it for this query to K,
