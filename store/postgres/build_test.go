@@ -418,6 +418,41 @@ func TestVectorIndexBuildDropsOrphans(t *testing.T) {
 	}
 }
 
+// TestNoVectorIndexPgvectorCannotBuild: a knowledge base of vectors
+// wider than pgvector indexes (4,000 dimensions at half precision, 2,000
+// at full) gets no build, not a failed one after every ingest: its
+// chunks are ranked exactly.
+func TestNoVectorIndexPgvectorCannotBuild(t *testing.T) {
+	s := openVectorPG(t)
+	ctx := context.Background()
+	wide, err := s.KBCreate(ctx, store.KBCreateParams{Name: "wide", Embedder: "hash", Dimension: 4001})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := make([]float32, 4001)
+	v[1] = 1
+	if _, err := s.SourcePutBatch(ctx, wide.ID, []store.SourcePut{{
+		Source: store.Source{URL: "https://wide.test/", Title: "t", Content: "c", ContentHash: "w"},
+		Chunks: []store.Chunk{{ChunkIndex: 0, Text: "t", TokenCount: 1, Embedding: v, Terms: "t"}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EnsureVectorIndex(ctx, wide); err != nil {
+		t.Fatalf("EnsureVectorIndex of a %d-dimension knowledge base: %v, want nothing to do", wide.Dimension, err)
+	}
+	var n int
+	if err := s.SQL.QueryRowContext(ctx, `SELECT count(*) FROM pg_class WHERE relname LIKE $1`, fmt.Sprintf("chunks_%%vec_kb%d", wide.ID)).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("%d indexes begun for vectors pgvector cannot index", n)
+	}
+	hits, err := s.ChunkVectorSearch(ctx, store.VectorQuery{KBID: wide.ID, Dimension: len(v), Vector: v, K: 1})
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("exact search: %d hits, %v; want 1", len(hits), err)
+	}
+}
+
 // TestExactVectorSearchBudget: a vector search of a knowledge base with
 // no vector index yet (its first ingest's, being written or built) ranks
 // all its chunks exactly, and waits exactVectorBudget for that: held past

@@ -807,7 +807,9 @@ const kbDeleteWait = 5 * time.Second
 // builds at a time, holding an advisory lock: another finds it held and
 // returns at once, leaving the build to the holder.
 func (s *Store) EnsureVectorIndex(ctx context.Context, kb *store.KB) error {
-	if !s.pgvector || kb.Dimension <= 0 {
+	if !s.pgvector || kb.Dimension <= 0 || !s.indexable(kb.Dimension) {
+		// pgvector indexes no vectors this wide: its chunks are ranked
+		// exactly, as without pgvector.
 		return nil
 	}
 	kbID := kb.ID
