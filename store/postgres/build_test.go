@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -46,12 +47,24 @@ func TestVectorIndexUnfinishedIsRebuilt(t *testing.T) {
 	}
 }
 
-// openSessionsPG opens a store on QUARRY_TEST_PGVECTOR_URL's server with
-// several connections, each its own session; PGlite, which gives every
-// connection the one session it has, skips the test.
+// openSessionsPG opens a store with several connections, each its own
+// session, on QUARRY_TEST_PGVECTOR_SERVER_URL's server (PostgreSQL with
+// pgvector; .ci/run builds pgvector into the server it tests) or, without
+// it, QUARRY_TEST_PGVECTOR_URL's; PGlite, which gives every connection the
+// one session it has, skips the test.
 func openSessionsPG(t *testing.T) *postgres.Store {
 	t.Helper()
-	s := openPG(t, "QUARRY_TEST_PGVECTOR_URL", 4)
+	env := "QUARRY_TEST_PGVECTOR_SERVER_URL"
+	if os.Getenv(env) == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not set: CI requires a PostgreSQL server with pgvector (.ci/run builds it)", env)
+		}
+		env = "QUARRY_TEST_PGVECTOR_URL"
+	}
+	s := openPG(t, env, 4)
+	if !s.HasPGVector() {
+		t.Fatalf("%s server has no pgvector", env)
+	}
 	ctx := context.Background()
 	a, err := s.SQL.Conn(ctx)
 	if err != nil {

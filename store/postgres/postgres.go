@@ -164,7 +164,12 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	s.pgvector = s.enableVector(ctx)
+	off, err := s.vectorOff(ctx)
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	s.pgvector = !off && s.enableVector(ctx)
 	if s.pgvector {
 		if err := s.SQL.QueryRowContext(ctx, `SELECT to_regtype('halfvec') IS NOT NULL`).Scan(&s.halfvec); err != nil {
 			_ = db.Close()
@@ -177,6 +182,46 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 
 // HasPGVector reports whether native vector search is available.
 func (s *Store) HasPGVector() bool { return s.pgvector }
+
+// VectorSetting is the setting that keeps pgvector out of a store where
+// the server has it: "off" as a parameter of the connection's URL
+// (postgres://…/db?quarry.pgvector=off) or as the database's or role's
+// (ALTER DATABASE db SET quarry.pgvector = off); "on", or not set, uses
+// it where it can. Vectors are then ranked exactly, as on a server
+// without pgvector.
+const VectorSetting = "quarry.pgvector"
+
+// vectorOff reads VectorSetting: from the URL (PGlite's socket server
+// and proxies drop startup parameters), else from the session. A
+// database whose chunks keep their embeddings in pgvector's column
+// (written with it on) cannot be opened with it off: their embeddings
+// are there only.
+func (s *Store) vectorOff(ctx context.Context) (bool, error) {
+	v, ok := s.cfg.RuntimeParams[VectorSetting]
+	if !ok {
+		var set sql.NullString
+		if err := s.SQL.QueryRowContext(ctx, `SELECT current_setting($1, true)`, VectorSetting).Scan(&set); err != nil {
+			return false, err
+		}
+		v = set.String
+	}
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "on":
+		return false, nil
+	case "off":
+	default:
+		return false, fmt.Errorf("%s is %q: want on or off", VectorSetting, v)
+	}
+	var written bool
+	if err := s.SQL.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_attribute
+		WHERE attrelid = 'chunks'::regclass AND attname = 'embedding_vec' AND NOT attisdropped)`).Scan(&written); err != nil {
+		return false, err
+	}
+	if written {
+		return false, fmt.Errorf("%s is off, but this database's chunks keep their embeddings in pgvector's column (they were written with it on): open it with pgvector on", VectorSetting)
+	}
+	return true, nil
+}
 
 // enableVector uses pgvector where its type is visible on the search
 // path, creating the extension when it is not installed yet.

@@ -52,6 +52,44 @@ func TestPGVector(t *testing.T) {
 
 // openVectorPG opens a store on QUARRY_TEST_PGVECTOR_URL's server, which
 // must have pgvector.
+// TestPGVectorOff: quarry.pgvector=off in the URL keeps pgvector out of
+// a store on a server that has it (the exact ranking is what a server
+// without it gets), and a database whose embeddings pgvector's column
+// holds is not opened with it off; a value other than on or off is an
+// error naming the setting.
+func TestPGVectorOff(t *testing.T) {
+	url := testpg.Schema(t, "QUARRY_TEST_PGVECTOR_URL")
+	ctx := context.Background()
+	with := func(v string) string { return url + "&" + postgres.VectorSetting + "=" + v }
+	off, err := postgres.Open(ctx, with("off"), postgres.Options{MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var column bool
+	if err := off.SQL.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_attribute
+		WHERE attrelid = 'chunks'::regclass AND attname = 'embedding_vec' AND NOT attisdropped)`).Scan(&column); err != nil {
+		t.Fatal(err)
+	}
+	_ = off.Close()
+	if off.HasPGVector() || column {
+		t.Fatalf("off: pgvector %v, its column added %v; want neither", off.HasPGVector(), column)
+	}
+	if _, err := postgres.Open(ctx, with("maybe"), postgres.Options{MaxConns: 1}); err == nil || !strings.Contains(err.Error(), postgres.VectorSetting) {
+		t.Fatalf("quarry.pgvector=maybe: %v, want an error naming the setting", err)
+	}
+	on, err := postgres.Open(ctx, with("on"), postgres.Options{MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = on.Close()
+	if !on.HasPGVector() {
+		t.Fatal("on: no pgvector on a server that has it")
+	}
+	if _, err := postgres.Open(ctx, with("off"), postgres.Options{MaxConns: 1}); err == nil || !strings.Contains(err.Error(), "pgvector's column") {
+		t.Fatalf("off over embeddings pgvector holds: %v, want an error saying so", err)
+	}
+}
+
 func openVectorPG(t *testing.T) *postgres.Store {
 	t.Helper()
 	s := openPG(t, "QUARRY_TEST_PGVECTOR_URL", 1)
