@@ -238,7 +238,9 @@ var Weights = struct {
 // procedure's step, which then earns its window no Fit; and no window
 // quoted after the sentence it points back at),
 // "continued" (a sentence that goes on from the window's last, or what
-// its colon introduces, left out), "joined" (two words of the question
+// its colon introduces, left out), "field" (a "Label: value" line in an
+// entry's head read as a heading, as any short line before prose, and
+// no field of its entry quoted with a window: Unit.Field, entryField), "joined" (two words of the question
 // not held by the term they make written as one: "thread pool" by
 // "threadpool"), "window" (no sentence of its paragraph
 // holding the kind of answer asked for sought for the best), "asking"
@@ -276,7 +278,7 @@ var Ablate = map[string]bool{}
 // Rules are the rules Ablate switches off: the answer finder's, and
 // those of research's offline writer that read Ablate ("firstpages",
 // "firstread").
-var Rules = []string{"alternative", "asking", "back", "codeword", "content", "context", "continued", "firstpages", "firstread", "fit", "heading", "joined", "key", "kind", "length", "neighbour", "rank", "release", "stem", "term", "title", "unheld", "window"}
+var Rules = []string{"alternative", "asking", "back", "codeword", "content", "context", "continued", "field", "firstpages", "firstread", "fit", "heading", "joined", "key", "kind", "length", "neighbour", "rank", "release", "stem", "term", "title", "unheld", "window"}
 
 // SetAblated switches off the named rules and switches on the others.
 func SetAblated(names []string) error {
@@ -948,7 +950,30 @@ func window(us []Unit, i int, fits bool, fitAt func(j int) bool) []int {
 			return append(out, j)
 		}
 	}
+	if j := entryField(us, i, fitAt); j >= 0 {
+		if j < i {
+			return []int{j, i}
+		}
+		return append(out, j)
+	}
 	return out
+}
+
+// entryField is the first field of unit i's entry (Unit.Field: its
+// "Default: 259200 (3 days, in seconds)") that holds the kind of answer
+// asked for, or -1 (or ablated: "field"): a field is a paragraph of its
+// own, but what it gives is the entry's, as the prose under it is.
+func entryField(us []Unit, i int, fitAt func(j int) bool) int {
+	h := us[i].Heading
+	if h < 0 || Ablate["field"] {
+		return -1
+	}
+	for j := h + 1; j < len(us) && us[j].Heading == h; j++ {
+		if j != i && us[j].Field && len(us[j].Text) <= MaxSentence && fitAt(j) {
+			return j
+		}
+	}
+	return -1
 }
 
 func neighbourHolds(us []Unit, i int, in func(j int) bool) bool {

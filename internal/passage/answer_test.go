@@ -278,6 +278,7 @@ func FuzzFind(f *testing.F) {
 	f.Add(settings, "By default, how many loose objects?")
 	f.Add("실행 취소\n\n편집 → 실행 취소를 선택합니다.", "어떻게 취소하나요?")
 	f.Add("Limits:\n| Name | Default |\n| --- | --- |\n| SQLITE_MAX_ATTACHED | 10 |\n\nThe default is 10.", "What is the default of SQLITE_MAX_ATTACHED?")
+	f.Add("PASSWORD_RESET_TIMEOUT\n\nNew in Django 3.1.\n\nDefault: 259200 (3 days, in seconds)\n\nThe number of seconds a password reset link is valid for.", "By default, how long does a password reset link stay usable?")
 	f.Fuzz(func(t *testing.T, body, question string) {
 		found, missing := Find(question, []Doc{{Title: "t", Body: body}, {Body: body + "\n\nmore"}}, 3)
 		c := Confidence(question, Answers(found), missing)

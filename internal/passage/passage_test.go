@@ -625,3 +625,61 @@ func TestLongQuestionsSpreadTheirWeight(t *testing.T) {
 		Ablate["length"] = false
 	}
 }
+
+// A "Label: value" line in an entry's head is a field of the entry, not
+// the heading of the prose after it: the prose stays under the entry's
+// name, and a question for the entry's default quotes the field with the
+// sentence that answers it. A title with a colon after the prose of the
+// entry before it is still a heading.
+func TestFieldsBelongToTheirEntry(t *testing.T) {
+	text := "PASSWORD_RESET_TIMEOUT\n\nNew in Django 3.1.\n\nDefault: 259200 (3 days, in seconds)\n\n" +
+		"The number of seconds a password reset link is valid for.\n\nUsed by the PasswordResetConfirmView.\n\n" +
+		"Event: 'close'\n\nAdded in: v0.7.7\n\nThe 'close' event is emitted after a process has ended and its streams have been closed."
+	us := Units(text)
+	under := func(s string) (Unit, string) {
+		for _, u := range us {
+			if strings.HasPrefix(u.Text, s) {
+				if u.Heading < 0 {
+					return u, ""
+				}
+				return u, us[u.Heading].Text
+			}
+		}
+		t.Fatalf("no unit opens with %q in %+v", s, us)
+		return Unit{}, ""
+	}
+	if u, h := under("Default: 259200"); u.Kind != Sentence || !u.Field || h != "PASSWORD_RESET_TIMEOUT" {
+		t.Errorf("the default's line is %+v under %q, want a field of PASSWORD_RESET_TIMEOUT", u, h)
+	}
+	if _, h := under("The number of seconds"); h != "PASSWORD_RESET_TIMEOUT" {
+		t.Errorf("the setting's prose sits under %q, want PASSWORD_RESET_TIMEOUT", h)
+	}
+	if u, _ := under("Event: 'close'"); u.Kind != Heading {
+		t.Errorf("a title after the entry's prose is %+v, want a heading", u)
+	}
+	if u, h := under("Added in"); !u.Field || h != "Event: 'close'" {
+		t.Errorf("the event's release line is %+v under %q, want a field of the event", u, h)
+	}
+	if _, h := under("The 'close' event"); h != "Event: 'close'" {
+		t.Errorf("the event's prose sits under %q, want the event", h)
+	}
+
+	found, _ := Find("By default, for how long does a password reset link stay usable?", []Doc{{Title: "Settings", Body: text}}, 1)
+	if len(found) == 0 || !slices.Contains(found[0].Sentences, "Default: 259200 (3 days, in seconds)") || found[0].Term != "PASSWORD_RESET_TIMEOUT" {
+		t.Errorf("the answer is %+v, want the setting's prose with its default, under its name", found)
+	}
+	// Without the rule the default's line heads the prose after it, and
+	// the answer goes without it.
+	if err := SetAblated([]string{"field"}); err != nil {
+		t.Fatal(err)
+	}
+	defer SetAblated(nil)
+	us = Units(text)
+	if u, _ := under("Default: 259200"); u.Kind != Heading {
+		t.Errorf("ablated, the default's line is %+v, want the heading it was", u)
+	}
+	found, _ = Find("By default, for how long does a password reset link stay usable?", []Doc{{Title: "Settings", Body: text}}, 1)
+	if len(found) > 0 && slices.Contains(found[0].Sentences, "Default: 259200 (3 days, in seconds)") {
+		t.Errorf("ablated, the answer %+v still quotes the default's line", found[0])
+	}
+}

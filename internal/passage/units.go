@@ -44,6 +44,11 @@ type Unit struct {
 	// prose under it defines (a line of code alone above it, or a one
 	// word heading written as code: termName), not a section's title.
 	Term bool
+	// Field: a line of an entry's head that gives one of its fields as
+	// "Label: value" ("Default: 259200 (3 days, in seconds)", "Added
+	// in: v0.7.7", "기본값: 100"), read as a sentence of the entry, not
+	// as the heading of the prose after it (fieldLine).
+	Field bool
 }
 
 // maxHeadingRunes is the longest line read as a heading.
@@ -69,8 +74,16 @@ const (
 func Units(text string) []Unit {
 	var out []Unit
 	heading := -1
+	// head: the blocks since the last heading are its entry's head:
+	// fields, and notes of the release that added or changed it ("New in
+	// Django 3.1."), where a "Label: value" line is a field of the entry
+	// (fieldLine).
+	head := false
 	bs := blocks(text)
 	for bi, b := range bs {
+		if head && (b.code || b.table || len(b.lines) > 1 || !headLine(b.lines[0])) {
+			head = false
+		}
 		if b.code {
 			l := textseg.OneLine(b.lines[0])
 			if !Ablate["term"] && b.term && bi+1 < len(bs) && !bs[bi+1].code && termLine(l) {
@@ -78,7 +91,7 @@ func Units(text string) []Unit {
 				// ("--reset-author", "pop [--index] [<stash>]"): the
 				// term the prose defines, as a definition list writes
 				// it.
-				heading = len(out)
+				heading, head = len(out), true
 				out = append(out, Unit{Text: l, Kind: Heading, Heading: -1, Block: bi, Term: true})
 				continue
 			}
@@ -100,9 +113,13 @@ func Units(text string) []Unit {
 				continue
 			}
 		}
-		var head string
+		if l := textseg.OneLine(lines[0]); head && heading >= 0 && len(lines) == 1 && !Ablate["field"] && fieldLine(l) {
+			out = append(out, Unit{Text: l, Kind: Sentence, Heading: heading, Block: bi, Field: true})
+			continue
+		}
+		var title string
 		if last := lines[len(lines)-1]; bi+1 < len(bs) && headingLine(last) && (!bs[bi+1].code || signatureRE.MatchString(last)) && (len(lines) == 1 || closes(lines[len(lines)-2])) {
-			head, lines = last, lines[:len(lines)-1]
+			title, lines = last, lines[:len(lines)-1]
 		}
 		if len(lines) > 0 {
 			joined := strings.Join(lines, "\n")
@@ -113,10 +130,10 @@ func Units(text string) []Unit {
 				}
 			}
 		}
-		if head != "" {
-			heading = len(out)
-			head = textseg.OneLine(head)
-			out = append(out, Unit{Text: head, Kind: Heading, Heading: -1, Block: bi, Term: !Ablate["term"] && termName(head)})
+		if title != "" {
+			heading, head = len(out), true
+			title = textseg.OneLine(title)
+			out = append(out, Unit{Text: title, Kind: Heading, Heading: -1, Block: bi, Term: !Ablate["term"] && termName(title)})
 		}
 	}
 	return out
@@ -163,6 +180,36 @@ func closes(l string) bool {
 	l = strings.TrimRight(l, " \"'’”»)]")
 	r, _ := utf8.DecodeLastRuneInString(l)
 	return strings.ContainsRune(".!?。！？…:", r)
+}
+
+// headLine reports a line that may stand in an entry's head: a field
+// ("Added in: v0.7.7"), or a note no longer than a heading that names a
+// release ("New in Django 3.1.", "Changed in version 3.8."); the first
+// line of prose about the entry ends its head.
+func headLine(l string) bool {
+	l = textseg.OneLine(l)
+	return fieldLine(l) || utf8.RuneCountInString(l) <= maxHeadingRunes && releaseNoteRE.MatchString(l)
+}
+
+// releaseNoteRE is a number written with a dot, as a release's is.
+var releaseNoteRE = regexp.MustCompile(`\d\.\d`)
+
+// fieldRE is a field's line: a label of one to three words, a colon and
+// a value after it on the same line.
+var fieldRE = regexp.MustCompile(`^\pL[\pL\pN]*(?:[ -][\pL\pN]+){0,2}\s?[:：]\s+\S`)
+
+// fieldLine reports a line that gives a field of the entry whose head
+// it is in ("Default: 259200 (3 days, in seconds)", "Added in: v0.7.7",
+// "Type: int"): a reference writes an entry's name as its heading and
+// its fields under it, before the prose that describes it. Read as a
+// heading, a field would take the prose after it from the entry ("The
+// number of seconds a password reset link is valid for." under "Default:
+// 259200 …", not under PASSWORD_RESET_TIMEOUT); as a sentence of the
+// entry it is the value a question for the entry's default asks for.
+// A section's title with a colon ("Event: 'close'") comes after the
+// prose of the entry before it, not in an entry's head.
+func fieldLine(l string) bool {
+	return fieldRE.MatchString(l) && headingLine(l)
 }
 
 // headingLine is a line that can title what follows: short, with a letter,
