@@ -239,8 +239,9 @@ var Weights = struct {
 // quoted after the sentence it points back at),
 // "continued" (a sentence that goes on from the window's last, or what
 // its colon introduces, left out), "field" (a "Label: value" line in an
-// entry's head read as a heading, as any short line before prose, and
-// no field of its entry quoted with a window: Unit.Field, entryField), "joined" (two words of the question
+// entry's head read as a heading, as any short line before prose, no
+// field of its entry quoted with a window, and a signature's defaults
+// no fit: Unit.Field, entryField, signatureGives), "joined" (two words of the question
 // not held by the term they make written as one: "thread pool" by
 // "threadpool"), "window" (no sentence of its paragraph
 // holding the kind of answer asked for sought for the best), "asking"
@@ -570,6 +571,7 @@ func (f *finder) score(r unitRef) (scoredWindow, bool) {
 		}
 		anyFit = anyFit || j != r.unit && !Ablate["fit"] && fitAt(j)
 	}
+	anyFit = anyFit || !Ablate["fit"] && f.signatureGives(r.doc, r.unit)
 	cov := f.cover(r.doc, r.unit, extra, win)
 	// A longer window must hold more to win: a sentence that says it
 	// all is quoted alone.
@@ -958,6 +960,34 @@ func window(us []Unit, i int, fits bool, fitAt func(j int) bool) []int {
 	}
 	return out
 }
+
+// signatureGives reports a unit of an entry whose heading is a call's
+// signature giving its parameters' defaults ("lru_cache(maxsize=128,
+// typed=False)", "timeit.timeit(stmt='pass', …, number=1000000)"), for a
+// question that asks for a default (or an amount: a number among them):
+// those are the entry's fields, written in its name, and an answer
+// quotes the name with its window (Answer.Term). False when ablated:
+// "field".
+func (f *finder) signatureGives(d, i int) bool {
+	if Ablate["field"] || f.kind != Default && !f.amount {
+		return false
+	}
+	us := f.units[d]
+	h := us[i].Heading
+	if h < 0 || !us[h].Term {
+		return false
+	}
+	for _, m := range paramDefaultRE.FindAllStringSubmatch(us[h].Text, -1) {
+		if f.kind == Default || numberRE.MatchString(m[1]) && !strings.Contains(f.q, m[1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// paramDefaultRE is a parameter given a default in a signature: its
+// value after "=" ("maxsize=128", "sep=' '").
+var paramDefaultRE = regexp.MustCompile(`[(,]\s*\*{0,2}[\pL_][\pL\pN_]*\s*=\s*([^,()\s][^,()]*)`)
 
 // entryField is the first field of unit i's entry (Unit.Field: its
 // "Default: 259200 (3 days, in seconds)") that holds the kind of answer

@@ -813,3 +813,26 @@ func TestFindHoldsAKoreanWordByItsStem(t *testing.T) {
 		t.Errorf("answers %+v, want the one holding every stem", Answers(found))
 	}
 }
+
+// A call's signature that gives its parameters' defaults is the entry's
+// fields written in its name: a question for a default or an amount is
+// answered by the entry's prose, quoted under the signature, rather than
+// by a sentence elsewhere that holds more of the question's words.
+func TestSignatureGivesTheDefault(t *testing.T) {
+	docs := []Doc{{Title: "functools", Body: "@functools.lru_cache(maxsize=128, typed=False)\n\n" +
+		"Decorator to wrap a function with a memoizing callable that saves up to the maxsize most recent calls. " +
+		"It can save time when an expensive function is periodically called with the same arguments.\n\n" +
+		"Note, type specificity applies only to the function’s immediate arguments rather than their contents, so recent calls with distinct results are kept apart."}}
+	q := "When I put @lru_cache on a function without any arguments, how many recent call results does it keep?"
+	found, _ := Find(q, docs, 1)
+	if len(found) == 0 || found[0].Term != "@functools.lru_cache(maxsize=128, typed=False)" || !found[0].Fits {
+		t.Fatalf("the answer is %+v, want the decorator's prose under its signature, holding the kind asked for", found)
+	}
+	if err := SetAblated([]string{"field"}); err != nil {
+		t.Fatal(err)
+	}
+	defer SetAblated(nil)
+	if found, _ := Find(q, docs, 1); len(found) > 0 && found[0].Fits {
+		t.Errorf("ablated, the signature's default still makes %+v fit", found[0])
+	}
+}
