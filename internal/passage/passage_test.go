@@ -187,6 +187,13 @@ func TestSignatureIsAHeading(t *testing.T) {
 	if last := us[len(us)-1]; last.Heading != i {
 		t.Errorf("the entry's last sentence %q sits under unit %d, want %d (fs.stat(…))", last.Text, last.Heading, i)
 	}
+	// A signature longer than a heading's 80 characters still titles its
+	// entry; a line of prose as long does not.
+	long := "timeit.timeit(stmt='pass', setup='pass', timer=<default timer>, number=1000000, globals=None)"
+	us = Units("The module defines three convenience functions and a public class:\n\n" + long + "\n\nCreate a Timer instance with the given statement and run its timeit() method with number executions.")
+	if i := slices.IndexFunc(us, func(u Unit) bool { return u.Text == long }); i < 0 || us[i].Kind != Heading || us[len(us)-1].Heading != i {
+		t.Errorf("units = %+v, want the %d-character signature the heading of the prose after it", us, len(long))
+	}
 	// Prose that ends in a parenthesis is no signature.
 	us = Units("The call takes one argument.\n\nlen(s) returns the number of items in s (its length)\n\nn = len(s) {}")
 	if i := slices.IndexFunc(us, func(u Unit) bool { return strings.HasPrefix(u.Text, "len(s) returns") }); i < 0 || us[i].Kind != Sentence {

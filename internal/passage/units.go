@@ -51,8 +51,21 @@ type Unit struct {
 	Field bool
 }
 
-// maxHeadingRunes is the longest line read as a heading.
-const maxHeadingRunes = 80
+// maxHeadingRunes is the longest line read as a heading, but for a
+// call's signature (signatureRE), up to maxSignatureRunes: an API's entry
+// is titled by its call with every parameter and its default
+// ("timeit.timeit(stmt='pass', setup='pass', timer=<default timer>,
+// number=1000000, globals=None)").
+const (
+	maxHeadingRunes   = 80
+	maxSignatureRunes = 240
+)
+
+// titleLen reports a line short enough to title what follows.
+func titleLen(l string) bool {
+	n := utf8.RuneCountInString(l)
+	return n <= maxHeadingRunes || n <= maxSignatureRunes && !Ablate["field"] && signatureRE.MatchString(l)
+}
 
 // minRunes drops fragments too short to say anything (Hangul and Han say
 // more per rune).
@@ -216,7 +229,7 @@ func fieldLine(l string) bool {
 // not ending as a sentence or a clause does.
 func headingLine(l string) bool {
 	l = strings.TrimSpace(l)
-	if l == "" || utf8.RuneCountInString(l) > maxHeadingRunes || strings.IndexFunc(l, unicode.IsLetter) < 0 {
+	if l == "" || !titleLen(l) || strings.IndexFunc(l, unicode.IsLetter) < 0 {
 		return false
 	}
 	r, _ := utf8.DecodeLastRuneInString(l)
@@ -252,7 +265,7 @@ func termName(l string) bool {
 // defines: short, with a letter, not a shell prompt, a comment, a
 // tool's message ("error[E0382]: …"), a markup tag or a statement.
 func termLine(l string) bool {
-	if utf8.RuneCountInString(l) > maxHeadingRunes || strings.IndexFunc(l, unicode.IsLetter) < 0 {
+	if !titleLen(l) || strings.IndexFunc(l, unicode.IsLetter) < 0 {
 		return false
 	}
 	if strings.HasPrefix(l, "$ ") || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "//") || strings.HasPrefix(l, "> ") || directiveRE.MatchString(l) || ToolLabel.MatchString(l) || strings.HasPrefix(l, "<") && strings.HasSuffix(l, ">") {
