@@ -240,8 +240,9 @@ var Weights = struct {
 // "continued" (a sentence that goes on from the window's last, or what
 // its colon introduces, left out), "field" (a "Label: value" line in an
 // entry's head read as a heading, as any short line before prose, no
-// field of its entry quoted with a window, and a signature's defaults
-// no fit: Unit.Field, entryField, signatureGives), "joined" (two words of the question
+// field of its entry quoted with a window, a signature's defaults no
+// fit, and a list item's name not quoted as its window's term:
+// Unit.Field, entryField, signatureGives, itemName), "joined" (two words of the question
 // not held by the term they make written as one: "thread pool" by
 // "threadpool"), "window" (no sentence of its paragraph
 // holding the kind of answer asked for sought for the best), "asking"
@@ -650,9 +651,41 @@ func (f *finder) answer(w scoredWindow) Answer {
 			a.Term = unquoted(us[h].Text)
 		}
 	}
+	if name := itemName(us, win); name != "" {
+		a.Term = name
+	}
 	a.units = win
 	return a
 }
+
+// itemName is the name of the parameter or option whose item of a list
+// the window quotes without its opening sentence, which names it with
+// its type ("maxBuffer <number> Largest amount of data in bytes …",
+// "path {string|Buffer|URL}"): an answer quotes it as the window's term,
+// as it quotes the name a heading gives ("maxBuffer": "If exceeded, the
+// child process is terminated …" "Default: 1024 * 1024."). "" when the
+// window quotes that sentence, or its paragraph opens with none (or
+// ablated: "field").
+func itemName(us []Unit, win []int) string {
+	if Ablate["field"] || len(win) == 0 {
+		return ""
+	}
+	first := win[0]
+	for first > 0 && us[first-1].Block == us[win[0]].Block && us[first-1].Kind == Sentence {
+		first--
+	}
+	if first == win[0] {
+		return ""
+	}
+	if m := itemRE.FindStringSubmatch(us[first].Text); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// itemRE opens an item of a reference's list of parameters or options:
+// a name, then its type in angle brackets or braces.
+var itemRE = regexp.MustCompile(`^([\pL_$][\pL\pN_.$-]*)\s+[<{][\pL\pN_.|\[\] ]+[>}]\s`)
 
 // overlaps reports two windows of a document that quote a sentence in
 // common.

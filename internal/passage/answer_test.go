@@ -836,3 +836,23 @@ func TestSignatureGivesTheDefault(t *testing.T) {
 		t.Errorf("ablated, the signature's default still makes %+v fit", found[0])
 	}
 }
+
+// A window that quotes an item of a parameter list without its opening
+// sentence, which names the parameter with its type, is quoted under
+// that name, as under a heading's.
+func TestItemNameIsTheWindowsTerm(t *testing.T) {
+	docs := []Doc{{Title: "Child process", Body: "child_process.exec(command[, options][, callback])\n\n" +
+		"encoding <string> The encoding used for all stdio inputs and outputs. Default: 'utf8'.\n\n" +
+		"maxBuffer <number> Largest amount of data in bytes allowed on stdout or stderr. If exceeded, the child process is terminated and any output is truncated. Default: 1024 * 1024."}}
+	found, _ := Find("exec() kills my command when its output is truncated. What is the default cap?", docs, 1)
+	if len(found) == 0 || found[0].Term != "maxBuffer" || !strings.Contains(strings.Join(found[0].Sentences, " "), "1024 * 1024") {
+		t.Fatalf("the answer is %+v, want the maxBuffer item's default under its name", found)
+	}
+	if err := SetAblated([]string{"field"}); err != nil {
+		t.Fatal(err)
+	}
+	defer SetAblated(nil)
+	if found, _ := Find("exec() kills my command when its output is truncated. What is the default cap?", docs, 1); len(found) > 0 && found[0].Term == "maxBuffer" {
+		t.Errorf("ablated, the item's name is still the term: %+v", found[0])
+	}
+}
