@@ -214,7 +214,10 @@ func TestProse(t *testing.T) {
 		{"error[E0596]: cannot borrow `x` as mutable, as it is not declared as mutable.", false},                 // compiler output
 		{"For more information about this error, try `rustc --explain E0106`.", false},
 		{"So, how do you decide when you should call panic! and when you should return Result?", false}, // a question
-		{"1.1. Installation 1.2. Hello, World! 1.3. Hello, Cargo! 2. Guessing Game.", false},            // a table of contents
+		{"운영 체제의 스왑이 김프의 스왑과 물리적으로 같은 디스크 내에 있습니까?", false},                                             // a question in a script without case
+		{"그러면 얼마 정도의 타일 캐쉬 크기가 적당할까요？", false},
+		{"Which one should I use?\u201d", false},
+		{"1.1. Installation 1.2. Hello, World! 1.3. Hello, Cargo! 2. Guessing Game.", false}, // a table of contents
 		{"Try out a different version of the Rust Book, featuring quizzes and more: https://rust-book.cs.brown.edu", false},
 		{"Box<T>, for allocating values on the heap Rc<T>, a reference counting type that enables multiple ownership", false}, // a list
 		{"So instead of Rc<T>, we’ll make the type of parent use Weak<T>, specifically a RefCell<Weak<Node>>.", true},         // generic types are words

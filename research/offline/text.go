@@ -144,12 +144,19 @@ func prose(s string) bool {
 		// Hangul, Han and other scripts without case: only the symbols
 		// and the end. (Latin letters behind markup, ":class:`x`.",
 		// are read as Latin.)
-		return letters > 0 && symbols*10 <= letters && textseg.EndsSentence(s)
+		return letters > 0 && symbols*10 <= letters && !question(s) && textseg.EndsSentence(s)
 	}
 	if len(fields) < 5 || symbols*10 > letters || numeric*2 > len(fields) || outline >= 2 || codeMarks.MatchString(s) || textseg.Continues(s) {
 		return false
 	}
-	return !passage.Caption.MatchString(s) && !passage.ToolLabel.MatchString(s) && !strings.Contains(s, "`") && !strings.HasSuffix(s, "?") && textseg.EndsSentence(s)
+	return !passage.Caption.MatchString(s) && !passage.ToolLabel.MatchString(s) && !strings.Contains(s, "`") && !question(s) && textseg.EndsSentence(s)
+}
+
+// question reports a sentence that asks ("… 있습니까?", "What is …？"): it
+// claims nothing, however a page goes on to answer it.
+func question(s string) bool {
+	s = strings.TrimRight(s, " \"'’”»)")
+	return strings.HasSuffix(s, "?") || strings.HasSuffix(s, "？")
 }
 
 // genericType is a generic type's name as prose writes it, its
