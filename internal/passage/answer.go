@@ -241,10 +241,11 @@ var Weights = struct {
 // its colon introduces, left out), "field" (a "Label: value" line in an
 // entry's head read as a heading, as any short line before prose, no
 // field of its entry quoted with a window, a signature's defaults no
-// fit, and a list item's name not quoted as its window's term:
-// Unit.Field, entryField, signatureGives, itemName), "joined" (two words of the question
-// not held by the term they make written as one: "thread pool" by
-// "threadpool"), "window" (no sentence of its paragraph
+// fit, a signature longer than a heading titling nothing, and a list
+// item's name not quoted as its window's term: Unit.Field, entryField,
+// signatureGives, titleLen, itemName), "joined" (two words of the
+// question not held by the term they make written as one: "thread pool"
+// by "threadpool"), "window" (no sentence of its paragraph
 // holding the kind of answer asked for sought for the best), "asking"
 // (the scene-setting sentences weigh as much as the one that asks),
 // "unheld" (a word of a long question that no sentence read holds
