@@ -431,12 +431,10 @@ func TestVectorIndexBuildDropsOrphans(t *testing.T) {
 	}
 }
 
-// TestNoVectorIndexPgvectorCannotBuild: a knowledge base of vectors
-// wider than pgvector indexes (4,000 dimensions at half precision, 2,000
-// at full) gets no build, not a failed one after every ingest: its
-// chunks are ranked exactly.
-func TestNoVectorIndexPgvectorCannotBuild(t *testing.T) {
-	s := openVectorPG(t)
+// wideKB creates a knowledge base of 4,001 dimensions, more than pgvector
+// indexes, holding one chunk, and returns it with the chunk's embedding.
+func wideKB(t *testing.T, s *postgres.Store) (*store.KB, []float32) {
+	t.Helper()
 	ctx := context.Background()
 	wide, err := s.KBCreate(ctx, store.KBCreateParams{Name: "wide", Embedder: "hash", Dimension: 4001})
 	if err != nil {
@@ -450,6 +448,17 @@ func TestNoVectorIndexPgvectorCannotBuild(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
+	return wide, v
+}
+
+// TestNoVectorIndexPgvectorCannotBuild: a knowledge base of vectors
+// wider than pgvector indexes (4,000 dimensions at half precision, 2,000
+// at full) gets no build, not a failed one after every ingest: its
+// chunks are ranked exactly.
+func TestNoVectorIndexPgvectorCannotBuild(t *testing.T) {
+	s := openVectorPG(t)
+	ctx := context.Background()
+	wide, v := wideKB(t, s)
 	if err := s.EnsureVectorIndex(ctx, wide); err != nil {
 		t.Fatalf("EnsureVectorIndex of a %d-dimension knowledge base: %v, want nothing to do", wide.Dimension, err)
 	}
@@ -481,18 +490,7 @@ func TestExactVectorSearchBudget(t *testing.T) {
 	ctx := context.Background()
 	kb := vectorKB(t, s, "budget")
 	q := store.VectorQuery{KBID: kb.ID, Dimension: 2, Vector: []float32{1, 0}, K: 2}
-	wide, err := s.KBCreate(ctx, store.KBCreateParams{Name: "wide", Embedder: "hash", Dimension: 4001})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := make([]float32, 4001)
-	v[1] = 1
-	if _, err := s.SourcePutBatch(ctx, wide.ID, []store.SourcePut{{
-		Source: store.Source{URL: "https://wide.test/", Title: "t", Content: "c", ContentHash: "w"},
-		Chunks: []store.Chunk{{ChunkIndex: 0, Text: "t", TokenCount: 1, Embedding: v, Terms: "t"}},
-	}}); err != nil {
-		t.Fatal(err)
-	}
+	wide, _ := wideKB(t, s)
 	hits, err := s.ChunkVectorSearch(ctx, q)
 	if err != nil || len(hits) != 2 {
 		t.Fatalf("unhindered search: %d hits, %v; want 2", len(hits), err)
