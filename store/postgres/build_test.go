@@ -527,12 +527,24 @@ func TestExactVectorSearchBudget(t *testing.T) {
 	if err := tx.Rollback(); err != nil {
 		t.Fatal(err)
 	}
-	// Not waited for again until retry has passed.
+	// Not waited for again until retry has passed, in this process or
+	// another (a second store over the same schema: a one-shot command).
 	if _, err := s.ChunkVectorSearch(ctx, q); !errors.Is(err, store.ErrVectorIndexBuilding) && time.Since(slow) < retry {
 		t.Fatalf("search right after one past its budget: %v, want store.ErrVectorIndexBuilding", err)
+	}
+	other, err := postgres.Open(ctx, postgres.ConnString(s), postgres.Options{MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.ChunkVectorSearch(ctx, q); !errors.Is(err, store.ErrVectorIndexBuilding) && time.Since(slow) < retry {
+		t.Fatalf("another process's search right after one past its budget: %v, want store.ErrVectorIndexBuilding", err)
 	}
 	time.Sleep(time.Until(slow.Add(retry)))
 	if hits, err := s.ChunkVectorSearch(ctx, q); err != nil || len(hits) != 2 {
 		t.Fatalf("search after retry: %d hits, %v; want 2", len(hits), err)
+	}
+	if hits, err := other.ChunkVectorSearch(ctx, q); err != nil || len(hits) != 2 {
+		t.Fatalf("another process's search after retry: %d hits, %v; want 2", len(hits), err)
 	}
 }

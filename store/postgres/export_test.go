@@ -91,3 +91,7 @@ func SetExactVectorBudget(d, retry time.Duration) func() {
 	exactVectorBudget, exactRetry = d, retry
 	return func() { exactVectorBudget, exactRetry = old, oldRetry }
 }
+
+// ConnString is the URL the store was opened with, for a second store
+// over the same schema (another process).
+func ConnString(s *Store) string { return s.cfg.ConnString() }

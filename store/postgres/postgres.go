@@ -1246,10 +1246,8 @@ func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]s
 	// exactly however long it takes.
 	budget := ix.name == "" && !narrow.few(maxFewVectors) && s.indexable(q.Dimension)
 	if budget {
-		if t, ok := s.slowExact.Load(q.KBID); ok {
-			if ago := time.Since(t.(time.Time)); ago < exactRetry {
-				return nil, fmt.Errorf("chunk vector search of kb %d: its exact ranking took longer than %s %s ago: %w", q.KBID, exactVectorBudget, ago.Round(time.Second), store.ErrVectorIndexBuilding)
-			}
+		if ago, ok := s.slowAgo(ctx, q.KBID); ok && ago < exactRetry {
+			return nil, fmt.Errorf("chunk vector search of kb %d: its exact ranking took longer than %s %s ago: %w", q.KBID, exactVectorBudget, ago.Round(time.Second), store.ErrVectorIndexBuilding)
 		}
 	}
 	// HNSW returns at most ef_search rows: raise it for this query to K,
@@ -1282,7 +1280,9 @@ func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]s
 	overBudget := func(err error) error {
 		var pe *pgconn.PgError
 		if budget && ctx.Err() == nil && errors.As(err, &pe) && pe.Code == "57014" {
-			s.slowExact.Store(q.KBID, time.Now())
+			// Its connection back first: a pool of one has no other.
+			_ = tx.Rollback()
+			s.markSlow(ctx, q.KBID)
 			return fmt.Errorf("chunk vector search of kb %d, exact for %s: %w", q.KBID, exactVectorBudget, store.ErrVectorIndexBuilding)
 		}
 		return fmt.Errorf("chunk vector search: %w", err)
@@ -1307,6 +1307,40 @@ func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]s
 	// roughly: the hits go by their exact scores.
 	slices.SortStableFunc(hits, func(a, b store.VectorHit) int { return cmp.Compare(b.Score, a.Score) })
 	return hits, nil
+}
+
+// slowAgo is how long ago a search of the knowledge base last found its
+// exact ranking slower than exactVectorBudget: this process's memory, or
+// the one any process left in kb_exact_slow (a one-shot command, another
+// replica), by the database's clock; false when none did (or it cannot
+// be read: the search then waits its budget).
+func (s *Store) slowAgo(ctx context.Context, kbID int64) (time.Duration, bool) {
+	if t, ok := s.slowExact.Load(kbID); ok {
+		if ago := time.Since(t.(time.Time)); ago < exactRetry {
+			return ago, true
+		}
+	}
+	var secs float64
+	err := s.SQL.QueryRowContext(ctx, `SELECT extract(epoch FROM now() - at)::float8 FROM kb_exact_slow WHERE kb_id = $1`, kbID).Scan(&secs)
+	if err != nil {
+		return 0, false
+	}
+	ago := time.Duration(secs * float64(time.Second))
+	s.slowExact.Store(kbID, time.Now().Add(-ago))
+	return ago, true
+}
+
+// markSlow remembers, in this process and in kb_exact_slow for the
+// others, that the knowledge base's exact ranking took longer than
+// exactVectorBudget; a failure to write it is logged, not the search's.
+func (s *Store) markSlow(ctx context.Context, kbID int64) {
+	s.slowExact.Store(kbID, time.Now())
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	if _, err := s.SQL.ExecContext(ctx, `INSERT INTO kb_exact_slow (kb_id, at) VALUES ($1, now())
+		ON CONFLICT (kb_id) DO UPDATE SET at = EXCLUDED.at`, kbID); err != nil {
+		s.logger.Warn("postgres: a slow exact vector ranking not recorded for other processes", "kb", kbID, "err", redactErr(err))
+	}
 }
 
 // vectorQuery is the query for the K chunks (the last argument) of a
