@@ -347,6 +347,10 @@ type finder struct {
 	// asked as itself and as a neighbour in its neighbours' windows (0
 	// not read yet, 1 no, 2 yes).
 	fitting [][]uint8
+	// fields is, by document and heading, the first field of the entry
+	// under that heading that holds the kind of answer asked for (-1:
+	// none), read once: every sentence of a long section asks it.
+	fields []map[int]int
 
 	words  []qword
 	weight map[string]float64 // per term, for the gain of an answer
@@ -370,6 +374,7 @@ func (f *finder) read(docs []Doc) {
 	for d, doc := range docs {
 		f.units[d] = Units(doc.Body)
 		f.fitting[d] = make([]uint8, len(f.units[d]))
+		f.fields = append(f.fields, map[int]int{})
 		f.titles[d] = termSet(doc.Title)
 		f.own[d] = make([]map[string]bool, len(f.units[d]))
 		for i, u := range f.units[d] {
@@ -563,7 +568,7 @@ func (f *finder) score(r unitRef) (scoredWindow, bool) {
 	fits := !Ablate["fit"] && fitAt(r.unit)
 	win := []int{r.unit}
 	if !Ablate["window"] {
-		win = window(f.units[r.doc], r.unit, fits, fitAt)
+		win = window(f.units[r.doc], r.unit, fits, fitAt, func(i int) int { return f.entryField(r.doc, i) })
 	}
 	extra := map[string]bool{}
 	anyFit := fits
@@ -969,8 +974,9 @@ func continues(s string) bool { return continuers.MatchString(s) }
 
 // window is the sentences quoted for unit i: it, what it introduces
 // when it ends with a colon, and, when it does not hold the kind of
-// answer asked for, the nearest sentence of its paragraph that does.
-func window(us []Unit, i int, fits bool, fitAt func(j int) bool) []int {
+// answer asked for, the nearest sentence of its paragraph that does, or
+// else the field of its entry that does (field: finder.entryField).
+func window(us []Unit, i int, fits bool, fitAt func(j int) bool, field func(i int) int) []int {
 	out := []int{i}
 	if introduces(us, i) {
 		return append(out, i+1)
@@ -986,7 +992,7 @@ func window(us []Unit, i int, fits bool, fitAt func(j int) bool) []int {
 			return append(out, j)
 		}
 	}
-	if j := entryField(us, i, fitAt); j >= 0 {
+	if j := field(i); j >= 0 {
 		if j < i {
 			return []int{j, i}
 		}
@@ -1023,21 +1029,34 @@ func (f *finder) signatureGives(d, i int) bool {
 // value after "=" ("maxsize=128", "sep=' '").
 var paramDefaultRE = regexp.MustCompile(`[(,]\s*\*{0,2}[\pL_][\pL\pN_]*\s*=\s*([^,()\s][^,()]*)`)
 
-// entryField is the first field of unit i's entry (Unit.Field: its
-// "Default: 259200 (3 days, in seconds)") that holds the kind of answer
-// asked for, or -1 (or ablated: "field"): a field is a paragraph of its
-// own, but what it gives is the entry's, as the prose under it is.
-func entryField(us []Unit, i int, fitAt func(j int) bool) int {
+// entryField is the first field of the entry unit i of document d sits
+// in (Unit.Field: its "Default: 259200 (3 days, in seconds)") that holds
+// the kind of answer asked for, other than i, or -1 (or ablated:
+// "field"): a field is a paragraph of its own, but what it gives is the
+// entry's, as the prose under it is. Each heading's is read once.
+func (f *finder) entryField(d, i int) int {
+	us := f.units[d]
 	h := us[i].Heading
 	if h < 0 || Ablate["field"] {
 		return -1
 	}
-	for j := h + 1; j < len(us) && us[j].Heading == h; j++ {
-		if j != i && us[j].Field && len(us[j].Text) <= MaxSentence && fitAt(j) {
-			return j
+	first := func(skip int) int {
+		for j := h + 1; j < len(us) && us[j].Heading == h; j++ {
+			if j != skip && us[j].Field && len(us[j].Text) <= MaxSentence && f.fits(d, j) {
+				return j
+			}
 		}
+		return -1
 	}
-	return -1
+	j, ok := f.fields[d][h]
+	if !ok {
+		j = first(-1)
+		f.fields[d][h] = j
+	}
+	if j == i {
+		return first(i) // a field asking for its entry's other fields
+	}
+	return j
 }
 
 func neighbourHolds(us []Unit, i int, in func(j int) bool) bool {

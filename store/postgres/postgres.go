@@ -76,11 +76,8 @@ type Store struct {
 	efSearch int      // Options.VectorSearchEF, or defaultEFSearch
 	efBuild  int      // Options.IndexEFConstruction, or defaultEFConstruction
 	indexes  sync.Map // knowledge base id -> vectorIndex, once one is built
-	// slowExact: knowledge base id -> when its exact vector ranking last
-	// took longer than exactVectorBudget (time.Time).
-	slowExact sync.Map
-	exact     bool // Options.ExactSearch
-	builds    backgroundBuilds
+	exact    bool     // Options.ExactSearch
+	builds   backgroundBuilds
 }
 
 // backgroundBuilds are the vector index builds a long-lived process runs
@@ -212,9 +209,8 @@ func (s *Store) vectorOff(ctx context.Context) (bool, error) {
 	default:
 		return false, fmt.Errorf("%s is %q: want on or off", VectorSetting, v)
 	}
-	var written bool
-	if err := s.SQL.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_attribute
-		WHERE attrelid = 'chunks'::regclass AND attname = 'embedding_vec' AND NOT attisdropped)`).Scan(&written); err != nil {
+	written, err := s.vectorColumn(ctx)
+	if err != nil {
 		return false, err
 	}
 	if written {
@@ -239,18 +235,24 @@ func (s *Store) enableVector(ctx context.Context) bool {
 	// table's strongest lock even when the column is there, and while it
 	// waited (behind an index build, for as long as the build runs) every
 	// query of chunks, of every process, queued behind it.
-	var has bool
-	if err := s.SQL.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_attribute
-		WHERE attrelid = 'chunks'::regclass AND attname = 'embedding_vec' AND NOT attisdropped)`).Scan(&has); err != nil {
-		return false
-	}
-	if has {
-		return true
+	if has, err := s.vectorColumn(ctx); err != nil || has {
+		return err == nil
 	}
 	if _, err := s.SQL.ExecContext(ctx, `ALTER TABLE chunks ADD COLUMN IF NOT EXISTS embedding_vec vector`); err != nil {
 		return false
 	}
 	return true
+}
+
+// vectorColumn reports whether the chunks table has pgvector's column,
+// embedding_vec: it is looked for before it is added (enableVector), and
+// a store with pgvector off refuses a database whose embeddings it holds
+// (vectorOff).
+func (s *Store) vectorColumn(ctx context.Context) (bool, error) {
+	var has bool
+	err := s.SQL.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_attribute
+		WHERE attrelid = 'chunks'::regclass AND attname = 'embedding_vec' AND NOT attisdropped)`).Scan(&has)
+	return has, err
 }
 
 func isUnique(err error) bool {
@@ -995,7 +997,6 @@ func (s *Store) KBDelete(ctx context.Context, name string) error {
 		return nil
 	}
 	s.indexes.Delete(kb.ID)
-	s.slowExact.Delete(kb.ID)
 	// The build's session holds the claim: its statement is cancelled,
 	// which leaves its index invalid, dropped below. Where the role may
 	// not cancel it, the drop waits for the build to end.
@@ -1309,32 +1310,24 @@ func (s *Store) ChunkVectorSearch(ctx context.Context, q store.VectorQuery) ([]s
 	return hits, nil
 }
 
-// slowAgo is how long ago a search of the knowledge base last found its
-// exact ranking slower than exactVectorBudget: this process's memory, or
-// the one any process left in kb_exact_slow (a one-shot command, another
-// replica), by the database's clock; false when none did (or it cannot
-// be read: the search then waits its budget).
+// slowAgo is how long ago a search of the knowledge base, by any process
+// (this one, a one-shot command, another replica), last found its exact
+// ranking slower than exactVectorBudget (kb_exact_slow, by the database's
+// clock); false when none did (or it cannot be read: the search then
+// waits its budget). The row goes with its knowledge base.
 func (s *Store) slowAgo(ctx context.Context, kbID int64) (time.Duration, bool) {
-	if t, ok := s.slowExact.Load(kbID); ok {
-		if ago := time.Since(t.(time.Time)); ago < exactRetry {
-			return ago, true
-		}
-	}
 	var secs float64
 	err := s.SQL.QueryRowContext(ctx, `SELECT extract(epoch FROM now() - at)::float8 FROM kb_exact_slow WHERE kb_id = $1`, kbID).Scan(&secs)
 	if err != nil {
 		return 0, false
 	}
-	ago := time.Duration(secs * float64(time.Second))
-	s.slowExact.Store(kbID, time.Now().Add(-ago))
-	return ago, true
+	return time.Duration(secs * float64(time.Second)), true
 }
 
-// markSlow remembers, in this process and in kb_exact_slow for the
-// others, that the knowledge base's exact ranking took longer than
-// exactVectorBudget; a failure to write it is logged, not the search's.
+// markSlow records in kb_exact_slow, for every process, that the
+// knowledge base's exact ranking took longer than exactVectorBudget; a
+// failure to write it is logged, not the search's.
 func (s *Store) markSlow(ctx context.Context, kbID int64) {
-	s.slowExact.Store(kbID, time.Now())
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
 	if _, err := s.SQL.ExecContext(ctx, `INSERT INTO kb_exact_slow (kb_id, at) VALUES ($1, now())
