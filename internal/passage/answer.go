@@ -109,6 +109,14 @@ var Weights = struct {
 	// WindowCost is what each sentence of a window beyond the first costs
 	// it: a sentence that says it all is quoted alone.
 	WindowCost float64
+	// Phrase is added to a window, times the share of the weight of the
+	// question's pairs of words (kind.go: pair) it writes as the question
+	// does, one just before the other (phrased): "password reset link"
+	// in "The number of seconds a password reset link is valid for."
+	// says what the question asks about, where "reset password link"
+	// and "password" and "link" apart in one sentence only mention its
+	// words. Proximity as retrieval's term-dependence models weigh it.
+	Phrase float64
 	// Answered is the confidence under which the documents a research
 	// read do not answer; AskAnswered is ask's, over the five chunks it
 	// reads (a research reads twenty or more, and its best window holds
@@ -219,7 +227,7 @@ var Weights = struct {
 	// pair's subject.
 	Bridge float64
 }{
-	Heading: 0.5, Title: 0.5, Neighbour: 0.25, Fit: 0.2, Rank: 0.05, Scene: 0.5, Gain: 0.1, Alternative: 0.8, WindowCost: 0.01, Answered: 0.25, AskAnswered: 0.28, Long: 0.0025, LongWords: 10, Unheld: 0.5, UnheldWords: 6, Scope: 0.01,
+	Heading: 0.5, Title: 0.5, Neighbour: 0.25, Fit: 0.2, Rank: 0.05, Scene: 0.5, Gain: 0.1, Alternative: 0.8, WindowCost: 0.01, Phrase: 0.1, Answered: 0.25, AskAnswered: 0.28, Long: 0.0025, LongWords: 10, Unheld: 0.5, UnheldWords: 6, Scope: 0.01,
 	Further: 0.5, HeadingShare: 0.5, FragmentShare: 0.5,
 	SubQuestion: 0.5, Lead: 0.25, WriterLead: 0.1, NameFloor: 0.1, LongSentence: 30,
 	PairTitle: 0.5, PairLink: 0.5, PartialLink: 0.5, Keep: 0.6, Bear: 0.25, MinGain: 0.05, Unanswered: 0.35,
@@ -275,13 +283,15 @@ var Weights = struct {
 // another release, "Python 3.0 was released on …", given for the
 // question's: otherRelease), "length" (ask's confidence is the share
 // of the question the best answer holds, whatever the question's
-// length: Confidence).
+// length: Confidence), "phrase" (a window that writes the question's
+// pairs of words as the question does scores no more than one that
+// holds them apart: Weights.Phrase).
 var Ablate = map[string]bool{}
 
 // Rules are the rules Ablate switches off: the answer finder's, and
 // those of research's offline writer that read Ablate ("firstpages",
 // "firstread").
-var Rules = []string{"alternative", "asking", "back", "codeword", "content", "context", "continued", "field", "firstpages", "firstread", "fit", "heading", "joined", "key", "kind", "length", "neighbour", "rank", "release", "stem", "term", "title", "unheld", "window"}
+var Rules = []string{"alternative", "asking", "back", "codeword", "content", "context", "continued", "field", "firstpages", "firstread", "fit", "heading", "joined", "key", "kind", "length", "neighbour", "phrase", "rank", "release", "stem", "term", "title", "unheld", "window"}
 
 // SetAblated switches off the named rules and switches on the others.
 func SetAblated(names []string) error {
@@ -359,6 +369,7 @@ type finder struct {
 	// ("connection pool": kinds); before is each unit's words with the
 	// words written just before them, read once a pair asks.
 	pairs  []pair
+	pairW  []float64 // each pair's weight (pairWeights), read once a window asks
 	before [][]map[string][]written
 }
 
@@ -595,6 +606,9 @@ func (f *finder) score(r unitRef) (scoredWindow, bool) {
 	}
 	if !Ablate["rank"] {
 		score += Weights.Rank / float64(1+r.doc)
+	}
+	if !Ablate["phrase"] {
+		score += Weights.Phrase * f.phrased(r.doc, r.unit, win)
 	}
 	return scoredWindow{r: r, win: win, extra: extra, cov: cov, score: score, anyFit: anyFit, cont: cont, stepAt: stepAt}, true
 }

@@ -68,6 +68,9 @@ func TestContentDropsHowMany(t *testing.T) {
 		{Title: "timeit", Body: "The loop count, which tells you how many times the statement body was run per timing loop repetition."},
 		{Title: "os", Body: "cpu_count()\n\nReturn the number of CPUs in the system.\n\nThis number is not equivalent to the number of CPUs the current process can use."},
 	}
+	// "current process" is written so in the os entry: the phrase rule
+	// would decide too.
+	Ablate["phrase"] = true
 	firstWithAndWithout(t, "content", "Does os.cpu_count() tell me how many CPUs my current process is actually allowed to run on?", docs, 1, 0)
 }
 
@@ -854,5 +857,34 @@ func TestItemNameIsTheWindowsTerm(t *testing.T) {
 	defer SetAblated(nil)
 	if found, _ := Find("exec() kills my command when its output is truncated. What is the default cap?", docs, 1); len(found) > 0 && found[0].Term == "maxBuffer" {
 		t.Errorf("ablated, the item's name is still the term: %+v", found[0])
+	}
+}
+
+// A window that writes the question's words one after the other, as
+// the question does, says what it asks about; one that holds the same
+// words apart only mentions them. A number before a word counts it and
+// makes no pair.
+func TestFindPrefersTheQuestionsPhrase(t *testing.T) {
+	docs := []Doc{
+		{Title: "accounts", Body: "Reset the password in the settings; the link then expires."},
+		{Title: "login", Body: "When a password reset link expires, the user must ask for a new one."},
+	}
+	q := "What happens when a password reset link expires?"
+	found, _ := Find(q, docs, 2)
+	if len(found) == 0 || found[0].Doc != 1 {
+		t.Fatalf("best answer %+v, want the sentence that writes “password reset link”", found)
+	}
+	if err := SetAblated([]string{"phrase"}); err != nil {
+		t.Fatal(err)
+	}
+	defer SetAblated(nil)
+	if found, _ := Find(q, docs, 2); len(found) == 0 || found[0].Doc != 0 {
+		t.Errorf("ablated, best answer %+v, want the first search result, holding as much of the question", found)
+	}
+	f := weighed("What happens if I read five elements past one test vector?", docs)
+	for _, p := range f.pairs {
+		if p.first == "five" || p.first == "one" {
+			t.Errorf("pair %+v: a number counts the word after it", p)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package passage
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"unicode"
@@ -25,13 +26,19 @@ type written struct{ before, form string }
 // between them ("thread, pool"). A word with a capital is a name or
 // part of one ("Giuseppe Verdi", "the -O flag", "CROSS JOIN"), and a
 // name is no kind (Marked finds names); a Korean word's terms are its
-// syllable pairs.
+// syllable pairs. A number, in digits or in words, counts the word after
+// it and is no kind either.
 func (f *finder) pair(a, b []string, aField, bField string) {
 	if len(a) != 1 || len(b) != 1 || hangulTerm(a[0]) || hangulTerm(b[0]) ||
 		strings.TrimRightFunc(aField, unicode.IsPunct) != aField {
 		return
 	}
 	if strings.IndexFunc(aField, unicode.IsUpper) >= 0 || strings.IndexFunc(bField, unicode.IsUpper) >= 0 {
+		return
+	}
+	if textseg.Number(a[0]) || countWordRE.MatchString(aField) || strings.EqualFold(aField, "one") {
+		// A number counts the next ("five elements", "one test"); it
+		// names no kind of it.
 		return
 	}
 	f.pairs = append(f.pairs, pair{first: a[0], second: b[0], form: form(bField)})
@@ -76,6 +83,57 @@ func (f *finder) otherKind(d, i int, win []int) map[string]bool {
 			out = map[string]bool{}
 		}
 		out[p.first] = true
+	}
+	return out
+}
+
+// phrased is the share of the weight of the question's pairs that
+// unit i of document d, with the units of its window, writes as the
+// question does: the pair's first word just before its second. A pair
+// weighs by its rarity written so among the units read (pairWeights),
+// as a word by its own: "stash entry", written together across Git's
+// stash page, tells a window about the asked-for entry from one about
+// another less than "reset author" does.
+func (f *finder) phrased(d, i int, win []int) float64 {
+	if len(f.pairs) == 0 {
+		return 0
+	}
+	if f.pairW == nil {
+		f.pairW = f.pairWeights()
+	}
+	var held, total float64
+	for k, p := range f.pairs {
+		total += f.pairW[k]
+		if f.together(d, i, p) || slices.ContainsFunc(win, func(j int) bool { return f.together(d, j, p) }) {
+			held += f.pairW[k]
+		}
+	}
+	if total == 0 {
+		return 0
+	}
+	return held / total
+}
+
+// together reports whether unit i of document d writes pair p's first
+// word just before its second.
+func (f *finder) together(d, i int, p pair) bool {
+	return f.own[d][i][p.first] && f.own[d][i][p.second] &&
+		slices.ContainsFunc(f.preceding(d, i)[p.second], func(w written) bool { return w.before == p.first })
+}
+
+// pairWeights weighs each of the question's pairs by the units read
+// that write it together, as weigh does a word by the units holding it.
+func (f *finder) pairWeights() []float64 {
+	n := float64(len(f.all))
+	out := make([]float64, len(f.pairs))
+	for k, p := range f.pairs {
+		var df int
+		for _, r := range f.all {
+			if f.together(r.doc, r.unit, p) {
+				df++
+			}
+		}
+		out[k] = math.Log(1 + n/float64(1+df))
 	}
 	return out
 }
