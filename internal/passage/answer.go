@@ -271,7 +271,9 @@ var Weights = struct {
 // among the first its own search ranked: research/offline),
 // "firstpages" (research's offline writer seeks its answer window among
 // the sources it cites, not first among the pages the question's own
-// search ranked first: research/offline), "key" (a question that asks
+// search ranked first: research/offline), "further" (research's
+// opening quotes the best window alone, not also the further windows ask
+// quotes beside it: research/offline), "key" (a question that asks
 // which key to press is answered by its type's fit alone, not also by
 // a sentence naming a key: keyRE), "kind" (a sentence holds a word of
 // the question that names the kind of the next, "connection" of
@@ -290,8 +292,8 @@ var Ablate = map[string]bool{}
 
 // Rules are the rules Ablate switches off: the answer finder's, and
 // those of research's offline writer that read Ablate ("firstpages",
-// "firstread").
-var Rules = []string{"alternative", "asking", "back", "codeword", "content", "context", "continued", "field", "firstpages", "firstread", "fit", "heading", "joined", "key", "kind", "length", "neighbour", "phrase", "rank", "release", "stem", "term", "title", "unheld", "window"}
+// "firstread", "further").
+var Rules = []string{"alternative", "asking", "back", "codeword", "content", "context", "continued", "field", "firstpages", "firstread", "fit", "further", "heading", "joined", "key", "kind", "length", "neighbour", "phrase", "rank", "release", "stem", "term", "title", "unheld", "window"}
 
 // SetAblated switches off the named rules and switches on the others.
 func SetAblated(names []string) error {

@@ -1290,3 +1290,45 @@ func TestAnswerWindowInTheQuestionsScript(t *testing.T) {
 		t.Errorf("window from %q (%v), want the Korean page's", id, ok)
 	}
 }
+
+// TestFurtherWindows: the opening quotes, after the best window, the
+// windows ask quotes beside it (passage.Answers) — here the question's
+// other part, on the page the evidence chose — and not a page it did not
+// choose; their words are counted apart from the summary's length.
+func TestFurtherWindows(t *testing.T) {
+	q := "How many listeners per event are allowed by default, and which method raises the limit for one emitter?"
+	docs := []passage.Doc{
+		{Title: "Events", Body: "By default, a maximum of 10 listeners can be registered for any single event.\n\nListeners are called in the order in which they were registered."},
+		{Title: "Emitters", Body: "The emitter.setMaxListeners() method raises the limit for this specific emitter."},
+	}
+	const other = "The emitter.setMaxListeners() method raises the limit for this specific emitter."
+	found, _ := passage.Find(q, docs, 4)
+	if len(passage.Answers(found[:min(len(found), passage.MaxQuoted)])) < 2 || found[0].Doc != 0 {
+		t.Fatalf("found %+v: want the default's window, then the method's", found)
+	}
+	for _, c := range []struct {
+		name    string
+		chosen  map[string]bool
+		ablated []string
+		want    bool
+	}{
+		{"chosen", map[string]bool{"E": true, "M": true}, nil, true},
+		{"not chosen", map[string]bool{"E": true}, nil, false},
+		{"ablated", map[string]bool{"E": true, "M": true}, []string{"further"}, false},
+	} {
+		if err := passage.SetAblated(c.ablated); err != nil {
+			t.Fatal(err)
+		}
+		w := &writer{chosen: c.chosen, used: quoted{}, found: found, from: []string{"E", "M"}}
+		for _, s := range found[0].Sentences {
+			w.used.mark(s) // the opening quoted the best window
+		}
+		p := &quotes{sources: map[string]bool{}}
+		w.furtherWindows(p)
+		got := slices.ContainsFunc(p.lines, func(l string) bool { return strings.HasPrefix(l, other) })
+		if got != c.want || p.further != p.words || c.want && p.words != len(strings.Fields(other)) {
+			t.Errorf("%s: lines %q (%d words, %d further), want the method's window quoted: %v", c.name, p.lines, p.words, p.further, c.want)
+		}
+	}
+	passage.SetAblated(nil)
+}

@@ -278,6 +278,11 @@ type writer struct {
 	// lower is the words the sources read write in lower case
 	// (lowerCased), read when first asked.
 	lower map[string]bool
+	// found is the answer finder's windows over the sources window read
+	// (passage.Find, by gain), from their sources' ids, for the
+	// opening's further windows (furtherWindows).
+	found []passage.Answer
+	from  []string
 }
 
 // cite quotes a sentence with its marker: the fact it is, or its source.
@@ -290,9 +295,13 @@ func (w *writer) cite(s scored) string {
 
 // quotes collects quoted sentences up to a word target and cap.
 type quotes struct {
-	lines   []string
-	said    []scored // what add quoted, in order
-	words   int
+	lines []string
+	said  []scored // what add quoted, in order
+	words int
+	// further is how many of words the opening's further windows
+	// quote (furtherWindows): they answer beside the best, and leave the
+	// rest of the summary its length.
+	further int
 	sources map[string]bool
 	last    string // the source of the last line
 }
@@ -429,7 +438,7 @@ func (w *writer) summary() string {
 	ranked := w.summaryRanked()
 	top := topScore(ranked)
 	ranked = slices.DeleteFunc(ranked, func(ss []scored) bool { return ss[0].score < passage.Weights.Relevant*top })
-	p := &quotes{sources: map[string]bool{}, words: open.words}
+	p := &quotes{sources: map[string]bool{}, words: open.words - open.further}
 	w.fill(p, ranked, research.SummaryMinWords, research.SummaryMaxWords, 0, 1, top, true)
 	parts := open.lines
 	if rest := strings.Join(p.lines, " "); rest != "" {
@@ -612,6 +621,9 @@ func (w *writer) opening() *quotes {
 		p.last = s.sourceID
 	}
 	w.answerContext(p, win) // after the lines that add to the window
+	if !ev.comparison {
+		w.furtherWindows(p)
+	}
 	return p
 }
 
@@ -642,6 +654,16 @@ func (w *writer) answerWindow(p *quotes) *window {
 	if !ok {
 		return nil
 	}
+	if !w.quoteWindow(p, a, id) {
+		return nil
+	}
+	return &window{a, id}
+}
+
+// quoteWindow adds a window's own sentences to p, under the option or
+// setting it defines when they do not name it, and cites its source; it
+// reports whether it added any.
+func (w *writer) quoteWindow(p *quotes, a passage.Answer, id string) bool {
 	added := false
 	// The sentence a window's demonstrative points back at ("This is not
 	// the fastest …", "This tool …": passage.Answer.Back) comes before
@@ -667,11 +689,38 @@ func (w *writer) answerWindow(p *quotes) *window {
 		p.last = id
 		added = true
 	}
-	if !added {
-		return nil
+	if added {
+		w.chosen[id] = true // cited, though evidence selection may not have chosen it
 	}
-	w.chosen[id] = true // cited, though evidence selection may not have chosen it
-	return &window{a, id}
+	return added
+}
+
+// furtherWindows adds to the opening the windows ask quotes beside the
+// best (passage.Answers of the first passage.MaxQuoted by gain): one
+// that scores nearly as well (another page's answer, or the page's
+// runner-up) or one that adds what the best lacks (the question's other
+// part), when it is prose no line quoted yet, of a source the evidence
+// chose (a page read first, as the best window's may be, is not cited
+// for a further one). The best window by the finder's measure need not
+// be the one that answers: "Only VIRTUAL columns can be added using
+// ALTER TABLE." opens, and "The value of a VIRTUAL column is computed
+// when read, whereas …" is the window after. Their words do not count
+// against the summary's length: the sentences after the opening are as
+// many as before.
+func (w *writer) furtherWindows(p *quotes) {
+	if passage.Ablate["further"] {
+		return
+	}
+	quoted := passage.Answers(w.found[:min(len(w.found), passage.MaxQuoted)])
+	for _, a := range quoted[min(1, len(quoted)):] {
+		if id := w.from[a.Doc]; w.chosen[id] {
+			if q, ok := quotable(a, w.used); ok && w.ownSaid(q) {
+				words := p.words
+				w.quoteWindow(p, q, id)
+				p.further += p.words - words
+			}
+		}
+	}
 }
 
 // window finds answerWindow's window, one a summary can quote
@@ -688,6 +737,7 @@ func (w *writer) window() (passage.Answer, string, bool) {
 	// runner-up as an alternative, less those repeating another's
 	// sentences, when asked for as many).
 	found, _ := passage.Find(w.in.Question, docs, 2*len(docs))
+	w.found, w.from = found, from
 	if len(found) == 0 {
 		return passage.Answer{}, "", false
 	}
