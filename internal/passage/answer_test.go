@@ -869,18 +869,7 @@ func TestFindPrefersTheQuestionsPhrase(t *testing.T) {
 		{Title: "accounts", Body: "Reset the password in the settings; the link then expires."},
 		{Title: "login", Body: "When a password reset link expires, the user must ask for a new one."},
 	}
-	q := "What happens when a password reset link expires?"
-	found, _ := Find(q, docs, 2)
-	if len(found) == 0 || found[0].Doc != 1 {
-		t.Fatalf("best answer %+v, want the sentence that writes “password reset link”", found)
-	}
-	if err := SetAblated([]string{"phrase"}); err != nil {
-		t.Fatal(err)
-	}
-	defer SetAblated(nil)
-	if found, _ := Find(q, docs, 2); len(found) == 0 || found[0].Doc != 0 {
-		t.Errorf("ablated, best answer %+v, want the first search result, holding as much of the question", found)
-	}
+	firstWithAndWithout(t, "phrase", "What happens when a password reset link expires?", docs, 1, 0)
 	f := weighed("What happens if I read five elements past one test vector?", docs)
 	for _, p := range f.pairs {
 		if p.first == "five" || p.first == "one" {
