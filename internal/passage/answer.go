@@ -610,7 +610,7 @@ func (f *finder) score(r unitRef) (scoredWindow, bool) {
 		score += Weights.Rank / float64(1+r.doc)
 	}
 	if !Ablate["phrase"] {
-		score += Weights.Phrase * f.phrased(r.doc, r.unit, win)
+		score += Weights.Phrase * f.phrased(r.doc, win)
 	}
 	return scoredWindow{r: r, win: win, extra: extra, cov: cov, score: score, anyFit: anyFit, cont: cont, stepAt: stepAt}, true
 }

@@ -87,14 +87,14 @@ func (f *finder) otherKind(d, i int, win []int) map[string]bool {
 	return out
 }
 
-// phrased is the share of the weight of the question's pairs that
-// unit i of document d, with the units of its window, writes as the
-// question does: the pair's first word just before its second. A pair
-// weighs by its rarity written so among the units read (pairWeights),
-// as a word by its own: "stash entry", written together across Git's
-// stash page, tells a window about the asked-for entry from one about
-// another less than "reset author" does.
-func (f *finder) phrased(d, i int, win []int) float64 {
+// phrased is the share of the weight of the question's pairs that the
+// units of window win of document d (a window holds its own unit) write
+// as the question does: the pair's first word just before its second. A
+// pair weighs by its rarity written so among the units read
+// (pairWeights), as a word by its own: "stash entry", written together
+// across Git's stash page, tells a window about the asked-for entry from
+// one about another less than "reset author" does.
+func (f *finder) phrased(d int, win []int) float64 {
 	if len(f.pairs) == 0 {
 		return 0
 	}
@@ -104,7 +104,7 @@ func (f *finder) phrased(d, i int, win []int) float64 {
 	var held, total float64
 	for k, p := range f.pairs {
 		total += f.pairW[k]
-		if f.together(d, i, p) || slices.ContainsFunc(win, func(j int) bool { return f.together(d, j, p) }) {
+		if slices.ContainsFunc(win, func(j int) bool { return f.together(d, j, p) }) {
 			held += f.pairW[k]
 		}
 	}

@@ -654,7 +654,7 @@ func (w *writer) answerWindow(p *quotes) *window {
 	if !ok {
 		return nil
 	}
-	if !w.quoteWindow(p, a, id) {
+	if w.quoteWindow(p, a, id) == 0 {
 		return nil
 	}
 	return &window{a, id}
@@ -662,9 +662,9 @@ func (w *writer) answerWindow(p *quotes) *window {
 
 // quoteWindow adds a window's own sentences to p, under the option or
 // setting it defines when they do not name it, and cites its source; it
-// reports whether it added any.
-func (w *writer) quoteWindow(p *quotes, a passage.Answer, id string) bool {
-	added := false
+// returns how many words it quoted.
+func (w *writer) quoteWindow(p *quotes, a passage.Answer, id string) int {
+	added, words := false, p.words
 	// The sentence a window's demonstrative points back at ("This is not
 	// the fastest …", "This tool …": passage.Answer.Back) comes before
 	// it, as on the page; any other neighbour is placed by answerContext
@@ -692,7 +692,7 @@ func (w *writer) quoteWindow(p *quotes, a passage.Answer, id string) bool {
 	if added {
 		w.chosen[id] = true // cited, though evidence selection may not have chosen it
 	}
-	return added
+	return p.words - words
 }
 
 // furtherWindows adds to the opening the windows ask quotes beside the
@@ -712,13 +712,16 @@ func (w *writer) furtherWindows(p *quotes) {
 		return
 	}
 	quoted := passage.Answers(w.found[:min(len(w.found), passage.MaxQuoted)])
-	for _, a := range quoted[min(1, len(quoted)):] {
-		if id := w.from[a.Doc]; w.chosen[id] {
-			if q, ok := quotable(a, w.used); ok && w.ownSaid(q) {
-				words := p.words
-				w.quoteWindow(p, q, id)
-				p.further += p.words - words
-			}
+	if len(quoted) < 2 {
+		return
+	}
+	for _, a := range quoted[1:] {
+		id := w.from[a.Doc]
+		if !w.chosen[id] {
+			continue
+		}
+		if q, ok := quotable(a, w.used); ok && w.ownSaid(q) {
+			p.further += w.quoteWindow(p, q, id)
 		}
 	}
 }
