@@ -273,8 +273,12 @@ type AskOutcome struct {
 	// NonProse are the answer's quoted sentences that are not prose
 	// (NonProse): a heading, a fragment, code quoted as a sentence.
 	NonProse []string `json:"non_prose,omitempty"`
-	Seconds  float64  `json:"seconds"`
-	Error    string   `json:"error,omitempty"`
+	// InRead reports an answer string in the chunks ask read (nil when
+	// they were not recorded): the search found the answer, and the
+	// choice of what to quote decides.
+	InRead  *bool   `json:"answer_in_chunks_read,omitempty"`
+	Seconds float64 `json:"seconds"`
+	Error   string  `json:"error,omitempty"`
 }
 
 // AskScores are a dataset's ask figures. ConfidentWrong is the share of
@@ -289,6 +293,13 @@ type AskScores struct {
 	RefusedUnanswered float64 `json:"unanswerable_refused"`
 	ConfidentWrong    float64 `json:"confident_and_wrong"`
 	AUC               float64 `json:"confidence_auc"`
+	// InRead is the share of answerable questions whose answer string
+	// is in the chunks ask read, and RightOfRead the share of those
+	// answered right: a search that missed the answer against a choice
+	// of sentences that missed it (both 0 when the chunks read were not
+	// recorded).
+	InRead      float64 `json:"answer_in_chunks_read,omitempty"`
+	RightOfRead float64 `json:"right_of_read,omitempty"`
 	// NonProse counts the answers' quoted sentences that are not prose,
 	// over all questions answered, of Sentences in all.
 	NonProse  int     `json:"non_prose_sentences"`
@@ -310,7 +321,7 @@ func ScoreAsk(q AnswerQuestion, answer string, refused bool, confidence float64)
 // SummarizeAsk averages ask outcomes.
 func SummarizeAsk(outs []AskOutcome) AskScores {
 	var s AskScores
-	var unans, refused, right, falseRef, answered, confWrong int
+	var unans, refused, right, falseRef, answered, confWrong, read, rightRead int
 	var rightConf, wrongConf []float64
 	for _, o := range outs {
 		s.Questions++
@@ -333,6 +344,12 @@ func SummarizeAsk(outs []AskOutcome) AskScores {
 			continue
 		}
 		s.Answerable++
+		if o.InRead != nil && *o.InRead {
+			read++
+			if o.Right && !o.Refused {
+				rightRead++
+			}
+		}
 		switch {
 		case o.Refused:
 			falseRef++
@@ -351,6 +368,10 @@ func SummarizeAsk(outs []AskOutcome) AskScores {
 	if s.Answerable > 0 {
 		s.Right = float64(right) / float64(s.Answerable)
 		s.FalseRefusals = float64(falseRef) / float64(s.Answerable)
+		s.InRead = float64(read) / float64(s.Answerable)
+	}
+	if read > 0 {
+		s.RightOfRead = float64(rightRead) / float64(read)
 	}
 	if unans > 0 {
 		s.RefusedUnanswered = float64(refused) / float64(unans)

@@ -65,6 +65,19 @@ func TestSummarizeAsk(t *testing.T) {
 	if s.ConfidentWrong != 0.25 || math.Abs(s.AUC-0.75) > 1e-9 {
 		t.Fatalf("confident-and-wrong %v, AUC %v", s.ConfidentWrong, s.AUC)
 	}
+	if s.InRead != 0 || s.RightOfRead != 0 {
+		t.Fatalf("no chunks recorded, yet answer in chunks read %v, right of those %v", s.InRead, s.RightOfRead)
+	}
+	// Of four answerable questions the answer was read for three: one
+	// answered right, one wrong, one refused; the fourth was not read.
+	yes, no := true, false
+	s = SummarizeAsk([]AskOutcome{
+		{Right: true, InRead: &yes}, {InRead: &yes}, {Refused: true, InRead: &yes}, {InRead: &no},
+		{Unanswerable: true},
+	})
+	if s.InRead != 0.75 || math.Abs(s.RightOfRead-1.0/3) > 1e-9 {
+		t.Fatalf("answer in chunks read %v (want 0.75), right of those %v (want 1/3)", s.InRead, s.RightOfRead)
+	}
 	if AUC(nil, []float64{1}) != 0.5 || AUC([]float64{1}, []float64{1}) != 0.5 || AUC([]float64{2}, []float64{1}) != 1 {
 		t.Fatal("AUC edge cases")
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/quarryhq/quarry/eval"
 	"github.com/quarryhq/quarry/internal/passage"
+	"github.com/quarryhq/quarry/kb"
 	"github.com/quarryhq/quarry/llm"
 	"github.com/quarryhq/quarry/qa"
 	"github.com/quarryhq/quarry/research"
@@ -203,10 +204,13 @@ func (a *cli) evalAskCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			rec := &readRecorder{Searcher: asker.Search}
+			asker.Search = rec
 			outs := make([]eval.AskOutcome, 0, len(qs))
 			for _, q := range qs {
 				t0 := time.Now()
 				var o eval.AskOutcome
+				rec.reset()
 				ans, err := asker.Ask(ctx, qa.Request{Question: q.Question})
 				if ctx.Err() != nil {
 					return ctx.Err()
@@ -215,6 +219,10 @@ func (a *cli) evalAskCmd() *cobra.Command {
 					o = eval.AskOutcome{ID: q.ID, Unanswerable: q.Unanswerable, Refused: true, Error: err.Error()}
 				} else {
 					o = eval.ScoreAsk(q, ans.Answer, ans.Unknown, ans.Confidence)
+				}
+				if !q.Unanswerable {
+					in := q.Holds(rec.text())
+					o.InRead = &in
 				}
 				o.Seconds = time.Since(t0).Seconds()
 				outs = append(outs, o)
@@ -227,8 +235,9 @@ func (a *cli) evalAskCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(a.stdout, "%s over %s: %d questions (%d answerable)\n", f.dataset, f.kb, s.Questions, s.Answerable)
-			fmt.Fprintf(a.stdout, "  %-42s %.3f\n  %-42s %.3f\n  %-42s %.3f\n  %-42s %.3f\n  %-42s %.3f\n  %-42s %d of %d\n",
-				"right", s.Right, "answerable refused", s.FalseRefusals, "unanswerable refused", s.RefusedUnanswered,
+			fmt.Fprintf(a.stdout, "  %-42s %.3f\n  %-42s %.3f\n  %-42s %.3f\n  %-42s %.3f\n  %-42s %.3f\n  %-42s %.3f\n  %-42s %.3f\n  %-42s %d of %d\n",
+				"right", s.Right, "answer in the chunks read", s.InRead, "right, of those", s.RightOfRead,
+				"answerable refused", s.FalseRefusals, "unanswerable refused", s.RefusedUnanswered,
 				"confident (≥ 0.5) and wrong, of answered", s.ConfidentWrong, "confidence ROC AUC", s.AUC,
 				"quoted sentences that are not prose", s.NonProse, s.Sentences)
 			return nil
@@ -243,6 +252,41 @@ func rankText(r int) string {
 		return "-"
 	}
 	return strconv.Itoa(r)
+}
+
+// readRecorder keeps the text of the chunks ask reads for one question:
+// the hits of its hybrid searches (a name's BM25 lookup for how much of
+// the knowledge base writes it reads no chunk for the answer).
+type readRecorder struct {
+	qa.Searcher
+	mu   sync.Mutex
+	read strings.Builder
+}
+
+// Search implements qa.Searcher.
+func (r *readRecorder) Search(ctx context.Context, q kb.Query) ([]kb.Result, error) {
+	hits, err := r.Searcher.Search(ctx, q)
+	if err == nil && q.Mode == kb.ModeHybrid {
+		r.mu.Lock()
+		for _, h := range hits {
+			r.read.WriteString(h.Text)
+			r.read.WriteString("\n\n")
+		}
+		r.mu.Unlock()
+	}
+	return hits, err
+}
+
+func (r *readRecorder) reset() {
+	r.mu.Lock()
+	r.read.Reset()
+	r.mu.Unlock()
+}
+
+func (r *readRecorder) text() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.read.String()
 }
 
 // promptRecorder keeps the prompts a provider is sent.

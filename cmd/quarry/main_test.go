@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -320,6 +321,30 @@ func TestEvalAnswersCLI(t *testing.T) {
 	out, _, err = run(t, data, "eval", "ask", "--kb", "notes", "--dataset", dataset, "--out", runA)
 	if err != nil || !strings.Contains(out, "confidence ROC AUC") || !strings.Contains(out, "unanswerable refused") {
 		t.Fatalf("eval ask: %v %s", err, out)
+	}
+	// The chunks ask read are recorded: an extractive answer quotes them,
+	// so every right answer's string was read.
+	var askRun struct {
+		Scores struct {
+			Right       float64 `json:"right"`
+			InRead      float64 `json:"answer_in_chunks_read"`
+			RightOfRead float64 `json:"right_of_read"`
+		}
+		Questions []struct {
+			ID     string `json:"id"`
+			InRead *bool  `json:"answer_in_chunks_read"`
+		}
+	}
+	if b, err := os.ReadFile(runA); err != nil || json.Unmarshal(b, &askRun) != nil {
+		t.Fatalf("stored ask run: %v", err)
+	}
+	if s := askRun.Scores; s.Right == 0 || s.InRead < s.Right || math.Abs(s.RightOfRead-s.Right/s.InRead) > 1e-9 {
+		t.Errorf("answer in chunks read %v, right of those %v, right %v: every right answer was read", s.InRead, s.RightOfRead, s.Right)
+	}
+	for _, q := range askRun.Questions {
+		if (q.InRead == nil) != (q.ID == "n5") {
+			t.Errorf("%s: answer_in_chunks_read %v: recorded for answerable questions only", q.ID, q.InRead)
+		}
 	}
 	// A stored run beside another configuration's.
 	if _, _, err := run(t, data, "eval", "ask", "--kb", "notes", "--dataset", dataset, "--ablate", "window", "--out", runB); err != nil {
