@@ -38,12 +38,41 @@ func term(w []byte) string {
 		return t
 	}
 	word, t := string(w), ""
-	if !english.IsStopWord(word) {
+	if !english.IsStopWord(word) && !contraction(word) {
 		t = english.Stem(word, false)
 	}
 	termMemo.Put(word, t)
 	return t
 }
+
+// contraction reports a stop word contracted with its clitic: "I've",
+// "it's", "you're", "don't", "isn't", "won't". The stop list is one for
+// words split at the apostrophe ("don" and "t" are both on it); Terms
+// keeps a contraction whole for the stemmer, so it is matched here. A
+// name's possessive ("Django's") is no contraction.
+func contraction(word string) bool {
+	i := strings.IndexByte(word, '\'')
+	if i <= 0 {
+		return false
+	}
+	base, clitic := word[:i], word[i+1:]
+	switch clitic {
+	case "t":
+		aux, ok := strings.CutSuffix(base, "n")
+		return ok && (english.IsStopWord(aux) || auxiliaries[aux])
+	case "s", "ve", "ll", "re", "d", "m":
+		return english.IsStopWord(base) || pronouns[base]
+	}
+	return false
+}
+
+// auxiliaries are the verbs a "n't" contracts that the stop list lacks,
+// as they stand before it ("can't" is "ca" and "n't", "won't" "wo").
+var auxiliaries = map[string]bool{"ca": true, "wo": true, "sha": true, "ai": true, "could": true, "would": true, "must": true, "need": true, "might": true, "dare": true}
+
+// pronouns are the words before a "'s", "'ll", "'re", "'ve", "'d" or "'m"
+// that the stop list lacks ("let's", "there's" is on it).
+var pronouns = map[string]bool{"let": true, "who": true, "everyone": true, "everything": true, "something": true, "nothing": true, "one": true}
 
 func isCJK(r rune) bool {
 	return unicode.Is(unicode.Hangul, r) || unicode.Is(unicode.Han, r) ||

@@ -21,6 +21,11 @@ func TestTerms(t *testing.T) {
 		{"한글을 배운다", []string{"한글", "글을", "배운", "운다"}},
 		{"한", []string{"한"}},
 		{"", nil},
+		// A stop word's contraction is a stop word; a name's possessive
+		// is the name.
+		{"I've switched, and I don’t know why it doesn't work, can't start or won't open; it's Django's.", []string{"switch", "know", "work", "start", "open", "django"}},
+		{"you're right, we'll see, I'd say I'm sure that's it, let's go", []string{"right", "see", "say", "sure", "go"}},
+		{"o'clock rock'n'roll", []string{"o'clock", "rock'n'rol"}},
 	}
 	for _, tt := range tests {
 		if got := Terms(tt.in); !slices.Equal(got, tt.want) {
@@ -140,7 +145,7 @@ func referenceTerms(text string) []string {
 		}
 		w := word.String()
 		word.Reset()
-		if len(w) > 64 || english.IsStopWord(w) {
+		if len(w) > 64 || english.IsStopWord(w) || contraction(w) {
 			return
 		}
 		if s := english.Stem(w, false); s != "" {
