@@ -71,7 +71,8 @@ func contraction(word string) bool {
 var auxiliaries = map[string]bool{"ca": true, "wo": true, "sha": true, "ai": true, "could": true, "would": true, "must": true, "need": true, "might": true, "dare": true}
 
 // pronouns are the words before a "'s", "'ll", "'re", "'ve", "'d" or "'m"
-// that the stop list lacks ("let's", "there's" is on it).
+// that the stop list lacks: "let's", "who's", "one's" ("there's" and
+// "that's" contract words on it).
 var pronouns = map[string]bool{"let": true, "who": true, "everyone": true, "everything": true, "something": true, "nothing": true, "one": true}
 
 func isCJK(r rune) bool {
