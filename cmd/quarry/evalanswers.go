@@ -254,73 +254,72 @@ func rankText(r int) string {
 	return strconv.Itoa(r)
 }
 
+// textLog is text written by one goroutine or several and read back
+// whole: what a recorder saw for one question.
+type textLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *textLog) add(text, sep string) {
+	l.mu.Lock()
+	l.b.WriteString(text)
+	l.b.WriteString(sep)
+	l.mu.Unlock()
+}
+
+func (l *textLog) reset() {
+	l.mu.Lock()
+	l.b.Reset()
+	l.mu.Unlock()
+}
+
+func (l *textLog) text() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 // readRecorder keeps the text of the chunks ask reads for one question:
 // the hits of its hybrid searches (a name's BM25 lookup for how much of
 // the knowledge base writes it reads no chunk for the answer).
 type readRecorder struct {
 	qa.Searcher
-	mu   sync.Mutex
-	read strings.Builder
+	textLog
 }
 
 // Search implements qa.Searcher.
 func (r *readRecorder) Search(ctx context.Context, q kb.Query) ([]kb.Result, error) {
 	hits, err := r.Searcher.Search(ctx, q)
 	if err == nil && q.Mode == kb.ModeHybrid {
-		r.mu.Lock()
 		for _, h := range hits {
-			r.read.WriteString(h.Text)
-			r.read.WriteString("\n\n")
+			r.add(h.Text, "\n\n")
 		}
-		r.mu.Unlock()
 	}
 	return hits, err
-}
-
-func (r *readRecorder) reset() {
-	r.mu.Lock()
-	r.read.Reset()
-	r.mu.Unlock()
-}
-
-func (r *readRecorder) text() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.read.String()
 }
 
 // promptRecorder keeps the prompts a provider is sent.
 type promptRecorder struct {
 	llm.Provider
-	mu      sync.Mutex
-	prompts strings.Builder
+	log textLog
 }
 
 // Chat implements llm.Provider.
 func (p *promptRecorder) Chat(ctx context.Context, req llm.Request, onDelta func(string)) (*llm.Response, error) {
-	p.mu.Lock()
 	for _, m := range req.Messages {
-		p.prompts.WriteString(m.Content)
-		p.prompts.WriteString("\n")
+		p.log.add(m.Content, "\n")
 	}
-	p.mu.Unlock()
 	return p.Provider.Chat(ctx, req, onDelta)
 }
 
 func (p *promptRecorder) reset() {
-	if p == nil {
-		return
+	if p != nil {
+		p.log.reset()
 	}
-	p.mu.Lock()
-	p.prompts.Reset()
-	p.mu.Unlock()
 }
 
-func (p *promptRecorder) text() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.prompts.String()
-}
+func (p *promptRecorder) text() string { return p.log.text() }
 
 func (a *cli) evalCompareCmd() *cobra.Command {
 	return &cobra.Command{
