@@ -1286,7 +1286,7 @@ func TestAnswerWindowInTheQuestionsScript(t *testing.T) {
 	}}
 	w := &writer{in: in, used: quoted{}, lang: "ko", read: []string{"S1", "S2", "S3", "S4"}, chosen: map[string]bool{"S4": true}}
 	w.written = inScript(w.lang)
-	if _, id, ok := w.window(); !ok || id != "S4" {
+	if _, id, ok := w.window(w.windows()); !ok || id != "S4" {
 		t.Errorf("window from %q (%v), want the Korean page's", id, ok)
 	}
 }
@@ -1319,12 +1319,12 @@ func TestFurtherWindows(t *testing.T) {
 		if err := passage.SetAblated(c.ablated); err != nil {
 			t.Fatal(err)
 		}
-		w := &writer{chosen: c.chosen, used: quoted{}, found: found, from: []string{"E", "M"}}
+		w := &writer{chosen: c.chosen, used: quoted{}}
 		for _, s := range found[0].Sentences {
 			w.used.mark(s) // the opening quoted the best window
 		}
 		p := &quotes{sources: map[string]bool{}}
-		w.furtherWindows(p)
+		w.furtherWindows(p, found, []string{"E", "M"})
 		got := slices.ContainsFunc(p.lines, func(l string) bool { return strings.HasPrefix(l, other) })
 		if got != c.want || p.further != p.words || c.want && p.words != len(strings.Fields(other)) {
 			t.Errorf("%s: lines %q (%d words, %d further), want the method's window quoted: %v", c.name, p.lines, p.words, p.further, c.want)

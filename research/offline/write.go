@@ -278,11 +278,6 @@ type writer struct {
 	// lower is the words the sources read write in lower case
 	// (lowerCased), read when first asked.
 	lower map[string]bool
-	// found is the answer finder's windows over the sources window read
-	// (passage.Find, by gain), from their sources' ids, for the
-	// opening's further windows (furtherWindows).
-	found []passage.Answer
-	from  []string
 }
 
 // cite quotes a sentence with its marker: the fact it is, or its source.
@@ -546,6 +541,8 @@ func (w *writer) opening() *quotes {
 		return p
 	}
 	var win *window
+	var found []passage.Answer // the finder's windows (windows), from their sources
+	var from []string
 	if !ev.comparison {
 		// The window that answers (passage.Find: the best-matching
 		// sentence with the one of its paragraph holding the kind of
@@ -553,7 +550,8 @@ func (w *writer) opening() *quotes {
 		// Its neighbour quoted for context, when it has one, follows the
 		// opening lines when one of them adds to what the window holds
 		// (the other side or hop of the question), else the window.
-		win = w.answerWindow(p)
+		found, from = w.windows()
+		win = w.answerWindow(p, found, from)
 	}
 	if !ev.answered && len(p.lines) == 0 {
 		p.lines = append(p.lines, say(w.lang, msgClosest))
@@ -622,7 +620,7 @@ func (w *writer) opening() *quotes {
 	}
 	w.answerContext(p, win) // after the lines that add to the window
 	if !ev.comparison {
-		w.furtherWindows(p)
+		w.furtherWindows(p, found, from)
 	}
 	return p
 }
@@ -649,8 +647,8 @@ const windowSources = 3
 // sentences 0.463 -> 0.489, no set lower; the window sought only in the
 // first 1-5 sources read: 0.496, 0.510, 0.509, 0.491, 0.489, but a
 // HotpotQA question whose answer a facet's page gives lost its lead.)
-func (w *writer) answerWindow(p *quotes) *window {
-	a, id, ok := w.window()
+func (w *writer) answerWindow(p *quotes, found []passage.Answer, from []string) *window {
+	a, id, ok := w.window(found, from)
 	if !ok {
 		return nil
 	}
@@ -696,7 +694,8 @@ func (w *writer) quoteWindow(p *quotes, a passage.Answer, id string) int {
 }
 
 // furtherWindows adds to the opening the windows ask quotes beside the
-// best (passage.Answers of the first passage.MaxQuoted by gain): one
+// best (passage.Answers of the first passage.MaxQuoted of found, by gain,
+// each from the source from names): one
 // that scores nearly as well (another page's answer, or the page's
 // runner-up) or one that adds what the best lacks (the question's other
 // part), when it is prose no line quoted yet, of a source the evidence
@@ -707,16 +706,16 @@ func (w *writer) quoteWindow(p *quotes, a passage.Answer, id string) int {
 // when read, whereas …" is the window after. Their words do not count
 // against the summary's length: the sentences after the opening are as
 // many as before.
-func (w *writer) furtherWindows(p *quotes) {
+func (w *writer) furtherWindows(p *quotes, found []passage.Answer, from []string) {
 	if passage.Ablate["further"] {
 		return
 	}
-	quoted := passage.Answers(w.found[:min(len(w.found), passage.MaxQuoted)])
+	quoted := passage.Answers(found[:min(len(found), passage.MaxQuoted)])
 	if len(quoted) < 2 {
 		return
 	}
 	for _, a := range quoted[1:] {
-		id := w.from[a.Doc]
+		id := from[a.Doc]
 		if !w.chosen[id] {
 			continue
 		}
@@ -726,21 +725,34 @@ func (w *writer) furtherWindows(p *quotes) {
 	}
 }
 
-// window finds answerWindow's window, one a summary can quote
-// (quotable), and its source.
-func (w *writer) window() (passage.Answer, string, bool) {
-	first := w.read[:min(windowSources, len(w.read))]
-	if passage.Ablate["firstpages"] {
-		first = nil
-	}
+// windows are the answer finder's windows over the sources an answer
+// window is sought in (answerWindow: the cited ones and the first
+// windowSources read), by gain, and the ids of their sources: a window
+// per document (Find keeps each document's best, and its runner-up as an
+// alternative, less those repeating another's sentences, when asked for
+// as many).
+func (w *writer) windows() (found []passage.Answer, from []string) {
+	first := w.firstPages()
 	from, docs := sourceDocs(slices.Concat(w.read, w.all), w.in.Sources, func(id string) bool {
 		return w.chosen[id] || slices.Contains(first, id)
 	})
-	// A window per document (Find keeps each document's best, and its
-	// runner-up as an alternative, less those repeating another's
-	// sentences, when asked for as many).
-	found, _ := passage.Find(w.in.Question, docs, 2*len(docs))
-	w.found, w.from = found, from
+	found, _ = passage.Find(w.in.Question, docs, 2*len(docs))
+	return found, from
+}
+
+// firstPages are the first windowSources sources read (none when
+// ablated: "firstpages").
+func (w *writer) firstPages() []string {
+	if passage.Ablate["firstpages"] {
+		return nil
+	}
+	return w.read[:min(windowSources, len(w.read))]
+}
+
+// window picks answerWindow's window among the finder's (windows), one a
+// summary can quote (quotable), and its source.
+func (w *writer) window(found []passage.Answer, from []string) (passage.Answer, string, bool) {
+	first := w.firstPages()
 	if len(found) == 0 {
 		return passage.Answer{}, "", false
 	}
