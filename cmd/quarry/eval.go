@@ -27,7 +27,7 @@ func (a *cli) evalCmd() *cobra.Command {
 		}
 	}
 	cmd.AddCommand(batch...)
-	cmd.AddCommand(a.evalRunsCmd(), a.evalShowCmd(), a.evalCompareCmd())
+	cmd.AddCommand(a.evalRunsCmd(), a.evalShowCmd(), a.evalCompareCmd(), a.evalTableCmd())
 	return cmd
 }
 

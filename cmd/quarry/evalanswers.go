@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -366,6 +367,70 @@ func (a *cli) evalCompareCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+func (a *cli) evalTableCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "table [BEFORE_DIR] DIR",
+		Short: "Stored runs of eval research and eval ask (--json files in a directory) averaged per dataset: each figure per dataset and the mean over datasets, as Markdown; with a directory before it, each cell before → now",
+		Example: `  for n in 480 512 544; do
+    quarry kb add git /usr/share/doc/git-doc --create --chunk-tokens $n --data-dir data$n
+    quarry eval ask --kb git --dataset eval/testdata/research/git.jsonl --data-dir data$n --json > runs/git.ask.$n.json
+  done
+  quarry eval table runs`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var tables [][]eval.Table
+			for _, dir := range args {
+				t, err := readTable(dir)
+				if err != nil {
+					return err
+				}
+				tables = append(tables, t)
+			}
+			now, before := tables[len(tables)-1], []eval.Table(nil)
+			if len(tables) == 2 {
+				before = tables[0]
+			}
+			if asJSON {
+				return writeJSON(a.stdout, map[string]any{"tables": now, "before": before})
+			}
+			_, err := io.WriteString(a.stdout, eval.Markdown(now, before))
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tables as JSON")
+	return cmd
+}
+
+// readTable reads every .json file in dir as a stored run and
+// tabulates them.
+func readTable(dir string) ([]eval.Table, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err == nil && len(paths) == 0 {
+		if _, serr := os.Stat(dir); serr != nil {
+			err = serr
+		} else {
+			err = fmt.Errorf("holds no .json file (runs of eval research or eval ask written with --json)")
+		}
+	}
+	if err != nil {
+		return nil, usageError{fmt.Errorf("dir: %s: %w", dir, err)}
+	}
+	runs := make([]*eval.Run, 0, len(paths))
+	for _, p := range paths {
+		run, err := readFile("run", p, eval.ReadRun)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, run)
+	}
+	t, err := eval.Tabulate(runs, paths)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("dir: %s: %w", dir, err)}
+	}
+	return t, nil
 }
 
 // askEngine names what answers: the model, or the offline extractive engine.

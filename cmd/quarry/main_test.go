@@ -357,6 +357,34 @@ func TestEvalAnswersCLI(t *testing.T) {
 	if _, _, err := run(t, data, "eval", "compare", runA, dataset); err == nil || exitCode(err) != exitUsage || !strings.Contains(err.Error(), "not an eval research or eval ask run") {
 		t.Fatalf("compare with a dataset: %v", err)
 	}
+	// The runs of a directory averaged per dataset, and two directories
+	// side by side: the research run beside the first ask run.
+	dirA, dirB := filepath.Dir(runA), filepath.Dir(runB)
+	researchOut, _, err := run(t, data, "eval", "research", "--kb", "notes", "--dataset", dataset, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dirA, "research.json"), []byte(researchOut), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = run(t, data, "eval", "table", dirA)
+	if err != nil || !strings.Contains(out, "research: 1 datasets, 1 runs") || !strings.Contains(out, "ask: 1 datasets, 1 runs") ||
+		!regexp.MustCompile(`(?m)^\| notes \| 1 \| [0-9.]+ \|`).MatchString(out) || !regexp.MustCompile(`(?m)^\| mean \| \| [0-9.]+ \|`).MatchString(out) {
+		t.Fatalf("eval table: %v %s", err, out)
+	}
+	out, _, err = run(t, data, "eval", "table", dirA, dirB)
+	if err != nil || strings.Contains(out, "research:") || !strings.Contains(out, "ask: 1 datasets, 1 runs") {
+		t.Fatalf("eval table, two directories: %v %s", err, out)
+	}
+	if _, _, err := run(t, data, "eval", "table", t.TempDir()); err == nil || exitCode(err) != exitUsage || !strings.Contains(err.Error(), "holds no .json file") {
+		t.Fatalf("eval table of an empty directory: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dirB, "dataset.json"), []byte(`{"id": "a"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(t, data, "eval", "table", dirB); err == nil || exitCode(err) != exitUsage || !strings.Contains(err.Error(), "dataset.json") {
+		t.Fatalf("eval table of a directory with another JSON file: %v", err)
+	}
 	bad := filepath.Join(t.TempDir(), "bad.jsonl")
 	if err := os.WriteFile(bad, []byte(`{"id": "a", "question": "Why?"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
