@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// FuzzReadRun: whatever a stored run file holds, reading it and comparing
-// it with itself and with a well-formed run never panics; a file it takes
-// compares with itself without a flip.
+// FuzzReadRun: whatever a stored run file holds, reading it, comparing
+// it with itself and with a well-formed run and tabulating it never
+// panics; a file it takes compares with itself without a flip.
 func FuzzReadRun(f *testing.F) {
 	good := `{"kb":"git","dataset":"git.jsonl","scores":{"right":0.5},"questions":[{"id":"q1","right":true,"refused":false}]}`
 	for _, s := range []string{
@@ -36,6 +36,11 @@ func FuzzReadRun(f *testing.F) {
 		}
 		_, _, _ = Compare(base, run)
 		_, _, _ = Compare(run, base)
+		// Tabulated beside a well-formed run, and written out, it never
+		// panics either.
+		if tables, err := Tabulate([]*Run{run, base}, []string{"fuzz.json", "base.json"}); err == nil {
+			_ = Markdown(tables, tables)
+		}
 	})
 }
 

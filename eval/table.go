@@ -53,10 +53,14 @@ type Table struct {
 }
 
 // Tabulate averages runs per kind and dataset (the dataset file's name
-// without its extension), research first. The runs of one dataset must
-// share their configuration (engine, level, rules ablated): a directory
-// is one configuration, and two are compared side by side (Side).
+// without its extension), research first; names[i] names runs[i] in an
+// error (its file). The runs of one dataset must share their
+// configuration (engine, level, rules ablated): a directory is one
+// configuration, and two are set side by side by Markdown.
 func Tabulate(runs []*Run, names []string) ([]Table, error) {
+	if len(names) != len(runs) {
+		return nil, fmt.Errorf("tabulate: %d names for %d runs", len(names), len(runs))
+	}
 	type group struct {
 		runs   []*Run
 		config string
@@ -132,9 +136,10 @@ func Tabulate(runs []*Run, names []string) ([]Table, error) {
 }
 
 // Markdown writes tables as Markdown, one per kind: a row per dataset
-// (two decimals) and the mean over them (three). With befores (the
-// same kinds, tabulated from another directory), each cell reads
-// "before → now" where the two differ at that precision.
+// (two decimals) and the mean over them (three). With befores (tables
+// from another directory), each cell of a kind both have reads "before
+// → now" where the two differ at that precision; a kind only befores
+// has is not shown.
 func Markdown(tables, befores []Table) string {
 	var b strings.Builder
 	for _, t := range tables {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -407,13 +408,15 @@ func (a *cli) evalTableCmd() *cobra.Command {
 // readTable reads every .json file in dir as a stored run and
 // tabulates them.
 func readTable(dir string) ([]eval.Table, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
-	if err == nil && len(paths) == 0 {
-		if _, serr := os.Stat(dir); serr != nil {
-			err = serr
-		} else {
-			err = fmt.Errorf("holds no .json file (runs of eval research or eval ask written with --json)")
+	entries, err := os.ReadDir(dir)
+	var paths []string
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".json") {
+			paths = append(paths, filepath.Join(dir, e.Name()))
 		}
+	}
+	if err == nil && len(paths) == 0 {
+		err = errors.New("holds no .json file (runs of eval research or eval ask written with --json)")
 	}
 	if err != nil {
 		return nil, usageError{fmt.Errorf("dir: %s: %w", dir, err)}
