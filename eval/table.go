@@ -102,37 +102,52 @@ func Tabulate(runs []*Run, names []string) ([]Table, error) {
 			t.Runs[ds] = len(g.runs)
 			t.Means[ds] = map[string]float64{}
 			for _, f := range TableFigures[kind] {
-				var sum float64
-				n := 0
-				for _, r := range g.runs {
-					if v, ok := r.Scores[f]; ok {
-						sum += v
-						n++
-					}
-				}
-				if n > 0 {
-					t.Means[ds][f] = sum / float64(n)
+				if m, ok := meanOf(g.runs, func(r *Run) map[string]float64 { return r.Scores }, f); ok {
+					t.Means[ds][f] = m
 				}
 			}
 		}
 		slices.Sort(t.Datasets)
 		for _, f := range TableFigures[kind] {
-			var sum float64
-			n := 0
-			for _, ds := range t.Datasets {
-				if v, ok := t.Means[ds][f]; ok {
-					sum += v
-					n++
-				}
-			}
-			if n > 0 {
+			if m, ok := meanOf(t.Datasets, func(ds string) map[string]float64 { return t.Means[ds] }, f); ok {
 				t.Figures = append(t.Figures, f)
-				t.Mean[f] = sum / float64(n)
+				t.Mean[f] = m
 			}
 		}
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// meanOf is the mean of figure f over the items whose figures (of)
+// have it, and false when none has.
+func meanOf[T any](items []T, of func(T) map[string]float64, f string) (float64, bool) {
+	var sum float64
+	n := 0
+	for _, it := range items {
+		if v, ok := of(it)[f]; ok {
+			sum += v
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return sum / float64(n), true
+}
+
+// value is figure f of dataset ds, or of the mean over the datasets for
+// ds "", and whether the table has it (a nil table has none).
+func (t *Table) value(ds, f string) (float64, bool) {
+	if t == nil {
+		return 0, false
+	}
+	if ds == "" {
+		v, ok := t.Mean[f]
+		return v, ok
+	}
+	v, ok := t.Means[ds][f]
+	return v, ok
 }
 
 // Markdown writes tables as Markdown, one per kind: a row per dataset
@@ -163,38 +178,28 @@ func Markdown(tables, befores []Table) string {
 			b.WriteString(" " + strings.ReplaceAll(f, "_", " ") + " |")
 		}
 		b.WriteString("\n|---|---|" + strings.Repeat("---|", len(t.Figures)) + "\n")
-		cell := func(now float64, was float64, had bool, format string) string {
-			s := fmt.Sprintf(format, now)
-			if w := fmt.Sprintf(format, was); had && w != s {
-				return w + " → " + s
+		// A cell: the figure, or "before → now" where they differ.
+		cell := func(ds, f, format string) string {
+			v, ok := t.value(ds, f)
+			if !ok {
+				return "–"
+			}
+			s := fmt.Sprintf(format, v)
+			if was, had := before.value(ds, f); had && fmt.Sprintf(format, was) != s {
+				return fmt.Sprintf(format, was) + " → " + s
 			}
 			return s
 		}
 		for _, ds := range t.Datasets {
 			fmt.Fprintf(&b, "| %s | %d |", ds, t.Runs[ds])
 			for _, f := range t.Figures {
-				v, ok := t.Means[ds][f]
-				if !ok {
-					b.WriteString(" – |")
-					continue
-				}
-				var was float64
-				var had bool
-				if before != nil {
-					was, had = before.Means[ds][f]
-				}
-				b.WriteString(" " + cell(v, was, had, "%.2f") + " |")
+				b.WriteString(" " + cell(ds, f, "%.2f") + " |")
 			}
 			b.WriteString("\n")
 		}
 		b.WriteString("| mean | |")
 		for _, f := range t.Figures {
-			var was float64
-			var had bool
-			if before != nil {
-				was, had = before.Mean[f]
-			}
-			b.WriteString(" " + cell(t.Mean[f], was, had, "%.3f") + " |")
+			b.WriteString(" " + cell("", f, "%.3f") + " |")
 		}
 		b.WriteString("\n\n")
 	}
